@@ -1,0 +1,61 @@
+"""ember: PyTorch's autograd, rebuilt as a readable Python library on NumPy.
+
+``import ember as torch`` and ordinary PyTorch code runs: tensors, reverse-mode autograd,
+PyTorch's printing, errors and warnings.
+"""
+from __future__ import annotations
+
+import numpy as _np
+
+from . import _tensor_methods  # noqa: F401  (binds methods and operators onto Tensor)
+from . import autograd, cuda, nn  # noqa: F401
+from ._creation import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,
+                        HalfTensor, IntTensor, LongTensor, ShortTensor, arange, as_tensor, empty,
+                        empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
+                        rand, rand_like, randint, randint_like, randn, randn_like, randperm,
+                        scalar_tensor, tensor, zeros, zeros_like)
+from ._device import device
+from ._dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype,
+                      float, float16, float32, float64, get_default_dtype, half, int, int8,
+                      int16, int32, int64, long, promote_types, result_type as _result_type,
+                      set_default_dtype, short, uint8)
+from ._printing import get_printoptions, printoptions, set_printoptions
+from ._random import Generator, default_generator, initial_seed, manual_seed, seed
+from ._tensor import Size, Tensor
+from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
+                                 set_grad_enabled)
+from .ops.linalg import matmul, mm
+from .ops.nn_ops import binary_cross_entropy_with_logits
+from .ops.pointwise import (add, div, divide, eq, exp, ge, greater, greater_equal, gt, le,
+                            less, less_equal, log, lt, mul, multiply, ne, neg, negative,
+                            not_equal, pow, reciprocal, rsub, sigmoid, sub, subtract,
+                            true_divide, where)
+from .ops.reduction import mean, sum
+from .ops.shape import (clone, contiguous, expand, reshape, squeeze, swapaxes, t, transpose,
+                        unsqueeze)
+
+# NumPy would warn on inf/nan results (log(0), exp overflow); PyTorch never does. This is
+# process-wide NumPy state, set once here.
+_np.seterr(all="ignore")
+
+__version__ = "0.1.0"
+
+
+def is_tensor(obj):
+    return isinstance(obj, Tensor)
+
+
+def numel(input):
+    return input.numel()
+
+
+def result_type(tensor1, tensor2):
+    return _result_type(tensor1, tensor2)
+
+
+def is_floating_point(input):
+    return input.is_floating_point()
+
+
+def detach(input):
+    return input.detach()

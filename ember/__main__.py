@@ -1,0 +1,53 @@
+"""``python -m ember run SCRIPT [ARGS...]``: run a PyTorch script on ember.
+
+Inside the script, ``import torch`` (and ``torch.nn.functional``, ``from torch.autograd import
+Variable``, ...) resolve to ember's modules of the same names.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.abc
+import importlib.util
+import runpy
+import sys
+
+
+class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Serves ``torch`` and ``torch.X`` as ``ember`` and ``ember.X``."""
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname == "torch" or fullname.startswith("torch."):
+            target_name = "ember" + fullname[len("torch"):]
+            if importlib.util.find_spec(target_name) is None:
+                return None
+            return importlib.util.spec_from_loader(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        return importlib.import_module("ember" + spec.name[len("torch"):])
+
+    def exec_module(self, module):
+        pass
+
+
+def install_torch_alias():
+    """Make ``import torch`` import ember for the rest of this process."""
+    if not any(isinstance(f, _TorchAlias) for f in sys.meta_path):
+        sys.meta_path.insert(0, _TorchAlias())
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="ember", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a PyTorch script with `torch` resolving to ember")
+    run.add_argument("script")
+    run.add_argument("args", nargs=argparse.REMAINDER)
+    ns = parser.parse_args(argv)
+    install_torch_alias()
+    sys.argv = [ns.script, *ns.args]
+    runpy.run_path(ns.script, run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()

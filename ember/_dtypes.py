@@ -1,0 +1,188 @@
+"""dtype objects, the default dtype, and PyTorch's type-promotion rules.
+
+Everything about dtypes lives here: the `ember.float32`-style objects, the mapping to and
+from NumPy dtypes, the category lattice (bool < integer < floating < complex), and
+`result_type`, which reproduces PyTorch's rule that dimensioned tensors outrank 0-dim
+tensors, which outrank Python scalars, *within the same category*.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "dtype", "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64",
+    "uint8", "bool", "complex64", "complex128", "half", "float", "double", "short", "int",
+    "long", "cfloat", "cdouble", "get_default_dtype", "set_default_dtype", "promote_types",
+    "result_type", "can_cast",
+]
+
+_BOOL, _INT, _FLOAT, _COMPLEX = range(4)
+
+
+class dtype:
+    """A tensor element type, printed the way PyTorch prints it (``torch.float32``)."""
+
+    __slots__ = ("name", "np", "category", "itemsize", "is_signed", "_legacy")
+
+    def __init__(self, name, np_dtype, category, legacy):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.category = category
+        self.itemsize = self.np.itemsize
+        self.is_signed = category != _BOOL and name != "uint8"
+        self._legacy = legacy  # the legacy tensor-type name, as in 'torch.FloatTensor'
+
+    @property
+    def is_floating_point(self):
+        return self.category == _FLOAT
+
+    @property
+    def is_complex(self):
+        return self.category == _COMPLEX
+
+    def to_real(self):
+        return {complex64: float32, complex128: float64}.get(self, self)
+
+    def to_complex(self):
+        return {float16: complex64, float32: complex64, float64: complex128}.get(self, self)
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return self.name  # pickles as the module-level singleton
+
+
+float16 = dtype("float16", np.float16, _FLOAT, "HalfTensor")
+float32 = dtype("float32", np.float32, _FLOAT, "FloatTensor")
+float64 = dtype("float64", np.float64, _FLOAT, "DoubleTensor")
+int8 = dtype("int8", np.int8, _INT, "CharTensor")
+int16 = dtype("int16", np.int16, _INT, "ShortTensor")
+int32 = dtype("int32", np.int32, _INT, "IntTensor")
+int64 = dtype("int64", np.int64, _INT, "LongTensor")
+uint8 = dtype("uint8", np.uint8, _INT, "ByteTensor")
+bool = dtype("bool", np.bool_, _BOOL, "BoolTensor")  # noqa: A001 - PyTorch's public name
+complex64 = dtype("complex64", np.complex64, _COMPLEX, "ComplexFloatTensor")
+complex128 = dtype("complex128", np.complex128, _COMPLEX, "ComplexDoubleTensor")
+# NumPy has no bfloat16; the name exists so code that mentions it imports, and using it fails.
+bfloat16 = None
+
+half, float, double = float16, float32, float64  # noqa: A001
+short, int, long = int16, int32, int64  # noqa: A001
+cfloat, cdouble = complex64, complex128
+
+ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
+_FROM_NP = {d.np: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL}
+
+
+def from_numpy_dtype(np_dtype):
+    """The ember dtype for a NumPy dtype; TypeError for types PyTorch has no equivalent of."""
+    try:
+        return _FROM_NP[np_dtype]
+    except KeyError:
+        raise TypeError(
+            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only "
+            "supported types are: float64, float32, float16, complex64, complex128, int64, "
+            "int32, int16, int8, uint8, and bool."
+        ) from None
+
+
+def by_name(name):
+    return _BY_NAME[name]
+
+
+# ---------------------------------------------------------------- default dtype
+_default = [float32]
+
+
+def get_default_dtype():
+    """The dtype of tensors made from Python floats (``torch.float32`` unless changed)."""
+    return _default[0]
+
+
+def set_default_dtype(d):
+    """Set the dtype used for Python floats; only floating dtypes are allowed, as in PyTorch."""
+    if not isinstance(d, dtype) or d not in (float16, float32, float64):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default[0] = d
+
+
+def default_complex_dtype():
+    return complex128 if _default[0] is float64 else complex64
+
+
+# ---------------------------------------------------------------- promotion
+def promote_types(a, b):
+    """PyTorch's ``promote_types``: the smallest dtype both ``a`` and ``b`` convert to safely."""
+    if a is b:
+        return a
+    if a.category != b.category:
+        hi, lo = (a, b) if a.category > b.category else (b, a)
+        if hi.category == _COMPLEX and lo.category == _FLOAT and lo is float64:
+            return complex128
+        return hi
+    if a.category == _INT:
+        if uint8 in (a, b):
+            other = b if a is uint8 else a
+            return int16 if other is int8 else other
+        return a if a.itemsize > b.itemsize else b
+    return a if a.itemsize > b.itemsize else b
+
+
+def _combine(higher, lower):
+    """Fold a lower-priority participant into a result (PyTorch's ``combine_categories``)."""
+    if higher is None:
+        return lower
+    if lower is None or higher.category == _COMPLEX:
+        return higher
+    if lower.category == _COMPLEX:
+        return higher.to_complex() if higher.category == _FLOAT else lower
+    if higher.category == _FLOAT:
+        return higher
+    if higher is bool or lower.category == _FLOAT:
+        return promote_types(higher, lower)
+    return higher
+
+
+_pybool, _pyint, _pyfloat = type(True), type(1), type(1.0)
+
+
+def scalar_dtype(value):
+    """The dtype a Python scalar takes when it stands beside tensors (a 'wrapped number')."""
+    if isinstance(value, _pybool):
+        return bool
+    if isinstance(value, _pyint):
+        return int64
+    if isinstance(value, _pyfloat):
+        return _default[0]
+    if isinstance(value, complex):
+        return default_complex_dtype()
+    raise TypeError(f"unsupported scalar type {type(value).__name__}")
+
+
+def result_type(*operands):
+    """The dtype of an elementwise op on ``operands`` (tensors and Python scalars).
+
+    Dimensioned tensors decide first; a 0-dim tensor or a Python scalar only changes the
+    result when it belongs to a higher category (int -> float -> complex), exactly as in
+    PyTorch, so ``float16_tensor * 2.5`` stays float16 and ``int_tensor * 2.5`` is float32.
+    """
+    dim_r = zero_r = wrapped_r = None
+    for op in operands:
+        d = getattr(op, "dtype", None)
+        if d is None:
+            sd = scalar_dtype(op)
+            wrapped_r = sd if wrapped_r is None else promote_types(wrapped_r, sd)
+        elif op.ndim:
+            dim_r = d if dim_r is None else promote_types(dim_r, d)
+        else:
+            zero_r = d if zero_r is None else promote_types(zero_r, d)
+    return _combine(dim_r, _combine(zero_r, wrapped_r))
+
+
+def can_cast(from_, to):
+    """PyTorch's ``can_cast``: no casting down a category (float -> int, complex -> float...)."""
+    if from_.category > to.category:
+        return False
+    return True

@@ -1,0 +1,63 @@
+"""PyTorch's error and warning texts, in one place, so every raise site says the same words."""
+from __future__ import annotations
+
+FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+NON_SCALAR = "grad can be implicitly created only for scalar outputs"
+NO_GRAD_FN = "element {i} of tensors does not require grad and does not have a grad_fn"
+SHAPE_MISMATCH = (
+    "Mismatch in shape: grad_output[{i}] has a shape of {gshape} and output[{i}] has a shape "
+    "of {oshape}."
+)
+LEAF_INPLACE = "a leaf Variable that requires grad is being used in an in-place operation."
+VIEW_OF_LEAF_INPLACE = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
+INT_REQUIRES_GRAD = "only Tensors of floating point dtype can require gradients"
+NONLEAF_REQUIRES_GRAD = (
+    "you can only change requires_grad flags of leaf variables. If you want to use a "
+    "computed variable in a subgraph that doesn't require differentiation use "
+    "var_no_grad = var.detach()."
+)
+NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more information."
+)
+MODIFIED_INPLACE = (
+    "one of the variables needed for gradient computation has been modified by an inplace "
+    "operation: [{type_name} {shape}]{which} is at version {version}; expected version "
+    "{expected} instead. Hint: enable anomaly detection to find "
+    "the operation that failed to compute its gradient, with "
+    "torch.autograd.set_detect_anomaly(True, check_nan=False)."
+)
+UNUSED_INPUT = (
+    "One of the differentiated Tensors appears to not have been used in the graph. "
+    "Set allow_unused=True if this is the desired behavior."
+)
+INPUT_NO_GRAD = "One of the differentiated Tensors does not require grad"
+DEVICE_MISMATCH = (
+    "Expected all tensors to be on the same device, but found at least two devices, "
+    "{a} and {b}!"
+)
+BROADCAST = (
+    "The size of tensor a ({a}) must match the size of tensor b ({b}) at non-singleton "
+    "dimension {dim}"
+)
+ITEM_NUMEL = "a Tensor with {n} elements cannot be converted to Scalar"
+BOOL_AMBIGUOUS = "Boolean value of Tensor with more than one value is ambiguous"
+VIEW_SIZE = "shape '{shape}' is invalid for input of size {numel}"
+VIEW_STRIDE = (
+    "view size is not compatible with input tensor's size and stride (at least one dimension "
+    "spans across two contiguous subspaces). Use .reshape(...) instead."
+)
+MATMUL_SHAPES = "mat1 and mat2 shapes cannot be multiplied ({a0}x{a1} and {b0}x{b1})"
+DIM_RANGE = "Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
+INDEX_RANGE = "index {index} is out of bounds for dimension {dim} with size {size}"

@@ -1,0 +1,500 @@
+"""``ember.Tensor``: an array (NumPy or CuPy) plus autograd metadata.
+
+The class holds the mechanics — metadata, conversions, Python protocols, in-place writes and
+view bookkeeping. The math lives in ``ember/ops/``; functions such as ``ember.exp`` are bound
+as methods in ``ember/_tensor_methods.py``, so ``x.exp()`` and ``ember.exp(x)`` are one function.
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _device, _dtypes, _errors
+from .autograd import grad_mode
+from .ops import registry
+
+__all__ = ["Tensor", "Size"]
+
+_state = grad_mode._state
+
+
+class Size(tuple):
+    """``torch.Size``: a tuple of ints that prints as ``torch.Size([2, 3])``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    __str__ = __repr__
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple.__add__(self, tuple(other)))
+
+
+class Tensor:
+    """A multi-dimensional array that can record the operations applied to it.
+
+    Example:
+        >>> x = ember.tensor([1.0, 2.0], requires_grad=True)
+        >>> (x * x).sum().backward()
+        >>> x.grad
+        tensor([2., 4.])
+    """
+
+    __slots__ = ("_data", "_rg", "_grad_fn", "_grad", "_vc", "_output_nr", "_base", "_view_fn",
+                 "_acc", "_hooks", "_retains_grad", "__weakref__")
+
+    # ------------------------------------------------------------------ construction
+    def __new__(cls, *args, **kwargs):
+        self = object.__new__(cls)
+        return self
+
+    def __init__(self, *args, device=None):
+        # Legacy ``torch.Tensor(data)`` / ``torch.Tensor(2, 3)`` constructor: float32 (default dtype).
+        from . import _creation
+        src = _creation.legacy_new(_dtypes.get_default_dtype(), args, device)
+        self._init_from(src._data)
+
+    def _init_from(self, data, requires_grad=False):
+        self._data = data
+        self._rg = requires_grad
+        self._grad_fn = None
+        self._grad = None
+        self._vc = [0]
+        self._output_nr = 0
+        self._base = None
+        self._view_fn = None
+        self._acc = None
+        self._hooks = None
+        self._retains_grad = False
+
+    @staticmethod
+    def _make(data, grad_fn, requires_grad):
+        """Wrap a raw array as a new Tensor (no copy); ``grad_fn`` is the node that made it."""
+        t = object.__new__(Tensor)
+        t._data = data
+        t._rg = requires_grad
+        t._grad_fn = grad_fn
+        t._grad = None
+        t._vc = [0]
+        t._output_nr = 0
+        t._base = None
+        t._view_fn = None
+        t._acc = None
+        t._hooks = None
+        t._retains_grad = False
+        return t
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+
+    @property
+    def dtype(self):
+        return _dtypes.from_numpy_dtype(self._data.dtype)
+
+    @property
+    def device(self):
+        return _device.device_of(self._data)
+
+    @property
+    def is_cuda(self):
+        return not isinstance(self._data, np.ndarray)
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self._data.itemsize
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f"
+
+    def is_complex(self):
+        return self._data.dtype.kind == "c"
+
+    def is_contiguous(self, memory_format=None):
+        return bool(self._data.flags.c_contiguous)
+
+    def stride(self, dim=None):
+        st = tuple(s // self._data.itemsize for s in self._data.strides)
+        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+
+    def data_ptr(self):
+        return self._data.__array_interface__["data"][0] if isinstance(self._data, np.ndarray) \
+            else self._data.data.ptr
+
+    def type(self, dtype=None):
+        """The legacy type name (``'torch.FloatTensor'``), or a copy converted to ``dtype``."""
+        if dtype is None:
+            prefix = "torch." if not self.is_cuda else "torch.cuda."
+            return prefix + self.dtype._legacy
+        if isinstance(dtype, str):
+            name = dtype.rsplit(".", 1)[-1]
+            dtype = next(d for d in _dtypes.ALL if d._legacy == name)
+        return self.to(dtype)
+
+    @property
+    def _version(self):
+        return self._vc[0]
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    @property
+    def _is_view(self):
+        return self._base is not None
+
+    def _is_view_fn(self):
+        return self._base is not None
+
+    # ------------------------------------------------------------------ autograd metadata
+    @property
+    def requires_grad(self):
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag):
+        self.requires_grad_(flag)
+
+    def requires_grad_(self, requires_grad=True):
+        """Set whether autograd records ops on this leaf; returns self."""
+        if self._grad_fn is not None:
+            if not requires_grad:
+                raise RuntimeError(_errors.NONLEAF_REQUIRES_GRAD)
+            return self
+        if requires_grad and self._data.dtype.kind not in "fc":
+            raise RuntimeError(_errors.INT_REQUIRES_GRAD)
+        self._rg = bool(requires_grad)
+        return self
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def grad_fn(self):
+        return self._grad_fn
+
+    @property
+    def grad(self):
+        if self._grad_fn is not None and not self._retains_grad:
+            warnings.warn(_errors.NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+            if value.dtype != self.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+            if value.shape != self.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+        self._grad = value
+
+    @property
+    def retains_grad(self):
+        return self._retains_grad
+
+    def retain_grad(self):
+        """Keep ``.grad`` for this non-leaf tensor during backward (no-op on leaves)."""
+        if self._grad_fn is None:
+            if not self._rg:
+                raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        if not self._retains_grad:
+            self._retains_grad = True
+            ref = weakref.ref(self)
+
+            def keep(grad):
+                t = ref()
+                if t is not None:
+                    if t._grad is None:
+                        t._grad = grad.detach().clone() if not grad.requires_grad else grad
+                    else:
+                        t._grad = t._grad + grad
+            self._add_hook(keep, retain=True)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` whenever this tensor's gradient is computed.
+
+        The hook may return a new gradient to use in its place. Returns a handle whose
+        ``remove()`` unregisters it.
+        """
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        return self._add_hook(hook)
+
+    def _add_hook(self, hook, retain=False):
+        from .autograd.graph import _RemovableHandle
+        if self._grad_fn is None:
+            if self._hooks is None:
+                self._hooks = []
+            lst = self._hooks
+        else:
+            fn = self._grad_fn
+            if fn._pre_hooks is None:
+                fn._pre_hooks = []
+            lst = fn._pre_hooks
+            hook = _TensorHook(hook, self._output_nr, retain)
+        lst.append(hook)
+        return _RemovableHandle(lst, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into the ``.grad`` of every leaf that requires grad.
+
+        ``gradient`` is the vector in the vector-Jacobian product; it may be omitted only when
+        ``self`` has one element (the implicit ``1.0``).
+        """
+        from .autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """A tensor sharing storage and version counter, cut from the graph."""
+        t = Tensor._make(self._data, None, False)
+        t._vc = self._vc
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._grad_fn is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are "
+                               "using DistributedDataParallel (DDP) for training, and "
+                               "gradient_as_bucket_view is set as True, gradients are views "
+                               "of DDP buckets, and hence detach_() cannot be called on these "
+                               "gradients. To fix this error, please refer to the "
+                               "Optimizer.zero_grad() function in torch/optim/optimizer.py "
+                               "as the solution.")
+        self._grad_fn = None
+        self._rg = False
+        return self
+
+    @property
+    def data(self):
+        """The same storage without history; writes through it are invisible to autograd."""
+        t = Tensor._make(self._data, None, False)
+        return t
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data
+
+    # ------------------------------------------------------------------ conversions
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(_errors.ITEM_NUMEL.format(n=self._data.size))
+        return self._data.reshape(()).item() if isinstance(self._data, np.ndarray) \
+            else _device.to_numpy(self._data).reshape(()).item()
+
+    def tolist(self):
+        return _device.to_numpy(self._data).tolist()
+
+    def numpy(self, *, force=False):
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if self.is_cuda:
+            if not force:
+                raise TypeError("can't convert cuda:0 device type tensor to numpy. Use "
+                                "Tensor.cpu() to copy the tensor to host memory first.")
+            return _device.to_numpy(self._data)
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        arr = _device.to_numpy(self._data)
+        return arr if dtype is None else arr.astype(dtype)
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(_errors.BOOL_AMBIGUOUS)
+        return bool(self.item())
+
+    def __float__(self):
+        return float(self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __format__(self, spec):
+        if self._data.ndim == 0:
+            return self.item().__format__(spec)
+        return object.__format__(self, spec)
+
+    def __repr__(self, *, tensor_contents=None):
+        from ._printing import tensor_repr
+        return tensor_repr(self)
+
+    __str__ = __repr__
+
+    def __hash__(self):
+        return id(self)
+
+    def __reduce_ex__(self, protocol):
+        return (_rebuild, (_device.to_numpy(self._data), self._rg))
+
+    def __deepcopy__(self, memo):
+        if self._grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        t = Tensor._make(self._data.copy(), None, self._rg)
+        if self._grad is not None:
+            t._grad = self._grad.__deepcopy__(memo)
+        memo[id(self)] = t
+        return t
+
+    def __array_namespace__(self, api_version=None):
+        from . import _array_api
+        return _array_api
+
+    # ------------------------------------------------------------------ in-place machinery
+    def _check_inplace(self):
+        """PyTorch's errors for writing in place into a leaf (or its view) that requires grad."""
+        if _state.grad:
+            if self._rg and self._grad_fn is None:
+                raise RuntimeError(_errors.LEAF_INPLACE)
+            base = self._base
+            if base is not None and base._rg and base._grad_fn is None:
+                raise RuntimeError(_errors.VIEW_OF_LEAF_INPLACE)
+
+    def _inplace(self, fn, *args, **kwargs):
+        """Run ``fn(self, *args)`` out of place, write the result into self, rebase history."""
+        self._check_inplace()
+        result = fn(self, *args, **kwargs)
+        return self._assign(result)
+
+    def _assign(self, result):
+        """Write ``result`` (made from self's old value) into self's storage; rebase autograd."""
+        out = result._data
+        if out.dtype != self._data.dtype:
+            if _dtypes.from_numpy_dtype(out.dtype).category > self.dtype.category:
+                raise RuntimeError(f"result type {_dtype_word(out.dtype)} can't be cast to the "
+                                   f"desired output type {_dtype_word(self._data.dtype)}")
+            out = out.astype(self._data.dtype)
+        node = result._grad_fn
+        if node is not None:
+            _snapshot_saved_self(node, self)
+        if out.shape != self._data.shape:
+            out = _device.namespace_of(out).broadcast_to(out, self._data.shape)
+        self._data[...] = out
+        self._vc[0] += 1
+        if node is not None:
+            if getattr(node, "_ans", None) is not None:
+                node._ans = self._data
+                node._ans_vc = (self._vc, self._vc[0])
+            if self._base is None:
+                self._grad_fn, self._output_nr, self._rg = node, 0, True
+            else:
+                from .autograd.views import rebase_view
+                rebase_view(self, node)
+        return self
+
+    def __setitem__(self, key, value):
+        from .ops import indexing
+        self._check_inplace()
+        indexing.setitem(self, key, value)
+
+    def __getitem__(self, key):
+        from .ops import indexing
+        return indexing.getitem(self, key)
+
+
+class _TensorHook:
+    """A tensor hook stored on its grad_fn, applied to the gradient of one output."""
+
+    __slots__ = ("fn", "output_nr", "retain")
+
+    def __init__(self, fn, output_nr, retain):
+        self.fn, self.output_nr, self.retain = fn, output_nr, retain
+
+
+def _snapshot_saved_self(node, tensor):
+    """Before an in-place write, give the node its own copy of any saved reference to ``tensor``.
+
+    PyTorch saves the original ``self`` of in-place ops whose other inputs' derivatives need it
+    (``a.mul_(b)`` with ``b`` requiring grad); the copy keeps ``tensor``'s old history.
+    """
+    saved = getattr(node, "_saved", None)
+    if not saved or not any(s is tensor for s in saved):
+        return
+    old = Tensor._make(tensor._data.copy(), tensor._grad_fn, tensor._rg)
+    old._output_nr = tensor._output_nr
+    old._acc = tensor._acc
+    if tensor._grad_fn is None and tensor._rg:
+        from .autograd.graph import accumulate_grad_of
+        accumulate_grad_of(tensor)
+        old._acc = tensor._acc
+    node._saved = tuple(old if s is tensor else s for s in saved)
+    node._versions = tuple((i, 0) if saved[i] is tensor else (i, v) for i, v in node._versions)
+
+
+def _dtype_word(np_dtype):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
+            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[np.dtype(np_dtype).name]
+
+
+def _wrap_dim(dim, ndim):
+    """A dim in ``[-ndim, ndim)`` made non-negative, with PyTorch's IndexError otherwise."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(_errors.DIM_RANGE.format(lo=-n, hi=n - 1, dim=dim))
+    return dim % n
+
+
+def _rebuild(array, requires_grad):
+    return Tensor._make(np.array(array), None, requires_grad)
+
+
+registry._bind_tensor(Tensor)

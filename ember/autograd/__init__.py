@@ -1,0 +1,143 @@
+"""``ember.autograd``: reverse-mode differentiation (``backward``, ``grad``) and its tools."""
+from __future__ import annotations
+
+from .. import _device, _errors
+from .engine import run_backward
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
+                        set_grad_enabled)
+from .graph import AccumulateGrad, Node, accumulate_grad_of
+
+__all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
+           "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck", "Node"]
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _root_edges(tensors):
+    edges = []
+    for i, t in enumerate(tensors):
+        if not t._rg:
+            raise RuntimeError(_errors.NO_GRAD_FN.format(i=i))
+        edges.append((t._grad_fn, t._output_nr) if t._grad_fn is not None
+                     else (accumulate_grad_of(t), 0))
+    return edges
+
+
+def _seed_grads(tensors, grads, create_graph):
+    """The gradients the walk starts from: given ones checked, implicit ``1.0`` for scalars."""
+    from .._tensor import Tensor
+    grads = _as_tuple(grads) if grads is not None else (None,) * len(tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
+    out = []
+    for i, (t, g) in enumerate(zip(tensors, grads)):
+        if g is None:
+            if t.numel() != 1:
+                raise RuntimeError(_errors.NON_SCALAR)
+            xp = _device.namespace_of(t._data)
+            g = Tensor._make(xp.ones(t._data.shape, dtype=t._data.dtype), None, False)
+        elif not isinstance(g, Tensor):
+            g = Tensor._make(_device.namespace_of(t._data).asarray(g, dtype=t._data.dtype),
+                             None, False)
+        if g.shape != t.shape:
+            raise RuntimeError(_errors.SHAPE_MISMATCH.format(i=i, gshape=g.shape,
+                                                             oshape=t.shape))
+        if g._data.dtype != t._data.dtype:
+            g = g.to(t.dtype)
+        out.append(g if create_graph else g._data)
+    return out
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
+             grad_variables=None, inputs=None):
+    """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves.
+
+    Args:
+        tensors: outputs to differentiate (a tensor or a sequence).
+        grad_tensors: the "vector" of the vector-Jacobian product for each output; may be
+            omitted for one-element outputs (the implicit ``1.0``).
+        retain_graph: keep saved values for another backward (defaults to ``create_graph``).
+        create_graph: record the backward pass itself, for higher-order derivatives.
+        inputs: accumulate only into these tensors' ``.grad``.
+    """
+    tensors = _as_tuple(tensors)
+    if grad_tensors is None:
+        grad_tensors = grad_variables
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = _seed_grads(tensors, grad_tensors, create_graph)
+    roots = _root_edges(tensors)
+    if inputs is None:
+        run_backward(roots, seeds, retain_graph, create_graph)
+        return
+    inputs = _as_tuple(inputs)
+    if not inputs:
+        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+    capture = _capture_edges(inputs)
+    got = run_backward(roots, seeds, retain_graph, create_graph, capture=capture,
+                       accumulate=False)
+    from .._tensor import Tensor
+    from .engine import _accumulate
+    for t, g in zip(inputs, got):
+        if g is None:
+            continue
+        if t._grad_fn is None:
+            _accumulate(t, g, create_graph)
+        else:
+            g = g if isinstance(g, Tensor) else Tensor._make(g.copy(), None, False)
+            t._grad = g if t._grad is None else t._grad + g
+
+
+def _capture_edges(inputs):
+    capture = {}
+    for i, t in enumerate(inputs):
+        if not t._rg:
+            raise RuntimeError(_errors.INPUT_NO_GRAD)
+        edge = (accumulate_grad_of(t), 0) if t._grad_fn is None else (t._grad_fn, t._output_nr)
+        capture.setdefault(edge, i)
+    return capture
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+         only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated)."""
+    from .._tensor import Tensor
+    outputs = _as_tuple(outputs)
+    inputs = _as_tuple(inputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = _seed_grads(outputs, grad_outputs, create_graph)
+    roots = _root_edges(outputs)
+    capture = _capture_edges(inputs)
+    got = run_backward(roots, seeds, retain_graph, create_graph, capture=capture,
+                       accumulate=False)
+    result = []
+    for t in inputs:
+        g = got[capture[(accumulate_grad_of(t), 0) if t._grad_fn is None
+                        else (t._grad_fn, t._output_nr)]]
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(_errors.UNUSED_INPUT)
+            if materialize_grads:
+                from .._creation import zeros_like
+                g = zeros_like(t)
+        elif not isinstance(g, Tensor):
+            g = Tensor._make(g, None, False)
+        result.append(g)
+    return tuple(result)
+
+
+def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - PyTorch's name
+    """The pre-0.4 wrapper, kept for old code: returns ``data`` itself as a tensor."""
+    if requires_grad:
+        data.requires_grad_(True)
+    return data
+
+
+from .gradcheck import gradcheck, gradgradcheck  # noqa: E402

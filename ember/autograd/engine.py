@@ -1,0 +1,211 @@
+"""The backward pass: walk the graph from the roots and hand gradients down the edges.
+
+The walk is iterative (a 100,000-node chain is fine): first collect the reachable nodes and
+count each node's incoming edges, then run nodes from a ready heap ordered like PyTorch's
+(most recently created first, ``AccumulateGrad`` as soon as it is ready). A node runs once,
+when all gradients flowing into it have arrived and been summed.
+
+Gradients are raw arrays in an ordinary backward and Tensors under ``create_graph=True``.
+"""
+from __future__ import annotations
+
+import heapq
+
+from . import grad_mode
+from .graph import AccumulateGrad
+
+__all__ = ["run_backward"]
+
+
+def _collect(roots):
+    """Every node reachable from ``roots`` and, for each, its children (no recursion)."""
+    seen = set()
+    order = []
+    stack = [fn for fn, _ in roots]
+    while stack:
+        fn = stack.pop()
+        if fn in seen:
+            continue
+        seen.add(fn)
+        order.append(fn)
+        for child, _ in fn.next_functions:
+            if child is not None and child not in seen:
+                stack.append(child)
+    return order
+
+
+def _needed(order, targets):
+    """Nodes that must run so that gradients reach ``targets`` (nodes whose input we capture)."""
+    needed = {}
+    # ``order`` is a DFS pre-order; resolve by iterating until nothing changes along edges.
+    pending = list(reversed(order))
+    changed = True
+    for fn in pending:
+        needed[fn] = False
+    while changed:
+        changed = False
+        for fn in pending:
+            if needed[fn]:
+                continue
+            for child, _ in fn.next_functions:
+                if child is not None and (child in targets or needed.get(child)):
+                    needed[fn] = True
+                    changed = True
+                    break
+    return needed
+
+
+def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumulate=True):
+    """Run backward from ``roots`` (``(node, output_nr)`` edges) seeded with ``grads``.
+
+    ``capture``: ``{(node, output_nr): slot}`` edges whose total incoming gradient is recorded
+    (``autograd.grad`` and ``backward(inputs=...)``); with it, only nodes on a path to a
+    captured edge run. ``accumulate``: whether ``AccumulateGrad`` nodes write ``.grad``.
+    Returns the captured gradients as a list (None where nothing arrived).
+    """
+    order = _collect(roots)
+    if capture is not None:
+        targets = {fn for fn, _ in capture}
+        needed = _needed(order, targets)
+        runs = {fn for fn in order if needed[fn]}
+    else:
+        runs = set(order)
+    deps = dict.fromkeys(order, 0)
+    for fn in runs:
+        for child, _ in fn.next_functions:
+            if child is not None:
+                deps[child] += 1
+    buffers = {}
+    for (fn, nr), g in zip(roots, grads):
+        _add(buffers, fn, nr, g)
+    captured = [None] * (len(capture) if capture else 0)
+    ready = []
+    for fn in {fn for fn, _ in roots}:
+        if deps[fn] == 0:
+            heapq.heappush(ready, (-fn._seq, id(fn), fn))
+    prev = grad_mode._state.grad
+    grad_mode._state.grad = create_graph
+    try:
+        while ready:
+            fn = heapq.heappop(ready)[2]
+            buf = buffers.pop(fn)
+            if fn._pre_hooks:
+                buf = _run_pre_hooks(fn, buf, create_graph)
+            if capture is not None:
+                for nr in range(len(buf)):
+                    slot = capture.get((fn, nr))
+                    if slot is not None:
+                        captured[slot] = _sum(captured[slot], buf[nr])
+                if fn not in runs:
+                    continue
+            if type(fn) is AccumulateGrad:
+                if accumulate:
+                    _accumulate(fn.variable, buf[0], create_graph)
+                continue
+            grads_in = fn.apply(buf, create_graph)
+            if fn._hooks:
+                for hook in fn._hooks:
+                    hook(tuple(_as_tensor(g) for g in grads_in),
+                         tuple(_as_tensor(g) for g in buf))
+            if not retain_graph:
+                fn.release()
+            for (child, nr), g in zip(fn.next_functions, grads_in):
+                if child is None or (capture is not None and child not in runs
+                                     and child not in targets):
+                    continue
+                if g is not None:
+                    _add(buffers, child, nr, g)
+                deps[child] -= 1
+                if deps[child] == 0:
+                    if child in buffers:
+                        heapq.heappush(ready, (-child._seq, id(child), child))
+                    else:
+                        _skip(child, deps, buffers, ready, runs)
+    finally:
+        grad_mode._state.grad = prev
+    return captured
+
+
+def _skip(fn, deps, buffers, ready, runs):
+    """A node whose every incoming gradient was None: it does not run; release its children."""
+    stack = [fn]
+    while stack:
+        node = stack.pop()
+        if node not in runs:
+            continue
+        for child, _ in node.next_functions:
+            if child is None:
+                continue
+            deps[child] -= 1
+            if deps[child] == 0:
+                if child in buffers:
+                    heapq.heappush(ready, (-child._seq, id(child), child))
+                else:
+                    stack.append(child)
+
+
+def _n_outputs(fn):
+    return getattr(fn, "_n_outputs", 1)
+
+
+def _add(buffers, fn, nr, g):
+    buf = buffers.get(fn)
+    if buf is None:
+        buf = buffers[fn] = [None] * _n_outputs(fn)
+    buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+
+def _sum(a, b):
+    if b is None:
+        return a
+    return b if a is None else a + b
+
+
+def _as_tensor(g):
+    from .._tensor import Tensor
+    if g is None or isinstance(g, Tensor):
+        return g
+    return Tensor._make(g, None, False)
+
+
+def _run_pre_hooks(fn, buf, create_graph):
+    """Tensor hooks (``register_hook`` on a non-leaf) and node pre-hooks, in order."""
+    from .._tensor import Tensor, _TensorHook
+    buf = list(buf)
+    for hook in list(fn._pre_hooks):
+        if isinstance(hook, _TensorHook):
+            g = buf[hook.output_nr]
+            if g is None:
+                continue
+            new = hook.fn(_as_tensor(g))
+            if new is not None and not hook.retain:
+                buf[hook.output_nr] = new if create_graph else new._data
+        else:
+            new = hook(tuple(_as_tensor(g) for g in buf))
+            if new is not None:
+                buf = [g if create_graph or not isinstance(g, Tensor) else g._data for g in new]
+    return buf
+
+
+def _accumulate(var, g, create_graph):
+    """``AccumulateGrad``: run the leaf's hooks, then add ``g`` into ``var.grad``."""
+    from .._tensor import Tensor
+    if var._hooks:
+        for hook in var._hooks:
+            new = hook(_as_tensor(g))
+            if new is not None:
+                g = new if create_graph else new._data
+    if create_graph:
+        g = g if isinstance(g, Tensor) else Tensor._make(g, None, False)
+        var._grad = g if var._grad is None else var._grad + g
+        return
+    if isinstance(g, Tensor):
+        g = g._data
+    if var._grad is None:
+        var._grad = Tensor._make(g.copy(), None, False)
+    elif var._grad._grad_fn is not None or var._grad._rg:
+        var._grad = var._grad.detach() + Tensor._make(g, None, False)
+    else:
+        grad = var._grad
+        grad._data += g
+        grad._vc[0] += 1

@@ -1,0 +1,134 @@
+"""``gradcheck`` / ``gradgradcheck``: derivatives checked against central finite differences.
+
+Checks every input element (``fast_mode`` is accepted and ignored). Use float64 inputs: the
+default tolerances (eps 1e-6, atol 1e-5, rtol 1e-3) are meant for double precision, as in
+PyTorch.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
+
+
+class GradcheckError(RuntimeError):
+    """Raised by ``gradcheck`` when analytical and numerical derivatives disagree."""
+
+
+def _tensors(inputs):
+    from .._tensor import Tensor
+    return [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+
+
+def _outputs(func, inputs):
+    from .._tensor import Tensor
+    out = func(*inputs)
+    return (out,) if isinstance(out, Tensor) else tuple(out)
+
+
+def _numerical(func, inputs, idx, out_i, eps):
+    """d(output out_i)/d(input idx) by central differences, as a (n_in, n_out) matrix."""
+    from . import grad_mode
+    x = inputs[idx]
+    flat = x._data.reshape(-1)  # a view: writes go into the input's storage
+    n_out = _outputs(func, inputs)[out_i].numel()
+    jac = np.zeros((flat.size, n_out))
+    with grad_mode.no_grad():
+        for k in range(flat.size):
+            orig = flat[k].copy()
+            flat[k] = orig + eps
+            plus = np.array(_outputs(func, inputs)[out_i]._data, dtype=np.float64).ravel()
+            flat[k] = orig - eps
+            minus = np.array(_outputs(func, inputs)[out_i]._data, dtype=np.float64).ravel()
+            flat[k] = orig
+            jac[k] = (plus - minus) / (2 * eps)
+    return jac
+
+
+def _analytical(func, inputs, idx_list, out_i):
+    """One backward per output element: rows are input elements, columns output elements."""
+    from . import grad as autograd_grad
+    from .._creation import zeros_like
+    outs = _outputs(func, inputs)
+    out = outs[out_i]
+    jacs = [np.zeros((inputs[i].numel(), out.numel())) for i in idx_list]
+    if not out.requires_grad:
+        return jacs
+    for j in range(out.numel()):
+        v = zeros_like(out)
+        v._data.reshape(-1)[j] = 1
+        grads = autograd_grad(out, [inputs[i] for i in idx_list], v, retain_graph=True,
+                              allow_unused=True)
+        for jac, g in zip(jacs, grads):
+            if g is not None:
+                jac[:, j] = np.asarray(g._data, dtype=np.float64).ravel()
+    return jacs
+
+
+def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
+              nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
+              check_batched_grad=False, check_batched_forward_grad=False,
+              check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
+    """True if ``func``'s analytical gradients match finite differences for all ``inputs``."""
+    from .._tensor import Tensor
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    idx_list = _tensors(inputs)
+    if not idx_list:
+        raise ValueError("gradcheck expects at least one input tensor to require gradient, "
+                         "but none of the them have requires_grad=True.")
+    for i in idx_list:
+        if inputs[i].dtype.name != "float64":
+            import warnings
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision "
+                          "floating point. This check will likely fail if all the inputs "
+                          "are not of double precision floating point. ", stacklevel=2)
+    n_out = len(_outputs(func, inputs))
+    for out_i in range(n_out):
+        analytical = _analytical(func, inputs, idx_list, out_i)
+        for k, i in enumerate(idx_list):
+            numerical = _numerical(func, inputs, i, out_i, eps)
+            a = analytical[k]
+            if not np.allclose(a, numerical, rtol=rtol, atol=atol, equal_nan=True):
+                msg = (f"Jacobian mismatch for output {out_i} with respect to input {i},\n"
+                       f"numerical:{_fmt(numerical)}\nanalytical:{_fmt(a)}\n")
+                if raise_exception:
+                    raise GradcheckError(msg)
+                return False
+    return True
+
+
+def _fmt(a):
+    from .._creation import tensor
+    return repr(tensor(a))
+
+
+def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
+                  gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
+                  check_undefined_grad=True, check_grad_dtypes=False,
+                  check_batched_grad=False, check_fwd_over_rev=False,
+                  check_rev_over_rev=True, fast_mode=False, masked=False):
+    """``gradcheck`` of the first derivative: checks second derivatives by double backward."""
+    from .._creation import randn_like
+    from .._tensor import Tensor
+    from . import grad as autograd_grad
+    inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
+    idx_list = _tensors(inputs)
+    outs = _outputs(func, inputs)
+    if grad_outputs is None:
+        from .. import _random
+        state = _random.default_generator._rng.bit_generator.state
+        grad_outputs = [randn_like(o).requires_grad_() for o in outs]
+        _random.default_generator._rng.bit_generator.state = state
+    grad_outputs = list(grad_outputs)
+    n = len(inputs)
+
+    def first_derivative(*args):
+        ins, gos = args[:n], args[n:]
+        out = _outputs(func, ins)
+        diff = [(o, g) for o, g in zip(out, gos) if o.requires_grad]
+        grads = autograd_grad([o for o, _ in diff], [ins[i] for i in idx_list],
+                              [g for _, g in diff], create_graph=True, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    return gradcheck(first_derivative, tuple(inputs) + tuple(grad_outputs), eps=eps,
+                     atol=atol, rtol=rtol, raise_exception=raise_exception)

@@ -1,0 +1,112 @@
+"""Views and in-place writes through them.
+
+A view shares its base's storage and version counter. It remembers ``_base`` (the tensor
+owning the storage) and ``_view_fn(xp, a)``, which cuts the same view out of any array or
+Tensor shaped like the base. That one function serves both directions:
+
+- an in-place op on a view (``y[0] = f(x)``, ``y[1:].add_(z)``) gives the base a
+  ``CopySlices`` node: the base's gradient passes through unchanged except in the written
+  region, where the in-place op's own backward takes over;
+- the view itself then gets an ``AsStridedBackward0`` node reading its region of the base,
+  as in PyTorch.
+"""
+from __future__ import annotations
+
+from .graph import Node, accumulate_grad_of, new_sequence_nr
+
+
+def as_view(out, source, fn):
+    """Mark ``out`` as the view ``fn(source)``; it shares ``source``'s storage and version."""
+    base = source._base
+    if base is None:
+        out._base, out._view_fn = source, fn
+    else:
+        parent = source._view_fn
+        out._base = base
+        out._view_fn = lambda xp, a: fn(xp, parent(xp, a))
+    out._vc = source._vc
+    return out
+
+
+def _edge(t):
+    if not t._rg:
+        return (None, 0)
+    if t._grad_fn is None:
+        return (accumulate_grad_of(t), 0)
+    return (t._grad_fn, t._output_nr)
+
+
+def _node(cls, nexts):
+    node = cls.__new__(cls)
+    node.next_functions = nexts
+    node._seq = new_sequence_nr()
+    node._pre_hooks = node._hooks = None
+    node._freed = False
+    return node
+
+
+def _xp(g, create_graph):
+    from .. import _array_api, _xp
+    return _array_api if create_graph else _xp.namespace_of(g)
+
+
+def _copy(g, create_graph):
+    return g.clone() if create_graph else g.copy()
+
+
+class CopySlices(Node):
+    """The base's node after an in-place op on one of its views."""
+
+    __slots__ = ("_inner", "_view_fn")
+
+    def apply(self, grad_outputs, create_graph):
+        g = grad_outputs[0]
+        xp = _xp(g, create_graph)
+        grad_base = _copy(g, create_graph)
+        region = self._view_fn(xp, grad_base)
+        inner = self._inner.apply([_copy(region, create_graph)], create_graph)
+        region[...] = 0 if inner[0] is None else inner[0]
+        first = grad_base if self.next_functions[0][0] is not None else None
+        return [first, *inner[1:]]
+
+    def release(self):
+        self._inner.release()
+
+    @property
+    def _freed(self):
+        return self._inner._freed
+
+    @_freed.setter
+    def _freed(self, value):
+        pass
+
+
+class AsStridedBackward0(Node):
+    """A view's node after its base was rebased: its gradient lands in its region of the base."""
+
+    __slots__ = ("_view_fn", "_base_shape", "_base_dtype")
+
+    def apply(self, grad_outputs, create_graph):
+        g = grad_outputs[0]
+        xp = _xp(g, create_graph)
+        grad_base = xp.zeros(self._base_shape, dtype=g.dtype)
+        region = self._view_fn(xp, grad_base)
+        region[...] = g
+        return [grad_base]
+
+    def release(self):
+        pass
+
+
+def rebase_view(view, node):
+    """After ``node`` (an in-place op applied to ``view``) wrote into the base: rewire history."""
+    base = view._base
+    cs = _node(CopySlices, (_edge(base),) + tuple(node.next_functions[1:]))
+    cs._inner = node
+    cs._view_fn = view._view_fn
+    base._grad_fn, base._output_nr, base._rg = cs, 0, True
+    vnode = _node(AsStridedBackward0, ((cs, 0),))
+    vnode._view_fn = view._view_fn
+    vnode._base_shape = base._data.shape
+    vnode._base_dtype = base._data.dtype
+    view._grad_fn, view._output_nr, view._rg = vnode, 0, True

@@ -1,0 +1,291 @@
+"""Elementwise ops and their derivatives.
+
+Each op: a forward on raw arrays, then one rule per input (see ``registry.py`` for the
+contract). Public functions follow ``torch``'s signatures and are also Tensor methods.
+"""
+from __future__ import annotations
+
+from .. import _dtypes, _xp
+from .._tensor import Tensor
+from .registry import defop
+
+# --------------------------------------------------------------------------- arithmetic
+
+
+@defop("add", n_in=2, promote=True)
+def _add(xp, input, other, alpha):
+    return xp.add(input, other) if alpha == 1 else xp.add(input, other * alpha)
+
+
+_add.defvjp(lambda xp, g, ans, input, other, alpha: g,
+            lambda xp, g, ans, input, other, alpha: g if alpha == 1 else g * alpha)
+
+
+@defop("sub", n_in=2, promote=True)
+def _sub(xp, input, other, alpha):
+    return xp.subtract(input, other) if alpha == 1 else xp.subtract(input, other * alpha)
+
+
+_sub.defvjp(lambda xp, g, ans, input, other, alpha: g,
+            lambda xp, g, ans, input, other, alpha: -g if alpha == 1 else -g * alpha)
+
+
+@defop("rsub", n_in=1, promote=True, overload=1)
+def _rsub(xp, input, other, alpha):
+    return xp.subtract(other, input if alpha == 1 else input * alpha)
+
+
+_rsub.defvjp(lambda xp, g, ans, input, other, alpha: -g if alpha == 1 else -g * alpha)
+
+
+@defop("mul", promote=True)
+def _mul(xp, input, other):
+    return xp.multiply(input, other)
+
+
+_mul.defvjp(lambda xp, g, ans, input, other: g * other,
+            lambda xp, g, ans, input, other: g * input)
+
+
+@defop("div", promote="float")
+def _div(xp, input, other):
+    return xp.true_divide(input, other)
+
+
+_div.defvjp(lambda xp, g, ans, input, other: g / other,
+            lambda xp, g, ans, input, other: -g * input / (other * other))
+
+
+@defop("neg")
+def _neg(xp, input):
+    return xp.negative(input)
+
+
+_neg.defvjp(lambda xp, g, ans, input: -g)
+
+
+@defop("reciprocal", promote="float")
+def _reciprocal(xp, input):
+    return xp.reciprocal(input)
+
+
+_reciprocal.defvjp(lambda xp, g, ans, input: -g * ans * ans)
+
+
+@defop("pow", n_in=1)
+def _pow_scalar(xp, input, exponent):
+    return xp.power(input, exponent)
+
+
+_pow_scalar.defvjp(
+    lambda xp, g, ans, input, exponent:
+        g * 0 if exponent == 0 else g * exponent * input ** (exponent - 1))
+
+
+@defop("pow", promote=True, overload=1)
+def _pow_tensor(xp, input, exponent):
+    return xp.power(input, exponent)
+
+
+_pow_tensor.defvjp(
+    lambda xp, g, ans, input, exponent: g * exponent * input ** (exponent - 1),
+    lambda xp, g, ans, input, exponent:
+        xp.where((input == 0) & (exponent >= 0), 0 * g, g * ans * xp.log(input)))
+
+
+@defop("pow", n_in=1, promote="float", overload=2)
+def _pow_scalar_base(xp, exponent, base):
+    return xp.power(base, exponent)
+
+
+_pow_scalar_base.defvjp(lambda xp, g, ans, exponent, base: g * ans * _log(base))
+
+
+def _log(x):
+    import math
+    return math.log(x) if x > 0 else (float("-inf") if x == 0 else float("nan"))
+
+
+# --------------------------------------------------------------------------- unary math
+
+
+@defop("exp", promote="float")
+def _exp(xp, input):
+    return xp.exp(input)
+
+
+_exp.defvjp(lambda xp, g, ans, input: g * ans)
+
+
+@defop("log", promote="float")
+def _log_op(xp, input):
+    return xp.log(input)
+
+
+_log_op.defvjp(lambda xp, g, ans, input: g / input)
+
+
+@defop("sigmoid", promote="float")
+def _sigmoid(xp, input):
+    return xp.sigmoid(input)
+
+
+_sigmoid.defvjp(lambda xp, g, ans, input: g * ans * (1 - ans))
+_xp.register_extra("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), _sigmoid)
+
+
+@defop("where")
+def _where(xp, condition, input, other):
+    return xp.where(condition, input, other)
+
+
+_where.defvjp(None,
+              lambda xp, g, ans, condition, input, other: xp.where(condition, g, 0 * g),
+              lambda xp, g, ans, condition, input, other: xp.where(condition, 0 * g, g))
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
+    return _add(input, other, alpha) if isinstance(input, Tensor) else _radd(other, input, alpha)
+
+
+def _radd(tensor, scalar, alpha):
+    return _add(scalar, tensor, alpha)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other``."""
+    if not isinstance(input, Tensor):
+        return _rsub(other, input, alpha)
+    return _sub(input, other, alpha)
+
+
+subtract = sub
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``."""
+    if isinstance(other, Tensor):
+        return _sub(other, input, alpha)
+    return _rsub(input, other, alpha)
+
+
+def mul(input, other, *, out=None):
+    """Elementwise product."""
+    return _mul(input, other)
+
+
+multiply = mul
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """True division (integers give the default float dtype); ``rounding_mode`` 'trunc'/'floor'."""
+    if rounding_mode is not None:
+        return _rounding_div(input, other, rounding_mode)
+    if not isinstance(input, Tensor):
+        return _mul(_reciprocal(other), input)
+    return _div(input, other)
+
+
+divide = true_divide = div
+
+
+def neg(input):
+    return _neg(input)
+
+
+negative = neg
+
+
+def reciprocal(input):
+    return _reciprocal(input)
+
+
+def pow(input, exponent):
+    """``input ** exponent`` for tensor/scalar on either side."""
+    if not isinstance(input, Tensor):
+        return _pow_scalar_base(exponent, input)
+    if isinstance(exponent, Tensor):
+        return _pow_tensor(input, exponent)
+    if input._data.dtype.kind in "biu" and isinstance(exponent, float):
+        input = input.to(_dtypes.get_default_dtype())
+    return _pow_scalar(input, exponent)
+
+
+def exp(input):
+    return _exp(input)
+
+
+def log(input):
+    return _log_op(input)
+
+
+def sigmoid(input):
+    return _sigmoid(input)
+
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def _compare(fn_name):
+    def compare(input, other, *, out=None):
+        from .registry import _promote, _xp_of
+        args = (input, other)
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        _promote(True, args, arrays, 2)
+        xp = _xp_of(arrays, 2)
+        res = getattr(xp, fn_name)(arrays[0], arrays[1])
+        return Tensor._make(xp.asarray(res), None, False)
+    compare.__name__ = fn_name
+    return compare
+
+
+eq = _compare("equal")
+ne = _compare("not_equal")
+lt = _compare("less")
+le = _compare("less_equal")
+gt = _compare("greater")
+ge = _compare("greater_equal")
+eq.__name__, ne.__name__, lt.__name__, le.__name__, gt.__name__, ge.__name__ = (
+    "eq", "ne", "lt", "le", "gt", "ge")
+less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
+
+
+def _rounding_div(input, other, mode):
+    """Division rounded toward zero ('trunc') or down ('floor'); it has no gradient."""
+    if mode not in ("trunc", "floor"):
+        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
+                           f"but found '{mode}'")
+    from .registry import _promote, _xp_of
+    args = (input, other)
+    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+    _promote(True, args, arrays, 2)
+    xp = _xp_of(arrays, 2)
+    a, b = arrays
+    if _integral(a) and _integral(b):
+        q = xp.floor_divide(a, b)
+        if mode == "trunc":
+            q = q + ((xp.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
+    else:
+        q = xp.true_divide(a, b)
+        q = xp.trunc(q) if mode == "trunc" else xp.floor(q)
+    return Tensor._make(xp.asarray(q), None, False)
+
+
+def _integral(v):
+    return v.dtype.kind in "iub" if hasattr(v, "dtype") else isinstance(v, int)
+
+
+def where(condition, input, other):
+    """Elements of ``input`` where ``condition`` holds, else of ``other`` (broadcasting)."""
+    from .registry import _promote
+    pair = [a._data if isinstance(a, Tensor) else a for a in (input, other)]
+    _promote(True, (input, other), pair, 2)
+    if isinstance(input, Tensor) and pair[0] is not input._data:
+        input = input.to(_dtypes.from_numpy_dtype(pair[0].dtype))
+    if isinstance(other, Tensor) and pair[1] is not other._data:
+        other = other.to(_dtypes.from_numpy_dtype(pair[1].dtype))
+    return _where(condition, input, other)

@@ -1,0 +1,271 @@
+"""How an op and its derivative are declared — once — and how calling an op records a graph.
+
+Contract for declaring an op (see the op modules for examples)::
+
+    mul = defop("mul", promote=True)(lambda xp, input, other: xp.multiply(input, other))
+    mul.defvjp(lambda xp, g, ans, input, other: g * other,     # d/d input
+               lambda xp, g, ans, input, other: g * input)     # d/d other
+
+- The forward receives ``xp`` (the array namespace: numpy or cupy) and raw arrays, and returns
+  a raw array. Its first ``n_in`` parameters (default: all) are the *inputs*: tensors or Python
+  numbers that appear in ``next_functions``; the rest are plain parameters (dims, shapes, ...).
+- ``defvjp`` takes one rule per input, ``None`` for an input that has no derivative. A rule
+  receives ``xp``, the output gradient ``g``, the forward result ``ans`` and the forward's
+  arguments, and returns the gradient for its input.
+- Rules use Python operators and array-API functions of ``xp`` only. In an ordinary backward
+  the engine hands them raw arrays (fast, nothing recorded); under ``create_graph=True`` it
+  hands them ember Tensors and ember's array-API namespace, so the rule is recorded like any
+  forward code and higher derivatives come free.
+- A rule never undoes broadcasting or casts dtypes: the engine sums the gradient to the input's
+  shape and casts it to the input's dtype, once, for every rule.
+- What a node saves is read off the rules: an argument (or ``ans``) is saved only if a rule of an
+  input that requires grad mentions it — exactly what PyTorch's derivatives.yaml saves.
+- The grad_fn class is named from the op name: ``defop("mul")`` -> ``MulBackward0``;
+  ``overload=1`` -> ``...Backward1``, as PyTorch numbers its overloads.
+"""
+from __future__ import annotations
+
+import dis
+
+from .. import _dtypes
+from .._broadcast import sum_to
+from ..autograd import grad_mode
+from ..autograd.graph import (Node, accumulate_grad_of, check_version, modified_error,
+                              new_sequence_nr, raise_freed)
+
+__all__ = ["defop", "Op", "OpNode"]
+
+_state = grad_mode._state
+_Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
+
+
+def _bind_tensor(cls):
+    global _Tensor
+    _Tensor = cls
+
+
+def _camel(name):
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
+
+
+def _names_read(fn):
+    """Names of the parameters that ``fn``'s body actually reads."""
+    code = fn.__code__
+    used = set(code.co_cellvars)  # parameters captured by inner functions
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith("LOAD_FAST") or ins.opname == "LOAD_DEREF":
+            val = ins.argval
+            used.update(val if isinstance(val, tuple) else (val,))
+    return used
+
+
+class OpNode(Node):
+    """A recorded application of an op: saved values, input metadata, and the op's rules."""
+
+    __slots__ = ("_saved", "_versions", "_ans", "_ans_vc", "_meta")
+    _op = None  # the Op, set on each generated subclass
+
+    def _unpack(self, create_graph):
+        """The forward's arguments and result as the rules need them (checked, not freed)."""
+        if self._freed:
+            raise_freed()
+        saved = self._saved
+        for idx, version in self._versions:
+            check_version(saved[idx], version)
+        ans = self._ans
+        if ans is not None and self._ans_vc[0][0] != self._ans_vc[1]:
+            raise RuntimeError(_ans_error(self))
+        if create_graph:
+            if ans is not None:
+                ans = _Tensor._make(ans, self, True)
+            return ans, saved
+        return ans, tuple(a._data if isinstance(a, _Tensor) else a for a in saved)
+
+    def apply(self, grad_outputs, create_graph):
+        """Input gradients (one per edge, None where not needed) for the output gradient(s)."""
+        g = grad_outputs[0]
+        ans, args = self._unpack(create_graph)
+        xp = _xp_for(g, create_graph)
+        out = []
+        for (fn, _), rule, meta in zip(self.next_functions, self._op.rules, self._meta):
+            if fn is None:
+                out.append(None)
+                continue
+            gi = rule(xp, g, ans, *args)
+            if gi is not None:
+                if not create_graph and not isinstance(gi, xp.ndarray):
+                    gi = xp.asarray(gi)  # NumPy gives scalars for 0-d results
+                shape, dtype = meta
+                if gi.shape != shape:
+                    gi = sum_to(xp, gi, shape)
+                if gi.dtype != dtype:
+                    gi = xp.astype(gi, dtype)
+            out.append(gi)
+        return out
+
+    def release(self):
+        """Drop saved values after a backward without retain_graph."""
+        if self._saved or self._ans is not None:
+            self._saved = ()
+            self._versions = ()
+            self._ans = None
+            self._freed = True
+
+
+def _ans_error(node):
+    arr = node._ans
+    dt = _dtypes.from_numpy_dtype(arr.dtype)
+    vc, expected = node._ans_vc
+    return modified_error(f"torch.{dt._legacy}", arr.shape, node, 0, vc[0], expected)
+
+
+def _xp_for(g, create_graph):
+    if create_graph:
+        from .. import _array_api
+        return _array_api
+    from .. import _xp
+    return _xp.namespace_of(g)
+
+
+class Op:
+    """A differentiable primitive: forward on raw arrays plus one vjp rule per input."""
+
+    def __init__(self, name, forward, n_in, promote, overload):
+        self.name = name
+        self.forward = forward
+        argnames = forward.__code__.co_varnames[1:forward.__code__.co_argcount]
+        self.argnames = argnames
+        self.n_in = len(argnames) if n_in is None else n_in
+        self.promote = promote
+        self.rules = None
+        self._reads = None
+        self.node_cls = type(f"{_camel(name)}Backward{overload}", (OpNode,),
+                             {"__slots__": (), "_op": self})
+
+    def defvjp(self, *rules):
+        if len(rules) != self.n_in:
+            raise TypeError(f"{self.name}: {self.n_in} rules expected, got {len(rules)}")
+        self.rules = rules
+        reads = []
+        for rule in rules:
+            if rule is None:
+                reads.append(((), False))
+                continue
+            params = rule.__code__.co_varnames[3:rule.__code__.co_argcount]
+            used = _names_read(rule)
+            reads.append((tuple(i for i, n in enumerate(params) if n in used),
+                          rule.__code__.co_varnames[2] in used))
+        self._reads = tuple(reads)
+        return self
+
+    def __repr__(self):
+        return f"<ember op {self.name}>"
+
+    def __call__(self, *args):
+        """Run the forward on ``args`` and record a node if grad mode is on and it is needed."""
+        n_in = self.n_in
+        Tensor = _Tensor
+        requires = False
+        arrays = list(args)
+        for i in range(n_in):
+            a = args[i]
+            if isinstance(a, Tensor):
+                arrays[i] = a._data
+                if a._rg:
+                    requires = True
+        if self.promote:
+            _promote(self.promote, args, arrays, n_in)
+        xp = _xp_of(arrays, n_in)
+        out = self.forward(xp, *arrays)
+        if not isinstance(out, xp.ndarray):
+            out = xp.asarray(out)
+        if not (requires and _state.grad):
+            return Tensor._make(out, None, False)
+        node = self._record(args, out)
+        result = Tensor._make(out, node, True)
+        if node._ans is not None:
+            node._ans_vc = (result._vc, result._vc[0])
+        return result
+
+    def _record(self, args, out):
+        Tensor = _Tensor
+        node = self.node_cls.__new__(self.node_cls)
+        nexts = []
+        meta = []
+        save = set()
+        save_ans = False
+        reads = self._reads
+        for i in range(self.n_in):
+            a = args[i]
+            if isinstance(a, Tensor) and a._rg:
+                fn = a._grad_fn
+                nexts.append((fn, a._output_nr) if fn is not None else (accumulate_grad_of(a), 0))
+                meta.append((a.shape, a._data.dtype))
+                idx, ans_read = reads[i]
+                save.update(idx)
+                save_ans = save_ans or ans_read
+            else:
+                nexts.append((None, 0))
+                meta.append(None)
+        node.next_functions = tuple(nexts)
+        node._meta = tuple(meta)
+        node._seq = new_sequence_nr()
+        node._pre_hooks = node._hooks = None
+        node._freed = False
+        n_in = self.n_in
+        node._saved = tuple(a if (i in save or i >= n_in) else None for i, a in enumerate(args))
+        node._versions = tuple((i, args[i]._vc[0]) for i in save
+                               if i < n_in and isinstance(args[i], Tensor))
+        node._ans = out if save_ans else None
+        node._ans_vc = None
+        return node
+
+
+def _promote(mode, args, arrays, n_in):
+    """Cast array inputs to the op's result dtype (PyTorch promotion; 'float' makes ints float)."""
+    first = arrays[0]
+    dt = first.dtype if hasattr(first, "dtype") else None
+    same = dt is not None
+    for i in range(1, n_in):
+        a = arrays[i]
+        if not hasattr(a, "dtype") or a.dtype != dt:
+            same = False
+            break
+    if same and (mode is True or dt.kind in "fc"):
+        return
+    ops = [a if isinstance(a, _Tensor) else (_Raw(a) if hasattr(a, "dtype") else a)
+           for a in args[:n_in]]
+    rt = _dtypes.result_type(*ops)
+    if mode == "float" and rt.category < 2:
+        rt = _dtypes.get_default_dtype()
+    target = rt.np
+    for i in range(n_in):
+        a = arrays[i]
+        if hasattr(a, "dtype") and a.dtype != target:
+            arrays[i] = a.astype(target)
+
+
+class _Raw:
+    """A raw array seen by ``result_type`` as a tensor."""
+
+    __slots__ = ("dtype", "ndim")
+
+    def __init__(self, arr):
+        self.dtype = _dtypes.from_numpy_dtype(arr.dtype)
+        self.ndim = arr.ndim
+
+
+def _xp_of(arrays, n_in):
+    from .. import _xp
+    for i in range(n_in):
+        a = arrays[i]
+        if hasattr(a, "__array_namespace__") or hasattr(a, "dtype"):
+            return _xp.namespace_of(a)
+    return _xp.NUMPY
+
+
+def defop(name, *, n_in=None, promote=False, overload=0):
+    """Declare an op from its forward function (used as a decorator)."""
+    def wrap(forward):
+        return Op(name, forward, n_in, promote, overload)
+    return wrap
