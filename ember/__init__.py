@@ -30,7 +30,7 @@ from .ops.pointwise import (add, div, divide, eq, exp, ge, greater, greater_equa
                             less, less_equal, log, lt, mul, multiply, ne, neg, negative,
                             not_equal, pow, reciprocal, rsub, sigmoid, sub, subtract,
                             true_divide, where)
-from .ops.reduction import mean, sum
+from .ops.reduction import all, any, mean, sum
 from .ops.shape import (clone, contiguous, expand, reshape, squeeze, swapaxes, t, transpose,
                         unsqueeze)
 

@@ -17,7 +17,7 @@ _METHODS = {
     "reciprocal": pointwise.reciprocal, "pow": pointwise.pow, "exp": pointwise.exp,
     "log": pointwise.log, "sigmoid": pointwise.sigmoid, "eq": pointwise.eq, "ne": pointwise.ne,
     "lt": pointwise.lt, "le": pointwise.le, "gt": pointwise.gt, "ge": pointwise.ge,
-    "sum": reduction.sum, "mean": reduction.mean, "matmul": linalg.matmul, "mm": linalg.mm,
+    "sum": reduction.sum, "mean": reduction.mean, "all": reduction.all, "any": reduction.any, "matmul": linalg.matmul, "mm": linalg.mm,
     "view": shape.view, "view_as": shape.view_as, "reshape": shape.reshape,
     "reshape_as": shape.reshape_as, "clone": shape.clone, "contiguous": shape.contiguous,
     "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze, "t": shape.t,

@@ -93,3 +93,20 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
         return _mean_all(input, input.shape)
     return _mean_dim(input, _dims(dim, input.ndim), keepdim, input.shape)
 
+
+
+def _logical_reduce(name):
+    def reduce(input, dim=None, keepdim=False):
+        from .._tensor import Tensor
+        from .._xp import namespace_of
+        xp = namespace_of(input._data)
+        axis = None if dim is None else _dims(dim, input.ndim)
+        out = getattr(xp, name)(input._data, axis=axis, keepdims=keepdim)
+        return Tensor._make(xp.asarray(out), None, False)
+    reduce.__name__ = name
+    reduce.__doc__ = f"Whether {name} elements (over ``dim``) are true; a bool tensor."
+    return reduce
+
+
+all = _logical_reduce("all")  # noqa: A001 - PyTorch's name
+any = _logical_reduce("any")  # noqa: A001
