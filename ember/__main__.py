@@ -9,6 +9,7 @@ import argparse
 import importlib
 import importlib.abc
 import importlib.util
+import os
 import runpy
 import sys
 
@@ -46,7 +47,26 @@ def main(argv=None):
     ns = parser.parse_args(argv)
     install_torch_alias()
     sys.argv = [ns.script, *ns.args]
-    runpy.run_path(ns.script, run_name="__main__")
+    sys.path.insert(0, os.path.dirname(os.path.abspath(ns.script)))
+    try:
+        runpy.run_path(ns.script, run_name="__main__")
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as exc:  # report it as `python SCRIPT` would, then exit 1
+        _print_script_error(exc, os.path.abspath(ns.script))
+        sys.exit(1)
+
+
+def _print_script_error(exc, script):
+    """Print ``exc`` without the runner's own frames (a SyntaxError has no traceback at all)."""
+    tb = exc.__traceback__
+    if isinstance(exc, SyntaxError):
+        tb = None
+    else:
+        while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != script:
+            tb = tb.tb_next
+    # The default hook (not the traceback module) adds 3.11's "Did you mean" hints.
+    sys.excepthook(type(exc), exc.with_traceback(tb), tb)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from . import _device, _dtypes, _random
+from . import _device, _dtypes, _errors, _random
 from ._tensor import Tensor
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
@@ -19,10 +19,9 @@ def _finish(data, dtype, device, requires_grad):
     dev = _device.canonical(device)
     if dev.type != "cpu":
         data = _device.move(data, dev)
-    t = Tensor._make(data, None, False)
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+    if requires_grad and data.dtype.kind not in "fc":
+        raise RuntimeError(_errors.INT_FACTORY_REQUIRES_GRAD)
+    return Tensor._make(data, None, bool(requires_grad))
 
 
 def _infer_dtype(data):

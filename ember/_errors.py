@@ -19,6 +19,8 @@ VIEW_OF_LEAF_INPLACE = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
 INT_REQUIRES_GRAD = "only Tensors of floating point dtype can require gradients"
+INT_FACTORY_REQUIRES_GRAD = (
+    "Only Tensors of floating point and complex dtype can require gradients")
 NONLEAF_REQUIRES_GRAD = (
     "you can only change requires_grad flags of leaf variables. If you want to use a "
     "computed variable in a subgraph that doesn't require differentiation use "
@@ -39,7 +41,7 @@ MODIFIED_INPLACE = (
     "torch.autograd.set_detect_anomaly(True, check_nan=False)."
 )
 UNUSED_INPUT = (
-    "One of the differentiated Tensors appears to not have been used in the graph. "
+    "The differentiated Tensor at index {i} appears to not have been used in the graph. "
     "Set allow_unused=True if this is the desired behavior."
 )
 INPUT_NO_GRAD = "One of the differentiated Tensors does not require grad"
@@ -61,3 +63,10 @@ VIEW_STRIDE = (
 MATMUL_SHAPES = "mat1 and mat2 shapes cannot be multiplied ({a0}x{a1} and {b0}x{b1})"
 DIM_RANGE = "Dimension out of range (expected to be in range of [{lo}, {hi}], but got {dim})"
 INDEX_RANGE = "index {index} is out of bounds for dimension {dim} with size {size}"
+CREATE_GRAPH_CYCLE = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using "
+    "autograd.grad when creating the graph to avoid this. If you have to use this function, "
+    "make sure to reset the .grad fields of your parameters to None after use to break the "
+    "cycle and avoid the leak."
+)

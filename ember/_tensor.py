@@ -343,7 +343,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return iter(self.unbind(0))
+        return (self[i] for i in range(self._data.shape[0]))
 
     def __bool__(self):
         if self._data.size != 1:
@@ -442,7 +442,6 @@ class Tensor:
 
     def __setitem__(self, key, value):
         from .ops import indexing
-        self._check_inplace()
         indexing.setitem(self, key, value)
 
     def __getitem__(self, key):

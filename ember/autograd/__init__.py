@@ -1,6 +1,8 @@
 """``ember.autograd``: reverse-mode differentiation (``backward``, ``grad``) and its tools."""
 from __future__ import annotations
 
+import warnings
+
 from .. import _device, _errors
 from .engine import run_backward
 from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
@@ -71,6 +73,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         retain_graph = create_graph
     seeds = _seed_grads(tensors, grad_tensors, create_graph)
     roots = _root_edges(tensors)
+    if create_graph:
+        _warn_create_graph_once()
     if inputs is None:
         run_backward(roots, seeds, retain_graph, create_graph)
         return
@@ -90,6 +94,16 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         else:
             g = g if isinstance(g, Tensor) else Tensor._make(g.copy(), None, False)
             t._grad = g if t._grad is None else t._grad + g
+
+
+_warned_create_graph = []
+
+
+def _warn_create_graph_once():
+    """PyTorch warns once per process that ``backward(create_graph=True)`` makes a cycle."""
+    if not _warned_create_graph:
+        _warned_create_graph.append(True)
+        warnings.warn(_errors.CREATE_GRAPH_CYCLE, UserWarning, stacklevel=4)
 
 
 def _capture_edges(inputs):
@@ -118,12 +132,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     got = run_backward(roots, seeds, retain_graph, create_graph, capture=capture,
                        accumulate=False)
     result = []
-    for t in inputs:
+    for i, t in enumerate(inputs):
         g = got[capture[(accumulate_grad_of(t), 0) if t._grad_fn is None
                         else (t._grad_fn, t._output_nr)]]
         if g is None:
             if not allow_unused:
-                raise RuntimeError(_errors.UNUSED_INPUT)
+                raise RuntimeError(_errors.UNUSED_INPUT.format(i=i))
             if materialize_grads:
                 from .._creation import zeros_like
                 g = zeros_like(t)

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import heapq
 
+import numpy as np
+
 from . import grad_mode
 from .graph import AccumulateGrad
 
@@ -152,13 +154,19 @@ def _add(buffers, fn, nr, g):
     buf = buffers.get(fn)
     if buf is None:
         buf = buffers[fn] = [None] * _n_outputs(fn)
-    buf[nr] = g if buf[nr] is None else buf[nr] + g
+    buf[nr] = g if buf[nr] is None else _plus(buf[nr], g)
 
 
 def _sum(a, b):
     if b is None:
         return a
-    return b if a is None else a + b
+    return b if a is None else _plus(a, b)
+
+
+def _plus(a, b):
+    """``a + b`` for gradients; NumPy's 0-d sums come back as scalars and are made arrays."""
+    s = a + b
+    return np.asarray(s) if isinstance(s, np.generic) else s
 
 
 def _as_tensor(g):

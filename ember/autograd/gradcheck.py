@@ -28,20 +28,18 @@ def _outputs(func, inputs):
 
 def _numerical(func, inputs, idx, out_i, eps):
     """d(output out_i)/d(input idx) by central differences, as a (n_in, n_out) matrix."""
-    from . import grad_mode
     x = inputs[idx]
     flat = x._data.reshape(-1)  # a view: writes go into the input's storage
     n_out = _outputs(func, inputs)[out_i].numel()
     jac = np.zeros((flat.size, n_out))
-    with grad_mode.no_grad():
-        for k in range(flat.size):
-            orig = flat[k].copy()
-            flat[k] = orig + eps
-            plus = np.array(_outputs(func, inputs)[out_i]._data, dtype=np.float64).ravel()
-            flat[k] = orig - eps
-            minus = np.array(_outputs(func, inputs)[out_i]._data, dtype=np.float64).ravel()
-            flat[k] = orig
-            jac[k] = (plus - minus) / (2 * eps)
+    for k in range(flat.size):
+        orig = flat[k].copy()
+        flat[k] = orig + eps
+        plus = np.array(_outputs(func, inputs)[out_i]._data, dtype=np.float64).ravel()
+        flat[k] = orig - eps
+        minus = np.array(_outputs(func, inputs)[out_i]._data, dtype=np.float64).ravel()
+        flat[k] = orig
+        jac[k] = (plus - minus) / (2 * eps)
     return jac
 
 

@@ -187,6 +187,7 @@ def setitem(x, key, value):
     if any(_is_advanced(k) for k in key):
         raw = tuple(_raw_key(k, x._data) for k in key)
         _check_advanced(x, raw)
+        x._check_inplace()
         if isinstance(value, Tensor) and value._data.dtype != x._data.dtype:
             value = value.to(x.dtype)
         x._assign(_index_put(x, value, raw))

@@ -105,7 +105,8 @@ class OpNode(Node):
 
     def release(self):
         """Drop saved values after a backward without retain_graph."""
-        if self._saved or self._ans is not None:
+        saved = self._saved
+        if self._ans is not None or any(saved[i] is not None for i in range(self._op.n_in)):
             self._saved = ()
             self._versions = ()
             self._ans = None
