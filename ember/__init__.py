@@ -7,32 +7,127 @@ from __future__ import annotations
 
 import numpy as _np
 
-from . import _tensor_methods  # noqa: F401  (binds methods and operators onto Tensor)
-from . import autograd, cuda, nn  # noqa: F401
-from ._creation import (BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,
-                        HalfTensor, IntTensor, LongTensor, ShortTensor, arange, as_tensor, empty,
-                        empty_like, eye, from_numpy, full, full_like, linspace, ones, ones_like,
-                        rand, rand_like, randint, randint_like, randn, randn_like, randperm,
-                        scalar_tensor, tensor, zeros, zeros_like)
+from . import (  # noqa: F401
+    _tensor_methods,  # noqa: F401  (binds methods and operators onto Tensor)
+    autograd,
+    cuda,
+    nn,
+)
+from ._creation import (
+    BoolTensor,
+    ByteTensor,
+    CharTensor,
+    DoubleTensor,
+    FloatTensor,
+    HalfTensor,
+    IntTensor,
+    LongTensor,
+    ShortTensor,
+    arange,
+    as_tensor,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randint,
+    randint_like,
+    randn,
+    randn_like,
+    randperm,
+    scalar_tensor,
+    tensor,
+    zeros,
+    zeros_like,
+)
 from ._device import device
-from ._dtypes import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype,
-                      float, float16, float32, float64, get_default_dtype, half, int, int8,
-                      int16, int32, int64, long, promote_types, result_type as _result_type,
-                      set_default_dtype, short, uint8)
+from ._dtypes import (
+    bfloat16,
+    bool,
+    cdouble,
+    cfloat,
+    complex64,
+    complex128,
+    double,
+    dtype,
+    float,
+    float16,
+    float32,
+    float64,
+    get_default_dtype,
+    half,
+    int,
+    int8,
+    int16,
+    int32,
+    int64,
+    long,
+    promote_types,
+    set_default_dtype,
+    short,
+    uint8,
+)
+from ._dtypes import result_type as _result_type
 from ._printing import get_printoptions, printoptions, set_printoptions
 from ._random import Generator, default_generator, initial_seed, manual_seed, seed
 from ._tensor import Size, Tensor
-from .autograd.grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
-                                 set_grad_enabled)
+from .autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .ops.linalg import matmul, mm
 from .ops.nn_ops import binary_cross_entropy_with_logits
-from .ops.pointwise import (add, div, divide, eq, exp, ge, greater, greater_equal, gt, le,
-                            less, less_equal, log, lt, mul, multiply, ne, neg, negative,
-                            not_equal, pow, reciprocal, rsub, sigmoid, sub, subtract,
-                            true_divide, where)
+from .ops.pointwise import (
+    add,
+    div,
+    divide,
+    eq,
+    exp,
+    ge,
+    greater,
+    greater_equal,
+    gt,
+    le,
+    less,
+    less_equal,
+    log,
+    lt,
+    mul,
+    multiply,
+    ne,
+    neg,
+    negative,
+    not_equal,
+    pow,
+    reciprocal,
+    rsub,
+    sigmoid,
+    sub,
+    subtract,
+    true_divide,
+    where,
+)
 from .ops.reduction import all, any, mean, sum
-from .ops.shape import (clone, contiguous, expand, reshape, squeeze, swapaxes, t, transpose,
-                        unsqueeze)
+from .ops.shape import (
+    clone,
+    contiguous,
+    expand,
+    reshape,
+    squeeze,
+    swapaxes,
+    t,
+    transpose,
+    unsqueeze,
+)
 
 # NumPy would warn on inf/nan results (log(0), exp overflow); PyTorch never does. This is
 # process-wide NumPy state, set once here.

@@ -21,10 +21,12 @@ class device:
         elif isinstance(type, int) and not isinstance(type, bool):
             type, index = "cuda", type
         elif not isinstance(type, str):
-            raise TypeError(f"device() received an invalid combination of arguments - got ({type!r})")
+            raise TypeError("device() received an invalid combination of arguments - "
+                            f"got ({type!r})")
         elif ":" in type:
             if index is not None:
-                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: {type}")
+                raise RuntimeError("type (string) must not include an index because index was "
+                                   f"passed explicitly: {type}")
             type, _, idx = type.partition(":")
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")

@@ -7,6 +7,8 @@ tensors, which outrank Python scalars, *within the same category*.
 """
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 __all__ = [
@@ -145,7 +147,7 @@ def _combine(higher, lower):
     return higher
 
 
-_pybool, _pyint, _pyfloat = type(True), type(1), type(1.0)
+_pybool, _pyint, _pyfloat = builtins.bool, builtins.int, builtins.float
 
 
 def scalar_dtype(value):

@@ -35,8 +35,8 @@ class Generator:
         return s
 
     def get_state(self):
-        from ._creation import tensor
         from . import _dtypes
+        from ._creation import tensor
         state = self._rng.bit_generator.state
         raw = repr(state).encode()
         return tensor(list(raw), dtype=_dtypes.uint8)

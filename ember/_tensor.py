@@ -58,12 +58,8 @@ class Tensor:
                  "_acc", "_hooks", "_retains_grad", "__weakref__")
 
     # ------------------------------------------------------------------ construction
-    def __new__(cls, *args, **kwargs):
-        self = object.__new__(cls)
-        return self
-
     def __init__(self, *args, device=None):
-        # Legacy ``torch.Tensor(data)`` / ``torch.Tensor(2, 3)`` constructor: float32 (default dtype).
+        # Legacy ``torch.Tensor(data)`` / ``torch.Tensor(2, 3)``: the default dtype.
         from . import _creation
         src = _creation.legacy_new(_dtypes.get_default_dtype(), args, device)
         self._init_from(src._data)
@@ -217,7 +213,8 @@ class Tensor:
     def grad(self, value):
         if value is not None:
             if not isinstance(value, Tensor):
-                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type {type(value).__name__}")
+                raise TypeError("assigned grad expected to be a Tensor or None but got grad "
+                                f"of type {type(value).__name__}")
             if value.dtype != self.dtype:
                 raise RuntimeError("assigned grad has data of a different type")
             if value.shape != self.shape:

@@ -5,7 +5,7 @@ result into ``x`` (``Tensor._inplace``), with PyTorch's version-counter and leaf
 """
 from __future__ import annotations
 
-from . import _dtypes, _device
+from . import _device, _dtypes
 from ._tensor import Tensor
 from .ops import linalg, pointwise, reduction, shape
 from .ops.registry import defop
@@ -17,7 +17,8 @@ _METHODS = {
     "reciprocal": pointwise.reciprocal, "pow": pointwise.pow, "exp": pointwise.exp,
     "log": pointwise.log, "sigmoid": pointwise.sigmoid, "eq": pointwise.eq, "ne": pointwise.ne,
     "lt": pointwise.lt, "le": pointwise.le, "gt": pointwise.gt, "ge": pointwise.ge,
-    "sum": reduction.sum, "mean": reduction.mean, "all": reduction.all, "any": reduction.any, "matmul": linalg.matmul, "mm": linalg.mm,
+    "sum": reduction.sum, "mean": reduction.mean, "all": reduction.all, "any": reduction.any,
+    "matmul": linalg.matmul, "mm": linalg.mm,
     "view": shape.view, "view_as": shape.view_as, "reshape": shape.reshape,
     "reshape_as": shape.reshape_as, "clone": shape.clone, "contiguous": shape.contiguous,
     "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze, "t": shape.t,

@@ -5,9 +5,8 @@ import warnings
 
 from .. import _device, _errors
 from .engine import run_backward
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, no_grad,
-                        set_grad_enabled)
-from .graph import AccumulateGrad, Node, accumulate_grad_of
+from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .graph import Node, accumulate_grad_of
 
 __all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck", "Node"]

@@ -45,8 +45,8 @@ def _numerical(func, inputs, idx, out_i, eps):
 
 def _analytical(func, inputs, idx_list, out_i):
     """One backward per output element: rows are input elements, columns output elements."""
-    from . import grad as autograd_grad
     from .._creation import zeros_like
+    from . import grad as autograd_grad
     outs = _outputs(func, inputs)
     out = outs[out_i]
     jacs = [np.zeros((inputs[i].numel(), out.numel())) for i in idx_list]

@@ -30,8 +30,14 @@ import dis
 from .. import _dtypes
 from .._broadcast import sum_to
 from ..autograd import grad_mode
-from ..autograd.graph import (Node, accumulate_grad_of, check_version, modified_error,
-                              new_sequence_nr, raise_freed)
+from ..autograd.graph import (
+    Node,
+    accumulate_grad_of,
+    check_version,
+    modified_error,
+    new_sequence_nr,
+    raise_freed,
+)
 
 __all__ = ["defop", "Op", "OpNode"]
 

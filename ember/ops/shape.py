@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import _errors
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import _wrap_dim
 from ..autograd.views import as_view
 from .registry import defop
 
