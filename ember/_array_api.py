@@ -12,7 +12,8 @@ from .ops import pointwise as _pw
 from .ops import reduction as _red
 from .ops import shape as _shape
 
-exp, log, sigmoid = _pw.exp, _pw.log, _pw.sigmoid
+exp, log, log1p, sigmoid = _pw.exp, _pw.log, _pw.log1p, _pw.sigmoid
+abs, sign, maximum = _pw.abs, _pw.sign, _pw.maximum  # noqa: A001
 multiply, add, subtract, divide, negative = _pw.mul, _pw.add, _pw.sub, _pw.div, _pw.neg
 matmul = _linalg.matmul
 

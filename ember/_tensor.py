@@ -56,6 +56,7 @@ class Tensor:
 
     __slots__ = ("_data", "_rg", "_grad_fn", "_grad", "_vc", "_output_nr", "_base", "_view_fn",
                  "_acc", "_hooks", "_retains_grad", "__weakref__")
+    __array_priority__ = 1000  # ``ndarray * tensor`` defers to the tensor, as in PyTorch
 
     # ------------------------------------------------------------------ construction
     def __init__(self, *args, device=None):

@@ -23,9 +23,15 @@ _METHODS = {
     "reshape_as": shape.reshape_as, "clone": shape.clone, "contiguous": shape.contiguous,
     "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze, "t": shape.t,
     "transpose": shape.transpose, "swapaxes": shape.transpose, "expand": shape.expand,
-    "expand_as": shape.expand_as,
+    "expand_as": shape.expand_as, "abs": pointwise.abs, "sign": pointwise.sign,
+    "log1p": pointwise.log1p, "maximum": pointwise.maximum, "where": pointwise.where,
+    "bitwise_and": pointwise.bitwise_and, "bitwise_or": pointwise.bitwise_or,
+    "bitwise_xor": pointwise.bitwise_xor, "bitwise_not": pointwise.bitwise_not,
+    "logical_and": pointwise.logical_and, "logical_or": pointwise.logical_or,
+    "logical_xor": pointwise.logical_xor, "logical_not": pointwise.logical_not,
 }
-_INPLACE = ("add", "sub", "mul", "div", "neg", "reciprocal", "pow", "exp", "log", "sigmoid")
+_INPLACE = ("add", "sub", "mul", "div", "neg", "reciprocal", "pow", "exp", "log", "sigmoid",
+            "abs", "sign", "log1p")
 
 for _name, _fn in _METHODS.items():
     setattr(Tensor, _name, _fn)
@@ -104,6 +110,11 @@ Tensor.__le__ = pointwise.le
 Tensor.__gt__ = pointwise.gt
 Tensor.__ge__ = pointwise.ge
 Tensor.__hash__ = lambda self: id(self)
+Tensor.__and__ = pointwise.bitwise_and
+Tensor.__or__ = pointwise.bitwise_or
+Tensor.__xor__ = pointwise.bitwise_xor
+Tensor.__invert__ = pointwise.bitwise_not
+Tensor.__abs__ = pointwise.abs
 
 # ------------------------------------------------------------------ conversions
 

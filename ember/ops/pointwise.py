@@ -134,14 +134,48 @@ _sigmoid.defvjp(lambda xp, g, ans, input: g * ans * (1 - ans))
 _xp.register_extra("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), _sigmoid)
 
 
-@defop("where")
-def _where(xp, condition, input, other):
+@defop("where", n_in=2)
+def _where(xp, input, other, condition):
     return xp.where(condition, input, other)
 
 
-_where.defvjp(None,
-              lambda xp, g, ans, condition, input, other: xp.where(condition, g, 0 * g),
-              lambda xp, g, ans, condition, input, other: xp.where(condition, 0 * g, g))
+_where.defvjp(lambda xp, g, ans, input, other, condition: xp.where(condition, g, 0 * g),
+              lambda xp, g, ans, input, other, condition: xp.where(condition, 0 * g, g))
+
+
+@defop("abs")
+def _abs(xp, input):
+    return xp.abs(input)
+
+
+_abs.defvjp(lambda xp, g, ans, input: g * xp.sign(input))
+
+
+@defop("sign")
+def _sign(xp, input):
+    return xp.sign(input)
+
+
+_sign.defvjp(lambda xp, g, ans, input: 0 * g)
+
+
+@defop("log1p", promote="float")
+def _log1p(xp, input):
+    return xp.log1p(input)
+
+
+_log1p.defvjp(lambda xp, g, ans, input: g / (1 + input))
+
+
+@defop("maximum", promote=True)
+def _maximum(xp, input, other):
+    return xp.maximum(input, other)
+
+
+# Ties split the gradient equally, as PyTorch does.
+_maximum.defvjp(
+    lambda xp, g, ans, input, other: g * ((input > other) + (input == other) * 0.5),
+    lambda xp, g, ans, input, other: g * ((other > input) + (input == other) * 0.5))
 
 
 # --------------------------------------------------------------------------- public API
@@ -288,4 +322,49 @@ def where(condition, input, other):
         input = input.to(_dtypes.from_numpy_dtype(pair[0].dtype))
     if isinstance(other, Tensor) and pair[1] is not other._data:
         other = other.to(_dtypes.from_numpy_dtype(pair[1].dtype))
-    return _where(condition, input, other)
+    cond = condition._data if isinstance(condition, Tensor) else condition
+    return _where(input, other, cond)
+
+
+def abs(input):  # noqa: A001 - PyTorch's name
+    return _abs(input)
+
+
+absolute = abs
+
+
+def sign(input):
+    return _sign(input)
+
+
+def log1p(input):
+    return _log1p(input)
+
+
+def maximum(input, other):
+    """Elementwise maximum; where both are equal the gradient is split between them."""
+    return _maximum(input, other)
+
+
+def _logical(fn_name, bool_only_name):
+    def op(input, other=None):
+        from .registry import _promote, _xp_of
+        args = (input,) if other is None else (input, other)
+        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
+        if other is not None:
+            _promote(True, args, arrays, 2)
+        xp = _xp_of(arrays, len(args))
+        res = getattr(xp, fn_name)(*arrays)
+        return Tensor._make(xp.asarray(res), None, False)
+    op.__name__ = bool_only_name
+    return op
+
+
+bitwise_and = _logical("bitwise_and", "bitwise_and")
+bitwise_or = _logical("bitwise_or", "bitwise_or")
+bitwise_xor = _logical("bitwise_xor", "bitwise_xor")
+bitwise_not = _logical("invert", "bitwise_not")
+logical_and = _logical("logical_and", "logical_and")
+logical_or = _logical("logical_or", "logical_or")
+logical_xor = _logical("logical_xor", "logical_xor")
+logical_not = _logical("logical_not", "logical_not")

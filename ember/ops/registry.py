@@ -26,6 +26,7 @@ Contract for declaring an op (see the op modules for examples)::
 from __future__ import annotations
 
 import dis
+import re
 
 from .. import _dtypes
 from .._broadcast import sum_to
@@ -39,7 +40,9 @@ from ..autograd.graph import (
     raise_freed,
 )
 
-__all__ = ["defop", "Op", "OpNode"]
+__all__ = ["defop", "Op", "OpNode", "OPS"]
+
+OPS = []  # every declared op, in declaration order (tests check each has a spec)
 
 _state = grad_mode._state
 _Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
@@ -51,6 +54,8 @@ def _bind_tensor(cls):
 
 
 def _camel(name):
+    """PyTorch's node naming: ``log_softmax`` -> ``LogSoftmax``, ``log1p`` -> ``Log1P``."""
+    name = re.sub(r"(?<=\d)([a-z])", lambda m: m.group(1).upper(), name)
     return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
 
@@ -148,6 +153,7 @@ class Op:
         self._reads = None
         self.node_cls = type(f"{_camel(name)}Backward{overload}", (OpNode,),
                              {"__slots__": (), "_op": self})
+        OPS.append(self)
 
     def defvjp(self, *rules):
         if len(rules) != self.n_in:
