@@ -94,7 +94,7 @@ def from_numpy(ndarray):
     return Tensor._make(ndarray, None, False)
 
 
-def _size(size):
+def _size(size, name="empty"):
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
     for s in size:
@@ -102,14 +102,13 @@ def _size(size):
             raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element "
                             f"of type {type(s).__name__} at pos 0")
         if s < 0:
-            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
-                               f"{list(size)}")
+            raise RuntimeError(f"{name}: Dimension size must be non-negative.")
     return tuple(int(s) for s in size)
 
 
 def _filled(fill, size, dtype, device, requires_grad):
     dtype = dtype or _dtypes.get_default_dtype()
-    arr = fill(_size(size), dtype=dtype.np)
+    arr = fill(_size(size, fill.__name__), dtype=dtype.np)
     return _finish(arr, dtype, device, requires_grad)
 
 

@@ -33,8 +33,9 @@ class device:
             index = int(idx)
         if type not in ("cpu", "cuda"):
             raise RuntimeError(
-                "Expected one of cpu, cuda device type at start of device string: " + type
-            )
+                "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, "
+                "fpga, maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type "
+                "at start of device string: " + type)
         self.type, self.index = type, index
 
     def __repr__(self):

@@ -35,6 +35,14 @@ class dtype:
         self._legacy = legacy  # the legacy tensor-type name, as in 'torch.FloatTensor'
 
     @property
+    def _c_name(self):
+        """The C type name PyTorch uses in some messages ('float', 'double', 'long')."""
+        return {"float32": "float", "float64": "double", "float16": "c10::Half",
+                "int64": "long", "int32": "int", "int16": "short", "int8": "signed char",
+                "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+                "complex128": "c10::complex<double>"}[self.name]
+
+    @property
     def is_floating_point(self):
         return self.category == _FLOAT
 

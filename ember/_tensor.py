@@ -216,10 +216,19 @@ class Tensor:
             if not isinstance(value, Tensor):
                 raise TypeError("assigned grad expected to be a Tensor or None but got grad "
                                 f"of type {type(value).__name__}")
-            if value.dtype != self.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
             if value.shape != self.shape:
-                raise RuntimeError("assigned grad has data of a different size")
+                raise RuntimeError(
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size")
+            if value.dtype != self.dtype:
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{value.dtype._c_name}' to a "
+                    f"tensor with grad_dtype '{self.dtype._legacy[:-6]}'. The gradient must "
+                    "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
+                    "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
+                    "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
+                    "and its gradient may break downstream systems that assume they match.")
         self._grad = value
 
     @property
@@ -348,14 +357,19 @@ class Tensor:
             raise RuntimeError(_errors.BOOL_AMBIGUOUS)
         return bool(self.item())
 
+    def _scalar(self):
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return self.item()
+
     def __float__(self):
-        return float(self.item())
+        return float(self._scalar())
 
     def __int__(self):
-        return int(self.item())
+        return int(self._scalar())
 
     def __complex__(self):
-        return complex(self.item())
+        return complex(self._scalar())
 
     def __index__(self):
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
@@ -420,11 +434,12 @@ class Tensor:
                 raise RuntimeError(f"result type {_dtype_word(out.dtype)} can't be cast to the "
                                    f"desired output type {_dtype_word(self._data.dtype)}")
             out = out.astype(self._data.dtype)
+        if out.shape != self._data.shape:
+            raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
+                               f"broadcast shape {list(out.shape)}")
         node = result._grad_fn
         if node is not None:
             _snapshot_saved_self(node, self)
-        if out.shape != self._data.shape:
-            out = _device.namespace_of(out).broadcast_to(out, self._data.shape)
         self._data[...] = out
         self._vc[0] += 1
         if node is not None:

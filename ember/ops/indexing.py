@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _errors, _xp
+from .._broadcast import broadcast_shapes
 from .._tensor import Tensor
 from ..autograd.views import as_view
 from . import shape as _shape
@@ -77,7 +78,8 @@ _index_put.defvjp(_index_put_self, lambda xp, g, ans, input, values, key: g[key]
 
 @defop("copy", n_in=2)
 def _copy(xp, input, src):
-    return xp.broadcast_to(xp.asarray(src, dtype=input.dtype), input.shape).copy()
+    src = xp.asarray(src, dtype=input.dtype)
+    return xp.broadcast_to(src, broadcast_shapes(input.shape, src.shape)).copy()
 
 
 _copy.defvjp(lambda xp, g, ans, input, src: xp.zeros_like(g),

@@ -189,7 +189,11 @@ class Op:
         if self.promote:
             _promote(self.promote, args, arrays, n_in)
         xp = _xp_of(arrays, n_in)
-        out = self.forward(xp, *arrays)
+        try:
+            out = self.forward(xp, *arrays)
+        except ValueError:
+            _raise_broadcast_error(arrays[:n_in])
+            raise
         if not isinstance(out, xp.ndarray):
             out = xp.asarray(out)
         if not (requires and _state.grad):
@@ -256,6 +260,12 @@ def _promote(mode, args, arrays, n_in):
         a = arrays[i]
         if hasattr(a, "dtype") and a.dtype != target:
             arrays[i] = a.astype(target)
+
+
+def _raise_broadcast_error(arrays):
+    """Turn NumPy's broadcasting ValueError into PyTorch's RuntimeError (if that was it)."""
+    from .._broadcast import broadcast_shapes
+    broadcast_shapes(*(a.shape for a in arrays if hasattr(a, "shape")))
 
 
 class _Raw:
