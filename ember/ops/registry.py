@@ -28,6 +28,8 @@ from __future__ import annotations
 import dis
 import re
 
+import numpy as np
+
 from .. import _dtypes
 from .._broadcast import sum_to
 from ..autograd import grad_mode
@@ -104,8 +106,8 @@ class OpNode(Node):
                 continue
             gi = rule(xp, g, ans, *args)
             if gi is not None:
-                if not create_graph and not isinstance(gi, xp.ndarray):
-                    gi = xp.asarray(gi)  # NumPy gives scalars for 0-d results
+                if isinstance(gi, np.generic):
+                    gi = np.asarray(gi)  # NumPy gives scalars for 0-d results
                 shape, dtype = meta
                 if gi.shape != shape:
                     gi = sum_to(xp, gi, shape)
@@ -194,8 +196,11 @@ class Op:
         except ValueError:
             _raise_broadcast_error(arrays[:n_in])
             raise
-        if not isinstance(out, xp.ndarray):
-            out = xp.asarray(out)
+        except TypeError:
+            _raise_device_error(args[:n_in])
+            raise
+        if isinstance(out, np.generic):
+            out = np.asarray(out)  # NumPy gives scalars for 0-d results
         if not (requires and _state.grad):
             return Tensor._make(out, None, False)
         node = self._record(args, out)
@@ -266,6 +271,18 @@ def _raise_broadcast_error(arrays):
     """Turn NumPy's broadcasting ValueError into PyTorch's RuntimeError (if that was it)."""
     from .._broadcast import broadcast_shapes
     broadcast_shapes(*(a.shape for a in arrays if hasattr(a, "shape")))
+
+
+def _raise_device_error(args):
+    """CuPy refuses NumPy operands with a TypeError; PyTorch names the two devices."""
+    from .. import _errors
+    devices = []
+    for a in args:
+        if isinstance(a, _Tensor) and a.device not in devices:
+            devices.append(a.device)
+    if len(devices) > 1:
+        a, b = sorted(str(d) for d in devices)[::-1][:2]
+        raise RuntimeError(_errors.DEVICE_MISMATCH.format(a=a, b=b))
 
 
 class _Raw:
