@@ -6,6 +6,7 @@ as methods in ``ember/_tensor_methods.py``, so ``x.exp()`` and ``ember.exp(x)`` 
 """
 from __future__ import annotations
 
+import math
 import warnings
 import weakref
 
@@ -31,10 +32,7 @@ class Size(tuple):
     __str__ = __repr__
 
     def numel(self):
-        n = 1
-        for s in self:
-            n *= s
-        return n
+        return math.prod(self)
 
     def __getitem__(self, item):
         r = tuple.__getitem__(self, item)
@@ -63,14 +61,14 @@ class Tensor:
         # Legacy ``torch.Tensor(data)`` / ``torch.Tensor(2, 3)``: the default dtype.
         from . import _creation
         src = _creation.legacy_new(_dtypes.get_default_dtype(), args, device)
-        self._init_from(src._data)
+        self._setup(src._data, None, False)
 
-    def _init_from(self, data, requires_grad=False):
+    def _setup(self, data, grad_fn, requires_grad):
         self._data = data
         self._rg = requires_grad
-        self._grad_fn = None
+        self._grad_fn = grad_fn
         self._grad = None
-        self._vc = [0]
+        self._vc = [0]  # the version counter, shared with views and detach()
         self._output_nr = 0
         self._base = None
         self._view_fn = None
@@ -82,17 +80,7 @@ class Tensor:
     def _make(data, grad_fn, requires_grad):
         """Wrap a raw array as a new Tensor (no copy); ``grad_fn`` is the node that made it."""
         t = object.__new__(Tensor)
-        t._data = data
-        t._rg = requires_grad
-        t._grad_fn = grad_fn
-        t._grad = None
-        t._vc = [0]
-        t._output_nr = 0
-        t._base = None
-        t._view_fn = None
-        t._acc = None
-        t._hooks = None
-        t._retains_grad = False
+        t._setup(data, grad_fn, requires_grad)
         return t
 
     # ------------------------------------------------------------------ metadata

@@ -47,6 +47,9 @@ SPECS = [
     Spec("mul_scalar", lambda L, a: a * 3, UNARY_SHAPES),
     Spec("div", lambda L, a, b: a / b, BINARY_SHAPES, domain=(0.5, 2.0)),
     Spec("div_scalar", lambda L, a: a / 4, UNARY_SHAPES),
+    Spec("div_floor", lambda L, a, b: L.div(a * 3, b, rounding_mode="floor"), BINARY_SHAPES,
+         domain=(0.55, 1.95)),
+    Spec("div_trunc", lambda L, a: L.div(a * 3, 2, rounding_mode="trunc"), UNARY_SHAPES),
     Spec("rdiv_scalar", lambda L, a: 2 / a, UNARY_SHAPES, domain=(0.5, 2.0)),
     Spec("neg", lambda L, a: -a, UNARY_SHAPES),
     Spec("reciprocal", lambda L, a: a.reciprocal(), UNARY_SHAPES, domain=(0.5, 2.0)),
@@ -187,6 +190,47 @@ def test_against_pytorch(spec, shapes, dtype):
             np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), **tol)
 
 
+# Ops without a derivative: values and dtype against PyTorch, results never require grad.
+NO_DERIVATIVE = {
+    "eq": lambda L, a, b: a == b,
+    "ne": lambda L, a, b: a != b,
+    "lt": lambda L, a, b: a < b,
+    "le": lambda L, a, b: a <= b,
+    "gt": lambda L, a, b: a > b,
+    "ge": lambda L, a, b: a >= b,
+    "bitwise_and": lambda L, a, b: (a > 0) & (b > 0),
+    "bitwise_or": lambda L, a, b: (a > 0) | b.gt(0),
+    "bitwise_xor": lambda L, a, b: (a > 0) ^ (b > 0),
+    "bitwise_not": lambda L, a, b: ~(a > b),
+    "logical_and": lambda L, a, b: L.logical_and(a, b),
+    "logical_or": lambda L, a, b: L.logical_or(a, b),
+    "logical_xor": lambda L, a, b: L.logical_xor(a, b),
+    "logical_not": lambda L, a, b: L.logical_not(a),
+    "all": lambda L, a, b: (a > b).all(),
+    "any": lambda L, a, b: (a > b).any(dim=0),
+    "int_div_rounding": lambda L, a, b: L.div((a * 3).long(), (b * 2).long() + 7,
+                                              rounding_mode="trunc"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NO_DERIVATIVE))
+def test_ops_without_derivative(name):
+    rng = np.random.default_rng(0)
+    a0, b0 = rng.uniform(-2, 2, (2, 3)), rng.uniform(-2, 2, (2, 3))
+    a0[0, 0] = b0[0, 0]
+    e = NO_DERIVATIVE[name](ember, ember.tensor(a0, requires_grad=True), ember.tensor(b0))
+    assert not e.requires_grad and e.grad_fn is None
+    if torch is not None:
+        t = NO_DERIVATIVE[name](torch, torch.tensor(a0, requires_grad=True), torch.tensor(b0))
+        assert repr(e) == repr(t)
+
+
+def test_every_op_without_derivative_has_a_spec():
+    names = {op.name for op in registry.OPS if op.rules is None}
+    names.add("int_div_rounding")
+    assert names <= set(NO_DERIVATIVE), sorted(names - set(NO_DERIVATIVE))
+
+
 def _node_names(t):
     names, stack, seen = set(), [t.grad_fn], set()
     while stack:
@@ -213,5 +257,5 @@ def test_every_registered_op_has_a_spec():
                                        [x for x in inputs if x.requires_grad][:1],
                                        create_graph=True)
             exercised |= _node_names(g)
-    missing = {op.node_cls.__name__ for op in registry.OPS} - exercised
+    missing = {op.node_cls.__name__ for op in registry.OPS if op.rules} - exercised
     assert not missing, f"ops without a spec: {sorted(missing)}"

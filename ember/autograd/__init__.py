@@ -6,7 +6,7 @@ import warnings
 from .. import _device, _errors
 from .engine import run_backward
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .graph import Node, accumulate_grad_of
+from .graph import Node, gradient_edge
 
 __all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck", "Node"]
@@ -19,13 +19,10 @@ def _as_tuple(x):
 
 
 def _root_edges(tensors):
-    edges = []
     for i, t in enumerate(tensors):
         if not t._rg:
             raise RuntimeError(_errors.NO_GRAD_FN.format(i=i))
-        edges.append((t._grad_fn, t._output_nr) if t._grad_fn is not None
-                     else (accumulate_grad_of(t), 0))
-    return edges
+    return [gradient_edge(t) for t in tensors]
 
 
 def _seed_grads(tensors, grads, create_graph):
@@ -110,8 +107,7 @@ def _capture_edges(inputs):
     for i, t in enumerate(inputs):
         if not t._rg:
             raise RuntimeError(_errors.INPUT_NO_GRAD)
-        edge = (accumulate_grad_of(t), 0) if t._grad_fn is None else (t._grad_fn, t._output_nr)
-        capture.setdefault(edge, i)
+        capture.setdefault(gradient_edge(t), i)
     return capture
 
 
@@ -132,8 +128,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                        accumulate=False)
     result = []
     for i, t in enumerate(inputs):
-        g = got[capture[(accumulate_grad_of(t), 0) if t._grad_fn is None
-                        else (t._grad_fn, t._output_nr)]]
+        g = got[capture[gradient_edge(t)]]
         if g is None:
             if not allow_unused:
                 raise RuntimeError(_errors.UNUSED_INPUT.format(i=i))

@@ -18,7 +18,7 @@ import weakref
 
 from .. import _errors
 
-__all__ = ["Node", "AccumulateGrad", "GraphRoot"]
+__all__ = ["Node", "AccumulateGrad", "gradient_edge"]
 
 _sequence = itertools.count()
 
@@ -91,8 +91,12 @@ def accumulate_grad_of(tensor):
     return node
 
 
-class GraphRoot:
-    """Marker for the engine: a tensor-level root that is itself a leaf."""
+def gradient_edge(tensor):
+    """The ``(node, input_nr)`` edge a tensor's gradient flows into (None for no grad)."""
+    if not tensor._rg:
+        return (None, 0)
+    fn = tensor._grad_fn
+    return (fn, tensor._output_nr) if fn is not None else (accumulate_grad_of(tensor), 0)
 
 
 def check_version(tensor, saved_version, type_name=None):

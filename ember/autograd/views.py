@@ -12,7 +12,7 @@ Tensor shaped like the base. That one function serves both directions:
 """
 from __future__ import annotations
 
-from .graph import Node, accumulate_grad_of, new_sequence_nr
+from .graph import Node, gradient_edge, new_sequence_nr
 
 
 def as_view(out, source, fn):
@@ -26,14 +26,6 @@ def as_view(out, source, fn):
         out._view_fn = lambda xp, a: fn(xp, parent(xp, a))
     out._vc = source._vc
     return out
-
-
-def _edge(t):
-    if not t._rg:
-        return (None, 0)
-    if t._grad_fn is None:
-        return (accumulate_grad_of(t), 0)
-    return (t._grad_fn, t._output_nr)
 
 
 def _node(cls, nexts):
@@ -101,7 +93,7 @@ class AsStridedBackward0(Node):
 def rebase_view(view, node):
     """After ``node`` (an in-place op applied to ``view``) wrote into the base: rewire history."""
     base = view._base
-    cs = _node(CopySlices, (_edge(base),) + tuple(node.next_functions[1:]))
+    cs = _node(CopySlices, (gradient_edge(base),) + tuple(node.next_functions[1:]))
     cs._inner = node
     cs._view_fn = view._view_fn
     base._grad_fn, base._output_nr, base._rg = cs, 0, True

@@ -218,6 +218,9 @@ multiply = mul
 def div(input, other, *, rounding_mode=None, out=None):
     """True division (integers give the default float dtype); ``rounding_mode`` 'trunc'/'floor'."""
     if rounding_mode is not None:
+        if rounding_mode not in ("trunc", "floor"):
+            raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or "
+                               f"'floor' but found '{rounding_mode}'")
         return _rounding_div(input, other, rounding_mode)
     if not isinstance(input, Tensor):
         return _mul(_reciprocal(other), input)
@@ -264,49 +267,49 @@ def sigmoid(input):
 # --------------------------------------------------------------------------- comparisons
 
 
-def _compare(fn_name):
-    def compare(input, other, *, out=None):
-        from .registry import _promote, _xp_of
-        args = (input, other)
-        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-        _promote(True, args, arrays, 2)
-        xp = _xp_of(arrays, 2)
-        res = getattr(xp, fn_name)(arrays[0], arrays[1])
-        return Tensor._make(xp.asarray(res), None, False)
-    compare.__name__ = fn_name
-    return compare
+def _no_derivative(name, fn_name, n_in=2):
+    """An elementwise NumPy function as an op without derivative (bool or integer results)."""
+    if n_in == 2:
+        def forward(xp, input, other):
+            return getattr(xp, fn_name)(input, other)
+    else:
+        def forward(xp, input):
+            return getattr(xp, fn_name)(input)
+    return defop(name, promote=True)(forward)
 
 
-eq = _compare("equal")
-ne = _compare("not_equal")
-lt = _compare("less")
-le = _compare("less_equal")
-gt = _compare("greater")
-ge = _compare("greater_equal")
-eq.__name__, ne.__name__, lt.__name__, le.__name__, gt.__name__, ge.__name__ = (
-    "eq", "ne", "lt", "le", "gt", "ge")
+eq = _no_derivative("eq", "equal")
+ne = _no_derivative("ne", "not_equal")
+lt = _no_derivative("lt", "less")
+le = _no_derivative("le", "less_equal")
+gt = _no_derivative("gt", "greater")
+ge = _no_derivative("ge", "greater_equal")
+bitwise_and = _no_derivative("bitwise_and", "bitwise_and")
+bitwise_or = _no_derivative("bitwise_or", "bitwise_or")
+bitwise_xor = _no_derivative("bitwise_xor", "bitwise_xor")
+bitwise_not = _no_derivative("bitwise_not", "invert", n_in=1)
+logical_and = _no_derivative("logical_and", "logical_and")
+logical_or = _no_derivative("logical_or", "logical_or")
+logical_xor = _no_derivative("logical_xor", "logical_xor")
+logical_not = _no_derivative("logical_not", "logical_not", n_in=1)
 less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
 
 
-def _rounding_div(input, other, mode):
-    """Division rounded toward zero ('trunc') or down ('floor'); it has no gradient."""
-    if mode not in ("trunc", "floor"):
-        raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' "
-                           f"but found '{mode}'")
-    from .registry import _promote, _xp_of
-    args = (input, other)
-    arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-    _promote(True, args, arrays, 2)
-    xp = _xp_of(arrays, 2)
-    a, b = arrays
-    if _integral(a) and _integral(b):
-        q = xp.floor_divide(a, b)
+@defop("div", n_in=2, promote=True, overload=2)
+def _rounding_div(xp, input, other, mode):
+    """Division rounded toward zero ('trunc') or down ('floor'); piecewise constant."""
+    if _integral(input) and _integral(other):
+        q = xp.floor_divide(input, other)
         if mode == "trunc":
-            q = q + ((xp.remainder(a, b) != 0) & ((a < 0) != (b < 0)))
-    else:
-        q = xp.true_divide(a, b)
-        q = xp.trunc(q) if mode == "trunc" else xp.floor(q)
-    return Tensor._make(xp.asarray(q), None, False)
+            q = q + ((xp.remainder(input, other) != 0) & ((input < 0) != (other < 0)))
+        return q
+    q = xp.true_divide(input, other)
+    return xp.trunc(q) if mode == "trunc" else xp.floor(q)
+
+
+# Zero almost everywhere; PyTorch returns zeros rather than no gradient, and so does ember.
+_rounding_div.defvjp(lambda xp, g, ans, input, other, mode: 0 * g,
+                     lambda xp, g, ans, input, other, mode: 0 * g)
 
 
 def _integral(v):
@@ -344,27 +347,3 @@ def log1p(input):
 def maximum(input, other):
     """Elementwise maximum; where both are equal the gradient is split between them."""
     return _maximum(input, other)
-
-
-def _logical(fn_name, bool_only_name):
-    def op(input, other=None):
-        from .registry import _promote, _xp_of
-        args = (input,) if other is None else (input, other)
-        arrays = [a._data if isinstance(a, Tensor) else a for a in args]
-        if other is not None:
-            _promote(True, args, arrays, 2)
-        xp = _xp_of(arrays, len(args))
-        res = getattr(xp, fn_name)(*arrays)
-        return Tensor._make(xp.asarray(res), None, False)
-    op.__name__ = bool_only_name
-    return op
-
-
-bitwise_and = _logical("bitwise_and", "bitwise_and")
-bitwise_or = _logical("bitwise_or", "bitwise_or")
-bitwise_xor = _logical("bitwise_xor", "bitwise_xor")
-bitwise_not = _logical("invert", "bitwise_not")
-logical_and = _logical("logical_and", "logical_and")
-logical_or = _logical("logical_or", "logical_or")
-logical_xor = _logical("logical_xor", "logical_xor")
-logical_not = _logical("logical_not", "logical_not")

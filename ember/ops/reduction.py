@@ -1,6 +1,8 @@
 """Reductions and their derivatives (the full family comes with the op-surface issue)."""
 from __future__ import annotations
 
+import math
+
 from .. import _dtypes
 from .._tensor import _wrap_dim
 from .registry import defop
@@ -40,7 +42,7 @@ def _mean_all(xp, input, shape):
 
 
 _mean_all.defvjp(lambda xp, g, ans, input, shape:
-                 xp.broadcast_to(g / _numel(shape), shape))
+                 xp.broadcast_to(g / math.prod(shape), shape))
 
 
 @defop("mean", n_in=1, overload=1)
@@ -49,14 +51,7 @@ def _mean_dim(xp, input, dims, keepdim, shape):
 
 
 _mean_dim.defvjp(lambda xp, g, ans, input, dims, keepdim, shape:
-                 _expand_back(xp, g / _numel([shape[d] for d in dims]), shape, dims, keepdim))
-
-
-def _numel(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
+                 _expand_back(xp, g / math.prod(shape[d] for d in dims), shape, dims, keepdim))
 
 
 def _dims(dim, ndim):
@@ -96,16 +91,16 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def _logical_reduce(name):
-    def reduce(input, dim=None, keepdim=False):
-        from .._tensor import Tensor
-        from .._xp import namespace_of
-        xp = namespace_of(input._data)
+    @defop(name, n_in=1)
+    def reduce(xp, input, axis, keepdim):
+        return getattr(xp, name)(input, axis=axis, keepdims=keepdim)
+
+    def public(input, dim=None, keepdim=False):
         axis = None if dim is None else _dims(dim, input.ndim)
-        out = getattr(xp, name)(input._data, axis=axis, keepdims=keepdim)
-        return Tensor._make(xp.asarray(out), None, False)
-    reduce.__name__ = name
-    reduce.__doc__ = f"Whether {name} elements (over ``dim``) are true; a bool tensor."
-    return reduce
+        return reduce(input, axis, keepdim)
+    public.__name__ = name
+    public.__doc__ = f"Whether {name} elements (over ``dim``) are true, as a bool tensor."
+    return public
 
 
 all = _logical_reduce("all")  # noqa: A001 - PyTorch's name

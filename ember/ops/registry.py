@@ -9,6 +9,8 @@ Contract for declaring an op (see the op modules for examples)::
 - The forward receives ``xp`` (the array namespace: numpy or cupy) and raw arrays, and returns
   a raw array. Its first ``n_in`` parameters (default: all) are the *inputs*: tensors or Python
   numbers that appear in ``next_functions``; the rest are plain parameters (dims, shapes, ...).
+- An op declared without ``defvjp`` has no derivative (comparisons, logical ops): its results
+  never require grad.
 - ``defvjp`` takes one rule per input, ``None`` for an input that has no derivative. A rule
   receives ``xp``, the output gradient ``g``, the forward result ``ans`` and the forward's
   arguments, and returns the gradient for its input.
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import dis
 import re
+import types
 
 import numpy as np
 
@@ -35,8 +38,8 @@ from .._broadcast import sum_to
 from ..autograd import grad_mode
 from ..autograd.graph import (
     Node,
-    accumulate_grad_of,
     check_version,
+    gradient_edge,
     modified_error,
     new_sequence_nr,
     raise_freed,
@@ -176,6 +179,10 @@ class Op:
     def __repr__(self):
         return f"<ember op {self.name}>"
 
+    def __get__(self, obj, objtype=None):
+        """Bind like a function, so an op can serve directly as a Tensor method."""
+        return self if obj is None else types.MethodType(self, obj)
+
     def __call__(self, *args):
         """Run the forward on ``args`` and record a node if grad mode is on and it is needed."""
         n_in = self.n_in
@@ -201,8 +208,8 @@ class Op:
             raise
         if isinstance(out, np.generic):
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
-        if not (requires and _state.grad):
-            return Tensor._make(out, None, False)
+        if not (requires and _state.grad) or self.rules is None or out.dtype.kind not in "fc":
+            return Tensor._make(out, None, False)  # integer and bool results never need grad
         node = self._record(args, out)
         result = Tensor._make(out, node, True)
         if node._ans is not None:
@@ -220,8 +227,7 @@ class Op:
         for i in range(self.n_in):
             a = args[i]
             if isinstance(a, Tensor) and a._rg:
-                fn = a._grad_fn
-                nexts.append((fn, a._output_nr) if fn is not None else (accumulate_grad_of(a), 0))
+                nexts.append(gradient_edge(a))
                 meta.append((a.shape, a._data.dtype))
                 idx, ans_read = reads[i]
                 save.update(idx)
