@@ -436,3 +436,56 @@ def test_gradcheck_accepts_right_and_rejects_wrong_derivatives():
     with pytest.raises(ember.autograd.gradcheck.__globals__["GradcheckError"]):
         gradcheck(wrong, (x,))
     assert gradcheck(wrong, (x,), raise_exception=False) is False
+
+
+# --------------------------------------------------------------------------- memory
+
+
+def test_saved_values_are_freed_by_backward():
+    x = ember.ones(3, requires_grad=True)
+    y = x.exp()
+    z = (y * x).sum()
+    exp_node, mul_node = y.grad_fn, z.grad_fn.next_functions[0][0]
+    assert exp_node._ans is not None and any(s is not None for s in mul_node._saved)
+    z.backward()
+    assert exp_node._ans is None and mul_node._saved == ()
+    w = (x.exp() * 2).sum()
+    w.backward(retain_graph=True)
+    assert w.grad_fn.next_functions[0][0].next_functions[0][0]._ans is not None
+
+
+def test_graphs_free_themselves_without_the_garbage_collector():
+    import gc
+    import weakref
+    gc.disable()
+    try:
+        x = ember.ones(3, requires_grad=True)
+        y = (x * 2).exp()
+        y.retain_grad()
+        y.register_hook(lambda g: g)
+        refs = [weakref.ref(y), weakref.ref(y.grad_fn)]
+        y.sum().backward()
+        del y
+        assert all(r() is None for r in refs)
+        acc = weakref.ref((x * 1).grad_fn.next_functions[0][0])
+        assert acc() is None  # AccumulateGrad lives only as long as a graph uses it
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_node_hooks(lib):
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    y = x * 3
+    seen = []
+    y.grad_fn.register_hook(lambda gi, go: seen.append((gi[0].tolist(), go[0].tolist())))
+    y.grad_fn.register_prehook(lambda go: (go[0] * 2,))
+    y.sum().backward()
+    assert seen == [([6.0, 6.0], [2.0, 2.0])] and x.grad.tolist() == [6.0, 6.0]
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_variable_shim(lib):
+    from_variable = lib.autograd.Variable(lib.ones(2), requires_grad=True)
+    assert isinstance(from_variable, lib.Tensor) and from_variable.requires_grad
+    assert isinstance(lib.ones(1), lib.autograd.Variable)

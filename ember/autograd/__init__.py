@@ -141,11 +141,22 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     return tuple(result)
 
 
-def Variable(data, requires_grad=False, volatile=False):  # noqa: N802 - PyTorch's name
-    """The pre-0.4 wrapper, kept for old code: returns ``data`` itself as a tensor."""
-    if requires_grad:
-        data.requires_grad_(True)
-    return data
+class _VariableMeta(type):
+    def __instancecheck__(cls, obj):
+        from .._tensor import Tensor
+        return isinstance(obj, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """The pre-0.4 wrapper, kept for old code: ``Variable(t)`` is ``t`` itself.
+
+    ``requires_grad=True`` sets the flag on ``t``; every tensor is an instance of Variable.
+    """
+
+    def __new__(cls, data, requires_grad=False, volatile=False):
+        if requires_grad:
+            data.requires_grad_(True)
+        return data
 
 
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
