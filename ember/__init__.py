@@ -84,63 +84,12 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .ops.linalg import matmul, mm
-from .ops.nn_ops import binary_cross_entropy_with_logits
-from .ops.pointwise import (
-    abs,
-    absolute,
-    add,
-    bitwise_and,
-    bitwise_not,
-    bitwise_or,
-    bitwise_xor,
-    div,
-    divide,
-    eq,
-    exp,
-    ge,
-    greater,
-    greater_equal,
-    gt,
-    le,
-    less,
-    less_equal,
-    log,
-    log1p,
-    logical_and,
-    logical_not,
-    logical_or,
-    logical_xor,
-    lt,
-    maximum,
-    mul,
-    multiply,
-    ne,
-    neg,
-    negative,
-    not_equal,
-    pow,
-    reciprocal,
-    rsub,
-    sigmoid,
-    sign,
-    sub,
-    subtract,
-    true_divide,
-    where,
-)
-from .ops.reduction import all, any, mean, sum
-from .ops.shape import (
-    clone,
-    contiguous,
-    expand,
-    reshape,
-    squeeze,
-    swapaxes,
-    t,
-    transpose,
-    unsqueeze,
-)
+from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
+from .ops.linalg import *  # noqa: F403
+from .ops.nn_ops import *  # noqa: F403
+from .ops.pointwise import *  # noqa: F403
+from .ops.reduction import *  # noqa: F403
+from .ops.shape import *  # noqa: F403
 
 # NumPy would warn on inf/nan results (log(0), exp overflow); PyTorch never does. This is
 # process-wide NumPy state, set once here.

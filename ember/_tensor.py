@@ -338,7 +338,7 @@ class Tensor:
     def __iter__(self):
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self._data.shape[0]))
+        return iter(self.unbind(0))
 
     def __bool__(self):
         if self._data.size != 1:
@@ -433,7 +433,7 @@ class Tensor:
         if node is not None:
             if getattr(node, "_ans", None) is not None:
                 node._ans = self._data
-                node._ans_vc = (self._vc, self._vc[0])
+                node._ans_vc = ((self._vc, self._vc[0]),)
             if self._base is None:
                 self._grad_fn, self._output_nr, self._rg = node, 0, True
             else:

@@ -7,34 +7,10 @@ from __future__ import annotations
 
 from . import _device, _dtypes
 from ._tensor import Tensor
-from .ops import linalg, pointwise, reduction, shape
+from .ops import indexing, linalg, nn_ops, pointwise, reduction, shape
 from .ops.registry import defop
 
-_METHODS = {
-    "add": pointwise.add, "sub": pointwise.sub, "subtract": pointwise.sub, "mul": pointwise.mul,
-    "multiply": pointwise.mul, "div": pointwise.div, "divide": pointwise.div,
-    "true_divide": pointwise.div, "neg": pointwise.neg, "negative": pointwise.neg,
-    "reciprocal": pointwise.reciprocal, "pow": pointwise.pow, "exp": pointwise.exp,
-    "log": pointwise.log, "sigmoid": pointwise.sigmoid, "eq": pointwise.eq, "ne": pointwise.ne,
-    "lt": pointwise.lt, "le": pointwise.le, "gt": pointwise.gt, "ge": pointwise.ge,
-    "sum": reduction.sum, "mean": reduction.mean, "all": reduction.all, "any": reduction.any,
-    "matmul": linalg.matmul, "mm": linalg.mm,
-    "view": shape.view, "view_as": shape.view_as, "reshape": shape.reshape,
-    "reshape_as": shape.reshape_as, "clone": shape.clone, "contiguous": shape.contiguous,
-    "unsqueeze": shape.unsqueeze, "squeeze": shape.squeeze, "t": shape.t,
-    "transpose": shape.transpose, "swapaxes": shape.transpose, "expand": shape.expand,
-    "expand_as": shape.expand_as, "abs": pointwise.abs, "sign": pointwise.sign,
-    "log1p": pointwise.log1p, "maximum": pointwise.maximum, "where": pointwise.where,
-    "bitwise_and": pointwise.bitwise_and, "bitwise_or": pointwise.bitwise_or,
-    "bitwise_xor": pointwise.bitwise_xor, "bitwise_not": pointwise.bitwise_not,
-    "logical_and": pointwise.logical_and, "logical_or": pointwise.logical_or,
-    "logical_xor": pointwise.logical_xor, "logical_not": pointwise.logical_not,
-}
-_INPLACE = ("add", "sub", "mul", "div", "neg", "reciprocal", "pow", "exp", "log", "sigmoid",
-            "abs", "sign", "log1p")
-
-for _name, _fn in _METHODS.items():
-    setattr(Tensor, _name, _fn)
+FAMILIES = (pointwise, reduction, shape, linalg, indexing, nn_ops)
 
 
 def _make_inplace(fn):
@@ -45,8 +21,11 @@ def _make_inplace(fn):
     return method
 
 
-for _name in _INPLACE:
-    setattr(Tensor, _name + "_", _make_inplace(_METHODS[_name]))
+for _family in FAMILIES:
+    for _name, _fn in _family.METHODS.items():
+        setattr(Tensor, _name, _fn)
+    for _name in _family.INPLACE:
+        setattr(Tensor, _name + "_", _make_inplace(_family.METHODS[_name]))
 
 
 def _fill_(self, value):

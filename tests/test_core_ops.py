@@ -5,35 +5,16 @@ importable), gradients of a random vector-Jacobian product against PyTorch, firs
 against finite differences in float64 (gradcheck) and, for smooth ops, second derivatives
 (gradgradcheck). The last test fails when a registered op is exercised by no spec.
 """
-from dataclasses import dataclass, field
+import importlib
+import pathlib
 
 import numpy as np
 import pytest
 
 import ember
-from ember.autograd import gradcheck, gradgradcheck
 from ember.ops import registry
 
-try:
-    import torch
-except ImportError:
-    torch = None
-
-
-@dataclass
-class Spec:
-    name: str
-    fn: object                      # fn(lib, *tensors) -> tensor
-    shapes: list                    # list of tuples of input shapes
-    domain: tuple = (-2.0, 2.0)     # inputs are drawn uniformly here
-    gradgrad: bool = True
-    finite_differences: bool = True  # False where the op itself rounds (a float32 cast)
-    int_args: dict = field(default_factory=dict)   # position -> (shape, high) integer inputs
-
-
-BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (1, 3)), ((3,), (2, 3)),
-                 ((2, 1), (1, 3)), ((2, 3), ())]
-UNARY_SHAPES = [((),), ((3,),), ((2, 3),)]
+from .opspec import BINARY_SHAPES, UNARY_SHAPES, Spec, inputs, op_tests
 
 SPECS = [
     Spec("add", lambda L, a, b: a + b, BINARY_SHAPES),
@@ -86,6 +67,13 @@ SPECS = [
     Spec("t", lambda L, a: a.t(), [((2, 3),)]),
     Spec("transpose", lambda L, a: a.transpose(0, 2), [((2, 3, 4),)]),
     Spec("unsqueeze", lambda L, a: a.unsqueeze(1), UNARY_SHAPES[1:]),
+    Spec("cat", lambda L, a, b: L.cat([a, b * 2, a], dim=-1), [((2, 3), (2, 1))]),
+    Spec("cat_promote_skip_empty", lambda L, a, b: L.cat([a, L.tensor([]), b.double()]),
+         [((3,), (2,))]),
+    Spec("stack", lambda L, a, b: L.stack([a, b], dim=-1), [((2, 3), (2, 3)), ((), ())]),
+    Spec("unbind", lambda L, a: a.unbind(1), [((2, 3),)]),
+    Spec("unbind_partial", lambda L, a: a.unbind()[1] * 2, [((3, 2),)]),
+    Spec("iterate", lambda L, a: L.stack([r * k for k, r in enumerate(a)]), [((3, 2),)]),
     Spec("squeeze", lambda L, a: a.squeeze(), [((2, 1, 3),)]),
     Spec("squeeze_dim", lambda L, a: a.squeeze(1), [((2, 1, 3),)]),
     Spec("expand", lambda L, a: a.expand(2, 3), [((3,),), ((2, 1),)]),
@@ -137,57 +125,7 @@ def _inplace_view(L, a, b):
     return y
 
 
-def _inputs(lib, spec, shapes, dtype, seed=0):
-    rng = np.random.default_rng(seed)
-    out = []
-    for k, shape in enumerate(shapes):
-        if k in spec.int_args:
-            ishape, high = spec.int_args[k]
-            out.append(lib.tensor(rng.integers(0, high, ishape)))
-            continue
-        vals = rng.uniform(*spec.domain, size=shape)
-        if spec.name == "index_mask":
-            vals[np.abs(vals) < 0.1] = 0.5
-        out.append(lib.tensor(vals, dtype=dtype, requires_grad=True))
-    return out
-
-
-CASES = [pytest.param(s, shp, id=f"{s.name}-{'x'.join(map(str, shp))}")
-         for s in SPECS for shp in s.shapes]
-
-
-@pytest.mark.parametrize("spec,shapes", [c for c in CASES if c.values[0].finite_differences])
-def test_gradcheck(spec, shapes):
-    inputs = _inputs(ember, spec, shapes, ember.float64)
-    assert gradcheck(lambda *xs: spec.fn(ember, *xs), inputs)
-
-
-@pytest.mark.parametrize("spec,shapes", [c for c in CASES if c.values[0].gradgrad])
-def test_gradgradcheck(spec, shapes):
-    inputs = _inputs(ember, spec, shapes, ember.float64)
-    assert gradgradcheck(lambda *xs: spec.fn(ember, *xs), inputs)
-
-
-@pytest.mark.skipif(torch is None, reason="PyTorch not installed")
-@pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("spec,shapes", CASES)
-def test_against_pytorch(spec, shapes, dtype):
-    e_in = _inputs(ember, spec, shapes, getattr(ember, dtype))
-    t_in = _inputs(torch, spec, shapes, getattr(torch, dtype))
-    e_out, t_out = spec.fn(ember, *e_in), spec.fn(torch, *t_in)
-    assert e_out.shape == t_out.shape
-    assert str(e_out.dtype) == str(t_out.dtype)
-    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__
-    assert repr(e_out.grad_fn.next_functions).count("None") == \
-        repr(t_out.grad_fn.next_functions).count("None")
-    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), **tol)
-    v = np.random.default_rng(1).uniform(-1, 1, size=tuple(e_out.shape))
-    e_out.backward(ember.tensor(v, dtype=e_out.dtype))
-    t_out.backward(torch.tensor(v, dtype=t_out.dtype))
-    for e, t in zip(e_in, t_in):
-        if t.requires_grad:
-            np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), **tol)
+test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)
 
 
 # Ops without a derivative: values and dtype against PyTorch, results never require grad.
@@ -220,6 +158,7 @@ def test_ops_without_derivative(name):
     a0[0, 0] = b0[0, 0]
     e = NO_DERIVATIVE[name](ember, ember.tensor(a0, requires_grad=True), ember.tensor(b0))
     assert not e.requires_grad and e.grad_fn is None
+    torch = pytest.importorskip("torch")
     if torch is not None:
         t = NO_DERIVATIVE[name](torch, torch.tensor(a0, requires_grad=True), torch.tensor(b0))
         assert repr(e) == repr(t)
@@ -246,16 +185,27 @@ def _node_names(t):
     return names
 
 
+def all_specs():
+    """The SPECS of this module and of every tests/test_ops_*.py module."""
+    specs = list(SPECS)
+    for path in sorted(pathlib.Path(__file__).parent.glob("test_ops_*.py")):
+        specs += importlib.import_module(f"tests.{path.stem}").SPECS
+    return specs
+
+
 def test_every_registered_op_has_a_spec():
     exercised = set()
-    for spec in SPECS:
+    for spec in all_specs():
         for shapes in spec.shapes:
-            inputs = _inputs(ember, spec, shapes, ember.float64)
-            out = spec.fn(ember, *inputs)
-            exercised |= _node_names(out)
-            (g,) = ember.autograd.grad((out * out).sum(),
-                                       [x for x in inputs if x.requires_grad][:1],
-                                       create_graph=True)
-            exercised |= _node_names(g)
+            xs = inputs(ember, spec, shapes, ember.float64)
+            res = spec.fn(ember, *xs)
+            outs = [o for o in (res if isinstance(res, tuple) else (res,)) if o.requires_grad]
+            for out in outs:
+                exercised |= _node_names(out)
+            diff = [x for x in xs if x.requires_grad][:1]
+            if outs and diff:
+                grads = ember.autograd.grad(sum((o * o).sum() for o in outs), diff,
+                                            create_graph=True, allow_unused=True)
+                exercised |= {n for g in grads if g is not None for n in _node_names(g)}
     missing = {op.node_cls.__name__ for op in registry.OPS if op.rules} - exercised
     assert not missing, f"ops without a spec: {sorted(missing)}"

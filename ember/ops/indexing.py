@@ -196,3 +196,9 @@ def setitem(x, key, value):
         return
     view = getitem(x, key)
     view._inplace(_copy, value)
+
+
+# --------------------------------------------------------------------------- the family's surface
+__all__ = []
+METHODS = {}
+INPLACE = ()

@@ -109,3 +109,8 @@ def _batched(input, other):
     shape = batch + ((n,) if input.ndim > 1 else ()) + ((m,) if other.ndim > 1 else ())
     return _shape._unsafe_view(out, shape, out.shape)
 
+
+# --------------------------------------------------------------------------- the family's surface
+__all__ = ["matmul", "mm"]
+METHODS = {name: globals()[name] for name in __all__}
+INPLACE = ()

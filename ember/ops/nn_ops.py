@@ -72,3 +72,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                          f"({input.shape})")
     raw = [w._data if isinstance(w, Tensor) else w for w in (weight, pos_weight)]
     return _bce_logits(input, target, raw[0], raw[1], reduction)
+
+
+# --------------------------------------------------------------------------- the family's surface
+__all__ = ["binary_cross_entropy_with_logits"]
+METHODS = {}
+INPLACE = ()

@@ -347,3 +347,17 @@ def log1p(input):
 def maximum(input, other):
     """Elementwise maximum; where both are equal the gradient is split between them."""
     return _maximum(input, other)
+
+
+# --------------------------------------------------------------------------- the family's surface
+__all__ = ["add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
+           "neg", "negative", "reciprocal", "pow", "exp", "log", "log1p", "sigmoid", "abs",
+           "absolute", "sign", "maximum", "where", "eq", "ne", "lt", "le", "gt", "ge", "less",
+           "less_equal", "greater", "greater_equal", "not_equal", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "bitwise_not", "logical_and", "logical_or", "logical_xor",
+           "logical_not"]
+METHODS = {name: globals()[name] for name in __all__ if name != "rsub"}
+INPLACE = ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
+           "negative", "reciprocal", "pow", "exp", "log", "log1p", "sigmoid", "abs", "sign",
+           "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
+           "bitwise_or", "bitwise_xor", "bitwise_not", "eq", "ne", "lt", "le", "gt", "ge")

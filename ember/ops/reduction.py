@@ -105,3 +105,19 @@ def _logical_reduce(name):
 
 all = _logical_reduce("all")  # noqa: A001 - PyTorch's name
 any = _logical_reduce("any")  # noqa: A001
+
+
+# --------------------------------------------------------------------------- the family's surface
+__all__ = ["sum", "mean", "all", "any"]
+METHODS = {name: globals()[name] for name in __all__}
+INPLACE = ()
+ARRAY_API = {
+    "sum": lambda x, axis=None, keepdims=False, dtype=None: sum(
+        x, dim=axis, keepdim=keepdims, dtype=_api_dtype(dtype)),
+    "mean": lambda x, axis=None, keepdims=False: mean(x, dim=axis, keepdim=keepdims),
+}
+
+
+def _api_dtype(dtype):
+    return dtype if dtype is None or isinstance(dtype, _dtypes.dtype) else \
+        _dtypes.from_numpy_dtype(dtype)

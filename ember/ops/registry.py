@@ -22,6 +22,12 @@ Contract for declaring an op (see the op modules for examples)::
   shape and casts it to the input's dtype, once, for every rule.
 - What a node saves is read off the rules: an argument (or ``ans``) is saved only if a rule of an
   input that requires grad mentions it — exactly what PyTorch's derivatives.yaml saves.
+- Any number of inputs (``cat``, ``stack``): ``defop(..., variadic=k)`` with the forward
+  ``f(xp, *inputs_then_k_params)``; ``defvjp`` then takes one rule
+  ``rule(xp, g, ans, i, inputs, *params)`` giving the gradient of input ``i``.
+- Several outputs: ``defop(..., nout=2)``; the forward returns a tuple, and rules receive ``g``
+  and ``ans`` as tuples (a missing output gradient arrives as zeros). Integer outputs (indices)
+  never require grad.
 - The grad_fn class is named from the op name: ``defop("mul")`` -> ``MulBackward0``;
   ``overload=1`` -> ``...Backward1``, as PyTorch numbers its overloads.
 """
@@ -78,8 +84,9 @@ def _names_read(fn):
 class OpNode(Node):
     """A recorded application of an op: saved values, input metadata, and the op's rules."""
 
-    __slots__ = ("_saved", "_versions", "_ans", "_ans_vc", "_meta")
+    __slots__ = ("_saved", "_versions", "_ans", "_ans_vc", "_meta", "_out_meta")
     _op = None  # the Op, set on each generated subclass
+    _n_outputs = 1
 
     def _unpack(self, create_graph):
         """The forward's arguments and result as the rules need them (checked, not freed)."""
@@ -89,21 +96,43 @@ class OpNode(Node):
         for idx, version in self._versions:
             check_version(saved[idx], version)
         ans = self._ans
-        if ans is not None and self._ans_vc[0][0] != self._ans_vc[1]:
-            raise RuntimeError(_ans_error(self))
+        if ans is not None:
+            for k, (vc, version) in enumerate(self._ans_vc):
+                if vc[0] != version:
+                    raise RuntimeError(_ans_error(self, k))
         if create_graph:
             if ans is not None:
-                ans = _Tensor._make(ans, self, True)
+                ans = (_output_tensor(ans, self, 0) if self._op.nout == 1 else
+                       tuple(_output_tensor(a, self, k) for k, a in enumerate(ans)))
             return ans, saved
         return ans, tuple(a._data if isinstance(a, _Tensor) else a for a in saved)
 
+    def _output_grads(self, grad_outputs, create_graph):
+        """The gradients of all outputs, zeros standing in for those that did not arrive."""
+        first = next(g for g in grad_outputs if g is not None)
+        xp = _xp_for(first, create_graph)
+        return xp, tuple(
+            g if g is not None else (xp.zeros(shape, dtype=dtype) if dtype.kind in "fc" else None)
+            for g, (shape, dtype) in zip(grad_outputs, self._out_meta))
+
     def apply(self, grad_outputs, create_graph):
         """Input gradients (one per edge, None where not needed) for the output gradient(s)."""
-        g = grad_outputs[0]
         ans, args = self._unpack(create_graph)
-        xp = _xp_for(g, create_graph)
+        if self._op.nout == 1:
+            g = grad_outputs[0]
+            xp = _xp_for(g, create_graph)
+        else:
+            xp, g = self._output_grads(grad_outputs, create_graph)
+        op = self._op
+        if op.variadic is not None:
+            n_in = len(self.next_functions)
+            inputs, params, shared = args[:n_in], args[n_in:], op.rules
+            rules = [lambda xp, g, ans, *_, i=i: shared(xp, g, ans, i, inputs, *params)
+                     for i in range(n_in)]
+        else:
+            rules = op.rules
         out = []
-        for (fn, _), rule, meta in zip(self.next_functions, self._op.rules, self._meta):
+        for (fn, _), rule, meta in zip(self.next_functions, rules, self._meta):
             if fn is None:
                 out.append(None)
                 continue
@@ -122,18 +151,28 @@ class OpNode(Node):
     def release(self):
         """Drop saved values after a backward without retain_graph."""
         saved = self._saved
-        if self._ans is not None or any(saved[i] is not None for i in range(self._op.n_in)):
+        n_in = len(self.next_functions)
+        if self._ans is not None or any(saved[i] is not None for i in range(n_in)):
             self._saved = ()
             self._versions = ()
             self._ans = None
             self._freed = True
 
 
-def _ans_error(node):
-    arr = node._ans
+_count_outputs = property(lambda node: len(node._out_meta))  # ops with nout=None (unbind)
+
+
+def _output_tensor(array, node, output_nr):
+    t = _Tensor._make(array, node, True)
+    t._output_nr = output_nr
+    return t
+
+
+def _ans_error(node, k):
+    arr = node._ans if node._op.nout == 1 else node._ans[k]
     dt = _dtypes.from_numpy_dtype(arr.dtype)
-    vc, expected = node._ans_vc
-    return modified_error(f"torch.{dt._legacy}", arr.shape, node, 0, vc[0], expected)
+    vc, expected = node._ans_vc[k]
+    return modified_error(f"torch.{dt._legacy}", arr.shape, node, k, vc[0], expected)
 
 
 def _xp_for(g, create_graph):
@@ -147,9 +186,12 @@ def _xp_for(g, create_graph):
 class Op:
     """A differentiable primitive: forward on raw arrays plus one vjp rule per input."""
 
-    def __init__(self, name, forward, n_in, promote, overload):
-        self.name = name
+    def __init__(self, name, forward, n_in, promote, overload, nout=1, variadic=None):
+        self.name = self.__name__ = name
+        self.__doc__ = forward.__doc__
         self.forward = forward
+        self.nout = nout
+        self.variadic = variadic  # number of trailing parameters of a variadic op
         argnames = forward.__code__.co_varnames[1:forward.__code__.co_argcount]
         self.argnames = argnames
         self.n_in = len(argnames) if n_in is None else n_in
@@ -157,10 +199,17 @@ class Op:
         self.rules = None
         self._reads = None
         self.node_cls = type(f"{_camel(name)}Backward{overload}", (OpNode,),
-                             {"__slots__": (), "_op": self})
+                             {"__slots__": (), "_op": self,
+                              "_n_outputs": nout if nout is not None else _count_outputs})
         OPS.append(self)
 
     def defvjp(self, *rules):
+        if self.variadic is not None:
+            (rule,) = rules
+            self.rules = rule
+            self._reads = "inputs" in _names_read(rule), rule.__code__.co_varnames[2] in \
+                _names_read(rule)
+            return self
         if len(rules) != self.n_in:
             raise TypeError(f"{self.name}: {self.n_in} rules expected, got {len(rules)}")
         self.rules = rules
@@ -185,7 +234,7 @@ class Op:
 
     def __call__(self, *args):
         """Run the forward on ``args`` and record a node if grad mode is on and it is needed."""
-        n_in = self.n_in
+        n_in = self.n_in if self.variadic is None else len(args) - self.variadic
         Tensor = _Tensor
         requires = False
         arrays = list(args)
@@ -195,7 +244,7 @@ class Op:
                 arrays[i] = a._data
                 if a._rg:
                     requires = True
-        if self.promote:
+        if self.promote and n_in:
             _promote(self.promote, args, arrays, n_in)
         xp = _xp_of(arrays, n_in)
         try:
@@ -206,17 +255,38 @@ class Op:
         except TypeError:
             _raise_device_error(args[:n_in])
             raise
+        if self.nout != 1:
+            return self._wrap_outputs(args, out, requires)
         if isinstance(out, np.generic):
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
         if not (requires and _state.grad) or self.rules is None or out.dtype.kind not in "fc":
             return Tensor._make(out, None, False)  # integer and bool results never need grad
-        node = self._record(args, out)
+        node = self._record(args, out, n_in)
         result = Tensor._make(out, node, True)
         if node._ans is not None:
-            node._ans_vc = (result._vc, result._vc[0])
+            node._ans_vc = ((result._vc, result._vc[0]),)
         return result
 
-    def _record(self, args, out):
+    def _wrap_outputs(self, args, outs, requires):
+        """Tensors for a multi-output op; floating outputs share one node (``output_nr`` k)."""
+        outs = tuple(np.asarray(o) if isinstance(o, np.generic) else o for o in outs)
+        node = None
+        if requires and _state.grad and self.rules is not None and any(
+                o.dtype.kind in "fc" for o in outs):
+            node = self._record(args, outs, self.n_in if self.variadic is None else
+                                len(args) - self.variadic)
+            node._out_meta = tuple((o.shape, o.dtype) for o in outs)
+        results = []
+        for k, o in enumerate(outs):
+            if node is not None and o.dtype.kind in "fc":
+                results.append(_output_tensor(o, node, k))
+            else:
+                results.append(_Tensor._make(o, None, False))
+        if node is not None and node._ans is not None:
+            node._ans_vc = tuple((t._vc, t._vc[0]) for t in results)
+        return tuple(results)
+
+    def _record(self, args, out, n_in):
         Tensor = _Tensor
         node = self.node_cls.__new__(self.node_cls)
         nexts = []
@@ -224,13 +294,19 @@ class Op:
         save = set()
         save_ans = False
         reads = self._reads
-        for i in range(self.n_in):
+        variadic = self.variadic is not None
+        for i in range(n_in):
             a = args[i]
             if isinstance(a, Tensor) and a._rg:
                 nexts.append(gradient_edge(a))
                 meta.append((a.shape, a._data.dtype))
-                idx, ans_read = reads[i]
-                save.update(idx)
+                if variadic:
+                    reads_inputs, ans_read = reads
+                    if reads_inputs:
+                        save.update(range(n_in))
+                else:
+                    idx, ans_read = reads[i]
+                    save.update(idx)
                 save_ans = save_ans or ans_read
             else:
                 nexts.append((None, 0))
@@ -240,7 +316,6 @@ class Op:
         node._seq = new_sequence_nr()
         node._pre_hooks = node._hooks = None
         node._freed = False
-        n_in = self.n_in
         node._saved = tuple(a if (i in save or i >= n_in) else None for i, a in enumerate(args))
         node._versions = tuple((i, args[i]._vc[0]) for i in save
                                if i < n_in and isinstance(args[i], Tensor))
@@ -310,8 +385,8 @@ def _xp_of(arrays, n_in):
     return _xp.NUMPY
 
 
-def defop(name, *, n_in=None, promote=False, overload=0):
+def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None):
     """Declare an op from its forward function (used as a decorator)."""
     def wrap(forward):
-        return Op(name, forward, n_in, promote, overload)
+        return Op(name, forward, n_in, promote, overload, nout, variadic)
     return wrap

@@ -1,7 +1,7 @@
 """Shape ops: views (sharing storage and version counter) and copies, with derivatives."""
 from __future__ import annotations
 
-from .. import _errors
+from .. import _dtypes, _errors
 from .._tensor import _wrap_dim
 from ..autograd.views import as_view
 from .registry import defop
@@ -244,3 +244,122 @@ def expand(input, *sizes):
 
 def expand_as(input, other):
     return expand(input, other.shape)
+
+
+# --------------------------------------------------------------------------- joining, unbind
+
+
+def _legacy_empty(shape, ndim):
+    """PyTorch lets a 1-d empty tensor join tensors of any rank; it contributes nothing."""
+    return len(shape) == 1 and shape[0] == 0 and ndim != 1
+
+
+@defop("cat", variadic=2)
+def _cat(xp, *args):
+    *tensors, dim, shapes = args
+    ndim = max(t.ndim for t in tensors)
+    return xp.concatenate([t for t in tensors if not _legacy_empty(t.shape, ndim)], axis=dim)
+
+
+def _cat_rule(xp, g, ans, i, inputs, dim, shapes):
+    if _legacy_empty(shapes[i], g.ndim):
+        return xp.zeros(shapes[i], dtype=g.dtype)
+    start = sum(s[dim] for s in shapes[:i] if not _legacy_empty(s, g.ndim))
+    return g[(slice(None),) * dim + (slice(start, start + shapes[i][dim]),)]
+
+
+_cat.defvjp(_cat_rule)
+
+
+def cat(tensors, dim=0, *, out=None):
+    """Join tensors along an existing dim (all other dims must match)."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+    ref = next((t for t in tensors if t.ndim), tensors[0])
+    if ref.ndim == 0:
+        raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
+    d = _wrap_dim(dim, ref.ndim)
+    for k, t in enumerate(tensors):
+        if _legacy_empty(tuple(t.shape), ref.ndim):
+            continue
+        if t.ndim != ref.ndim:
+            raise RuntimeError(f"Tensors must have same number of dimensions: got {ref.ndim} "
+                               f"and {t.ndim}")
+        for j in range(ref.ndim):
+            if j != d and t.shape[j] != ref.shape[j]:
+                raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
+                                   f"Expected size {ref.shape[j]} but got size {t.shape[j]} "
+                                   f"for tensor number {k} in the list.")
+    from .._dtypes import promote_types
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        dt = promote_types(dt, t.dtype)
+    tensors = [to_dtype(t, dt) for t in tensors]
+    return _cat(*tensors, d, tuple(tuple(t.shape) for t in tensors))
+
+
+concat = concatenate = cat
+
+
+@defop("stack", variadic=1)
+def _stack(xp, *args):
+    *tensors, dim = args
+    return xp.stack(tensors, axis=dim)
+
+
+_stack.defvjp(lambda xp, g, ans, i, inputs, dim: g[(slice(None),) * dim + (i, Ellipsis)])
+
+
+def stack(tensors, dim=0, *, out=None):
+    """Join same-shaped tensors along a new dim."""
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError("stack expects a non-empty TensorList")
+    for k, t in enumerate(tensors):
+        if t.shape != tensors[0].shape:
+            raise RuntimeError(f"stack expects each tensor to be equal size, but got "
+                               f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} "
+                               f"at entry {k}")
+    from .._dtypes import promote_types
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        dt = promote_types(dt, t.dtype)
+    tensors = [to_dtype(t, dt) for t in tensors]
+    return _stack(*tensors, _wrap_dim(dim, tensors[0].ndim + 1))
+
+
+@defop("unbind", n_in=1, nout=None)
+def _unbind(xp, input, dim):
+    return tuple(input[(slice(None),) * dim + (k, Ellipsis)] for k in range(input.shape[dim]))
+
+
+_unbind.defvjp(lambda xp, g, ans, input, dim: xp.stack(g, axis=dim))
+
+
+def unbind(input, dim=0):
+    """The slices along ``dim``, as a tuple of views."""
+    d = _wrap_dim(dim, input.ndim)
+    outs = _unbind(input, d)
+    return tuple(as_view(o, input, lambda xp, a, k=k: a[(slice(None),) * d + (k, Ellipsis)])
+                 for k, o in enumerate(outs))
+
+
+# --------------------------------------------------------------------------- the family's surface
+__all__ = ["view", "view_as", "reshape", "reshape_as", "clone", "contiguous", "unsqueeze",
+           "squeeze", "t", "transpose", "swapaxes", "swapdims", "expand", "expand_as", "cat",
+           "concat", "concatenate", "stack", "unbind"]
+METHODS = {name: globals()[name] for name in __all__
+           if name not in ("cat", "concat", "concatenate", "stack")}
+INPLACE = ()
+ARRAY_API = {
+    "reshape": lambda x, shape, copy=None: reshape(x, tuple(shape)),
+    "broadcast_to": lambda x, shape: expand(x, tuple(shape)),
+    "expand_dims": lambda x, axis: unsqueeze(x, axis),
+    "squeeze": lambda x, axis: squeeze(x, axis),
+    "swapaxes": lambda x, axis1, axis2: transpose(x, axis1, axis2),
+    "astype": lambda x, dtype: to_dtype(x, dtype if isinstance(dtype, _dtypes.dtype)
+                                        else _dtypes.from_numpy_dtype(dtype)),
+    "stack": lambda arrays, axis=0: stack(arrays, dim=axis),
+    "concat": lambda arrays, axis=0: cat(arrays, dim=axis),
+}
