@@ -468,13 +468,9 @@ def _snapshot_saved_self(node, tensor):
     saved = getattr(node, "_saved", None)
     if not saved or not any(s is tensor for s in saved):
         return
+    # ``tensor`` cannot be a leaf that requires grad here (_check_inplace refused that).
     old = Tensor._make(tensor._data.copy(), tensor._grad_fn, tensor._rg)
     old._output_nr = tensor._output_nr
-    old._acc = tensor._acc
-    if tensor._grad_fn is None and tensor._rg:
-        from .autograd.graph import accumulate_grad_of
-        accumulate_grad_of(tensor)
-        old._acc = tensor._acc
     node._saved = tuple(old if s is tensor else s for s in saved)
     node._versions = tuple((i, 0) if saved[i] is tensor else (i, v) for i, v in node._versions)
 

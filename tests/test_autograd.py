@@ -489,3 +489,13 @@ def test_variable_shim(lib):
     from_variable = lib.autograd.Variable(lib.ones(2), requires_grad=True)
     assert isinstance(from_variable, lib.Tensor) and from_variable.requires_grad
     assert isinstance(lib.ones(1), lib.autograd.Variable)
+
+
+def test_gradcheck_fast_mode_checks_a_random_projection():
+    x = ember.tensor(np.linspace(-1, 1, 40).reshape(5, 8), requires_grad=True)
+    w = ember.tensor(np.linspace(0.5, 2, 8), dtype=ember.float64)
+    assert gradcheck(lambda t: (t.exp() @ w).sigmoid(), (x,), fast_mode=True)
+
+    def wrong(t):
+        return t.detach() * 3 + (t * 2 - t.detach() * 2)
+    assert gradcheck(wrong, (x,), fast_mode=True, raise_exception=False) is False
