@@ -39,7 +39,7 @@ import types
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _xp
 from .._broadcast import sum_to
 from ..autograd import grad_mode
 from ..autograd.graph import (
@@ -56,6 +56,7 @@ __all__ = ["defop", "Op", "OpNode", "OPS"]
 OPS = []  # every declared op, in declaration order (tests check each has a spec)
 
 _state = grad_mode._state
+_NUMPY = _xp.NUMPY
 _Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
 
@@ -179,8 +180,7 @@ def _xp_for(g, create_graph):
     if create_graph:
         from .. import _array_api
         return _array_api
-    from .. import _xp
-    return _xp.namespace_of(g)
+    return _NUMPY if type(g) is np.ndarray else _xp.namespace_of(g)
 
 
 class Op:
@@ -198,6 +198,7 @@ class Op:
         self.promote = promote
         self.rules = None
         self._reads = None
+        self._plans = {}  # (requires-grad mask, n_in) -> save plan
         self.node_cls = type(f"{_camel(name)}Backward{overload}", (OpNode,),
                              {"__slots__": (), "_op": self,
                               "_n_outputs": nout if nout is not None else _count_outputs})
@@ -291,37 +292,54 @@ class Op:
         node = self.node_cls.__new__(self.node_cls)
         nexts = []
         meta = []
-        save = set()
-        save_ans = False
-        reads = self._reads
-        variadic = self.variadic is not None
+        mask = 0
         for i in range(n_in):
             a = args[i]
             if isinstance(a, Tensor) and a._rg:
                 nexts.append(gradient_edge(a))
-                meta.append((a.shape, a._data.dtype))
-                if variadic:
-                    reads_inputs, ans_read = reads
-                    if reads_inputs:
-                        save.update(range(n_in))
-                else:
-                    idx, ans_read = reads[i]
-                    save.update(idx)
-                save_ans = save_ans or ans_read
+                meta.append((a._data.shape, a._data.dtype))
+                mask |= 1 << i
             else:
                 nexts.append((None, 0))
                 meta.append(None)
+        plan = self._plans.get((mask, n_in))
+        if plan is None:
+            plan = self._plans[(mask, n_in)] = self._save_plan(mask, n_in, len(args))
+        keep, tensor_slots, save_ans = plan
         node.next_functions = tuple(nexts)
         node._meta = tuple(meta)
         node._seq = new_sequence_nr()
         node._pre_hooks = node._hooks = None
         node._freed = False
-        node._saved = tuple(a if (i in save or i >= n_in) else None for i, a in enumerate(args))
-        node._versions = tuple((i, args[i]._vc[0]) for i in save
-                               if i < n_in and isinstance(args[i], Tensor))
+        node._saved = tuple([a if k else None for a, k in zip(args, keep)])
+        node._versions = tuple([(i, args[i]._vc[0]) for i in tensor_slots
+                                if isinstance(args[i], Tensor)])
         node._ans = out if save_ans else None
         node._ans_vc = None
         return node
+
+    def _save_plan(self, mask, n_in, n_args):
+        """What a node keeps when the inputs in ``mask`` require grad (computed once per mask).
+
+        Returns (keep flag per argument, input slots whose version is checked, keep ``ans``).
+        """
+        save, save_ans = set(), False
+        for i in range(n_in):
+            if mask >> i & 1:
+                if self.variadic is not None:
+                    reads_inputs, ans_read = self._reads
+                    if reads_inputs:
+                        save.update(range(n_in))
+                else:
+                    idx, ans_read = self._reads[i]
+                    save.update(idx)
+                save_ans = save_ans or ans_read
+        keep = tuple(i in save or i >= n_in for i in range(n_args))
+        return keep, tuple(i for i in sorted(save) if i < n_in), save_ans
+
+
+# Python scalar types that never change a result dtype of the given array kinds.
+_WEAK_SCALARS = {"f": (int, float), "c": (int, float, complex), "i": (int,), "u": (int,)}
 
 
 def _promote(mode, args, arrays, n_in):
@@ -329,11 +347,14 @@ def _promote(mode, args, arrays, n_in):
     first = arrays[0]
     dt = first.dtype if hasattr(first, "dtype") else None
     same = dt is not None
-    for i in range(1, n_in):
-        a = arrays[i]
-        if not hasattr(a, "dtype") or a.dtype != dt:
-            same = False
-            break
+    if same:
+        weak = _WEAK_SCALARS.get(dt.kind, ())
+        for i in range(1, n_in):
+            a = arrays[i]
+            t = type(a)
+            if t is bool or (t not in weak and getattr(a, "dtype", None) != dt):
+                same = False
+                break
     if same and (mode is True or dt.kind in "fc"):
         return
     ops = [a if isinstance(a, _Tensor) else (_Raw(a) if hasattr(a, "dtype") else a)
@@ -377,12 +398,13 @@ class _Raw:
 
 
 def _xp_of(arrays, n_in):
-    from .. import _xp
     for i in range(n_in):
         a = arrays[i]
-        if hasattr(a, "__array_namespace__") or hasattr(a, "dtype"):
+        if type(a) is np.ndarray:
+            return _NUMPY
+        if hasattr(a, "dtype"):
             return _xp.namespace_of(a)
-    return _xp.NUMPY
+    return _NUMPY
 
 
 def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None):
