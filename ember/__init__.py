@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     _tensor_methods,  # noqa: F401  (binds methods and operators onto Tensor)
     autograd,
     cuda,
+    linalg,  # the torch.linalg namespace
     nn,
 )
 from ._creation import (
@@ -84,18 +85,24 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .ops import indexing as _indexing
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
 from .ops.linalg import *  # noqa: F403
 from .ops.nn_ops import *  # noqa: F403
 from .ops.pointwise import *  # noqa: F403
 from .ops.reduction import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
+from .ops.sorting import *  # noqa: F403
+from .ops.unary import *  # noqa: F403
 
 # NumPy would warn on inf/nan results (log(0), exp overflow); PyTorch never does. This is
 # process-wide NumPy state, set once here.
 _np.seterr(all="ignore")
 
 __version__ = "0.1.0"
+
+# pointwise's three-argument ``where`` plus the one-argument form (``nonzero`` as a tuple).
+where = _indexing.where
 
 
 def is_tensor(obj):

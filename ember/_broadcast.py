@@ -9,20 +9,21 @@ from . import _errors
 
 
 def broadcast_shapes(*shapes):
-    """The shape all ``shapes`` broadcast to; PyTorch's RuntimeError when they cannot."""
-    ndim = max(len(s) for s in shapes)
-    out = [1] * ndim
+    """The shape all ``shapes`` broadcast to; PyTorch's RuntimeError when they cannot.
+
+    As in PyTorch, the shapes are folded in one at a time, each pair compared from its last
+    dim, so the error names the same sizes and dim as PyTorch's.
+    """
+    out = ()
     for s in shapes:
-        offset = ndim - len(s)
-        for i, n in enumerate(s):
-            j = offset + i
-            if n != 1 and out[j] != n:
-                if out[j] != 1:
-                    raise RuntimeError(_errors.BROADCAST.format(a=out[j], b=n, dim=j))
-                out[j] = n
-            elif out[j] == 1:
-                out[j] = n
-    return tuple(out)
+        ndim = max(len(out), len(s))
+        a = (1,) * (ndim - len(out)) + tuple(out)
+        b = (1,) * (ndim - len(s)) + tuple(s)
+        for i in range(ndim - 1, -1, -1):
+            if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+                raise RuntimeError(_errors.BROADCAST.format(a=a[i], b=b[i], dim=i))
+        out = tuple(n if m == 1 else m for m, n in zip(a, b))
+    return out
 
 
 def sum_to(xp, g, shape):

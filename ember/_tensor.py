@@ -53,7 +53,7 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_rg", "_grad_fn", "_grad", "_vc", "_output_nr", "_base", "_view_fn",
-                 "_acc", "_hooks", "_retains_grad", "__weakref__")
+                 "_creation_meta", "_acc", "_hooks", "_retains_grad", "__weakref__")
     __array_priority__ = 1000  # ``ndarray * tensor`` defers to the tensor, as in PyTorch
 
     # ------------------------------------------------------------------ construction
@@ -72,6 +72,7 @@ class Tensor:
         self._output_nr = 0
         self._base = None
         self._view_fn = None
+        self._creation_meta = None  # views only: how the view was made (see autograd.views)
         self._acc = None
         self._hooks = None
         self._retains_grad = False
@@ -426,6 +427,9 @@ class Tensor:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                                f"broadcast shape {list(out.shape)}")
         node = result._grad_fn
+        if node is not None and self._creation_meta is not None:
+            from .autograd.views import check_rebase
+            check_rebase(self)
         if node is not None:
             _snapshot_saved_self(node, self)
         self._data[...] = out

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from . import _device, _dtypes
 from ._tensor import Tensor
-from .ops import indexing, linalg, nn_ops, pointwise, reduction, shape
+from .ops import indexing, linalg, nn_ops, pointwise, reduction, shape, sorting, unary
 from .ops.registry import defop
 
-FAMILIES = (pointwise, reduction, shape, linalg, indexing, nn_ops)
+FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops)
 
 
 def _make_inplace(fn):
@@ -75,6 +75,12 @@ Tensor.__imul__ = Tensor.mul_
 Tensor.__truediv__ = pointwise.div
 Tensor.__rtruediv__ = _swap(pointwise.div)
 Tensor.__itruediv__ = Tensor.div_
+Tensor.__floordiv__ = pointwise.floor_divide
+Tensor.__rfloordiv__ = _swap(pointwise.floor_divide)
+Tensor.__ifloordiv__ = Tensor.floor_divide_
+Tensor.__mod__ = pointwise.remainder
+Tensor.__rmod__ = _swap(pointwise.remainder)
+Tensor.__imod__ = Tensor.remainder_
 Tensor.__pow__ = pointwise.pow
 Tensor.__rpow__ = _swap(pointwise.pow)
 Tensor.__ipow__ = Tensor.pow_
@@ -151,6 +157,3 @@ for _m, _d in [("float", _dtypes.float32), ("double", _dtypes.float64), ("half",
                ("char", _dtypes.int8), ("byte", _dtypes.uint8), ("bool", _dtypes.bool),
                ("cfloat", _dtypes.complex64), ("cdouble", _dtypes.complex128)]:
     setattr(Tensor, _m, _caster(_d))
-
-Tensor.T = property(shape.t)
-Tensor.mT = property(lambda self: shape.transpose(self, -2, -1))

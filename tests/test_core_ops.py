@@ -167,7 +167,10 @@ def test_ops_without_derivative(name):
 def test_every_op_without_derivative_has_a_spec():
     names = {op.name for op in registry.OPS if op.rules is None}
     names.add("int_div_rounding")
-    assert names <= set(NO_DERIVATIVE), sorted(names - set(NO_DERIVATIVE))
+    covered = set(NO_DERIVATIVE)  # and the NO_DERIVATIVE tables of tests/test_ops_*.py
+    for path in sorted(pathlib.Path(__file__).parent.glob("test_ops_*.py")):
+        covered |= set(getattr(importlib.import_module(f"tests.{path.stem}"), "NO_DERIVATIVE", ()))
+    assert names <= covered, sorted(names - covered)
 
 
 def _node_names(t):

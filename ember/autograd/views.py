@@ -9,13 +9,23 @@ Tensor shaped like the base. That one function serves both directions:
   region, where the in-place op's own backward takes over;
 - the view itself then gets an ``AsStridedBackward0`` node reading its region of the base,
   as in PyTorch.
+
+As in PyTorch, a view made in no-grad mode, or one of several views returned by one op
+(``split``, ``chunk``, ``unbind``), may not be written in place while autograd records: its
+``_creation_meta`` says which, and ``check_rebase`` raises PyTorch's error.
 """
 from __future__ import annotations
 
+import re
+
+from . import grad_mode
 from .graph import Node, gradient_edge, new_sequence_nr
 
+NO_GRAD = "no_grad"            # made while grad mode was off
+MULTI_OUTPUT = "multi_output"  # one of several views returned by one op
 
-def as_view(out, source, fn):
+
+def as_view(out, source, fn, multi_output=False):
     """Mark ``out`` as the view ``fn(source)``; it shares ``source``'s storage and version."""
     base = source._base
     if base is None:
@@ -25,7 +35,34 @@ def as_view(out, source, fn):
         out._base = base
         out._view_fn = lambda xp, a: fn(xp, parent(xp, a))
     out._vc = source._vc
+    meta = NO_GRAD if not grad_mode._state.grad else MULTI_OUTPUT if multi_output else None
+    out._creation_meta = meta or source._creation_meta  # a view of such a view is one too
     return out
+
+
+_REFUSAL = {
+    MULTI_OUTPUT: " This view is the output of a function that returns multiple views. Such "
+                  "functions do not allow the output views to be modified inplace. You should "
+                  "replace the inplace operation by an out-of-place one.",
+    NO_GRAD: " Given that this use case is ambiguous and error-prone, it is forbidden. You can "
+             "clarify your code by moving both the view and the inplace either both inside the "
+             "no_grad block (if you don't want the inplace to be tracked) or both outside (if "
+             "you want the inplace to be tracked).",
+}
+
+
+def check_rebase(view):
+    """PyTorch's error for a recorded in-place write into a view it cannot rebase."""
+    meta = view._creation_meta
+    fn = view._grad_fn
+    name = fn and re.sub(r"Backward\d*$", "", type(fn).__name__)
+    if meta == NO_GRAD or fn is None:
+        prefix = (f"Output {view._output_nr} of {name} is a view of a view which was created in"
+                  if fn is not None else "A view was created in")
+        message = f"{prefix} no_grad mode and is being modified inplace with grad mode enabled."
+    else:
+        message = f"Output {view._output_nr} of {name} is a view and is being modified inplace."
+    raise RuntimeError(message + _REFUSAL[meta])
 
 
 def _node(cls, nexts):

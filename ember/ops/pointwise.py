@@ -1,13 +1,170 @@
-"""Elementwise ops and their derivatives.
+"""Elementwise arithmetic, binary math, selection and comparison ops, with derivatives.
 
 Each op: a forward on raw arrays, then one rule per input (see ``registry.py`` for the
-contract). Public functions follow ``torch``'s signatures and are also Tensor methods.
+contract). Public functions follow ``torch``'s signatures, refuse what PyTorch refuses with
+its exception and message, and are also Tensor methods. Functions of one tensor (``exp``,
+``sin``, ``floor``, ``isnan``...) live in ``unary.py``.
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from .. import _dtypes, _xp
-from .._tensor import Tensor
+from .._broadcast import broadcast_shapes
+from .._tensor import Tensor, _dtype_word
+from ..autograd import grad_mode
+from ..autograd.graph import Node, gradient_edge, new_sequence_nr
 from .registry import defop
+
+# --------------------------------------------------------------------------- argument checks
+
+
+def _check_tensor(fn, value, name="input", position=1):
+    """PyTorch's TypeError for a non-tensor where its signature only takes a Tensor."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"{fn}(): argument '{name}' (position {position}) must be Tensor, "
+                        f"not {type(value).__name__}")
+
+
+def _invalid_arguments(fn, got, signatures):
+    """PyTorch's TypeError when no overload accepts the arguments ``got`` ((position or
+    keyword, value) pairs). A signature may come with the argument types PyTorch flags."""
+    def kind(v):
+        return "Tensor" if isinstance(v, Tensor) else type(v).__name__
+    names = [f"{k}={kind(v)}" if isinstance(k, str) else kind(v) for k, v in got]
+    options = ""
+    for sig in signatures:
+        sig, flagged = sig if isinstance(sig, tuple) else (sig, None)
+        options += f" * ({sig})\n"
+        if flagged:
+            options += ("      didn't match because some of the arguments have invalid types: "
+                        f"({flagged})\n")
+    return TypeError(f"{fn}() received an invalid combination of arguments - got "
+                     f"({', '.join(names)}), but expected one of:\n{options}")
+
+
+def _is_number(v):
+    return isinstance(v, (int, float))
+
+
+def _unsupported(kernel, dtype):
+    """PyTorch's NotImplementedError for a dtype that an op's kernel does not handle."""
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_dtype_word(dtype.np)}\'')
+
+
+def _require(kernel, kinds, *operands):
+    """The operands' common dtype; PyTorch's error when its kind is not one of ``kinds``."""
+    dt = _dtypes.result_type(*(a for a in operands if a is not None))
+    if dt.np.kind not in kinds:
+        raise _unsupported(kernel, dt)
+    return dt
+
+
+# The C++ type names PyTorch prints in some dtype checks ("expected dtype float ...").
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+              "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+
+
+def _integral(v):
+    return v.dtype.kind in "iub" if hasattr(v, "dtype") else isinstance(v, int)
+
+
+def _check_divisor(xp, input, other):
+    """Integer division by zero is an error in PyTorch (NumPy would give 0)."""
+    if _integral(input) and _integral(other) and bool(xp.any(xp.asarray(other) == 0)):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _opmath(xp, fn, *args):
+    """``fn(xp, *args)`` with float16 arrays computed in float32 and the result rounded once,
+    as PyTorch's half-precision kernels do (for forwards of more than one NumPy operation)."""
+    if not any(getattr(a, "dtype", None) == xp.float16 for a in args):
+        return fn(xp, *args)
+    wide = [a.astype(xp.float32) if getattr(a, "dtype", None) == xp.float16 else a
+            for a in args]
+    return fn(xp, *wide).astype(xp.float16)
+
+
+def _wrapped(value, dtype):
+    """A Python int as PyTorch casts it to an integer ``dtype``: modulo 2**bits."""
+    if dtype.np.kind not in "iu" or not isinstance(value, int) or isinstance(value, bool):
+        return value
+    info = np.iinfo(dtype.np)
+    if info.min <= value <= info.max:
+        return value
+    bits = 8 * dtype.itemsize
+    value %= 1 << bits
+    return value - (1 << bits) if value > info.max else value  # in range: NumPy keeps dtype
+
+
+# The C type names in PyTorch's overflow errors.
+_C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
+            "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double"}
+
+
+def _checked(value, dtype, floats=False):
+    """A Python number converted to ``dtype`` where PyTorch checks for overflow (clamp bounds,
+    ``where`` values): an error out of range, except that unsigned types take negative
+    numbers (which wrap). Floats are checked only when ``floats``; infinities always fit."""
+    kind = dtype.np.kind
+    if kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
+        info = np.iinfo(dtype.np)
+        fits = (-info.max if kind == "u" else info.min) <= value <= info.max
+    elif floats and kind == "f" and isinstance(value, float):
+        limit = float(np.finfo(dtype.np).max)
+        fits = not math.isfinite(value) or -limit <= value <= limit
+    else:
+        return value
+    if not fits:
+        raise RuntimeError(f"value cannot be converted to type {_C_TYPES[dtype.name]} without "
+                           "overflow")
+    return _wrapped(value, dtype)
+
+
+def _promoted(input, *scalars):
+    """``input`` cast to its result dtype beside Python numbers (``int_tensor % 2.5`` is float).
+
+    Only integer and bool tensors change here, and those never require grad.
+    """
+    dt = _dtypes.result_type(input, *(s for s in scalars if s is not None))
+    return input if dt is input.dtype else input.to(dt)
+
+
+# --------------------------------------------------------------------------- no derivative
+# A few ops have no derivative formula in PyTorch, yet their floating results require grad;
+# the node recorded for them (``grad_fn=<NotImplemented>``) raises when backward reaches it.
+
+
+class _NotImplemented(Node):
+    __slots__ = ("_op_name",)
+
+    def apply(self, grad_outputs, create_graph):
+        raise RuntimeError(f"derivative for aten::{self._op_name} is not implemented")
+
+    def release(self):
+        pass
+
+
+_NotImplemented.__name__ = _NotImplemented.__qualname__ = "NotImplemented"
+
+
+def _underivable(out, name, *args):
+    """``out`` (made by an op without rules from ``args``), with PyTorch's refusing node."""
+    edges = tuple(gradient_edge(a) for a in args if isinstance(a, Tensor) and a._rg)
+    if not edges or not grad_mode._state.grad or out._data.dtype.kind not in "fc":
+        return out
+    node = _NotImplemented.__new__(_NotImplemented)
+    node.next_functions = edges
+    node._seq = new_sequence_nr()
+    node._pre_hooks = node._hooks = None
+    node._freed = False
+    node._op_name = name
+    return Tensor._make(out._data, node, True)
+
 
 # --------------------------------------------------------------------------- arithmetic
 
@@ -56,6 +213,40 @@ _div.defvjp(lambda xp, g, ans, input, other: g / other,
             lambda xp, g, ans, input, other: -g * input / (other * other))
 
 
+@defop("div", n_in=2, promote=True, overload=2)
+def _rounding_div(xp, input, other, mode):
+    """Division rounded toward zero ('trunc') or down ('floor'); piecewise constant."""
+    if mode == "floor":
+        return _floor_divide_raw(xp, input, other)
+    if _integral(input) and _integral(other):
+        _check_divisor(xp, input, other)
+        q = xp.floor_divide(input, other)
+        return q + ((xp.remainder(input, other) != 0) & ((input < 0) != (other < 0)))
+    return xp.trunc(xp.true_divide(input, other))
+
+
+# Zero almost everywhere; PyTorch returns zeros rather than no gradient, and so does ember.
+_rounding_div.defvjp(lambda xp, g, ans, input, other, mode: xp.zeros_like(g),
+                     lambda xp, g, ans, input, other, mode: xp.zeros_like(g))
+
+
+def _floor_divide_raw(xp, input, other):
+    _check_divisor(xp, input, other)
+    if _integral(input) and _integral(other):
+        return xp.floor_divide(input, other)
+    # PyTorch's float algorithm (CuPy's differs at infinities): the quotient of the exact
+    # multiple ``input - fmod(input, other)``, moved down when the remainder has the other
+    # sign, then snapped to the nearest integer.
+    mod = xp.fmod(input, other)
+    div = (input - mod) / other
+    div = xp.where((mod != 0) & ((other < 0) != (mod < 0)), div - 1, div)
+    floor = xp.floor(div)
+    floor = xp.where(div - floor > 0.5, floor + 1, floor)
+    quotient = input / other
+    out = xp.where(div == 0, xp.copysign(0.0, quotient), floor)
+    return xp.where(other == 0, quotient, out)
+
+
 @defop("neg")
 def _neg(xp, input):
     return xp.negative(input)
@@ -102,45 +293,14 @@ _pow_scalar_base.defvjp(lambda xp, g, ans, exponent, base: g * ans * _log(base))
 
 
 def _log(x):
-    import math
     return math.log(x) if x > 0 else (float("-inf") if x == 0 else float("nan"))
 
 
-# --------------------------------------------------------------------------- unary math
-
-
-@defop("exp", promote="float")
-def _exp(xp, input):
-    return xp.exp(input)
-
-
-_exp.defvjp(lambda xp, g, ans, input: g * ans)
-
-
-@defop("log", promote="float")
-def _log_op(xp, input):
-    return xp.log(input)
-
-
-_log_op.defvjp(lambda xp, g, ans, input: g / input)
-
-
-@defop("sigmoid", promote="float")
-def _sigmoid(xp, input):
-    return xp.sigmoid(input)
-
-
-_sigmoid.defvjp(lambda xp, g, ans, input: g * ans * (1 - ans))
-_xp.register_extra("sigmoid", lambda xp, x: 1 / (1 + xp.exp(-x)), _sigmoid)
-
-
-@defop("where", n_in=2)
-def _where(xp, input, other, condition):
-    return xp.where(condition, input, other)
-
-
-_where.defvjp(lambda xp, g, ans, input, other, condition: xp.where(condition, g, 0 * g),
-              lambda xp, g, ans, input, other, condition: xp.where(condition, 0 * g, g))
+def _sign_raw(xp, x):
+    """PyTorch's sign: ``(x > 0) - (x < 0)``, so 0 for NaN and +0 for -0 (NumPy keeps both)."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
 @defop("abs")
@@ -148,23 +308,140 @@ def _abs(xp, input):
     return xp.abs(input)
 
 
-_abs.defvjp(lambda xp, g, ans, input: g * xp.sign(input))
+_abs.defvjp(lambda xp, g, ans, input: g * xp.sgn(input))  # 0 at 0: PyTorch's subgradient
 
 
 @defop("sign")
 def _sign(xp, input):
-    return xp.sign(input)
+    return _sign_raw(xp, input)
 
 
-_sign.defvjp(lambda xp, g, ans, input: 0 * g)
+_sign.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
 
 
-@defop("log1p", promote="float")
-def _log1p(xp, input):
-    return xp.log1p(input)
+@defop("sgn")
+def _sgn(xp, input):
+    return _sign_raw(xp, input)
 
 
-_log1p.defvjp(lambda xp, g, ans, input: g / (1 + input))
+_sgn.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))  # real inputs: piecewise constant
+
+# --------------------------------------------------------------------------- binary math
+
+
+@defop("atan2", promote="float")
+def _atan2(xp, input, other):
+    return xp.arctan2(input, other)
+
+
+def _atan2_scale(xp, input, other):
+    """``1 / (input² + other²)``, taken as 0 where that is 0 (PyTorch's choice at the origin)."""
+    r = input * input + other * other
+    return xp.where(r == 0, 0, 1 / r)
+
+
+_atan2.defvjp(lambda xp, g, ans, input, other: g * other * _atan2_scale(xp, input, other),
+              lambda xp, g, ans, input, other: g * -input * _atan2_scale(xp, input, other))
+
+
+@defop("hypot", promote=True)
+def _hypot(xp, input, other):
+    return xp.hypot(input, other)
+
+
+_hypot.defvjp(lambda xp, g, ans, input, other: g * input / ans,
+              lambda xp, g, ans, input, other: g * other / ans)
+
+
+def _xlogy_raw(xp, x, y):
+    """``x * log(y)``, 0 where ``x == 0`` unless ``y`` is NaN."""
+    if hasattr(y, "dtype"):
+        return xp.where((x == 0) & ~xp.isnan(y), 0, x * xp.log(y))
+    return xp.where((x == 0) & (y == y), 0, x * _log(y))  # a number keeps x's dtype
+
+
+@defop("xlogy", promote="float")
+def _xlogy(xp, input, other):
+    return _opmath(xp, _xlogy_raw, input, other)
+
+
+def _xlogy_input_rule(xp, g, ans, input, other):
+    """``log(other)``; zero where ``input == 0`` and ``other <= 0`` (PyTorch's choice)."""
+    return xp.where((input == 0) & (other <= 0), 0, xp.xlogy(g, other))
+
+
+_xlogy.defvjp(_xlogy_input_rule, lambda xp, g, ans, input, other: g * input / other)
+
+
+@defop("xlogy", n_in=1, promote="float", overload=1)
+def _xlogy_scalar_self(xp, other, input):
+    return _opmath(xp, _xlogy_raw, input, other)
+
+
+_xlogy_scalar_self.defvjp(lambda xp, g, ans, other, input: g * input / other)
+
+
+@defop("xlogy", n_in=1, promote="float", overload=2)
+def _xlogy_scalar_other(xp, input, other):
+    return _opmath(xp, _xlogy_raw, input, other)
+
+
+_xlogy_scalar_other.defvjp(_xlogy_input_rule)
+
+
+def _fmod_raw(xp, input, other):
+    _check_divisor(xp, input, other)
+    return xp.fmod(input, other)
+
+
+@defop("fmod", n_in=1)
+def _fmod_scalar(xp, input, other):
+    return _fmod_raw(xp, input, other)
+
+
+_fmod_scalar.defvjp(lambda xp, g, ans, input, other: g)
+
+
+@defop("fmod", promote=True, overload=1)
+def _fmod(xp, input, other):
+    return _fmod_raw(xp, input, other)
+
+
+_fmod.defvjp(lambda xp, g, ans, input, other: g,
+             lambda xp, g, ans, input, other: -g * xp.trunc(input / other))
+
+
+def _remainder_raw(xp, input, other):
+    """Python's modulo (the sign of ``other``), with PyTorch's -0 where an exact multiple."""
+    _check_divisor(xp, input, other)
+    if _integral(input) and _integral(other):
+        return xp.remainder(input, other)
+    r = xp.fmod(input, other)
+    return xp.where((r != 0) & ((r < 0) != (other < 0)), r + other, r)
+
+
+@defop("remainder", n_in=1)
+def _remainder_scalar(xp, input, other):
+    return _remainder_raw(xp, input, other)
+
+
+_remainder_scalar.defvjp(lambda xp, g, ans, input, other: g)
+
+
+@defop("remainder", promote=True, overload=1)
+def _remainder(xp, input, other):
+    return _remainder_raw(xp, input, other)
+
+
+_remainder.defvjp(lambda xp, g, ans, input, other: g,
+                  lambda xp, g, ans, input, other: -g * xp.floor_divide(input, other))
+
+# Ops that PyTorch records with a NotImplemented node (see ``_underivable``).
+_remainder_scalar_self = defop("remainder", promote=True, overload=2)(_remainder.forward)
+_floor_divide = defop("floor_divide", promote=True)(
+    lambda xp, input, other: _floor_divide_raw(xp, input, other))
+
+# --------------------------------------------------------------------------- selection
 
 
 @defop("maximum", promote=True)
@@ -172,10 +449,218 @@ def _maximum(xp, input, other):
     return xp.maximum(input, other)
 
 
-# Ties split the gradient equally, as PyTorch does.
+# Ties split the gradient equally; NaNs (which win) pass it to both sides, as in PyTorch.
 _maximum.defvjp(
-    lambda xp, g, ans, input, other: g * ((input > other) + (input == other) * 0.5),
-    lambda xp, g, ans, input, other: g * ((other > input) + (input == other) * 0.5))
+    lambda xp, g, ans, input, other: xp.where(input < other, 0,
+                                              xp.where(input == other, g / 2, g)),
+    lambda xp, g, ans, input, other: xp.where(input > other, 0,
+                                              xp.where(input == other, g / 2, g)))
+
+
+@defop("minimum", promote=True)
+def _minimum(xp, input, other):
+    return xp.minimum(input, other)
+
+
+_minimum.defvjp(
+    lambda xp, g, ans, input, other: xp.where(input > other, 0,
+                                              xp.where(input == other, g / 2, g)),
+    lambda xp, g, ans, input, other: xp.where(input < other, 0,
+                                              xp.where(input == other, g / 2, g)))
+
+
+@defop("fmax", promote=True)
+def _fmax(xp, input, other):
+    return xp.fmax(input, other)
+
+
+# NaNs lose; a tie gives the whole gradient to ``input``.
+_fmax.defvjp(
+    lambda xp, g, ans, input, other: xp.where((input >= other) | xp.isnan(other), g, 0),
+    lambda xp, g, ans, input, other: xp.where((input >= other) | xp.isnan(other), 0, g))
+
+
+@defop("fmin", promote=True)
+def _fmin(xp, input, other):
+    return xp.fmin(input, other)
+
+
+_fmin.defvjp(
+    lambda xp, g, ans, input, other: xp.where((input <= other) | xp.isnan(other), g, 0),
+    lambda xp, g, ans, input, other: xp.where((input <= other) | xp.isnan(other), 0, g))
+
+
+@defop("clamp", promote=True)
+def _clamp(xp, input, low, high):
+    out = input if low is None else xp.maximum(input, low)
+    return out if high is None else xp.minimum(out, high)
+
+
+def _clamp_input_rule(xp, g, ans, input, low, high):
+    """The gradient passes where ``low <= input <= high``, bounds included."""
+    if low is None:
+        keep = input <= high
+    elif high is None:
+        keep = input >= low
+    else:
+        keep = (input >= low) & (input <= high)
+    return xp.where(keep, g, 0)
+
+
+def _clamp_low_rule(xp, g, ans, input, low, high):
+    below = input < low
+    return xp.where(below if high is None else below & (low < high), g, 0)
+
+
+def _clamp_high_rule(xp, g, ans, input, low, high):
+    above = input > high
+    return xp.where(above if low is None else above | (high < low), g, 0)
+
+
+_clamp.defvjp(_clamp_input_rule, _clamp_low_rule, _clamp_high_rule)
+_clamp_scalar = defop("clamp", n_in=1, overload=1)(_clamp.forward)
+_clamp_scalar.defvjp(_clamp_input_rule)
+
+
+@defop("clamp_min", n_in=1)
+def _clamp_min_scalar(xp, input, low):
+    return xp.maximum(input, low)
+
+
+_clamp_min_scalar.defvjp(lambda xp, g, ans, input, low: xp.where(input >= low, g, 0))
+_clamp_min = defop("clamp_min", promote=True, overload=1)(_clamp_min_scalar.forward)
+_clamp_min.defvjp(lambda xp, g, ans, input, low: xp.where(input >= low, g, 0),
+                  lambda xp, g, ans, input, low: xp.where(input < low, g, 0))
+
+
+@defop("clamp_max", n_in=1)
+def _clamp_max_scalar(xp, input, high):
+    return xp.minimum(input, high)
+
+
+_clamp_max_scalar.defvjp(lambda xp, g, ans, input, high: xp.where(input <= high, g, 0))
+_clamp_max = defop("clamp_max", promote=True, overload=1)(_clamp_max_scalar.forward)
+_clamp_max.defvjp(lambda xp, g, ans, input, high: xp.where(input <= high, g, 0),
+                  lambda xp, g, ans, input, high: xp.where(input > high, g, 0))
+
+
+@defop("where", n_in=2, promote=True)
+def _where(xp, input, other, condition):
+    return xp.where(condition, input, other)
+
+
+_where.defvjp(lambda xp, g, ans, input, other, condition: xp.where(condition, g, 0),
+              lambda xp, g, ans, input, other, condition: xp.where(condition, 0, g))
+
+
+def _lerp_raw(xp, input, end, weight):
+    """PyTorch's two-sided formula: exact at both ends, stable for weights near 1."""
+    if hasattr(weight, "dtype") and weight.dtype != input.dtype:
+        weight = weight.astype(input.dtype)  # a 0-dim weight of another dtype
+    near_start = input + weight * (end - input)
+    near_end = end - (end - input) * (1 - weight)
+    if not hasattr(weight, "dtype"):
+        return near_start if -0.5 < weight < 0.5 else near_end
+    return xp.where(xp.abs(weight) < 0.5, near_start, near_end)
+
+
+@defop("lerp", n_in=2)
+def _lerp_scalar(xp, input, end, weight):
+    return _opmath(xp, _lerp_raw, input, end, weight)
+
+
+_lerp_scalar.defvjp(lambda xp, g, ans, input, end, weight: g * (1 - weight),
+                    lambda xp, g, ans, input, end, weight: g * weight)
+
+
+@defop("lerp", overload=1)
+def _lerp(xp, input, end, weight):
+    return _opmath(xp, _lerp_raw, input, end, weight)
+
+
+_lerp.defvjp(lambda xp, g, ans, input, end, weight: g * (1 - weight),
+             lambda xp, g, ans, input, end, weight: g * weight,
+             lambda xp, g, ans, input, end, weight: g * (end - input))
+
+
+@defop("addcmul", n_in=3, promote=True)
+def _addcmul(xp, input, tensor1, tensor2, value):
+    if input.dtype.kind in "iu":
+        value = int(value)
+    return _opmath(xp, lambda xp, a, b, c: a + value * b * c, input, tensor1, tensor2)
+
+
+_addcmul.defvjp(lambda xp, g, ans, input, tensor1, tensor2, value: g,
+                lambda xp, g, ans, input, tensor1, tensor2, value: g * (tensor2 * value),
+                lambda xp, g, ans, input, tensor1, tensor2, value: g * (tensor1 * value))
+
+
+@defop("addcdiv", n_in=3, promote=True)
+def _addcdiv(xp, input, tensor1, tensor2, value):
+    return _opmath(xp, lambda xp, a, b, c: a + value * b / c, input, tensor1, tensor2)
+
+
+_addcdiv.defvjp(
+    lambda xp, g, ans, input, tensor1, tensor2, value: g,
+    lambda xp, g, ans, input, tensor1, tensor2, value: g * (value / tensor2),
+    lambda xp, g, ans, input, tensor1, tensor2, value:
+        -g * value * tensor1 / (tensor2 * tensor2))
+
+_ADDCDIV_INTEGER = (
+    "Integer division with addcdiv is no longer supported, and in a future  release addcdiv "
+    "will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be "
+    "implemented as (input + value * torch.trunc(tensor1 / tensor2)).to(input.dtype) for "
+    "integer inputs and as (input + value * tensor1 / tensor2) for float inputs. The future "
+    "addcdiv behavior is just the latter implementation: (input + value * tensor1 / tensor2), "
+    "for all dtypes.")
+
+# --------------------------------------------------------------------------- comparisons
+
+
+def _no_derivative(name, fn_name, n_in=2):
+    """An elementwise NumPy function as an op without derivative (bool or integer results)."""
+    if n_in == 2:
+        def forward(xp, input, other):
+            return getattr(xp, fn_name)(input, other)
+    else:
+        def forward(xp, input):
+            return getattr(xp, fn_name)(input)
+    return defop(name, promote=True)(forward)
+
+
+eq = _no_derivative("eq", "equal")
+ne = _no_derivative("ne", "not_equal")
+lt = _no_derivative("lt", "less")
+le = _no_derivative("le", "less_equal")
+gt = _no_derivative("gt", "greater")
+ge = _no_derivative("ge", "greater_equal")
+bitwise_and = _no_derivative("bitwise_and", "bitwise_and")
+bitwise_or = _no_derivative("bitwise_or", "bitwise_or")
+bitwise_xor = _no_derivative("bitwise_xor", "bitwise_xor")
+bitwise_not = _no_derivative("bitwise_not", "invert", n_in=1)
+logical_and = _no_derivative("logical_and", "logical_and")
+logical_or = _no_derivative("logical_or", "logical_or")
+logical_xor = _no_derivative("logical_xor", "logical_xor")
+logical_not = _no_derivative("logical_not", "logical_not", n_in=1)
+less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
+
+
+@defop("isclose", n_in=2)
+def _isclose(xp, input, other, rtol, atol, equal_nan):
+    close = input == other
+    if equal_nan and input.dtype.kind in "fc":
+        close |= xp.isnan(input) & xp.isnan(other)
+    if rtol == 0 and atol == 0:
+        return close
+    if input.dtype.kind == "b":  # PyTorch measures bool distances in the default dtype
+        input = input.astype(_dtypes.get_default_dtype().np)
+        other = other.astype(input.dtype)
+    # Integers: the tolerance in the default float dtype, the distance exact (and wrapping).
+    scale = other if other.dtype.kind in "fc" else other.astype(
+        _dtypes.get_default_dtype().np)
+    allowed = atol + xp.abs(rtol * scale)
+    actual = xp.abs(input - other)
+    return close | (xp.isfinite(actual) & (actual <= allowed))
 
 
 # --------------------------------------------------------------------------- public API
@@ -230,7 +715,32 @@ def div(input, other, *, rounding_mode=None, out=None):
 divide = true_divide = div
 
 
+def floor_divide(input, other):
+    """``input // other``: division rounded down. Like PyTorch, it has no derivative: a result
+    that requires grad refuses backward."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two numbers give a 0-dim tensor of their promoted dtype.
+        return _floor_divide(_xp.NUMPY.asarray(input, _dtypes.result_type(input, other).np),
+                             other)
+    dt = _require("div_floor_cpu", "iuf", input, other)
+    return _underivable(_floor_divide(_wrapped(input, dt), _wrapped(other, dt)), "floor_divide",
+                        input, other)
+
+
+def _floor_divide_(self, other):
+    """In-place ``floor_divide`` (its refusing node names ``floor_divide_``)."""
+    self._check_inplace()
+    dt = _require("div_floor_cpu", "iuf", self, other)
+    return self._assign(_underivable(_floor_divide(self, _wrapped(other, dt)), "floor_divide_",
+                                     self, other))
+
+
 def neg(input):
+    """``-input``; bool tensors are refused, as in PyTorch."""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
     return _neg(input)
 
 
@@ -252,84 +762,11 @@ def pow(input, exponent):
     return _pow_scalar(input, exponent)
 
 
-def exp(input):
-    return _exp(input)
-
-
-def log(input):
-    return _log_op(input)
-
-
-def sigmoid(input):
-    return _sigmoid(input)
-
-
-# --------------------------------------------------------------------------- comparisons
-
-
-def _no_derivative(name, fn_name, n_in=2):
-    """An elementwise NumPy function as an op without derivative (bool or integer results)."""
-    if n_in == 2:
-        def forward(xp, input, other):
-            return getattr(xp, fn_name)(input, other)
-    else:
-        def forward(xp, input):
-            return getattr(xp, fn_name)(input)
-    return defop(name, promote=True)(forward)
-
-
-eq = _no_derivative("eq", "equal")
-ne = _no_derivative("ne", "not_equal")
-lt = _no_derivative("lt", "less")
-le = _no_derivative("le", "less_equal")
-gt = _no_derivative("gt", "greater")
-ge = _no_derivative("ge", "greater_equal")
-bitwise_and = _no_derivative("bitwise_and", "bitwise_and")
-bitwise_or = _no_derivative("bitwise_or", "bitwise_or")
-bitwise_xor = _no_derivative("bitwise_xor", "bitwise_xor")
-bitwise_not = _no_derivative("bitwise_not", "invert", n_in=1)
-logical_and = _no_derivative("logical_and", "logical_and")
-logical_or = _no_derivative("logical_or", "logical_or")
-logical_xor = _no_derivative("logical_xor", "logical_xor")
-logical_not = _no_derivative("logical_not", "logical_not", n_in=1)
-less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
-
-
-@defop("div", n_in=2, promote=True, overload=2)
-def _rounding_div(xp, input, other, mode):
-    """Division rounded toward zero ('trunc') or down ('floor'); piecewise constant."""
-    if _integral(input) and _integral(other):
-        q = xp.floor_divide(input, other)
-        if mode == "trunc":
-            q = q + ((xp.remainder(input, other) != 0) & ((input < 0) != (other < 0)))
-        return q
-    q = xp.true_divide(input, other)
-    return xp.trunc(q) if mode == "trunc" else xp.floor(q)
-
-
-# Zero almost everywhere; PyTorch returns zeros rather than no gradient, and so does ember.
-_rounding_div.defvjp(lambda xp, g, ans, input, other, mode: 0 * g,
-                     lambda xp, g, ans, input, other, mode: 0 * g)
-
-
-def _integral(v):
-    return v.dtype.kind in "iub" if hasattr(v, "dtype") else isinstance(v, int)
-
-
-def where(condition, input, other):
-    """Elements of ``input`` where ``condition`` holds, else of ``other`` (broadcasting)."""
-    from .registry import _promote
-    pair = [a._data if isinstance(a, Tensor) else a for a in (input, other)]
-    _promote(True, (input, other), pair, 2)
-    if isinstance(input, Tensor) and pair[0] is not input._data:
-        input = input.to(_dtypes.from_numpy_dtype(pair[0].dtype))
-    if isinstance(other, Tensor) and pair[1] is not other._data:
-        other = other.to(_dtypes.from_numpy_dtype(pair[1].dtype))
-    cond = condition._data if isinstance(condition, Tensor) else condition
-    return _where(input, other, cond)
-
-
 def abs(input):  # noqa: A001 - PyTorch's name
+    """``|input|``; its gradient at 0 is 0."""
+    _check_tensor("abs", input)
+    if input._data.dtype.kind == "b":
+        raise _unsupported("abs_cpu", input.dtype)
     return _abs(input)
 
 
@@ -337,27 +774,291 @@ absolute = abs
 
 
 def sign(input):
+    """-1, 0 or 1 by the sign of each element (0 for NaN); zero gradient."""
+    _check_tensor("sign", input)
     return _sign(input)
 
 
-def log1p(input):
-    return _log1p(input)
+def sgn(input):
+    """``sign`` for real tensors (PyTorch's complex-aware variant)."""
+    _check_tensor("sgn", input)
+    return _sgn(input)
+
+
+def atan2(input, other):
+    """The angle of the point ``(other, input)``: ``atan(input / other)`` in all quadrants."""
+    _check_tensor("atan2", input)
+    _check_tensor("atan2", other, "other", 2)
+    return _atan2(input, other)
+
+
+arctan2 = atan2
+
+
+def hypot(input, other):
+    """``sqrt(input² + other²)`` without overflow; floating tensors only."""
+    _check_tensor("hypot", input)
+    _check_tensor("hypot", other, "other", 2)
+    _require("hypot_cpu", "f", input, other)
+    return _hypot(input, other)
+
+
+def xlogy(input, other):
+    """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
+    if not isinstance(input, Tensor):
+        _check_tensor("xlogy", other, "other", 2)
+        return _xlogy_scalar_self(other, input)
+    if not isinstance(other, Tensor):
+        return _xlogy_scalar_other(input, other)
+    return _xlogy(input, other)
+
+
+def fmod(input, other):
+    """C's remainder: ``input - trunc(input / other) * other``, the sign of ``input``."""
+    if not isinstance(input, Tensor) or not isinstance(other, (Tensor, int, float)):
+        raise _invalid_arguments("fmod", [(0, input), (1, other)], [
+            "Tensor input, Tensor other, *, Tensor out = None",
+            "Tensor input, Number other, *, Tensor out = None"])
+    _require("fmod_cpu", "iuf", input, other)
+    if isinstance(other, Tensor):
+        return _fmod(input, other)
+    input = _promoted(input, other)
+    return _fmod_scalar(input, _wrapped(other, input.dtype))
+
+
+def remainder(input, other):
+    """Python's modulo: ``input - floor(input / other) * other``, the sign of ``other``."""
+    if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            raise _invalid_arguments("remainder", [(0, input), (1, other)], [
+                "Tensor input, Tensor other, *, Tensor out = None",
+                ("Number self, Tensor other",
+                 f"!{type(input).__name__}!, !{type(other).__name__}!"),
+                "Tensor input, Number other, *, Tensor out = None"])
+        _require("remainder_cpu", "iuf", input, other)
+        input = _wrapped(input, _dtypes.result_type(input, other))
+        return _underivable(_remainder_scalar_self(input, other), "remainder", other)
+    _require("remainder_cpu", "iuf", input, other)
+    if isinstance(other, Tensor):
+        return _remainder(input, other)
+    input = _promoted(input, other)
+    return _remainder_scalar(input, _wrapped(other, input.dtype))
 
 
 def maximum(input, other):
-    """Elementwise maximum; where both are equal the gradient is split between them."""
+    """Elementwise maximum (NaN wins); where both are equal the gradient is split."""
+    _check_tensor("maximum", input)
+    _check_tensor("maximum", other, "other", 2)
     return _maximum(input, other)
 
 
+def minimum(input, other):
+    """Elementwise minimum (NaN wins); where both are equal the gradient is split."""
+    _check_tensor("minimum", input)
+    _check_tensor("minimum", other, "other", 2)
+    return _minimum(input, other)
+
+
+def fmax(input, other):
+    """Elementwise maximum ignoring NaN (NaN only where both are NaN)."""
+    _check_tensor("fmax", input)
+    _check_tensor("fmax", other, "other", 2)
+    return _fmax(input, other)
+
+
+def fmin(input, other):
+    """Elementwise minimum ignoring NaN (NaN only where both are NaN)."""
+    _check_tensor("fmin", input)
+    _check_tensor("fmin", other, "other", 2)
+    return _fmin(input, other)
+
+
+def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
+    """``input`` limited to ``[min, max]``: two numbers, or two tensors (broadcast); either
+    bound may be None. Where ``min > max`` the result is ``max``."""
+    _check_tensor("clamp", input)
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        if not all(b is None or isinstance(b, Tensor) for b in (min, max)):
+            raise _clamp_arguments(input, min, max)
+        if min is not None and max is not None:  # (one bound: bool tensors are fine)
+            _require("clamp_cpu", "iuf", input, min, max)
+        return _clamp(input, min, max)
+    if not all(b is None or _is_number(b) for b in (min, max)):
+        raise _clamp_arguments(input, min, max)
+    if min is None and max is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    _require("clamp_scalar_cpu", "iuf", input, min, max)
+    input = _promoted(input, min, max)
+    low, high = (None if b is None else _checked(b, input.dtype, floats=True) for b in (min, max))
+    return _clamp_scalar(input, low, high)
+
+
+def _clamp_arguments(input, low, high):
+    return _invalid_arguments("clamp", [(0, input), (1, low), (2, high)], [
+        "Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None",
+        "Tensor input, Number min = None, Number max = None, *, Tensor out = None"])
+
+
+clip = clamp
+
+
+def clamp_min(input, min):  # noqa: A002
+    """``max(input, min)``, ``min`` a number or a tensor."""
+    return _one_sided("clamp_min", input, min, _clamp_min, _clamp_min_scalar)
+
+
+def clamp_max(input, max):  # noqa: A002
+    """``min(input, max)``, ``max`` a number or a tensor."""
+    return _one_sided("clamp_max", input, max, _clamp_max, _clamp_max_scalar)
+
+
+def _one_sided(name, input, bound, tensor_op, scalar_op):
+    _check_tensor(name, input)
+    if isinstance(bound, Tensor):
+        return tensor_op(input, bound)
+    if not _is_number(bound):
+        arg = name[-3:]
+        raise _invalid_arguments(name, [(0, input), (1, bound)], [
+            f"Tensor input, Tensor {arg}, *, Tensor out = None",
+            f"Tensor input, Number {arg}, *, Tensor out = None"])
+    _require(f"{name}_scalar_cpu", "iuf", input, bound)
+    input = _promoted(input, bound)
+    return scalar_op(input, _checked(bound, input.dtype, floats=True))
+
+
+def _clamp_inplace(name, fn):
+    """``clamp_`` and friends: PyTorch words their cast error with C++ type names."""
+    def method(self, *args, **kwargs):
+        self._check_inplace()
+        result = fn(self, *args, **kwargs)
+        if result.dtype.category > self.dtype.category:
+            raise RuntimeError(f"result type {_dtype_word(result._data.dtype)} can't be cast "
+                               f"to the desired output type {_CPP_NAMES[self.dtype.name]}")
+        return self._assign(result)
+    method.__name__ = name
+    method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
+    return method
+
+
+def where(condition, input, other):
+    """Elements of ``input`` where ``condition`` holds, else of ``other``; the three broadcast
+    together, and ``input``/``other`` may be Python numbers."""
+    _check_tensor("where", condition, "condition", 1)
+    if condition.dtype is not _dtypes.bool:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype._legacy[:-6]}")
+    broadcast_shapes(condition.shape, *(a.shape for a in (input, other)
+                                        if isinstance(a, Tensor)))
+    cond = condition._data
+    dt = _dtypes.result_type(input, other)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two numbers: their promoted dtype, on the condition's device.
+        input = _xp.namespace_of(cond).asarray(input, dtype=dt.np)
+    return _where(_checked(input, dt), _checked(other, dt), cond)
+
+
+def _where_method(self, condition, other):
+    return where(condition, self, other)
+
+
+def lerp(input, end, weight):
+    """``input + weight * (end - input)``; ``weight`` a number or a tensor (broadcast)."""
+    if not isinstance(input, Tensor) or not isinstance(end, Tensor) or not (
+            isinstance(weight, Tensor) or _is_number(weight)):
+        raise _invalid_arguments("lerp", [(0, input), (1, end), (2, weight)], [
+            "Tensor input, Tensor end, Tensor weight, *, Tensor out = None",
+            "Tensor input, Tensor end, Number weight, *, Tensor out = None"])
+    if end.dtype is not input.dtype:
+        raise RuntimeError(f"expected dtype {_CPP_NAMES[input.dtype.name]} for `end` but got "
+                           f"dtype {_CPP_NAMES[end.dtype.name]}")
+    tensor_weight = isinstance(weight, Tensor)
+    if tensor_weight and weight.ndim and weight.dtype is not input.dtype:
+        raise RuntimeError(f"expected dtype {_CPP_NAMES[input.dtype.name]} for `weight` but "
+                           f"got dtype {_CPP_NAMES[weight.dtype.name]}")
+    kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
+    if input.dtype.np.kind != "f":
+        raise _unsupported(kernel, input.dtype)
+    return _lerp(input, end, weight) if tensor_weight else _lerp_scalar(input, end, weight)
+
+
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2`` (broadcast, promoted)."""
+    _check_tensor("addcmul", input)
+    _check_tensor("addcmul", tensor1, "tensor1", 2)
+    _check_tensor("addcmul", tensor2, "tensor2", 3)
+    dt = _require("addcmul_cpu_out", "iuf", input, tensor1, tensor2)
+    return _addcmul(input, tensor1, tensor2, _checked(value, dt))
+
+
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``; integer ``tensor1``/``tensor2`` are refused."""
+    _check_tensor("addcdiv", input)
+    _check_tensor("addcdiv", tensor1, "tensor1", 2)
+    _check_tensor("addcdiv", tensor2, "tensor2", 3)
+    if _integral(tensor1._data) and _integral(tensor2._data):
+        raise RuntimeError(_ADDCDIV_INTEGER)
+    return _addcdiv(input, tensor1, tensor2, value)
+
+
+def _check_same_dtype(input, other):
+    if input.dtype is not other.dtype:
+        raise RuntimeError(f"{input.dtype._legacy[:-6]} did not match "
+                           f"{other.dtype._legacy[:-6]}")
+
+
+def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """``|input - other| <= atol + rtol * |other|`` elementwise (infinities: only if equal)."""
+    _check_tensor("isclose", input)
+    _check_tensor("isclose", other, "other", 2)
+    _check_same_dtype(input, other)
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tol:g}")
+    return _isclose(input, other, rtol, atol, equal_nan)
+
+
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """Whether ``isclose`` holds everywhere, as a Python bool."""
+    _check_tensor("allclose", input)
+    _check_tensor("allclose", other, "other", 2)
+    return bool(isclose(input, other, rtol, atol, equal_nan).all())
+
+
+def equal(input, other):
+    """Whether both have the same shape and elements, as a Python bool (NaN is unequal)."""
+    _check_tensor("equal", input)
+    _check_tensor("equal", other, "other", 2)
+    return input.shape == other.shape and bool(eq(input, other).all())
+
+
 # --------------------------------------------------------------------------- the family's surface
+_xp.register_extra("sgn", _sign_raw, sgn)
+_xp.register_extra("xlogy", _xlogy_raw, xlogy)
+
 __all__ = ["add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
-           "neg", "negative", "reciprocal", "pow", "exp", "log", "log1p", "sigmoid", "abs",
-           "absolute", "sign", "maximum", "where", "eq", "ne", "lt", "le", "gt", "ge", "less",
-           "less_equal", "greater", "greater_equal", "not_equal", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "bitwise_not", "logical_and", "logical_or", "logical_xor",
-           "logical_not"]
+           "floor_divide", "neg", "negative", "reciprocal", "pow", "abs", "absolute", "sign",
+           "sgn", "atan2", "arctan2", "hypot", "xlogy", "fmod", "remainder", "maximum",
+           "minimum", "fmax", "fmin", "clamp", "clip", "clamp_min", "clamp_max", "where", "lerp",
+           "addcmul", "addcdiv", "eq", "ne", "lt", "le", "gt", "ge", "less", "less_equal",
+           "greater", "greater_equal", "not_equal", "isclose", "allclose", "equal",
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_and",
+           "logical_or", "logical_xor", "logical_not"]
 METHODS = {name: globals()[name] for name in __all__ if name != "rsub"}
+METHODS["where"] = _where_method
 INPLACE = ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
-           "negative", "reciprocal", "pow", "exp", "log", "log1p", "sigmoid", "abs", "sign",
-           "logical_and", "logical_or", "logical_xor", "logical_not", "bitwise_and",
-           "bitwise_or", "bitwise_xor", "bitwise_not", "eq", "ne", "lt", "le", "gt", "ge")
+           "negative", "reciprocal", "pow", "abs", "absolute", "sign", "sgn", "atan2", "arctan2",
+           "hypot", "xlogy", "fmod", "remainder", "lerp", "addcmul", "addcdiv", "logical_and",
+           "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
+           "bitwise_xor", "bitwise_not", "eq", "ne", "lt", "le", "gt", "ge", "less",
+           "less_equal", "greater", "greater_equal", "not_equal")
+METHODS.update({f"{name}_": _clamp_inplace(f"{name}_", globals()[name])
+                for name in ("clamp", "clip", "clamp_min", "clamp_max")})
+METHODS["floor_divide_"] = _floor_divide_
+ARRAY_API = {
+    # The array API's floor_divide for Tensors, as rules use it: a zero-gradient division.
+    "floor_divide": lambda x1, x2: div(x1, x2, rounding_mode="floor"),
+    # Rules may select with a mask saved as a raw array (``where``'s own condition).
+    "where": lambda condition, x1, x2: where(
+        condition if isinstance(condition, Tensor) else Tensor._make(condition, None, False),
+        x1, x2),
+}

@@ -358,7 +358,7 @@ def _promote(mode, args, arrays, n_in):
     if same and (mode is True or dt.kind in "fc"):
         return
     ops = [a if isinstance(a, _Tensor) else (_Raw(a) if hasattr(a, "dtype") else a)
-           for a in args[:n_in]]
+           for a in args[:n_in] if a is not None]  # None: an absent optional input (clamp)
     rt = _dtypes.result_type(*ops)
     if mode == "float" and rt.category < 2:
         rt = _dtypes.get_default_dtype()

@@ -1,10 +1,35 @@
-"""Shape ops: views (sharing storage and version counter) and copies, with derivatives."""
+"""Shape ops: views (sharing storage and version counter), joins, splits and reorderings.
+
+A view op returns a NumPy view of its input and is wrapped with ``as_view``, so in-place writes
+through it reach the base (which then gets a ``CopySlices`` node). Ops that PyTorch computes as
+copies (``flip``, ``roll``, ``repeat``...) copy here too.
+"""
 from __future__ import annotations
 
-from .. import _dtypes, _errors
-from .._tensor import _wrap_dim
+import math
+import warnings
+
+from .. import _dtypes, _errors, _xp
+from .._broadcast import broadcast_shapes
+from .._tensor import Tensor, _wrap_dim
 from ..autograd.views import as_view
 from .registry import defop
+
+# Messages PyTorch gives once per process (``TORCH_WARN_ONCE``).
+T_DEPRECATED = (
+    "The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+    "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+    "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+    "tensor.")
+ZERO_DIM_DEPRECATED = "Tensor.{name} is deprecated on 0-D tensors. {hint}"
+_warned = set()
+
+
+def _warn_once(message, stacklevel):
+    """Warn the first time only; ``stacklevel`` counts from the caller of ``_warn_once``."""
+    if message not in _warned:
+        _warned.add(message)
+        warnings.warn(message, UserWarning, stacklevel=stacklevel + 1)
 
 
 def infer_size(shape, numel):
@@ -29,9 +54,45 @@ def infer_size(shape, numel):
 
 
 def _shape_args(shape):
+    """``f(2, 3)`` and ``f((2, 3))`` alike: the sizes as a tuple."""
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
     return tuple(shape)
+
+
+def _int_list(dims):
+    return (dims,) if isinstance(dims, int) else tuple(dims)
+
+
+def _unique_dims(dims, ndim):
+    """Wrapped dims, with PyTorch's error for a dim named twice."""
+    wrapped = tuple(_wrap_dim(d, ndim) for d in dims)
+    for i, d in enumerate(wrapped):
+        if d in wrapped[:i]:
+            raise RuntimeError(f"dim {d} appears multiple times in the list of dims")
+    return wrapped
+
+
+def _new_zeros(like, shape):
+    """Zeros of ``shape`` with ``like``'s dtype and device (``Tensor.new_zeros``)."""
+    from .._creation import zeros
+    return zeros(tuple(shape), dtype=like.dtype, device=like.device)
+
+
+# Rules call ``xp.new_zeros(g, shape)``: unlike ``xp.zeros``, it stays on ``g``'s device when
+# the rule runs on Tensors (under ``create_graph``).
+_xp.register_extra("new_zeros", lambda xp, like, shape: xp.zeros(shape, dtype=like.dtype),
+                   _new_zeros)
+
+
+def _embed(xp, g, shape, key):
+    """Zeros of ``shape`` with ``g`` written at ``key``: the derivative of reading ``a[key]``."""
+    out = xp.new_zeros(g, shape)
+    out[key] = g
+    return out
+
+
+# --------------------------------------------------------------------------- view, reshape
 
 
 @defop("view", n_in=1)
@@ -70,8 +131,9 @@ def _viewable(arr, shape):
         return False
 
 
-def _reshape_view(xp, a, shape):
-    return xp.reshape(a, shape)
+def _reshaped_view(input, shape):
+    out = _view(input, shape, input.shape)
+    return as_view(out, input, lambda xp, a: xp.reshape(a, shape))
 
 
 def view(input, *shape):
@@ -81,16 +143,14 @@ def view(input, *shape):
     shape = infer_size(_shape_args(shape), input.numel())
     if not _viewable(input._data, shape):
         raise RuntimeError(_errors.VIEW_STRIDE)
-    out = _view(input, shape, input.shape)
-    return as_view(out, input, lambda xp, a, s=shape: xp.reshape(a, s))
+    return _reshaped_view(input, shape)
 
 
 def reshape(input, *shape):
     """``view`` when the storage allows it, otherwise a copy."""
     shape = infer_size(_shape_args(shape), input.numel())
     if _viewable(input._data, shape):
-        out = _view(input, shape, input.shape)
-        return as_view(out, input, lambda xp, a, s=shape: xp.reshape(a, s))
+        return _reshaped_view(input, shape)
     return _unsafe_view(_clone(input), shape, input.shape)
 
 
@@ -102,6 +162,41 @@ def reshape_as(input, other):
     return reshape(input, other.shape)
 
 
+def flatten(input, start_dim=0, end_dim=-1):
+    """Merge dims ``start_dim..end_dim`` into one (a view when the storage allows it)."""
+    if input.ndim == 0:
+        return reshape(input, (1,))
+    start, end = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
+    if start > end:
+        raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
+    if start == end:
+        return input
+    shape = input.shape
+    return reshape(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
+
+
+def ravel(input):
+    """The entries as a vector (PyTorch views a contiguous copy when it must copy)."""
+    return reshape(contiguous(input), (-1,))
+
+
+def unflatten(input, dim, sizes):
+    """Split dim ``dim`` into ``sizes`` (one may be -1); always a view."""
+    if input.ndim == 0:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    d = _wrap_dim(dim, input.ndim)
+    sizes = tuple(sizes)
+    if not sizes:
+        raise RuntimeError("unflatten: sizes must be non-empty")
+    size = input.shape[d]
+    known = math.prod(s for s in sizes if s != -1)
+    if (-1 not in sizes and known != size) or (-1 in sizes and (known == 0 or size % known)):
+        raise RuntimeError(f"unflatten: Provided sizes {list(sizes)} don't multiply up to the "
+                           f"size of dim {d} ({size}) in the input tensor")
+    sizes = infer_size(sizes, size)
+    return view(input, input.shape[:d] + sizes + input.shape[d + 1:])
+
+
 def clone(input, *, memory_format=None):
     """A copy that stays in the graph (``CloneBackward0``)."""
     return _clone(input)
@@ -111,7 +206,7 @@ def contiguous(input, memory_format=None):
     return input if input._data.flags.c_contiguous else _clone(input)
 
 
-# --------------------------------------------------------------------------- (un)squeeze, t
+# --------------------------------------------------------------------------- (un)squeeze
 
 
 @defop("unsqueeze", n_in=1)
@@ -124,19 +219,20 @@ _unsqueeze.defvjp(lambda xp, g, ans, input, dim: xp.squeeze(g, axis=dim))
 
 def unsqueeze(input, dim):
     dim = _wrap_dim(dim, input.ndim + 1)
-    return as_view(_unsqueeze(input, dim), input, lambda xp, a, d=dim: xp.expand_dims(a, d))
+    return as_view(_unsqueeze(input, dim), input, lambda xp, a: xp.expand_dims(a, dim))
 
 
-@defop("squeeze", n_in=1, overload=1)
-def _squeeze_dim(xp, input, dim, in_shape):
-    return xp.reshape(input, in_shape[:dim] + in_shape[dim + 1:])
+def _squeezed_shape(shape, dims):
+    dims = _int_list(dims)
+    return tuple(n for i, n in enumerate(shape) if n != 1 or i not in dims)
 
 
-_squeeze_dim.defvjp(lambda xp, g, ans, input, dim, in_shape: xp.reshape(g, in_shape))
+def _squeeze_forward(xp, input, dims, in_shape):
+    return xp.reshape(input, _squeezed_shape(in_shape, dims))
 
-# ``matmul`` of a vector and a matrix squeezes in place, which PyTorch names SqueezeBackward4.
-_squeeze_matmul = defop("squeeze", n_in=1, overload=4)(_squeeze_dim.forward)
-_squeeze_matmul.defvjp(*_squeeze_dim.rules)
+
+def _squeeze_rule(xp, g, ans, input, dims, in_shape):
+    return xp.reshape(g, in_shape)
 
 
 @defop("squeeze", n_in=1)
@@ -145,20 +241,23 @@ def _squeeze_all(xp, input, in_shape):
 
 
 _squeeze_all.defvjp(lambda xp, g, ans, input, in_shape: xp.reshape(g, in_shape))
+# One forward, named as PyTorch names the overloads: squeeze(dim), squeeze(dims), and the
+# squeeze ``matmul`` applies to a vector-matrix product.
+_squeeze_dim = defop("squeeze", n_in=1, overload=1)(_squeeze_forward).defvjp(_squeeze_rule)
+_squeeze_dims = defop("squeeze", n_in=1, overload=2)(_squeeze_forward).defvjp(_squeeze_rule)
+_squeeze_matmul = defop("squeeze", n_in=1, overload=4)(_squeeze_forward).defvjp(_squeeze_rule)
 
 
 def squeeze(input, dim=None):
-    shape = input.shape
+    """Drop size-1 dims: all of them, one (``dim``), or those in a tuple of dims."""
     if dim is None:
-        out = _squeeze_all(input, shape)
-        new = out.shape
+        out = _squeeze_all(input, input.shape)
+    elif isinstance(dim, (tuple, list)):
+        out = _squeeze_dims(input, _unique_dims(dim, input.ndim), input.shape)
     else:
-        d = _wrap_dim(dim, input.ndim)
-        if input.ndim == 0 or shape[d] != 1:
-            return as_view(_alias(input), input, lambda xp, a: a)
-        out = _squeeze_dim(input, d, shape)
-        new = out.shape
-    return as_view(out, input, lambda xp, a, s=tuple(new): xp.reshape(a, s))
+        out = _squeeze_dim(input, _wrap_dim(dim, input.ndim), input.shape)
+    shape = out.shape
+    return as_view(out, input, lambda xp, a: xp.reshape(a, shape))
 
 
 @defop("alias", n_in=1)
@@ -169,12 +268,38 @@ def _alias(xp, input):
 _alias.defvjp(lambda xp, g, ans, input: g)
 
 
+# --------------------------------------------------------------------------- permutations
+
+
+@defop("permute", n_in=1)
+def _permute(xp, input, dims):
+    return xp.transpose(input, dims)
+
+
+_permute.defvjp(lambda xp, g, ans, input, dims:
+                xp.transpose(g, tuple(sorted(range(len(dims)), key=dims.__getitem__))))
+
+
+def permute(input, *dims):
+    """Reorder the dims (a view): output dim ``i`` is input dim ``dims[i]``."""
+    dims = _shape_args(dims)
+    if len(dims) != input.ndim:
+        raise RuntimeError(
+            "permute(sparse_coo): number of dimensions in the tensor input does not match the "
+            "length of the desired ordering of dimensions i.e. input.dim() = "
+            f"{input.ndim} is not equal to len(dims) = {len(dims)}")
+    dims = tuple(_wrap_dim(d, input.ndim) for d in dims)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return as_view(_permute(input, dims), input, lambda xp, a: xp.transpose(a, dims))
+
+
 @defop("t", n_in=1)
 def _t(xp, input):
     return input.T
 
 
-_t.defvjp(lambda xp, g, ans, input: g.T)
+_t.defvjp(lambda xp, g, ans, input: xp.swapaxes(g, 0, 1) if g.ndim == 2 else g)
 
 
 def t(input):
@@ -202,19 +327,84 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
-@defop("to_copy", n_in=1)
-def _to_copy(xp, input, dtype):
-    return input.astype(dtype)
+@defop("conj", n_in=1)
+def _conj(xp, input):
+    return xp.conj(input)
 
 
-_to_copy.defvjp(lambda xp, g, ans, input, dtype: g)
+_conj.defvjp(lambda xp, g, ans, input: xp.conj(g))
 
 
-def to_dtype(input, dtype, copy=False):
-    if input._data.dtype == dtype.np and not copy:
+def _numpy_T(input):
+    """``x.T``: all dims reversed (PyTorch deprecates it for anything but matrices)."""
+    if input.ndim != 2:
+        _warn_once(T_DEPRECATED if input.ndim else ZERO_DIM_DEPRECATED.format(
+            name="T", hint="This function is the identity in these cases."), 2)
+    return permute(input, tuple(range(input.ndim - 1, -1, -1)))
+
+
+def _matrix_transpose(input, name, conjugate):
+    """``x.mT``, ``x.mH``, ``x.adjoint()``: the last two dims swapped (conjugated for mH)."""
+    if input.ndim == 0 and name != "adjoint()":
+        hint = ("This function is the identity in these cases." if name == "mT" else
+                "Consider using x.conj().")
+        _warn_once(ZERO_DIM_DEPRECATED.format(name=name, hint=hint), 3)
         return input
-    return _to_copy(input, dtype.np)
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.{name} is only supported on matrices or batches of matrices. "
+                           f"Got {input.ndim}-D tensor.")
+    out = transpose(input, -2, -1)
+    return _conj(out) if conjugate and input.is_complex() else out
 
+
+def _mT(input):
+    return _matrix_transpose(input, "mT", False)
+
+
+def _mH(input):
+    return _matrix_transpose(input, "mH", True)
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims."""
+    return _matrix_transpose(input, "adjoint()", True)
+
+
+def _matrix_H(input):
+    """``x.H``: the conjugate transpose of a matrix."""
+    if input.ndim == 0:
+        _warn_once(ZERO_DIM_DEPRECATED.format(name="H", hint="Consider using x.conj()."), 2)
+        return _conj(input) if input.is_complex() else input
+    if input.ndim != 2:
+        raise RuntimeError(
+            f"tensor.H is only supported on matrices (2-D tensors). Got {input.ndim}-D tensor."
+            + (" For batches of matrices, consider using tensor.mH" if input.ndim > 2 else ""))
+    return _matrix_transpose(input, "H", True)
+
+
+def movedim(input, source, destination):
+    """Move dims ``source`` to positions ``destination``; the others keep their order."""
+    src, dst = _int_list(source), _int_list(destination)
+    if len(src) != len(dst):
+        raise RuntimeError(
+            f"movedim: Invalid source or destination dims: source ({list(src)} dims) should "
+            f"contain the same number of dims as destination ({list(dst)} dims)")
+    n = input.ndim
+    wsrc, wdst = [_wrap_dim(d, n) for d in src], [_wrap_dim(d, n) for d in dst]
+    for name, given, wrapped in (("source", src, wsrc), ("destination", dst, wdst)):
+        if len(set(wrapped)) != len(wrapped):
+            raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    order = [None] * n
+    for s, d in zip(wsrc, wdst):
+        order[d] = s
+    rest = iter(d for d in range(n) if d not in wsrc)
+    return permute(input, tuple(o if o is not None else next(rest) for o in order))
+
+
+moveaxis = movedim
+
+
+# --------------------------------------------------------------------------- broadcasting
 
 
 @defop("expand", n_in=1)
@@ -235,18 +425,129 @@ def expand(input, *sizes):
             f"({len(sizes)}) must be greater or equal to the number of dimensions in the "
             f"tensor ({input.ndim})")
     lead = len(sizes) - input.ndim
-    shape = tuple(input.shape[i - lead] if s == -1 else s for i, s in enumerate(sizes))
-    if shape == tuple(input.shape):
-        return input
-    return as_view(_expand(input, shape), input,
-                   lambda xp, a, s=shape: xp.broadcast_to(a, s))
+    shape = []
+    for i, size in enumerate(sizes):
+        if i < lead:
+            if size < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({size}) isn't allowed in "
+                                   f"a leading, non-existing dimension {i}")
+        else:
+            have = input.shape[i - lead]
+            if size == -1:
+                size = have
+            elif have != 1 and size != have:
+                raise RuntimeError(
+                    f"The expanded size of the tensor ({size}) must match the existing size "
+                    f"({have}) at non-singleton dimension {i}.  Target sizes: {list(sizes)}.  "
+                    f"Tensor sizes: {list(input.shape)}")
+        shape.append(size)
+    shape = tuple(shape)
+    return as_view(_expand(input, shape), input, lambda xp, a: xp.broadcast_to(a, shape))
 
 
 def expand_as(input, other):
     return expand(input, other.shape)
 
 
-# --------------------------------------------------------------------------- joining, unbind
+def broadcast_to(input, size):
+    return expand(input, size)
+
+
+def broadcast_tensors(*tensors):
+    """The tensors expanded to their common shape (those already of that shape as they are)."""
+    shape = broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    return tuple(t if t.shape == shape else expand(t, shape) for t in tensors)
+
+
+# --------------------------------------------------------------------------- repeating
+
+
+@defop("repeat", n_in=1)
+def _repeat(xp, input, repeats, in_shape):
+    return xp.tile(input, repeats)
+
+
+def _repeat_rule(xp, g, ans, input, repeats, in_shape):
+    """Each output dim is ``repeats[i]`` copies of the input dim: sum the copies."""
+    padded = (1,) * (len(repeats) - len(in_shape)) + tuple(in_shape)
+    g = xp.reshape(g, tuple(n for pair in zip(repeats, padded) for n in pair))
+    return xp.sum(g, axis=tuple(range(0, 2 * len(repeats), 2)))
+
+
+_repeat.defvjp(_repeat_rule)
+
+
+def repeat(input, *sizes):
+    """Tile the tensor ``sizes[i]`` times along each dim (new leading dims as needed)."""
+    sizes = _shape_args(sizes)
+    if len(sizes) < input.ndim:
+        raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
+                           "of dimensions of tensor")
+    padded = (1,) * (len(sizes) - input.ndim) + tuple(input.shape)
+    shape = [r * n for r, n in zip(sizes, padded)]
+    bad = next((n for n in shape if n < 0), None)
+    if bad is not None:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {bad}: {shape}")
+    return _repeat(input, sizes, input.shape)
+
+
+def tile(input, *dims):
+    """``repeat`` with missing leading repeats taken as 1."""
+    dims = _shape_args(dims)
+    return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
+
+
+def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
+    """Repeat each element (or slice along ``dim``) ``repeats`` times, in place order.
+
+    ``repeat_interleave(repeats)`` alone gives the index form: ``k`` repeated ``repeats[k]``
+    times.
+    """
+    if repeats is None:
+        if input.ndim != 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        return _repeated_indices(input, input.numel())
+    if dim is None:
+        input, dim = flatten(input), 0
+    d = _wrap_dim(dim, input.ndim)
+    if isinstance(repeats, Tensor):
+        return _repeat_interleave_tensor(input, repeats, d, dim)
+    if repeats < 0:
+        raise RuntimeError("Repeats must be non-negative")
+    if input.ndim == 0:
+        input = reshape(input, (1,))
+    shape = input.shape
+    spread = expand(unsqueeze(input, d + 1), shape[:d + 1] + (repeats,) + shape[d + 1:])
+    return reshape(_clone(spread), shape[:d] + (shape[d] * repeats,) + shape[d + 1:])
+
+
+def _repeat_interleave_tensor(input, repeats, d, dim):
+    """``index_select`` of each index repeated (``d`` is ``dim`` wrapped)."""
+    from . import indexing
+    size = input.shape[d] if input.ndim else 1
+    if repeats.ndim > 1:
+        raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
+    if repeats.numel() == 1:
+        repeats = expand(reshape(repeats, (1,)), (size,))
+    elif repeats.shape[0] != size:
+        raise RuntimeError("repeats must have the same size as input along dim, but got "
+                           f"repeats.size(0) = {repeats.shape[0]} and input.size({dim}) = {size}")
+    return indexing.index_select(input, d, _repeated_indices(repeats, size))
+
+
+def _repeated_indices(repeats, size):
+    """``k`` repeated ``repeats[k]`` times, as an int64 tensor."""
+    reps = repeats._data
+    if reps.dtype.kind not in "iu":
+        raise NotImplementedError(
+            f"\"repeat_interleave_cpu\" not implemented for '{repeats.dtype._legacy[:-6]}'")
+    if reps.size and reps.min() < 0:
+        raise RuntimeError("repeats can not be negative")
+    xp = _xp.namespace_of(reps)
+    return Tensor._make(xp.repeat(xp.arange(size), reps).astype("int64"), None, False)
+
+
+# --------------------------------------------------------------------------- joining
 
 
 def _legacy_empty(shape, ndim):
@@ -263,12 +564,19 @@ def _cat(xp, *args):
 
 def _cat_rule(xp, g, ans, i, inputs, dim, shapes):
     if _legacy_empty(shapes[i], g.ndim):
-        return xp.zeros(shapes[i], dtype=g.dtype)
+        return xp.new_zeros(g, shapes[i])
     start = sum(s[dim] for s in shapes[:i] if not _legacy_empty(s, g.ndim))
     return g[(slice(None),) * dim + (slice(start, start + shapes[i][dim]),)]
 
 
 _cat.defvjp(_cat_rule)
+
+
+def _common_dtype(tensors):
+    dt = tensors[0].dtype
+    for t in tensors[1:]:
+        dt = _dtypes.promote_types(dt, t.dtype)
+    return [to_dtype(t, dt) for t in tensors]
 
 
 def cat(tensors, dim=0, *, out=None):
@@ -291,11 +599,7 @@ def cat(tensors, dim=0, *, out=None):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {ref.shape[j]} but got size {t.shape[j]} "
                                    f"for tensor number {k} in the list.")
-    from .._dtypes import promote_types
-    dt = tensors[0].dtype
-    for t in tensors[1:]:
-        dt = promote_types(dt, t.dtype)
-    tensors = [to_dtype(t, dt) for t in tensors]
+    tensors = _common_dtype(tensors)
     return _cat(*tensors, d, tuple(tuple(t.shape) for t in tensors))
 
 
@@ -321,12 +625,198 @@ def stack(tensors, dim=0, *, out=None):
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
                                f"{list(tensors[0].shape)} at entry 0 and {list(t.shape)} "
                                f"at entry {k}")
-    from .._dtypes import promote_types
-    dt = tensors[0].dtype
-    for t in tensors[1:]:
-        dt = promote_types(dt, t.dtype)
-    tensors = [to_dtype(t, dt) for t in tensors]
+    tensors = _common_dtype(tensors)
     return _stack(*tensors, _wrap_dim(dim, tensors[0].ndim + 1))
+
+
+def _at_least(tensors, fn):
+    """``atleast_Nd``: one tensor gives one tensor; several (or a list) give a tuple."""
+    if len(tensors) == 1 and isinstance(tensors[0], Tensor):
+        return fn(tensors[0])
+    if len(tensors) == 1:
+        tensors = tensors[0]
+    return tuple(fn(t) for t in tensors)
+
+
+def _atleast_1d(t):
+    return reshape(t, (1,)) if t.ndim == 0 else t
+
+
+def _atleast_2d(t):
+    return reshape(t, (1, 1)) if t.ndim == 0 else unsqueeze(t, 0) if t.ndim == 1 else t
+
+
+def _atleast_3d(t):
+    if t.ndim == 0:
+        return reshape(t, (1, 1, 1))
+    if t.ndim == 1:
+        return unsqueeze(unsqueeze(t, 0), -1)
+    return unsqueeze(t, -1) if t.ndim == 2 else t
+
+
+def atleast_1d(*tensors):
+    return _at_least(tensors, _atleast_1d)
+
+
+def atleast_2d(*tensors):
+    return _at_least(tensors, _atleast_2d)
+
+
+def atleast_3d(*tensors):
+    return _at_least(tensors, _atleast_3d)
+
+
+def _nonempty(tensors, name):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{name} expects a non-empty TensorList")
+    return tensors
+
+
+def hstack(tensors, *, out=None):
+    """Join along dim 1 (dim 0 for vectors); scalars count as vectors."""
+    tensors = [_atleast_1d(t) for t in _nonempty(tensors, "hstack")]
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+
+
+def vstack(tensors, *, out=None):
+    """Stack rows: join along dim 0, vectors becoming ``1 x n`` rows."""
+    return cat([_atleast_2d(t) for t in _nonempty(tensors, "vstack")], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors, *, out=None):
+    """Join along the third dim, lower-rank inputs raised to 3 dims."""
+    return cat([_atleast_3d(t) for t in _nonempty(tensors, "dstack")], 2)
+
+
+def column_stack(tensors, *, out=None):
+    """Join columns: vectors (and scalars) become ``n x 1`` columns, then join along dim 1."""
+    tensors = _nonempty(tensors, "column_stack")
+    return cat([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors], 1)
+
+
+# --------------------------------------------------------------------------- splitting
+
+
+@defop("slice", n_in=1)
+def _slice(xp, input, key, shape):
+    return input[key]
+
+
+_slice.defvjp(lambda xp, g, ans, input, key, shape: _embed(xp, g, shape, key))
+
+
+def slice_view(input, dim, start, stop, step=1):
+    """``input[..., start:stop:step, ...]`` along ``dim`` (a view, ``SliceBackward0``)."""
+    key = (slice(None),) * dim + (slice(start, stop, step), Ellipsis)
+    return as_view(_slice(input, key, input.shape), input, lambda xp, a: a[key])
+
+
+def _split_forward(xp, input, dim, bounds):
+    return tuple(input[(slice(None),) * dim + (slice(a, b),)] for a, b in bounds)
+
+
+def _split_rule(xp, g, ans, input, dim, bounds):
+    return xp.concatenate(g, axis=dim)
+
+
+_split = defop("split", n_in=1, nout=None)(_split_forward).defvjp(_split_rule)
+_split_with_sizes = defop("split_with_sizes", n_in=1, nout=None)(
+    _split_forward).defvjp(_split_rule)
+
+
+def _split_views(op, input, dim, sizes):
+    bounds, start = [], 0
+    for n in sizes:
+        bounds.append((start, start + n))
+        start += n
+    outs = op(input, dim, tuple(bounds))
+    return tuple(as_view(o, input, lambda xp, a, k=(slice(None),) * dim + (slice(*b),): a[k],
+                         multi_output=True)
+                 for o, b in zip(outs, bounds))
+
+
+def split(tensor, split_size_or_sections, dim=0):
+    """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the listed sizes.
+
+    The pieces are views of ``tensor`` that may not be written in place while autograd
+    records (as in PyTorch).
+    """
+    if not isinstance(split_size_or_sections, int):
+        return split_with_sizes(tensor, split_size_or_sections, dim)
+    size = split_size_or_sections
+    if tensor.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, tensor.ndim)
+    length = tensor.shape[d]
+    if size < 0:
+        raise RuntimeError(f"split expects split_size be non-negative, but got split_size={size}")
+    if size == 0 and length:
+        raise RuntimeError("split_size can only be 0 if dimension size is 0, but got dimension "
+                           f"size of {length}")
+    count = max(-(-length // size), 1) if size else 1
+    sizes = [size] * (count - 1) + [length - size * (count - 1)]
+    return _split_views(_split, tensor, d, sizes)
+
+
+def split_with_sizes(input, split_sizes, dim=0):
+    """Pieces of the given sizes along ``dim`` (they must add up to its length); views."""
+    sizes = list(split_sizes)
+    if input.ndim == 0:
+        raise RuntimeError("split expects at least a 1-dimensional tensor")
+    d = _wrap_dim(dim, input.ndim)
+    if any(s < 0 for s in sizes):
+        raise RuntimeError("split_with_sizes expects split_sizes have only non-negative entries, "
+                           f"but got split_sizes={sizes}")
+    if sum(sizes) != input.shape[d]:
+        raise RuntimeError(
+            f"split_with_sizes expects split_sizes to sum exactly to {input.shape[d]} (input "
+            f"tensor's size at dimension {dim}), but got split_sizes={sizes}")
+    return _split_views(_split_with_sizes, input, d, sizes)
+
+
+def chunk(input, chunks, dim=0):
+    """At most ``chunks`` equal pieces along ``dim`` (the last may be smaller); views."""
+    if input.ndim == 0:
+        raise RuntimeError("chunk expects at least a 1-dimensional tensor")
+    if chunks <= 0:
+        raise RuntimeError(f"chunk expects `chunks` to be greater than 0, got: {chunks}")
+    d = _wrap_dim(dim, input.ndim)
+    length = input.shape[d]
+    if length == 0:
+        return split_with_sizes(input, [0] * chunks, d)
+    return split(input, -(-length // chunks), d)
+
+
+def tensor_split(input, indices_or_sections, dim=0):
+    """Split into ``sections`` near-equal pieces, or at the given indices; slice views."""
+    if input.ndim == 0:
+        raise RuntimeError("tensor_split expected at least a 1-dimensional tensor, but got a "
+                           "tensor with 0 dims")
+    arg = indices_or_sections
+    if isinstance(arg, Tensor):
+        if arg.dtype != _dtypes.int64:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype "
+                               f"of long, but got {arg.dtype._legacy[:-6]}")
+        if arg.ndim > 1:
+            raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
+                               "zero-dimensional or one-dimensional tensor, but got a tensor "
+                               f"with {arg.ndim} dims")
+        arg = arg.item() if arg.ndim == 0 else arg.tolist()
+    d = _wrap_dim(dim, input.ndim)
+    if isinstance(arg, int):
+        if arg <= 0:
+            raise RuntimeError(f"number of sections must be larger than 0, got {arg}")
+        length = input.shape[d]
+        small, extra = divmod(length, arg)
+        stops = [k * small + min(k, extra) for k in range(1, arg)]
+    else:
+        stops = list(arg)
+    starts = [0] + stops
+    return tuple(slice_view(input, d, a, b) for a, b in zip(starts, stops + [None]))
 
 
 @defop("unbind", n_in=1, nout=None)
@@ -341,16 +831,146 @@ def unbind(input, dim=0):
     """The slices along ``dim``, as a tuple of views."""
     d = _wrap_dim(dim, input.ndim)
     outs = _unbind(input, d)
-    return tuple(as_view(o, input, lambda xp, a, k=k: a[(slice(None),) * d + (k, Ellipsis)])
+    return tuple(as_view(o, input, lambda xp, a, k=k: a[(slice(None),) * d + (k, Ellipsis)],
+                         multi_output=True)
                  for k, o in enumerate(outs))
 
 
+def narrow(input, dim, start, length):
+    """``length`` entries of dim ``dim`` from ``start`` on (a view)."""
+    if input.ndim == 0:
+        raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
+    start = int(start)
+    if length < 0:
+        raise RuntimeError("narrow(): length must be non-negative.")
+    d = _wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    if not -size <= start <= size:
+        raise IndexError(
+            f"start out of range (expected to be in range of [{-size}, {size}], but got {start})")
+    if start < 0:
+        start += size
+    if start + length > size:
+        raise RuntimeError(
+            f"start ({start}) + length ({length}) exceeds dimension size ({size}).")
+    return slice_view(input, d, start, start + length)
+
+
+# --------------------------------------------------------------------------- reordering copies
+
+
+@defop("flip", n_in=1)
+def _flip(xp, input, dims):
+    return xp.flip(input, axis=dims).copy()
+
+
+_flip.defvjp(lambda xp, g, ans, input, dims: xp.flip(g, axis=dims))
+
+
+def flip(input, *dims):
+    """A copy with the order of entries reversed along each of ``dims``."""
+    dims = _unique_dims(_shape_args(dims), input.ndim)
+    return _flip(input, dims if input.ndim else ())
+
+
+def fliplr(input):
+    if input.ndim < 2:
+        raise RuntimeError("Input must be >= 2-d.")
+    return _flip(input, (1,))
+
+
+def flipud(input):
+    if input.ndim < 1:
+        raise RuntimeError("Input must be >= 1-d.")
+    return _flip(input, (0,))
+
+
+@defop("roll", n_in=1)
+def _roll(xp, input, shifts, dims):
+    return xp.roll(input, shifts, axis=dims)
+
+
+_roll.defvjp(lambda xp, g, ans, input, shifts, dims: xp.roll(g, _negated(shifts), axis=dims))
+
+
+def _negated(shifts):
+    return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
+
+
+def roll(input, shifts, dims=None):
+    """Shift entries cyclically by ``shifts`` along ``dims`` (over the flattened tensor if None)."""
+    shifts = _int_list(shifts)
+    dims = () if dims is None else _int_list(dims)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
+    if len(shifts) != len(dims) and not (not dims and len(shifts) == 1):
+        raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
+                           f"dims:{len(dims)}")
+    if input.ndim == 0 and dims:
+        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+    if not dims:
+        return _roll(input, shifts[0], None)  # over the flattened tensor
+    return _roll(input, shifts, tuple(_wrap_dim(d, input.ndim) for d in dims))
+
+
+@defop("rot90", n_in=1)
+def _rot90(xp, input, k, dims):
+    return xp.rot90(input, k, axes=dims).copy()
+
+
+_rot90.defvjp(lambda xp, g, ans, input, k, dims: xp.rot90(g, -k, axes=dims))
+
+
+def rot90(input, k=1, dims=(0, 1)):
+    """Rotate by ``k`` quarter turns in the plane of ``dims``, from the first towards the second."""
+    dims = tuple(dims)
+    n = input.ndim
+    if len(dims) != 2:
+        raise RuntimeError(f"expected total rotation dims == 2, but got dims = {len(dims)}")
+    if n < 2:
+        raise RuntimeError(f"expected total dims >= 2, but got total dims = {n}")
+    wrapped = tuple(_wrap_dim(d, n) for d in dims)
+    if wrapped[0] == wrapped[1]:
+        raise RuntimeError(f"expected rotation dims to be different, but got dim0 = {dims[0]} "
+                           f"and dim1 = {dims[1]}")
+    return _rot90(input, k % 4, wrapped)
+
+
+# --------------------------------------------------------------------------- dtype
+
+
+@defop("to_copy", n_in=1)
+def _to_copy(xp, input, dtype):
+    return input.astype(dtype)
+
+
+_to_copy.defvjp(lambda xp, g, ans, input, dtype: g)
+
+
+def to_dtype(input, dtype, copy=False):
+    if input._data.dtype == dtype.np and not copy:
+        return input
+    return _to_copy(input, dtype.np)
+
+
 # --------------------------------------------------------------------------- the family's surface
-__all__ = ["view", "view_as", "reshape", "reshape_as", "clone", "contiguous", "unsqueeze",
-           "squeeze", "t", "transpose", "swapaxes", "swapdims", "expand", "expand_as", "cat",
-           "concat", "concatenate", "stack", "unbind"]
-METHODS = {name: globals()[name] for name in __all__
-           if name not in ("cat", "concat", "concatenate", "stack")}
+__all__ = ["view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "ravel", "clone",
+           "contiguous", "unsqueeze", "squeeze", "permute", "t", "transpose", "swapaxes",
+           "swapdims", "adjoint", "movedim", "moveaxis", "expand", "expand_as", "broadcast_to",
+           "broadcast_tensors", "repeat", "tile", "repeat_interleave", "cat", "concat",
+           "concatenate", "stack", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
+           "row_stack", "dstack", "column_stack", "split", "split_with_sizes", "chunk",
+           "tensor_split", "unbind", "narrow", "flip", "fliplr", "flipud", "roll", "rot90"]
+_FUNCTIONS_ONLY = ("cat", "concat", "concatenate", "stack", "atleast_1d", "atleast_2d",
+                   "atleast_3d", "hstack", "vstack", "row_stack", "dstack", "column_stack",
+                   "broadcast_tensors")
+METHODS = {name: globals()[name] for name in __all__ if name not in _FUNCTIONS_ONLY}
+METHODS.update(
+    T=property(_numpy_T),
+    mT=property(_mT),
+    mH=property(_mH),
+    H=property(_matrix_H),
+)
 INPLACE = ()
 ARRAY_API = {
     "reshape": lambda x, shape, copy=None: reshape(x, tuple(shape)),
@@ -358,8 +978,16 @@ ARRAY_API = {
     "expand_dims": lambda x, axis: unsqueeze(x, axis),
     "squeeze": lambda x, axis: squeeze(x, axis),
     "swapaxes": lambda x, axis1, axis2: transpose(x, axis1, axis2),
+    "transpose": lambda x, axes=None: permute(x, tuple(range(x.ndim - 1, -1, -1))
+                                              if axes is None else tuple(axes)),
     "astype": lambda x, dtype: to_dtype(x, dtype if isinstance(dtype, _dtypes.dtype)
                                         else _dtypes.from_numpy_dtype(dtype)),
     "stack": lambda arrays, axis=0: stack(arrays, dim=axis),
     "concat": lambda arrays, axis=0: cat(arrays, dim=axis),
+    "concatenate": lambda arrays, axis=0: cat(arrays, dim=axis),
+    "flip": lambda x, axis=None: flip(x, tuple(range(x.ndim)) if axis is None else axis),
+    "roll": lambda x, shift, axis=None: roll(x, shift, axis),
+    "rot90": lambda x, k=1, axes=(0, 1): rot90(x, k, axes),
+    "tile": lambda x, reps: tile(x, tuple(reps)),
+    "conj": lambda x: _conj(x) if x.is_complex() else x,
 }

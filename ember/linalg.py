@@ -1,0 +1,36 @@
+"""``ember.linalg``: PyTorch's ``torch.linalg`` namespace.
+
+The functions live with the rest of the linear algebra in ``ember/ops/linalg.py`` under their
+ATen names (``linalg_inv``...); here they get their ``torch.linalg`` names. ``vector_norm``
+comes from the reductions.
+"""
+from __future__ import annotations
+
+from .ops.linalg import _LinAlgError as LinAlgError
+from .ops.linalg import diagonal as _diagonal
+from .ops.linalg import linalg_cholesky as cholesky
+from .ops.linalg import linalg_det as det
+from .ops.linalg import linalg_eigh as eigh
+from .ops.linalg import linalg_eigvalsh as eigvalsh
+from .ops.linalg import linalg_inv as inv
+from .ops.linalg import linalg_matrix_norm as matrix_norm
+from .ops.linalg import linalg_matrix_power as matrix_power
+from .ops.linalg import linalg_norm as norm
+from .ops.linalg import linalg_pinv as pinv
+from .ops.linalg import linalg_qr as qr
+from .ops.linalg import linalg_slogdet as slogdet
+from .ops.linalg import linalg_solve as solve
+from .ops.linalg import linalg_solve_triangular as solve_triangular
+from .ops.linalg import linalg_svd as svd
+from .ops.linalg import linalg_svdvals as svdvals
+from .ops.linalg import matmul
+from .ops.reduction import vector_norm
+
+__all__ = ["LinAlgError", "cholesky", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
+           "matrix_norm", "matrix_power", "norm", "pinv", "qr", "slogdet", "solve",
+           "solve_triangular", "svd", "svdvals", "vector_norm"]
+
+
+def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
+    """The diagonal ``offset`` of each matrix (dims ``dim1``, ``dim2``), as a view."""
+    return _diagonal(A, offset, dim1, dim2)

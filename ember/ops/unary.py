@@ -1,0 +1,378 @@
+"""Elementwise functions of one tensor, with derivatives: roots, exponentials and logarithms,
+trigonometric and hyperbolic functions, the error-function family, rounding, and
+floating-point classification.
+
+Most ops are one ``_unary`` line: the forward on raw arrays and the rule of its one input (see
+``registry.py``). As in PyTorch, the transcendental functions turn integer and bool inputs
+into the default float dtype, and the rounding functions return integers unchanged.
+
+NumPy has no error function, so ``erf``, ``erfc`` and ``erfinv`` are computed here (W. J.
+Cody's rational approximations, then Halley's iteration for the inverse) and registered as
+namespace extras: derivative rules anywhere may call ``xp.erf`` on arrays and Tensors alike.
+"""
+from __future__ import annotations
+
+import math
+
+from .. import _dtypes, _xp
+from . import pointwise as _pw
+from .registry import defop
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_SQRT_PI = math.sqrt(math.pi)
+_TWO_OVER_SQRT_PI = 2 / _SQRT_PI
+
+# --------------------------------------------------------------------------- error function
+# W. J. Cody, "Rational Chebyshev approximations for the error function", Math. Comp. 23
+# (1969), with the coefficients of Netlib's CALERF: erf(x) = x R(x²) for |x| <= 0.46875;
+# erfc(y) exp(y²) = R(y) on (0.46875, 4]; and (1/sqrt(pi) - R(1/y²)/y²) / y beyond.
+_ERF_A = (3.16112374387056560e00, 1.13864154151050156e02, 3.77485237685302021e02,
+          3.20937758913846947e03, 1.85777706184603153e-1)
+_ERF_B = (2.36012909523441209e01, 2.44024637934444173e02, 1.28261652607737228e03,
+          2.84423683343917062e03)
+_ERF_C = (5.64188496988670089e-1, 8.88314979438837594e00, 6.61191906371416295e01,
+          2.98635138197400131e02, 8.81952221241769090e02, 1.71204761263407058e03,
+          2.05107837782607147e03, 1.23033935479799725e03, 2.15311535474403846e-8)
+_ERF_D = (1.57449261107098347e01, 1.17693950891312499e02, 5.37181101862009858e02,
+          1.62138957456669019e03, 3.29079923573345963e03, 4.36261909014324716e03,
+          3.43936767414372164e03, 1.23033935480374942e03)
+_ERF_P = (3.05326634961232344e-1, 3.60344899949804439e-1, 1.25781726111229246e-1,
+          1.60837851487422766e-2, 6.58749161529837803e-4, 1.63153871373020978e-2)
+_ERF_Q = (2.56852019228982242e00, 1.87295284992346047e00, 5.27905102951428412e-1,
+          6.05183413124413191e-2, 2.33520497626869185e-3)
+_ERF_SMALL = 0.46875  # below: the erf series; above: erfc
+_ERFC_ZERO = 27.3     # erfc is below half the least float64 beyond this: 0
+
+
+def _erf_small(xp, x):
+    """erf(x) for |x| <= 0.46875."""
+    z = x * x
+    num, den = _ERF_A[4] * z, z
+    for a, b in zip(_ERF_A[:3], _ERF_B[:3]):
+        num, den = (num + a) * z, (den + b) * z
+    return x * (num + _ERF_A[3]) / (den + _ERF_B[3])
+
+
+def _erfc_positive(xp, y):
+    """erfc(y) for y = |x| > 0.46875 (infinities and NaN included)."""
+    num, den = _ERF_C[8] * y, y
+    for c, d in zip(_ERF_C[:7], _ERF_D[:7]):
+        num, den = (num + c) * y, (den + d) * y
+    middle = (num + _ERF_C[7]) / (den + _ERF_D[7])
+    w = 1 / (y * y)
+    num, den = _ERF_P[5] * w, w
+    for p, q in zip(_ERF_P[:4], _ERF_Q[:4]):
+        num, den = (num + p) * w, (den + q) * w
+    far = (1 / _SQRT_PI - w * (num + _ERF_P[4]) / (den + _ERF_Q[4])) / y
+    scaled = xp.where(y <= 4, middle, far)  # erfc(y) * exp(y²)
+    # exp(-y²) as exp(-t²) exp(-(y - t)(y + t)), t = y cut to sixteenths: t² is exact, so the
+    # large exponent carries no rounding error.
+    t = xp.trunc(y * 16) / 16
+    out = xp.exp(-t * t) * xp.exp(-(y - t) * (y + t)) * scaled
+    return xp.where(y > _ERFC_ZERO, 0.0, out)  # also where y is inf (and out NaN)
+
+
+def _erf64(xp, x):
+    y = xp.abs(x)
+    return xp.where(y <= _ERF_SMALL, _erf_small(xp, x),
+                    xp.copysign(1 - _erfc_positive(xp, y), x))
+
+
+def _erfc64(xp, x):
+    y = xp.abs(x)
+    tail = _erfc_positive(xp, y)
+    return xp.where(y <= _ERF_SMALL, 1 - _erf_small(xp, x), xp.where(x < 0, 2 - tail, tail))
+
+
+def _erfinv64(xp, y):
+    a = xp.abs(y)
+    # Start from Winitzki's closed form (relative error below 2e-3)...
+    k = 0.147
+    log1m = xp.log((1 - a) * (1 + a))
+    h = 2 / (math.pi * k) + log1m / 2
+    x = xp.sqrt(xp.sqrt(h * h - log1m / k) - h)
+    # ...and refine with Halley's method on erf(x) = a (cubic convergence: three steps reach
+    # full precision). Past 0.5 the residual is (1 - a) - erfc(x): 1 - a is exact there, and
+    # erfc keeps the relative precision that erf loses near 1.
+    rest = 1 - a
+    for _ in range(3):
+        f = xp.where(a <= 0.5, _erf64(xp, x) - a, rest - _erfc64(xp, x))
+        u = f / (_TWO_OVER_SQRT_PI * xp.exp(-x * x))
+        x = x - u / (1 + x * u)
+    return xp.copysign(xp.where(a == 1, math.inf, x), y)
+
+
+def _in_float64(kernel):
+    """A raw function running the float64 ``kernel`` and returning the input's float dtype."""
+    def raw(xp, x):
+        x = xp.asarray(x)
+        dtype = x.dtype if x.dtype.kind == "f" else xp.float64
+        return kernel(xp, x.astype(xp.float64)).astype(dtype)
+    raw.__name__ = kernel.__name__[:-2]
+    return raw
+
+
+_erf_raw, _erfc_raw, _erfinv_raw = map(_in_float64, (_erf64, _erfc64, _erfinv64))
+
+# --------------------------------------------------------------------------- declaring ops
+
+
+def _unary(name, forward, rule=None, *, promote="float", refuse="", kernel=None, doc=None):
+    """Declare the op ``name`` and return its public function (also a Tensor method).
+
+    ``refuse``: dtype kinds ('b' bool, 'iu' integers) PyTorch's ``kernel`` does not handle.
+    """
+    op = defop(name, promote=promote)(forward)
+    if rule is not None:
+        op.defvjp(rule)
+
+    def public(input):
+        _pw._check_tensor(name, input)
+        if input._data.dtype.kind in refuse:
+            raise _pw._unsupported(kernel, input.dtype)
+        return op(input)
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = doc
+    return public
+
+
+def _keep_integers(fn):
+    """A rounding forward: integer tensors are returned as they are (copied)."""
+    return lambda xp, input: fn(xp, input) if input.dtype.kind == "f" else input.copy()
+
+
+def _zero(xp, g, ans, input):
+    return xp.zeros_like(g)
+
+
+# --------------------------------------------------------------------------- roots, exp, log
+
+
+def _rsqrt_raw(xp, x):
+    return 1 / xp.sqrt(x)
+
+
+sqrt = _unary("sqrt", lambda xp, input: xp.sqrt(input),
+              lambda xp, g, ans, input: g / (2 * ans), doc="Square root.")
+rsqrt = _unary("rsqrt", lambda xp, input: _pw._opmath(xp, _rsqrt_raw, input),
+               lambda xp, g, ans, input: -0.5 * g * ans ** 3, doc="``1 / sqrt(input)``.")
+exp = _unary("exp", lambda xp, input: xp.exp(input),
+             lambda xp, g, ans, input: g * ans, doc="``e ** input``.")
+exp2 = _unary("exp2", lambda xp, input: xp.exp2(input),
+              lambda xp, g, ans, input: g * ans * _LN2, doc="``2 ** input``.")
+expm1 = _unary("expm1", lambda xp, input: xp.expm1(input),
+               lambda xp, g, ans, input: g * (ans + 1),
+               doc="``exp(input) - 1``, accurate near 0.")
+log = _unary("log", lambda xp, input: xp.log(input),
+             lambda xp, g, ans, input: g / input, doc="Natural logarithm.")
+log2 = _unary("log2", lambda xp, input: xp.log2(input),
+              lambda xp, g, ans, input: g / (input * _LN2), doc="Base-2 logarithm.")
+log10 = _unary("log10", lambda xp, input: xp.log10(input),
+               lambda xp, g, ans, input: g / (input * _LN10), doc="Base-10 logarithm.")
+log1p = _unary("log1p", lambda xp, input: xp.log1p(input),
+               lambda xp, g, ans, input: g / (input + 1),
+               doc="``log(1 + input)``, accurate near 0.")
+
+
+def square(input):
+    """``input * input``, recorded as ``pow(input, 2)``; bool tensors square to int64."""
+    _pw._check_tensor("square", input)
+    if input._data.dtype.kind == "b":
+        input = input.to(_dtypes.int64)
+    return _pw.pow(input, 2)
+
+
+# --------------------------------------------------------------------------- trigonometric
+
+sin = _unary("sin", lambda xp, input: xp.sin(input),
+             lambda xp, g, ans, input: g * xp.cos(input), doc="Sine.")
+cos = _unary("cos", lambda xp, input: xp.cos(input),
+             lambda xp, g, ans, input: g * -xp.sin(input), doc="Cosine.")
+tan = _unary("tan", lambda xp, input: xp.tan(input),
+             lambda xp, g, ans, input: g * (1 + ans * ans), doc="Tangent.")
+asin = _unary("asin", lambda xp, input: xp.arcsin(input),
+              lambda xp, g, ans, input: g / xp.sqrt(1 - input * input), doc="Arcsine.")
+acos = _unary("acos", lambda xp, input: xp.arccos(input),
+              lambda xp, g, ans, input: -g / xp.sqrt(1 - input * input), doc="Arccosine.")
+atan = _unary("atan", lambda xp, input: xp.arctan(input),
+              lambda xp, g, ans, input: g / (input * input + 1), doc="Arctangent.")
+sinh = _unary("sinh", lambda xp, input: xp.sinh(input),
+              lambda xp, g, ans, input: g * xp.cosh(input), doc="Hyperbolic sine.")
+cosh = _unary("cosh", lambda xp, input: xp.cosh(input),
+              lambda xp, g, ans, input: g * xp.sinh(input), doc="Hyperbolic cosine.")
+tanh = _unary("tanh", lambda xp, input: xp.tanh(input),
+              lambda xp, g, ans, input: g * (1 - ans * ans), doc="Hyperbolic tangent.")
+asinh = _unary("asinh", lambda xp, input: xp.arcsinh(input),
+               lambda xp, g, ans, input: g / xp.sqrt(input * input + 1),
+               doc="Inverse hyperbolic sine.")
+acosh = _unary("acosh", lambda xp, input: xp.arccosh(input),
+               lambda xp, g, ans, input: g / xp.sqrt(input * input - 1),
+               doc="Inverse hyperbolic cosine.")
+atanh = _unary("atanh", lambda xp, input: xp.arctanh(input),
+               lambda xp, g, ans, input: g / (1 - input * input),
+               doc="Inverse hyperbolic tangent.")
+
+# --------------------------------------------------------------------------- sigmoid, erf
+
+
+def _sigmoid_raw(xp, x):
+    return 1 / (1 + xp.exp(-x))
+
+
+sigmoid = _unary("sigmoid", lambda xp, input: _pw._opmath(xp, _sigmoid_raw, input),
+                 lambda xp, g, ans, input: g * ans * (1 - ans),
+                 doc="Logistic function ``1 / (1 + exp(-input))``.")
+erf = _unary("erf", lambda xp, input: xp.erf(input),
+             lambda xp, g, ans, input: g * _TWO_OVER_SQRT_PI * xp.exp(-input * input),
+             doc="Error function.")
+erfc = _unary("erfc", lambda xp, input: xp.erfc(input),
+              lambda xp, g, ans, input: -g * _TWO_OVER_SQRT_PI * xp.exp(-input * input),
+              doc="Complementary error function ``1 - erf(input)``, accurate in the tails.")
+erfinv = _unary("erfinv", lambda xp, input: xp.erfinv(input),
+                lambda xp, g, ans, input: g * (_SQRT_PI / 2) * xp.exp(ans * ans),
+                doc="Inverse error function on [-1, 1].")
+
+
+@defop("logit", n_in=1, promote="float")
+def _logit(xp, input, eps):
+    return _pw._opmath(xp, _logit_raw, input, eps)
+
+
+def _logit_raw(xp, p, eps):
+    if eps is not None and eps >= 0:  # clamped in the computing precision, as in PyTorch
+        low = xp.asarray(eps, dtype=p.dtype)
+        high = 1 - low
+        p = xp.where(p < low, low, xp.where(p > high, high, p))
+    return xp.log(p / (1 - p))
+
+
+def _logit_rule(xp, g, ans, input, eps):
+    grad = g / (input * (1 - input))
+    if eps is None or eps < 0:
+        return xp.where((input < 0) | (input > 1), math.nan, grad)
+    return xp.where((input < eps) | (input > 1 - eps), 0, grad)  # zero where clamped
+
+
+_logit.defvjp(_logit_rule)
+
+
+def logit(input, eps=None):
+    """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
+    _pw._check_tensor("logit", input)
+    return _logit(input, eps)
+
+
+# --------------------------------------------------------------------------- rounding
+
+floor = _unary("floor", _keep_integers(lambda xp, x: xp.floor(x)), _zero, promote=False,
+               refuse="b", kernel="floor_vml_cpu", doc="Round down; zero gradient.")
+ceil = _unary("ceil", _keep_integers(lambda xp, x: xp.ceil(x)), _zero, promote=False,
+              refuse="b", kernel="ceil_vml_cpu", doc="Round up; zero gradient.")
+trunc = _unary("trunc", _keep_integers(lambda xp, x: xp.trunc(x)), _zero, promote=False,
+               refuse="b", kernel="trunc_vml_cpu", doc="Round toward zero; zero gradient.")
+frac = _unary("frac", lambda xp, input: input - xp.trunc(input),
+              lambda xp, g, ans, input: g, promote=False, refuse="biu", kernel="frac_cpu",
+              doc="``input - trunc(input)``; floating tensors only.")
+fix = trunc
+_round = defop("round", promote=False)(_keep_integers(lambda xp, x: xp.rint(x)))
+_round.defvjp(_zero)
+
+
+@defop("round", n_in=1, overload=1)
+def _round_decimals(xp, input, decimals):
+    return _pw._opmath(xp, _round_raw, input, decimals)
+
+
+def _round_raw(xp, x, decimals):
+    """Scale by ``10 ** |decimals|`` (in ``x``'s precision), round half to even, scale back."""
+    scale = xp.asarray(10.0 ** abs(decimals) if abs(decimals) < 309 else math.inf,
+                       dtype=x.dtype)
+    return xp.rint(x * scale) / scale if decimals >= 0 else xp.rint(x / scale) * scale
+
+
+_round_decimals.defvjp(lambda xp, g, ans, input, decimals: xp.zeros_like(g))
+
+
+def round(input, *, decimals=None):  # noqa: A001 - PyTorch's name
+    """Round half to even, to ``decimals`` decimal places when given; zero gradient."""
+    _pw._check_tensor("round", input)
+    if decimals is None:
+        if input._data.dtype.kind == "b":
+            raise _pw._unsupported("round_vml_cpu", input.dtype)
+        return _round(input)
+    if not isinstance(decimals, int):
+        raise _pw._invalid_arguments("round", [(0, input), ("decimals", decimals)], [
+            "Tensor input, *, Tensor out = None",
+            "Tensor input, *, int decimals, Tensor out = None"])
+    if input._data.dtype.kind != "f":
+        raise _pw._unsupported("round_cpu", input.dtype)
+    return _round_decimals(input, decimals)
+
+
+# --------------------------------------------------------------------------- non-finite values
+
+
+@defop("nan_to_num", n_in=1)
+def _nan_to_num(xp, input, nan, posinf, neginf):
+    if input.dtype.kind != "f":
+        return input.copy()
+    info = xp.finfo(input.dtype)
+
+    def fill(value, default):
+        return xp.asarray(default if value is None else value, dtype=input.dtype)
+    out = xp.where(xp.isnan(input), fill(nan, 0.0), input)
+    out = xp.where(input == math.inf, fill(posinf, info.max), out)
+    return xp.where(input == -math.inf, fill(neginf, info.min), out)
+
+
+_nan_to_num.defvjp(lambda xp, g, ans, input, nan, posinf, neginf: g * xp.isfinite(input))
+
+
+def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
+    """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0 and the
+    dtype's largest and lowest finite values); the gradient passes at finite elements only."""
+    _pw._check_tensor("nan_to_num", input)
+    for name, value in (("nan", nan), ("posinf", posinf), ("neginf", neginf)):
+        if value is not None and not _pw._is_number(value):
+            raise TypeError(f"nan_to_num(): argument '{name}' must be float, not "
+                            f"{type(value).__name__}")
+    return _nan_to_num(input, nan, posinf, neginf)
+
+
+def _floats_only(test):
+    """A classification forward: floating tensors are tested, others give ``False``."""
+    return lambda xp, input: test(xp, input) if input.dtype.kind == "f" else \
+        xp.zeros(input.shape, dtype=bool)
+
+
+isnan = _unary("isnan", _floats_only(lambda xp, x: xp.isnan(x)), promote=False,
+               doc="Whether each element is NaN.")
+isinf = _unary("isinf", _floats_only(lambda xp, x: xp.isinf(x)), promote=False,
+               doc="Whether each element is +inf or -inf.")
+isposinf = _unary("isposinf", _floats_only(lambda xp, x: x == math.inf), promote=False,
+                  doc="Whether each element is +inf.")
+isneginf = _unary("isneginf", _floats_only(lambda xp, x: x == -math.inf), promote=False,
+                  doc="Whether each element is -inf.")
+isfinite = _unary("isfinite", lambda xp, input: xp.isfinite(input), promote=False,
+                  doc="Whether each element is neither infinite nor NaN.")
+signbit = _unary("signbit", lambda xp, input: input < 0 if input.dtype.kind in "iub" else
+                 xp.signbit(input), promote=False,
+                 doc="Whether each element's sign bit is set (true for -0.0 and -NaN).")
+
+# --------------------------------------------------------------------------- the family's surface
+_xp.register_extra("sigmoid", _sigmoid_raw, sigmoid)
+_xp.register_extra("erf", _erf_raw, erf)
+_xp.register_extra("erfc", _erfc_raw, erfc)
+_xp.register_extra("erfinv", _erfinv_raw, erfinv)
+
+arcsin, arccos, arctan = asin, acos, atan
+arcsinh, arccosh, arctanh = asinh, acosh, atanh
+
+__all__ = ["sqrt", "rsqrt", "square", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
+           "sin", "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "sinh",
+           "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh",
+           "sigmoid", "logit", "erf", "erfc", "erfinv", "floor", "ceil", "round", "trunc", "fix",
+           "frac", "nan_to_num", "isnan", "isinf", "isposinf", "isneginf", "isfinite",
+           "signbit"]
+METHODS = {name: globals()[name] for name in __all__}
+INPLACE = tuple(name for name in __all__ if not name.startswith(("is", "signbit")))
