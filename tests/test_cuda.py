@@ -91,3 +91,24 @@ def test_mixing_devices_raises_pytorchs_error():
 def test_numpy_of_cuda_tensor_refuses():
     with pytest.raises(TypeError, match="can't convert cuda:0 device type tensor to numpy"):
         ember.ones(2, device="cuda").numpy()
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x, dev: x.split(2)[0].exp().sum(),             # an unused output of a multi-output op
+    lambda x, dev: (x[1:3] * x[[0, 0, 2]]).sum(),         # basic and advanced indexing
+    lambda x, dev: x.view(2, 2).max(dim=1).values.sum(),  # values/indices named tuple
+    lambda x, dev: ember.linalg.det(x.view(2, 2) + 3 * ember.eye(2, device=dev)),
+])
+def test_double_backward_stays_on_the_gpu(fn):
+    results = []
+    for dev in ("cpu", "cuda"):
+        x = ember.tensor([0.25, 0.5, 1.5, 2.0], device=dev, dtype=ember.float64,
+                         requires_grad=True)
+        (g,) = ember.autograd.grad(fn(x, dev), x, create_graph=True)
+        assert g.device.type == dev
+        (h,) = ember.autograd.grad((g * g).sum(), x, allow_unused=True)
+        results.append(None if h is None else h.cpu().numpy())
+    if results[0] is None:
+        assert results[1] is None
+    else:
+        np.testing.assert_allclose(results[0], results[1], rtol=1e-10)

@@ -76,7 +76,7 @@ def _node(cls, nexts):
 
 def _xp(g, create_graph):
     from .. import _array_api, _xp
-    return _array_api if create_graph else _xp.namespace_of(g)
+    return _array_api.on_device(g.device) if create_graph else _xp.namespace_of(g)
 
 
 def _copy(g, create_graph):

@@ -179,7 +179,7 @@ def _ans_error(node, k):
 def _xp_for(g, create_graph):
     if create_graph:
         from .. import _array_api
-        return _array_api
+        return _array_api.on_device(g.device)
     return _NUMPY if type(g) is np.ndarray else _xp.namespace_of(g)
 
 
