@@ -29,17 +29,18 @@ for _family in FAMILIES:
 
 
 def _fill_(self, value):
-    """Fill with ``value`` in place."""
-    from .ops.indexing import _copy
-    if isinstance(value, Tensor) and value.ndim != 0:
-        raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor with "
-                           f"{value.ndim} dimensions.")
-    return self._inplace(_copy, value)
+    """Fill with ``value`` (a number or a 0-dim tensor) in place."""
+    if isinstance(value, Tensor):
+        if value.ndim != 0:
+            raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
+                               f"with {value.ndim} dimensions.")
+        return self._inplace(indexing._fill, value)
+    return self._inplace(indexing._fill_scalar, value)
 
 
 def _zero_(self):
     """Fill with zeros in place."""
-    return _fill_(self, 0)
+    return self._inplace(indexing._zero)
 
 
 def _copy_(self, src, non_blocking=False):

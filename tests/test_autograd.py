@@ -499,3 +499,17 @@ def test_gradcheck_fast_mode_checks_a_random_projection():
     def wrong(t):
         return t.detach() * 3 + (t * 2 - t.detach() * 2)
     assert gradcheck(wrong, (x,), fast_mode=True, raise_exception=False) is False
+
+
+@pytest.mark.parametrize("lib", LIBS)
+def test_fill_zero_copy_record_pytorchs_nodes(lib):
+    x = lib.ones(3, requires_grad=True)
+    names = []
+    for f in (lambda y: y.fill_(2.5), lambda y: y.fill_(lib.tensor(2.0)), lambda y: y.zero_(),
+              lambda y: y.copy_(lib.ones(3))):
+        y = x * 1
+        f(y)
+        names.append(type(y.grad_fn).__name__)
+        y.sum().backward()
+    assert names == ["FillBackward2", "FillBackward3", "ZeroBackward0", "CopyBackwards"]
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]

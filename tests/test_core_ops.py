@@ -93,6 +93,7 @@ SPECS = [
     Spec("setitem", lambda L, a, b: _setitem(L, a, b), [((3,), ())]),
     Spec("setitem_index", lambda L, a, b: _setitem_index(L, a, b), [((4,), (2,))]),
     Spec("inplace_view", lambda L, a, b: _inplace_view(L, a, b), [((4,), (2,))]),
+    Spec("fill_zero", lambda L, a: _fill_zero(a), [((4,),)]),
     Spec("bce_logits", lambda L, a, b: L.nn.functional.binary_cross_entropy_with_logits(
         a, L.sigmoid(b)), [((3,), (3,)), ((2, 3), (2, 3))], domain=(-3.0, 3.0)),
     Spec("bce_logits_sum_weights", lambda L, a, b: L.nn.functional.binary_cross_entropy_with_logits(
@@ -116,6 +117,13 @@ def _setitem_index(L, a, b):
     y = a * 1
     y[L.tensor([0, 3])] = b ** 2
     return y
+
+
+def _fill_zero(a):
+    y = a * a
+    y[:2].fill_(1.5)
+    y[3:].zero_()
+    return y * a
 
 
 def _inplace_view(L, a, b):

@@ -154,6 +154,22 @@ _fill.defvjp(lambda xp, g, ans, input, value: xp.zeros_like(g),
              lambda xp, g, ans, input, value: xp.sum(g))
 
 
+@defop("fill", n_in=1, overload=2)
+def _fill_scalar(xp, input, value):
+    return xp.full_like(input, value)
+
+
+_fill_scalar.defvjp(lambda xp, g, ans, input, value: xp.zeros_like(g))
+
+
+@defop("zero", n_in=1)
+def _zero(xp, input):
+    return xp.zeros_like(input)
+
+
+_zero.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
+
+
 def _src_rule(name):
     """The derivative for the ``src`` of a scatter: the gradient read where it was written."""
     def rule(xp, g, ans, input, src, key, src_shape, *params):

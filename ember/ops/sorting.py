@@ -15,7 +15,6 @@ from .. import _xp
 from .._tensor import Tensor, _wrap_dim
 from .reduction import (
     _accumulation_dtype,
-    _all_dims,
     _api_dtype,
     _check_nonempty,
     _evenly_distribute,
@@ -56,13 +55,7 @@ def _not_for_bool(input, kernel):
 # --------------------------------------------------------------------------- scans
 
 
-@defop("flip", n_in=1)
-def _flip(xp, input, dims):
-    """Reverse ``dims``: what the scans' rules call ``xp.flip`` on Tensors (FlipBackward0)."""
-    return xp.flip(input, axis=dims)
-
-
-_flip.defvjp(lambda xp, g, ans, input, dims: xp.flip(g, axis=dims))
+# The scans' rules call ``xp.flip``: on Tensors that is the shape family's ``flip``.
 
 
 def _reversed_cumsum(xp, g, dim):
@@ -361,7 +354,6 @@ INPLACE = ("cumsum", "cumprod")
 ARRAY_API = {
     "cumsum": lambda x, axis=None, dtype=None: cumsum(x, axis, dtype=_api_dtype(dtype)),
     "cumprod": lambda x, axis=None, dtype=None: cumprod(x, axis, dtype=_api_dtype(dtype)),
-    "flip": lambda x, axis=None: _flip(x, _all_dims(() if axis is None else axis, x.ndim)),
     "sort": lambda x, axis=-1, descending=False, stable=True: sort(x, axis, descending).values,
     "argsort": lambda x, axis=-1, descending=False, stable=True: argsort(x, axis, descending),
 }
