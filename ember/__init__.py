@@ -85,7 +85,6 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
-from .ops import indexing as _indexing
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
 from .ops.linalg import *  # noqa: F403
 from .ops.nn_ops import *  # noqa: F403
@@ -100,9 +99,6 @@ from .ops.unary import *  # noqa: F403
 _np.seterr(all="ignore")
 
 __version__ = "0.1.0"
-
-# pointwise's three-argument ``where`` plus the one-argument form (``nonzero`` as a tuple).
-where = _indexing.where
 
 
 def is_tensor(obj):

@@ -795,15 +795,6 @@ def argwhere(input):
     return nonzero(input)
 
 
-def where(condition, input=None, other=None):
-    """``where(condition, input, other)`` elementwise; ``where(condition)`` is
-    ``nonzero(condition, as_tuple=True)``."""
-    if input is None and other is None:
-        return nonzero(condition, as_tuple=True)
-    from . import pointwise
-    return pointwise.where(condition, input, other)
-
-
 # --------------------------------------------------------------------------- x[key]
 
 
@@ -1095,7 +1086,7 @@ def _check_index_put(t, key, values):
 # --------------------------------------------------------------------------- the family's surface
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim",
            "index_select", "index_add", "index_copy", "index_fill", "index_put", "masked_fill",
-           "masked_select", "masked_scatter", "take", "put", "nonzero", "argwhere", "where"]
-METHODS = {name: globals()[name] for name in __all__ if name != "where"}
+           "masked_select", "masked_scatter", "take", "put", "nonzero", "argwhere"]
+METHODS = {name: globals()[name] for name in __all__}
 INPLACE = ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
            "index_put", "masked_fill", "masked_scatter", "put")

@@ -940,9 +940,13 @@ def _clamp_inplace(name, fn):
     return method
 
 
-def where(condition, input, other):
+def where(condition, input=None, other=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other``; the three broadcast
-    together, and ``input``/``other`` may be Python numbers."""
+    together, and ``input``/``other`` may be Python numbers. ``where(condition)`` alone is
+    ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        from .indexing import nonzero
+        return nonzero(condition, as_tuple=True)
     _check_tensor("where", condition, "condition", 1)
     if condition.dtype is not _dtypes.bool:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
