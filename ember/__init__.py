@@ -13,6 +13,8 @@ from . import (  # noqa: F401
     cuda,
     linalg,  # the torch.linalg namespace
     nn,
+    optim,
+    utils,
 )
 from ._creation import (
     BoolTensor,
@@ -85,6 +87,7 @@ from .autograd.grad_mode import (
     no_grad,
     set_grad_enabled,
 )
+from .ops.conv import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
 from .ops.linalg import *  # noqa: F403
 from .ops.nn_ops import *  # noqa: F403
@@ -93,6 +96,7 @@ from .ops.reduction import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
+from .serialization import load, save
 
 # NumPy would warn on inf/nan results (log(0), exp overflow); PyTorch never does. This is
 # process-wide NumPy state, set once here.

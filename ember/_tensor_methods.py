@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from . import _device, _dtypes
 from ._tensor import Tensor
-from .ops import indexing, linalg, nn_ops, pointwise, reduction, shape, sorting, unary
+from .ops import conv, indexing, linalg, nn_ops, pointwise, reduction, shape, sorting, unary
 from .ops.registry import defop
 
-FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops)
+FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops, conv)
 
 
 def _make_inplace(fn):

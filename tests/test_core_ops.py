@@ -197,10 +197,11 @@ def _node_names(t):
 
 
 def all_specs():
-    """The SPECS of this module and of every tests/test_ops_*.py module."""
+    """The SPECS of this module and of every tests/test_ops_*.py and test_nn_*.py module."""
     specs = list(SPECS)
-    for path in sorted(pathlib.Path(__file__).parent.glob("test_ops_*.py")):
-        specs += importlib.import_module(f"tests.{path.stem}").SPECS
+    here = pathlib.Path(__file__).parent
+    for path in sorted(here.glob("test_ops_*.py")) + sorted(here.glob("test_nn_*.py")):
+        specs += getattr(importlib.import_module(f"tests.{path.stem}"), "SPECS", [])
     return specs
 
 

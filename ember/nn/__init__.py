@@ -1,2 +1,55 @@
-"""``ember.nn``: neural-network building blocks (``functional`` for now)."""
-from . import functional  # noqa: F401
+"""``ember.nn``: neural-network building blocks, as ``torch.nn``."""
+from . import (  # noqa: F401
+    functional,  # noqa: F401
+    init,
+    utils,
+)
+from .module import Module  # noqa: F401
+from .modules import *  # noqa: F401,F403
+from .modules import (  # noqa: F401
+    ELU,
+    GELU,
+    AdaptiveAvgPool2d,
+    AvgPool1d,
+    AvgPool2d,
+    BatchNorm1d,
+    BatchNorm2d,
+    BCELoss,
+    BCEWithLogitsLoss,
+    Bilinear,
+    Conv1d,
+    Conv2d,
+    ConvTranspose2d,
+    CrossEntropyLoss,
+    Dropout,
+    Embedding,
+    Flatten,
+    GroupNorm,
+    Hardtanh,
+    HuberLoss,
+    Identity,
+    KLDivLoss,
+    L1Loss,
+    LayerNorm,
+    LeakyReLU,
+    Linear,
+    LogSoftmax,
+    MaxPool1d,
+    MaxPool2d,
+    Mish,
+    ModuleDict,
+    ModuleList,
+    MSELoss,
+    NLLLoss,
+    ReLU,
+    ReLU6,
+    Sequential,
+    Sigmoid,
+    SiLU,
+    SmoothL1Loss,
+    Softmax,
+    Softplus,
+    Tanh,
+    Unflatten,
+)
+from .parameter import Parameter  # noqa: F401

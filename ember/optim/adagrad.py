@@ -1,0 +1,73 @@
+"""``torch.optim.Adagrad``."""
+from __future__ import annotations
+
+import numpy as np
+
+from .optimizer import Optimizer, _step_tensor, _wrap, _write
+
+__all__ = ["Adagrad", "adagrad"]
+
+
+def adagrad(param, grad, state_sum, step, *, lr, weight_decay, lr_decay, eps, maximize):
+    """One Adagrad step on arrays (``step`` already incremented); returns ``(param, sum)``.
+
+    ``g = -g if maximize; g += wd * p; clr = lr / (1 + (t - 1) * lr_decay);``
+    ``s = s + g * g; p = p - clr * g / (sqrt(s) + eps)``.
+    """
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad + weight_decay * param
+    clr = lr / (1 + (step - 1) * lr_decay)
+    state_sum = state_sum + grad * grad
+    std = np.sqrt(state_sum) + eps
+    return param + (-clr) * (grad / std), state_sum
+
+
+class Adagrad(Optimizer):
+    """Adagrad (Duchi et al.).
+
+    Update rule, at step ``t``::
+
+        g = -g if maximize;  g = g + weight_decay * p
+        clr = lr / (1 + (t - 1) * lr_decay)
+        s = s + g**2        (s starts at initial_accumulator_value)
+        p = p - clr * g / (sqrt(s) + eps)
+    """
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
+                 initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
+                 differentiable=False, fused=None):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= lr_decay:
+            raise ValueError(f"Invalid lr_decay value: {lr_decay}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= initial_accumulator_value:
+            raise ValueError("Invalid initial_accumulator_value value: "
+                             f"{initial_accumulator_value}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = _step_tensor()
+                state["sum"] = _wrap(np.full_like(p._data, group["initial_accumulator_value"]))
+
+    def _update(self, group):
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            state["step"]._data[...] += 1
+            new_p, s = adagrad(p._data, p.grad._data, state["sum"]._data,
+                               float(state["step"]._data), lr=group["lr"],
+                               weight_decay=group["weight_decay"], lr_decay=group["lr_decay"],
+                               eps=group["eps"], maximize=group["maximize"])
+            _write(p, new_p)
+            _write(state["sum"], s)

@@ -1,0 +1,112 @@
+"""``torch.optim.Adam``."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .optimizer import Optimizer, _step_tensor, _wrap, _write
+
+__all__ = ["Adam", "adam"]
+
+
+def _lerp(start, end, weight):
+    # PyTorch's lerp kernel: two formulas, chosen by the weight, for accuracy at both ends
+    if abs(weight) < 0.5:
+        return start + weight * (end - start)
+    return end - (end - start) * (1 - weight)
+
+
+def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, *, lr, beta1, beta2, eps,
+         weight_decay, amsgrad, maximize, decoupled_weight_decay=False):
+    """One Adam(W) step on arrays (``step`` already incremented).
+
+    Returns ``(new_param, exp_avg, exp_avg_sq, max_exp_avg_sq)``. The rule::
+
+        g = -g if maximize
+        p = p * (1 - lr * wd) if decoupled else g = g + wd * p
+        m = lerp(m, g, 1 - beta1);  v = beta2 * v + (1 - beta2) * g * g
+        vmax = max(vmax, v) if amsgrad
+        p = p - lr / (1 - beta1**t) * m / (sqrt(v or vmax) / sqrt(1 - beta2**t) + eps)
+    """
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        if decoupled_weight_decay:
+            param = param * (1 - lr * weight_decay)
+        else:
+            grad = grad + weight_decay * param
+    exp_avg = _lerp(exp_avg, grad, 1 - beta1)
+    exp_avg_sq = exp_avg_sq * beta2 + (1 - beta2) * (grad * grad)
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    step_size = lr / bias_correction1
+    bias_correction2_sqrt = math.sqrt(bias_correction2)
+    if amsgrad:
+        max_exp_avg_sq = np.maximum(max_exp_avg_sq, exp_avg_sq)
+        denom = np.sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps
+    else:
+        denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
+    return param + (-step_size) * (exp_avg / denom), exp_avg, exp_avg_sq, max_exp_avg_sq
+
+
+class Adam(Optimizer):
+    """Adam (Kingma & Ba), with optional AMSGrad and decoupled weight decay.
+
+    Update rule, at step ``t`` with gradient ``g``::
+
+        g = -g if maximize;  g = g + weight_decay * p   (p *= 1 - lr*wd if decoupled)
+        m = beta1 * m + (1 - beta1) * g;   v = beta2 * v + (1 - beta2) * g**2
+        v_hat = max(v_hat, v) if amsgrad else v
+        p = p - lr / (1 - beta1**t) * m / (sqrt(v_hat) / sqrt(1 - beta2**t) + eps)
+    """
+
+    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
+                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False, fused=None, decoupled_weight_decay=False):
+        _check_adam_args(lr, betas, eps, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                        amsgrad=amsgrad, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable, fused=fused,
+                        decoupled_weight_decay=decoupled_weight_decay)
+        super().__init__(params, defaults)
+
+    def _update(self, group):
+        beta1, beta2 = group["betas"]
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["exp_avg"] = _wrap(np.zeros_like(p._data))
+                state["exp_avg_sq"] = _wrap(np.zeros_like(p._data))
+                if group["amsgrad"]:
+                    state["max_exp_avg_sq"] = _wrap(np.zeros_like(p._data))
+            state["step"]._data[...] += 1
+            step = float(state["step"]._data)
+            mx = state.get("max_exp_avg_sq")
+            new_p, m, v, vmax = adam(
+                p._data, p.grad._data, state["exp_avg"]._data, state["exp_avg_sq"]._data,
+                None if mx is None else mx._data, step, lr=group["lr"], beta1=beta1,
+                beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+                amsgrad=group["amsgrad"], maximize=group["maximize"],
+                decoupled_weight_decay=group.get("decoupled_weight_decay", False))
+            _write(p, new_p)
+            _write(state["exp_avg"], m)
+            _write(state["exp_avg_sq"], v)
+            if group["amsgrad"]:
+                _write(mx, vmax)
+
+
+def _check_adam_args(lr, betas, eps, weight_decay):
+    if not 0.0 <= lr:
+        raise ValueError(f"Invalid learning rate: {lr}")
+    if not 0.0 <= eps:
+        raise ValueError(f"Invalid epsilon value: {eps}")
+    if not 0.0 <= betas[0] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
+    if not 0.0 <= betas[1] < 1.0:
+        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
+    if not 0.0 <= weight_decay:
+        raise ValueError(f"Invalid weight_decay value: {weight_decay}")

@@ -1,0 +1,96 @@
+"""``torch.optim.RMSprop``."""
+from __future__ import annotations
+
+import numpy as np
+
+from .adam import _lerp
+from .optimizer import Optimizer, _step_tensor, _wrap, _write
+
+__all__ = ["RMSprop", "rmsprop"]
+
+
+def rmsprop(param, grad, square_avg, grad_avg, momentum_buffer, *, lr, alpha, eps,
+            weight_decay, momentum, centered, maximize):
+    """One RMSprop step on arrays; returns ``(new_param, square_avg, grad_avg, buffer)``.
+
+    ``g = -g if maximize; g += wd * p; s = alpha * s + (1 - alpha) * g * g``;
+    centered: ``a = lerp(a, g, 1 - alpha)``, ``avg = sqrt(s - a * a) + eps`` else
+    ``avg = sqrt(s) + eps``; momentum: ``b = momentum * b + g / avg; p -= lr * b``, else
+    ``p -= lr * g / avg``.
+    """
+    if maximize:
+        grad = -grad
+    if weight_decay != 0:
+        grad = grad + weight_decay * param
+    square_avg = square_avg * alpha + (1 - alpha) * (grad * grad)
+    if centered:
+        grad_avg = _lerp(grad_avg, grad, 1 - alpha)
+        avg = np.sqrt(square_avg + (-1) * (grad_avg * grad_avg))
+    else:
+        avg = np.sqrt(square_avg)
+    avg = avg + eps
+    if momentum > 0:
+        momentum_buffer = momentum_buffer * momentum + grad / avg
+        param = param + (-lr) * momentum_buffer
+    else:
+        param = param + (-lr) * (grad / avg)
+    return param, square_avg, grad_avg, momentum_buffer
+
+
+class RMSprop(Optimizer):
+    """RMSprop (Hinton), optionally centered and with momentum.
+
+    Update rule::
+
+        g = -g if maximize;  g = g + weight_decay * p
+        s = alpha * s + (1 - alpha) * g**2
+        a = alpha * a + (1 - alpha) * g;  denom = sqrt(s - a**2) + eps   (centered)
+        denom = sqrt(s) + eps                                            (otherwise)
+        b = momentum * b + g / denom;  p = p - lr * b                    (momentum > 0)
+        p = p - lr * g / denom                                           (otherwise)
+    """
+
+    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
+                 centered=False, capturable=False, foreach=None, maximize=False,
+                 differentiable=False):
+        if not 0.0 <= lr:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if not 0.0 <= eps:
+            raise ValueError(f"Invalid epsilon value: {eps}")
+        if not 0.0 <= momentum:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if not 0.0 <= weight_decay:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        if not 0.0 <= alpha:
+            raise ValueError(f"Invalid alpha value: {alpha}")
+        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered,
+                        weight_decay=weight_decay, capturable=capturable, foreach=foreach,
+                        maximize=maximize, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def _update(self, group):
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state["square_avg"] = _wrap(np.zeros_like(p._data))
+                if group["momentum"] > 0:
+                    state["momentum_buffer"] = _wrap(np.zeros_like(p._data))
+                if group["centered"]:
+                    state["grad_avg"] = _wrap(np.zeros_like(p._data))
+            state["step"]._data[...] += 1
+            ga, buf = state.get("grad_avg"), state.get("momentum_buffer")
+            new_p, s, a, b = rmsprop(
+                p._data, p.grad._data, state["square_avg"]._data,
+                None if ga is None else ga._data, None if buf is None else buf._data,
+                lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
+                weight_decay=group["weight_decay"], momentum=group["momentum"],
+                centered=group["centered"], maximize=group["maximize"])
+            _write(p, new_p)
+            _write(state["square_avg"], s)
+            if ga is not None:
+                _write(ga, a)
+            if buf is not None and group["momentum"] > 0:
+                _write(buf, b)

@@ -1,0 +1,79 @@
+"""``torch.optim.SGD``."""
+from __future__ import annotations
+
+import numpy as np
+
+from .optimizer import Optimizer, _wrap, _write
+
+__all__ = ["SGD", "sgd"]
+
+
+def sgd(param, grad, momentum_buffer, *, lr, weight_decay, momentum, dampening, nesterov,
+        maximize):
+    """One SGD step on arrays; returns ``(new_param, new_momentum_buffer)``.
+
+    ``g = -grad if maximize else grad``; ``g += weight_decay * p``; with momentum
+    ``b = g`` (first step) else ``b = momentum * b + (1 - dampening) * g``, then
+    ``g = g + momentum * b`` (nesterov) or ``g = b``; finally ``p = p - lr * g``.
+    """
+    d_p = -grad if maximize else grad
+    if weight_decay != 0:
+        d_p = d_p + weight_decay * param
+    if momentum != 0:
+        if momentum_buffer is None:
+            momentum_buffer = np.array(d_p, copy=True)
+        else:
+            momentum_buffer = momentum_buffer * momentum + (1 - dampening) * d_p
+        d_p = d_p + momentum * momentum_buffer if nesterov else momentum_buffer
+    return param + (-lr) * d_p, momentum_buffer
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, optionally with (Nesterov) momentum.
+
+    Update rule (per parameter ``p`` with gradient ``g``)::
+
+        g = -g if maximize;  g = g + weight_decay * p
+        b = g (first step) | momentum * b + (1 - dampening) * g
+        g = g + momentum * b if nesterov else b          (when momentum != 0)
+        p = p - lr * g
+    """
+
+    def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0,
+                 nesterov=False, *, maximize=False, foreach=None, differentiable=False,
+                 fused=None):
+        if lr < 0.0:
+            raise ValueError(f"Invalid learning rate: {lr}")
+        if momentum < 0.0:
+            raise ValueError(f"Invalid momentum value: {momentum}")
+        if weight_decay < 0.0:
+            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, momentum=momentum, dampening=dampening,
+                        weight_decay=weight_decay, nesterov=nesterov, maximize=maximize,
+                        foreach=foreach, differentiable=differentiable, fused=fused)
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, defaults)
+
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        for group in self.param_groups:
+            group.setdefault("nesterov", False)
+            group.setdefault("maximize", False)
+
+    def _update(self, group):
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p] if group["momentum"] != 0 else {}
+            buf = state.get("momentum_buffer")
+            new_p, new_buf = sgd(p._data, p.grad._data, None if buf is None else buf._data,
+                                 lr=group["lr"], weight_decay=group["weight_decay"],
+                                 momentum=group["momentum"], dampening=group["dampening"],
+                                 nesterov=group["nesterov"], maximize=group["maximize"])
+            _write(p, new_p)
+            if group["momentum"] != 0:
+                if buf is None:
+                    state["momentum_buffer"] = _wrap(new_buf)
+                else:
+                    _write(buf, new_buf)

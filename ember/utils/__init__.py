@@ -1,0 +1,4 @@
+"""``torch.utils``: data loading (``ember.utils.data``)."""
+from . import data
+
+__all__ = ["data"]

@@ -1,0 +1,673 @@
+"""``ember.nn`` modules, parameters, init and utils, compared with PyTorch."""
+import math
+import pickle
+from collections import OrderedDict
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as enn
+
+torch = pytest.importorskip("torch")
+tnn = torch.nn
+
+RNG = np.random.default_rng(0)
+
+
+def e(t):
+    return ember.tensor(t.detach().numpy())
+
+
+def load(em, tm):
+    em.load_state_dict(OrderedDict((k, e(v)) for k, v in tm.state_dict().items()))
+
+
+def both(build):
+    """The same layer in ember and torch, torch's initial state loaded into ember's."""
+    tm = build(tnn)
+    em = build(enn)
+    load(em, tm)
+    return em, tm
+
+
+def compare(em, tm, inputs, *, atol=1e-5, rtol=1e-4):
+    """Same inputs: outputs, input gradients and parameter gradients must agree."""
+    t_in = [torch.tensor(x, requires_grad=x.dtype.kind == "f") for x in inputs]
+    e_in = [ember.tensor(x, requires_grad=x.dtype.kind == "f") for x in inputs]
+    t_out = tm(*t_in)
+    e_out = em(*e_in)
+    np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), atol=atol,
+                               rtol=rtol)
+    if not t_out.requires_grad:
+        return
+    w = RNG.standard_normal(tuple(t_out.shape)).astype(np.float32)
+    (t_out * torch.tensor(w)).sum().backward()
+    (e_out * ember.tensor(w)).sum().backward()
+    for ti, ei in zip(t_in, e_in):
+        if ti.grad is not None:
+            np.testing.assert_allclose(ei.grad.numpy(), ti.grad.numpy(), atol=atol, rtol=rtol)
+    t_params = dict(tm.named_parameters())
+    for name, p in em.named_parameters():
+        tg = t_params[name].grad
+        if tg is None:
+            assert p.grad is None, name
+        else:
+            np.testing.assert_allclose(p.grad.numpy(), tg.numpy(), atol=atol, rtol=rtol,
+                                       err_msg=name)
+    for name, b in tm.named_buffers():
+        np.testing.assert_allclose(em.get_buffer(name).numpy() if hasattr(em, "get_buffer")
+                                   else dict(em.named_buffers())[name].numpy(),
+                                   b.numpy(), atol=atol, rtol=rtol, err_msg=name)
+
+
+def randn(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+# ---------------------------------------------------------------------- Parameter
+def test_parameter_repr_and_flags():
+    p = enn.Parameter(ember.tensor([1.0, 2.0]))
+    assert repr(p) == repr(tnn.Parameter(torch.tensor([1.0, 2.0])))
+    assert p.requires_grad and p.is_leaf and isinstance(p, ember.Tensor)
+    q = enn.Parameter(ember.tensor([1.0]), requires_grad=False)
+    assert repr(q) == repr(tnn.Parameter(torch.tensor([1.0]), requires_grad=False))
+    assert not q.requires_grad
+    assert type(p * 2) is ember.Tensor
+
+
+def test_parameter_shares_storage():
+    t = ember.zeros(3)
+    p = enn.Parameter(t)
+    t.add_(1)
+    assert p.tolist() == [1.0, 1.0, 1.0]
+
+
+def test_parameter_int_refused():
+    with pytest.raises(RuntimeError) as te:
+        tnn.Parameter(torch.tensor([1]))
+    with pytest.raises(RuntimeError) as ee:
+        enn.Parameter(ember.tensor([1]))
+    assert str(ee.value) == str(te.value)
+
+
+# ---------------------------------------------------------------------- Module
+class Net:
+    @staticmethod
+    def build(nn):
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, 3)
+                self.act = nn.ReLU()
+                self.register_buffer("scale", (torch if nn is tnn else ember).ones(3))
+                self.register_buffer("tmp", (torch if nn is tnn else ember).zeros(1),
+                                     persistent=False)
+
+            def forward(self, x):
+                return self.act(self.fc(x)) * self.scale
+
+        class Top(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.block = Block()
+                self.head = nn.Sequential(nn.Linear(3, 2), nn.Tanh())
+                self.extra = nn.Parameter((torch if nn is tnn else ember).zeros(2))
+
+            def forward(self, x):
+                return self.head(self.block(x)) + self.extra
+
+        return Top()
+
+
+def test_module_registration_and_iteration():
+    em, tm = both(Net.build)
+    assert [n for n, _ in em.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    assert [n for n, _ in em.named_buffers()] == [n for n, _ in tm.named_buffers()]
+    assert [n for n, _ in em.named_modules()] == [n for n, _ in tm.named_modules()]
+    assert [n for n, _ in em.named_children()] == [n for n, _ in tm.named_children()]
+    assert len(list(em.parameters())) == len(list(tm.parameters()))
+    assert len(list(em.modules())) == len(list(tm.modules()))
+    assert list(em.state_dict().keys()) == list(tm.state_dict().keys())
+    assert repr(em) == repr(tm)
+    compare(em, tm, [randn(5, 4)])
+
+
+def test_state_dict_detached_and_round_trip():
+    em, tm = both(Net.build)
+    sd = em.state_dict()
+    assert isinstance(sd, OrderedDict)
+    assert all(not v.requires_grad for v in sd.values())
+    em2 = Net.build(enn)
+    res = em2.load_state_dict(sd)
+    assert repr(res) == repr(tm.load_state_dict(tm.state_dict())) == "<All keys matched " \
+        "successfully>"
+    for k, v in em2.state_dict().items():
+        np.testing.assert_array_equal(v.numpy(), sd[k].numpy())
+
+
+def _load_errors(em, tm, mutate, strict=True):
+    t_sd = mutate(OrderedDict(tm.state_dict()), torch)
+    e_sd = mutate(OrderedDict((k, e(v)) for k, v in tm.state_dict().items()), ember)
+    before = {k: v.numpy().copy() for k, v in em.state_dict().items()}
+    with pytest.raises(RuntimeError) as te:
+        tm.load_state_dict(t_sd, strict=strict)
+    with pytest.raises(RuntimeError) as ee:
+        em.load_state_dict(e_sd, strict=strict)
+    assert str(ee.value) == str(te.value)
+    for k, v in em.state_dict().items():
+        np.testing.assert_array_equal(v.numpy(), before[k])
+
+
+def test_load_state_dict_errors():
+    def missing(sd, lib):
+        del sd["block.fc.bias"]
+        del sd["extra"]
+        return sd
+
+    def unexpected(sd, lib):
+        sd["foo"] = lib.zeros(1)
+        sd["head.0.zzz"] = lib.zeros(1)
+        return sd
+
+    def both_kinds(sd, lib):
+        sd = missing(sd, lib)
+        sd["block.fc.weight"] = lib.zeros(2, 2)
+        return unexpected(sd, lib)
+
+    def size(sd, lib):
+        sd["block.fc.weight"] = lib.zeros(3, 5)
+        sd["block.fc.bias"] = lib.zeros(3) + 7
+        return sd
+
+    for mutate in (missing, unexpected, both_kinds, size):
+        tm = Net.build(tnn)
+        em = Net.build(enn)
+        _load_errors(em, tm, mutate)
+    tm, em = Net.build(tnn), Net.build(enn)
+    _load_errors(em, tm, size, strict=False)
+
+
+def test_load_state_dict_non_strict():
+    em, tm = both(Net.build)
+    t_sd = OrderedDict(tm.state_dict())
+    del t_sd["extra"]
+    t_sd["foo"] = torch.zeros(1)
+    e_sd = OrderedDict((k, e(v)) for k, v in t_sd.items())
+    tr = tm.load_state_dict(t_sd, strict=False)
+    er = em.load_state_dict(e_sd, strict=False)
+    assert er.missing_keys == tr.missing_keys and er.unexpected_keys == tr.unexpected_keys
+    assert repr(er) == repr(tr)
+
+
+def test_train_eval_zero_grad_requires_grad():
+    em, tm = both(Net.build)
+    assert em.training
+    assert em.eval() is em
+    assert not em.training and not em.block.fc.training
+    em.train()
+    assert em.head[0].training
+    with pytest.raises(ValueError, match="training mode is expected to be boolean"):
+        em.train(1)
+    em(ember.ones(2, 4)).sum().backward()
+    assert em.block.fc.weight.grad is not None
+    em.zero_grad(set_to_none=False)
+    assert em.block.fc.weight.grad.abs().sum().item() == 0
+    em.zero_grad()
+    assert all(p.grad is None for p in em.parameters())
+    em.requires_grad_(False)
+    assert not any(p.requires_grad for p in em.parameters())
+
+
+def test_setattr_rules_and_errors():
+    m = enn.Linear(2, 2)
+    tm_ = tnn.Linear(2, 2)
+    for mod in (m, tm_):
+        mod.foo = 3
+        assert "foo" not in mod._parameters
+    with pytest.raises(TypeError) as te:
+        tm_.weight = torch.zeros(2, 2)
+    with pytest.raises(TypeError) as ee:
+        m.weight = ember.zeros(2, 2)
+    assert str(ee.value) == str(te.value)
+    with pytest.raises(AttributeError) as te:
+        _ = tm_.nope
+    with pytest.raises(AttributeError) as ee:
+        _ = m.nope
+    assert str(ee.value) == str(te.value)
+    with pytest.raises(KeyError) as te:
+        tm_.register_buffer("a.b", None)
+    with pytest.raises(KeyError) as ee:
+        m.register_buffer("a.b", None)
+    assert str(ee.value) == str(te.value)
+    m.bias = None
+    assert m.bias is None and "bias" in m._parameters
+    del m.weight
+    assert "weight" not in m._parameters
+
+
+def test_hooks_apply_and_dtype_moves():
+    m = enn.Linear(3, 2)
+    calls = []
+    h1 = m.register_forward_pre_hook(lambda mod, args: (args[0] * 0,))
+    h2 = m.register_forward_hook(lambda mod, args, out: calls.append(out.shape) or out + 1)
+    out = m(ember.ones(4, 3))
+    np.testing.assert_allclose(out.detach().numpy(), (m.bias + 1).detach().numpy()
+                               .reshape(1, 2).repeat(4, 0), rtol=1e-6)
+    assert calls == [ember.Size([4, 2])]
+    h1.remove()
+    h2.remove()
+    np.testing.assert_allclose(m(ember.zeros(1, 3)).detach().numpy(),
+                               m.bias.detach().numpy()[None], rtol=1e-6)
+    seen = []
+    seq = enn.Sequential(enn.Linear(1, 1), enn.ReLU())
+    seq.apply(lambda mod: seen.append(type(mod).__name__))
+    assert seen == ["Linear", "ReLU", "Sequential"]
+    w = seq[0].weight
+    assert seq.double() is seq
+    assert seq[0].weight is w and w.dtype == ember.float64 and w.requires_grad
+    seq.float()
+    assert w.dtype == ember.float32
+    seq.to(ember.float64)
+    assert w.dtype == ember.float64
+    seq.to("cpu").cpu()
+    bn = enn.BatchNorm1d(2).double()
+    assert bn.num_batches_tracked.dtype == ember.int64
+    assert bn.running_mean.dtype == ember.float64
+
+
+def test_pickle_and_deepcopy():
+    import copy
+    m = enn.Sequential(enn.Linear(2, 3), enn.ReLU())
+    m2 = copy.deepcopy(m)
+    assert isinstance(m2[0].weight, enn.Parameter)
+    assert m2[0].weight is not m[0].weight
+    np.testing.assert_array_equal(m2[0].weight.detach().numpy(), m[0].weight.detach().numpy())
+    m3 = pickle.loads(pickle.dumps(m))
+    assert isinstance(m3[0].weight, enn.Parameter) and m3[0].weight.requires_grad
+    assert repr(m3) == repr(m)
+
+
+# ---------------------------------------------------------------------- containers
+def test_sequential_indexing():
+    def build(nn):
+        return nn.Sequential(nn.Linear(2, 3), nn.ReLU(), nn.Linear(3, 1), nn.Sigmoid())
+    em, tm = both(build)
+    assert len(em) == 4
+    assert repr(em[1:3]) == repr(tm[1:3])
+    assert repr(em[-1]) == repr(tm[-1])
+    with pytest.raises(IndexError) as te:
+        tm[7]
+    with pytest.raises(IndexError) as ee:
+        em[7]
+    assert str(ee.value) == str(te.value)
+    em.append(enn.Identity())
+    tm.append(tnn.Identity())
+    assert repr(em) == repr(tm)
+    del em[0]
+    del tm[0]
+    assert repr(em) == repr(tm)
+    d = OrderedDict([("a", enn.Linear(1, 2)), ("b", enn.GELU("tanh"))])
+    td = OrderedDict([("a", tnn.Linear(1, 2)), ("b", tnn.GELU("tanh"))])
+    assert repr(enn.Sequential(d)) == repr(tnn.Sequential(td))
+
+
+def test_module_list_and_dict():
+    ml = enn.ModuleList([enn.Linear(2, 2) for _ in range(3)] + [enn.ReLU()])
+    tl = tnn.ModuleList([tnn.Linear(2, 2) for _ in range(3)] + [tnn.ReLU()])
+    assert repr(ml) == repr(tl)
+    assert len(ml) == 4 and isinstance(ml[-1], enn.ReLU)
+    assert len(list(ml.parameters())) == 6
+    ml.append(enn.Tanh())
+    assert len(ml) == 5
+    assert repr(ml[1:3]) == repr(tl[1:3])
+    md = enn.ModuleDict({"x": enn.Linear(1, 1), "y": enn.ReLU()})
+    td = tnn.ModuleDict({"x": tnn.Linear(1, 1), "y": tnn.ReLU()})
+    assert repr(md) == repr(td)
+    assert list(md.keys()) == ["x", "y"] and "x" in md and len(md) == 2
+    assert repr(enn.ModuleList()) == repr(tnn.ModuleList())
+
+
+# ---------------------------------------------------------------------- layers
+LAYERS = [
+    ("Linear", lambda nn: nn.Linear(4, 3), [(5, 4)]),
+    ("Linear-nobias", lambda nn: nn.Linear(4, 3, bias=False), [(2, 6, 4)]),
+    ("Bilinear", lambda nn: nn.Bilinear(3, 4, 2), [(5, 3), (5, 4)]),
+    ("Identity", lambda nn: nn.Identity(7, a=1), [(2, 3)]),
+    ("Flatten", lambda nn: nn.Flatten(), [(2, 3, 4)]),
+    ("Unflatten", lambda nn: nn.Unflatten(1, (2, 3)), [(4, 6)]),
+    ("ReLU", lambda nn: nn.ReLU(), [(3, 4)]),
+    ("LeakyReLU", lambda nn: nn.LeakyReLU(0.2), [(3, 4)]),
+    ("ELU", lambda nn: nn.ELU(alpha=0.7), [(3, 4)]),
+    ("GELU", lambda nn: nn.GELU(), [(3, 4)]),
+    ("GELU-tanh", lambda nn: nn.GELU(approximate="tanh"), [(3, 4)]),
+    ("SiLU", lambda nn: nn.SiLU(), [(3, 4)]),
+    ("Mish", lambda nn: nn.Mish(), [(3, 4)]),
+    ("Softplus", lambda nn: nn.Softplus(beta=2, threshold=3), [(3, 4)]),
+    ("Sigmoid", lambda nn: nn.Sigmoid(), [(3, 4)]),
+    ("Tanh", lambda nn: nn.Tanh(), [(3, 4)]),
+    ("Softmax", lambda nn: nn.Softmax(dim=1), [(3, 4)]),
+    ("LogSoftmax", lambda nn: nn.LogSoftmax(dim=-1), [(3, 4)]),
+    ("Hardtanh", lambda nn: nn.Hardtanh(-0.5, 0.5), [(3, 4)]),
+    ("Conv1d", lambda nn: nn.Conv1d(3, 4, 3, stride=2, padding=1), [(2, 3, 9)]),
+    ("Conv2d", lambda nn: nn.Conv2d(3, 4, (3, 2), padding=1, dilation=(1, 2)), [(2, 3, 7, 6)]),
+    ("Conv2d-groups", lambda nn: nn.Conv2d(4, 6, 3, groups=2, bias=False), [(1, 4, 5, 5)]),
+    ("Conv2d-same", lambda nn: nn.Conv2d(2, 3, 4, padding="same"), [(1, 2, 6, 6)]),
+    ("ConvTranspose2d", lambda nn: nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1,
+                                                      output_padding=1), [(2, 3, 4, 4)]),
+    ("MaxPool1d", lambda nn: nn.MaxPool1d(3, stride=2, padding=1), [(2, 3, 9)]),
+    ("MaxPool2d", lambda nn: nn.MaxPool2d(2), [(2, 3, 6, 6)]),
+    ("AvgPool1d", lambda nn: nn.AvgPool1d(2), [(2, 3, 8)]),
+    ("AvgPool2d", lambda nn: nn.AvgPool2d(3, stride=2, padding=1), [(2, 3, 7, 7)]),
+    ("AdaptiveAvgPool2d", lambda nn: nn.AdaptiveAvgPool2d((2, 3)), [(2, 3, 7, 8)]),
+    ("BatchNorm1d", lambda nn: nn.BatchNorm1d(3), [(5, 3)]),
+    ("BatchNorm1d-3d", lambda nn: nn.BatchNorm1d(3, momentum=0.3), [(5, 3, 4)]),
+    ("BatchNorm2d", lambda nn: nn.BatchNorm2d(3), [(4, 3, 5, 5)]),
+    ("BatchNorm2d-noaffine", lambda nn: nn.BatchNorm2d(3, affine=False, momentum=None),
+     [(4, 3, 2, 2)]),
+    ("LayerNorm", lambda nn: nn.LayerNorm((3, 4)), [(2, 3, 4)]),
+    ("LayerNorm-nobias", lambda nn: nn.LayerNorm(4, bias=False, eps=1e-3), [(2, 4)]),
+    ("GroupNorm", lambda nn: nn.GroupNorm(2, 4), [(3, 4, 5)]),
+    ("GroupNorm-nobias", lambda nn: nn.GroupNorm(3, 6, bias=False), [(2, 6, 2, 2)]),
+    ("BatchNorm1d-nobias", lambda nn: nn.BatchNorm1d(3, bias=False), [(4, 3)]),
+    ("Dropout-eval", lambda nn: nn.Dropout(0.3).eval(), [(3, 4)]),
+]
+
+
+def _perturb(tm):
+    """Move parameters away from trivial initial values (ones / zeros) before comparing."""
+    with torch.no_grad():
+        for p in tm.parameters():
+            p.add_(torch.tensor(randn(*p.shape)) * 0.1)
+
+
+@pytest.mark.parametrize("name,build,shapes", LAYERS, ids=[c[0] for c in LAYERS])
+def test_layer_matches_torch(name, build, shapes):
+    if name == "Bilinear" and not hasattr(enn.functional, "bilinear"):
+        pytest.skip("nn.functional.bilinear is not there yet")
+    tm = build(tnn)
+    _perturb(tm)
+    em = build(enn)
+    load(em, tm)
+    assert repr(em) == repr(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    compare(em, tm, [randn(*s) for s in shapes])
+
+
+def test_batchnorm_running_stats_and_eval():
+    em, tm = both(lambda nn: nn.BatchNorm2d(3, momentum=0.2))
+    for _ in range(3):
+        compare(em, tm, [randn(4, 3, 2, 2) * 2 + 1])
+    assert em.num_batches_tracked.item() == 3
+    em.eval()
+    tm.eval()
+    compare(em, tm, [randn(4, 3, 2, 2)])
+    with pytest.raises(ValueError) as te:
+        tm(torch.zeros(2, 3))
+    with pytest.raises(ValueError) as ee:
+        em(ember.zeros(2, 3))
+    assert str(ee.value) == str(te.value)
+
+
+def test_embedding_padding_idx():
+    em, tm = both(lambda nn: nn.Embedding(10, 4, padding_idx=2))
+    assert repr(em) == repr(tm)
+    assert em.weight[2].abs().sum().item() == 0
+    idx = np.array([[1, 2, 3], [2, 9, 1]])
+    t_out = tm(torch.tensor(idx))
+    e_out = em(ember.tensor(idx))
+    np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy())
+    w = randn(*t_out.shape)
+    (t_out * torch.tensor(w)).sum().backward()
+    (e_out * ember.tensor(w)).sum().backward()
+    np.testing.assert_allclose(em.weight.grad.numpy(), tm.weight.grad.numpy(), atol=1e-6)
+    assert repr(enn.Embedding(5, 2, padding_idx=-1)) == repr(tnn.Embedding(5, 2,
+                                                                          padding_idx=-1))
+    with pytest.raises(AssertionError, match="Padding_idx must be within num_embeddings"):
+        enn.Embedding(5, 2, padding_idx=5)
+    pre = enn.Embedding.from_pretrained(ember.ones(3, 2))
+    assert not pre.weight.requires_grad and tuple(pre.weight.shape) == (3, 2)
+
+
+def test_dropout_train():
+    m = enn.Dropout(0.5)
+    x = ember.ones(1000)
+    y = m(x)
+    vals = set(np.unique(y.numpy()).tolist())
+    assert vals <= {0.0, 2.0}
+    m.eval()
+    assert m(x) is x or np.array_equal(m(x).numpy(), x.numpy())
+    with pytest.raises(ValueError) as te:
+        tnn.Dropout(1.5)
+    with pytest.raises(ValueError) as ee:
+        enn.Dropout(1.5)
+    assert str(ee.value) == str(te.value)
+
+
+def _sorted_sets(msg):
+    """Set literals in a message, their items sorted (a set's order varies between runs)."""
+    import re
+    return re.sub(r"\{([^}]*)\}", lambda m: "{" + ", ".join(sorted(m.group(1).split(", ")))
+                  + "}", msg)
+
+
+def test_conv_errors():
+    for kw in ({"groups": 2}, {"padding": "bad"}, {"padding_mode": "x"}):
+        with pytest.raises(ValueError) as te:
+            tnn.Conv2d(3, 4, 3, **kw)
+        with pytest.raises(ValueError) as ee:
+            enn.Conv2d(3, 4, 3, **kw)
+        assert _sorted_sets(str(ee.value)) == _sorted_sets(str(te.value))
+
+
+# ---------------------------------------------------------------------- losses
+def _targets(kind, shape):
+    if kind == "class":
+        return RNG.integers(0, shape[1], size=(shape[0],) + tuple(shape[2:]))
+    if kind == "prob":
+        return RNG.uniform(0.05, 0.95, size=shape).astype(np.float32)
+    return randn(*shape)
+
+
+LOSSES = [
+    ("MSELoss", lambda nn, lib: nn.MSELoss(), "real", None),
+    ("MSELoss-sum", lambda nn, lib: nn.MSELoss(reduction="sum"), "real", None),
+    ("L1Loss-none", lambda nn, lib: nn.L1Loss(reduction="none"), "real", None),
+    ("SmoothL1Loss", lambda nn, lib: nn.SmoothL1Loss(beta=0.5), "real", None),
+    ("HuberLoss", lambda nn, lib: nn.HuberLoss(delta=0.7), "real", None),
+    ("CrossEntropyLoss", lambda nn, lib: nn.CrossEntropyLoss(), "class", None),
+    ("CrossEntropyLoss-w", lambda nn, lib: nn.CrossEntropyLoss(
+        weight=lib.tensor([1.0, 2.0, 0.5, 1.5]), label_smoothing=0.1), "class", None),
+    ("NLLLoss", lambda nn, lib: nn.NLLLoss(ignore_index=1), "class", "logsm"),
+    ("BCELoss", lambda nn, lib: nn.BCELoss(), "prob", "sigmoid"),
+    ("BCEWithLogitsLoss", lambda nn, lib: nn.BCEWithLogitsLoss(
+        pos_weight=lib.tensor([1.0, 2.0, 3.0, 0.5])), "prob", None),
+    ("KLDivLoss", lambda nn, lib: nn.KLDivLoss(reduction="sum"), "prob", "logsm"),
+]
+
+
+@pytest.mark.parametrize("name,build,kind,pre", LOSSES, ids=[c[0] for c in LOSSES])
+def test_loss_matches_torch(name, build, kind, pre):
+    tm, em = build(tnn, torch), build(enn, ember)
+    assert repr(em) == repr(tm)
+    x = randn(3, 4)
+    tgt = _targets(kind, (3, 4))
+    tx, ex = torch.tensor(x, requires_grad=True), ember.tensor(x, requires_grad=True)
+    ti, ei = tx, ex
+    if pre == "sigmoid":
+        ti, ei = tx.sigmoid(), ex.sigmoid()
+    elif pre == "logsm":
+        ti, ei = tx.log_softmax(1), ex.log_softmax(1)
+    t_out = tm(ti, torch.tensor(tgt))
+    e_out = em(ei, ember.tensor(tgt))
+    np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), atol=1e-5,
+                               rtol=1e-4)
+    t_out.sum().backward()
+    e_out.sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), atol=1e-5, rtol=1e-4)
+
+
+# ---------------------------------------------------------------------- init
+def test_calculate_gain():
+    for args in (("linear",), ("relu",), ("tanh",), ("leaky_relu",), ("leaky_relu", 0.2),
+                 ("selu",), ("sigmoid",), ("conv2d",)):
+        assert enn.init.calculate_gain(*args) == tnn.init.calculate_gain(*args)
+    with pytest.raises(ValueError) as te:
+        tnn.init.calculate_gain("foo")
+    with pytest.raises(ValueError) as ee:
+        enn.init.calculate_gain("foo")
+    assert str(ee.value) == str(te.value)
+
+
+def _stats(t):
+    a = t.detach().numpy().ravel()
+    return a.min(), a.max(), a.mean(), a.std()
+
+
+def test_init_distributions():
+    init = enn.init
+    w = ember.empty(400, 300)
+    fan_in, fan_out = 300, 400
+    init.uniform_(w, -2, 3)
+    lo, hi, _, _ = _stats(w)
+    assert -2 <= lo < -1.9 and 2.9 < hi <= 3
+    init.normal_(w, 1.0, 0.5)
+    _, _, mean, std = _stats(w)
+    assert abs(mean - 1) < 0.01 and abs(std - 0.5) < 0.01
+    init.xavier_uniform_(w, gain=2.0)
+    bound = 2.0 * math.sqrt(6.0 / (fan_in + fan_out))
+    lo, hi, _, _ = _stats(w)
+    assert -bound <= lo < -0.99 * bound and 0.99 * bound < hi <= bound
+    init.xavier_normal_(w)
+    assert abs(_stats(w)[3] - math.sqrt(2.0 / (fan_in + fan_out))) < 0.002
+    init.kaiming_uniform_(w, a=math.sqrt(5))
+    bound = math.sqrt(6.0 / ((1 + 5) * fan_in))
+    lo, hi, _, _ = _stats(w)
+    assert -bound <= lo and hi <= bound and hi > 0.99 * bound
+    init.kaiming_normal_(w, mode="fan_out", nonlinearity="relu")
+    assert abs(_stats(w)[3] - math.sqrt(2.0 / fan_out)) < 0.003
+    init.constant_(w, 0.3)
+    assert np.all(w.numpy() == np.float32(0.3))
+    init.zeros_(w)
+    assert w.abs().sum().item() == 0
+    init.ones_(w)
+    assert w.sum().item() == w.numel()
+    q = ember.empty(3, 5)
+    init.orthogonal_(q, gain=2)
+    np.testing.assert_allclose((q @ q.T).numpy(), 4 * np.eye(3), atol=1e-5)
+    with pytest.raises(ValueError) as te:
+        tnn.init.xavier_uniform_(torch.empty(3))
+    with pytest.raises(ValueError) as ee:
+        init.xavier_uniform_(ember.empty(3))
+    assert str(ee.value) == str(te.value)
+    p = enn.Parameter(ember.empty(3, 3))
+    init.normal_(p)
+    assert p.requires_grad and p.grad_fn is None
+
+
+def test_layer_default_init_bounds():
+    lin = enn.Linear(50, 200)
+    bound = 1 / math.sqrt(50)
+    assert lin.weight.abs().max().item() <= bound + 1e-7
+    assert lin.weight.abs().max().item() > 0.95 * bound
+    assert lin.bias.abs().max().item() <= bound + 1e-7
+    conv = enn.Conv2d(4, 64, 3)
+    bound = 1 / math.sqrt(4 * 9)
+    assert conv.weight.abs().max().item() <= bound + 1e-7
+    assert conv.bias.abs().max().item() <= bound + 1e-7
+    emb = enn.Embedding(300, 100)
+    assert abs(emb.weight.detach().numpy().std() - 1) < 0.02
+    ln = enn.LayerNorm(3)
+    assert ln.weight.tolist() == [1.0] * 3 and ln.bias.tolist() == [0.0] * 3
+
+
+# ---------------------------------------------------------------------- utils
+def _grad_pair():
+    tm = tnn.Sequential(tnn.Linear(3, 4), tnn.Tanh(), tnn.Linear(4, 2))
+    em = enn.Sequential(enn.Linear(3, 4), enn.Tanh(), enn.Linear(4, 2))
+    load(em, tm)
+    x = randn(5, 3)
+    (tm(torch.tensor(x)) ** 2).sum().backward()
+    (em(ember.tensor(x)) ** 2).sum().backward()
+    return em, tm
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1, float("inf")])
+def test_clip_grad_norm(norm_type):
+    em, tm = _grad_pair()
+    tn = tnn.utils.clip_grad_norm_(tm.parameters(), 0.5, norm_type=norm_type)
+    en = enn.utils.clip_grad_norm_(em.parameters(), 0.5, norm_type=norm_type)
+    np.testing.assert_allclose(en.item(), tn.item(), rtol=1e-5)
+    for pe, pt in zip(em.parameters(), tm.parameters()):
+        np.testing.assert_allclose(pe.grad.numpy(), pt.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_clip_grad_value_and_vectors():
+    em, tm = _grad_pair()
+    tnn.utils.clip_grad_value_(tm.parameters(), 0.1)
+    enn.utils.clip_grad_value_(em.parameters(), 0.1)
+    for pe, pt in zip(em.parameters(), tm.parameters()):
+        np.testing.assert_allclose(pe.grad.numpy(), pt.grad.numpy(), rtol=1e-5, atol=1e-7)
+    tv = tnn.utils.parameters_to_vector(tm.parameters())
+    ev = enn.utils.parameters_to_vector(em.parameters())
+    np.testing.assert_allclose(ev.detach().numpy(), tv.detach().numpy())
+    new = randn(ev.numel())
+    tnn.utils.vector_to_parameters(torch.tensor(new), tm.parameters())
+    enn.utils.vector_to_parameters(ember.tensor(new), em.parameters())
+    for pe, pt in zip(em.parameters(), tm.parameters()):
+        np.testing.assert_array_equal(pe.detach().numpy(), pt.detach().numpy())
+        assert isinstance(pe, enn.Parameter)
+    with pytest.raises(TypeError) as te:
+        tnn.utils.vector_to_parameters([1.0], tm.parameters())
+    with pytest.raises(TypeError) as ee:
+        enn.utils.vector_to_parameters([1.0], em.parameters())
+    assert str(ee.value) == str(te.value)
+
+
+def test_factory_kwargs_shared_params_and_output_size():
+    m = enn.Linear(3, 2, dtype=ember.float64)
+    assert m.weight.dtype == ember.float64 and m.bias.dtype == ember.float64
+    s = enn.Sequential(m, m)
+    ts = tnn.Sequential(*(lambda lin: (lin, lin))(tnn.Linear(3, 2)))
+    assert len(list(s.parameters())) == len(list(ts.parameters())) == 2
+    assert list(s.state_dict()) == list(ts.state_dict())
+    assert [n for n, _ in s.named_modules()] == [n for n, _ in ts.named_modules()]
+    em, tm = both(lambda nn: nn.ConvTranspose2d(2, 3, 3, stride=2))
+    x = randn(1, 2, 4, 4)
+    t_out = tm(torch.tensor(x), output_size=[10, 10])
+    e_out = em(ember.tensor(x), output_size=[10, 10])
+    assert tuple(e_out.shape) == tuple(t_out.shape) == (1, 3, 10, 10)
+    np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), atol=1e-5)
+    assert repr(enn.Parameter()) == repr(tnn.Parameter())
+
+
+def test_module_tree_repr_nested():
+    def build(nn):
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.features = nn.Sequential(
+                    nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(inplace=True),
+                    nn.MaxPool2d(2), nn.Conv2d(4, 8, 3, stride=2, bias=False),
+                    nn.AdaptiveAvgPool2d(1), nn.Flatten())
+                self.blocks = nn.ModuleList([nn.Linear(8, 8) for _ in range(3)])
+                self.heads = nn.ModuleDict({"cls": nn.Linear(8, 10), "drop": nn.Dropout(0.1)})
+                self.emb = nn.Embedding(5, 8, padding_idx=0)
+                self.norm = nn.LayerNorm(8)
+                self.loss = nn.CrossEntropyLoss()
+
+            def forward(self, x):
+                h = self.features(x)
+                for b in self.blocks:
+                    h = nn.functional.relu(b(h))
+                return self.loss(self.heads["cls"](self.norm(h)), ember_or_torch(h).zeros(
+                    h.shape[0], dtype=ember_or_torch(h).int64))
+        return Net()
+
+    def ember_or_torch(t):
+        return ember if isinstance(t, ember.Tensor) else torch
+
+    em, tm = both(build)
+    assert repr(em) == repr(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    compare(em, tm, [randn(2, 1, 8, 8)], atol=1e-4)
