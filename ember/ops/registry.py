@@ -145,6 +145,8 @@ class OpNode(Node):
                 if gi.shape != shape:
                     gi = sum_to(xp, gi, shape)
                 if gi.dtype != dtype:
+                    if not create_graph and gi.dtype.kind == "c" and dtype.kind != "c":
+                        gi = gi.real  # a real input keeps the real part, as in PyTorch
                     gi = xp.astype(gi, dtype)
             out.append(gi)
         return out

@@ -9,6 +9,8 @@ from __future__ import annotations
 import math
 import warnings
 
+import numpy as np
+
 from .. import _dtypes, _errors, _xp
 from .._broadcast import broadcast_shapes
 from .._tensor import Tensor, _wrap_dim
@@ -941,6 +943,8 @@ def rot90(input, k=1, dims=(0, 1)):
 
 @defop("to_copy", n_in=1)
 def _to_copy(xp, input, dtype):
+    if input.dtype.kind == "c" and dtype.kind != "c":
+        input = input.real  # complex -> real keeps the real part
     return input.astype(dtype)
 
 
@@ -948,8 +952,12 @@ _to_copy.defvjp(lambda xp, g, ans, input, dtype: g)
 
 
 def to_dtype(input, dtype, copy=False):
+    """``input`` converted to ``dtype`` (itself when nothing changes and no copy is asked for)."""
     if input._data.dtype == dtype.np and not copy:
         return input
+    if input._data.dtype.kind == "c" and not dtype.is_complex:
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      UserWarning, stacklevel=3)
     return _to_copy(input, dtype.np)
 
 
@@ -980,8 +988,9 @@ ARRAY_API = {
     "swapaxes": lambda x, axis1, axis2: transpose(x, axis1, axis2),
     "transpose": lambda x, axes=None: permute(x, tuple(range(x.ndim - 1, -1, -1))
                                               if axes is None else tuple(axes)),
-    "astype": lambda x, dtype: to_dtype(x, dtype if isinstance(dtype, _dtypes.dtype)
-                                        else _dtypes.from_numpy_dtype(dtype)),
+    # Rules' casts (a complex gradient reaching a real input) keep the real part silently.
+    "astype": lambda x, dtype: x if x._data.dtype == np.dtype(getattr(dtype, "np", dtype))
+    else _to_copy(x, np.dtype(getattr(dtype, "np", dtype))),
     "stack": lambda arrays, axis=0: stack(arrays, dim=axis),
     "concat": lambda arrays, axis=0: cat(arrays, dim=axis),
     "concatenate": lambda arrays, axis=0: cat(arrays, dim=axis),
