@@ -81,7 +81,15 @@ class Tensor:
     def _make(data, grad_fn, requires_grad):
         """Wrap a raw array as a new Tensor (no copy); ``grad_fn`` is the node that made it."""
         t = object.__new__(Tensor)
-        t._setup(data, grad_fn, requires_grad)
+        # _setup inlined: this runs once per op, on the hot path
+        t._data = data
+        t._rg = requires_grad
+        t._grad_fn = grad_fn
+        t._grad = None
+        t._vc = [0]
+        t._output_nr = 0
+        t._base = t._view_fn = t._creation_meta = t._acc = t._hooks = None
+        t._retains_grad = False
         return t
 
     # ------------------------------------------------------------------ metadata

@@ -57,6 +57,26 @@ def _needed(order, targets):
     return needed
 
 
+def _dependencies(roots):
+    """For every node reachable from ``roots``, how many edges point at it (one walk)."""
+    deps = {}
+    stack = []
+    for fn, _ in roots:
+        if fn not in deps:
+            deps[fn] = 0
+            stack.append(fn)
+    while stack:
+        for child, _ in stack.pop().next_functions:
+            if child is None:
+                continue
+            if child in deps:
+                deps[child] += 1
+            else:
+                deps[child] = 1
+                stack.append(child)
+    return deps
+
+
 def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumulate=True):
     """Run backward from ``roots`` (``(node, output_nr)`` edges) seeded with ``grads``.
 
@@ -65,18 +85,19 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
     captured edge run. ``accumulate``: whether ``AccumulateGrad`` nodes write ``.grad``.
     Returns the captured gradients as a list (None where nothing arrived).
     """
-    order = _collect(roots)
-    if capture is not None:
+    if capture is None:
+        deps = _dependencies(roots)
+        runs = targets = None
+    else:
+        order = _collect(roots)
         targets = {fn for fn, _ in capture}
         needed = _needed(order, targets)
         runs = {fn for fn in order if needed[fn]}
-    else:
-        runs = set(order)
-    deps = dict.fromkeys(order, 0)
-    for fn in runs:
-        for child, _ in fn.next_functions:
-            if child is not None:
-                deps[child] += 1
+        deps = dict.fromkeys(order, 0)
+        for fn in runs:
+            for child, _ in fn.next_functions:
+                if child is not None:
+                    deps[child] += 1
     buffers = {}
     for (fn, nr), g in zip(roots, grads):
         _add(buffers, fn, nr, g)
@@ -112,13 +133,18 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
             if not retain_graph:
                 fn.release()
             for (child, nr), g in zip(fn.next_functions, grads_in):
-                if child is None or (capture is not None and child not in runs
+                if child is None or (runs is not None and child not in runs
                                      and child not in targets):
                     continue
                 if g is not None:
-                    _add(buffers, child, nr, g)
-                deps[child] -= 1
-                if deps[child] == 0:
+                    child_buf = buffers.get(child)
+                    if child_buf is None:
+                        child_buf = buffers[child] = [None] * child._n_outputs
+                    old = child_buf[nr]
+                    child_buf[nr] = g if old is None else _plus(old, g)
+                left = deps[child] - 1
+                deps[child] = left
+                if left == 0:
                     if child in buffers:
                         heapq.heappush(ready, (-child._seq, id(child), child))
                     else:
@@ -133,7 +159,7 @@ def _skip(fn, deps, buffers, ready, runs):
     stack = [fn]
     while stack:
         node = stack.pop()
-        if node not in runs:
+        if runs is not None and node not in runs:
             continue
         for child, _ in node.next_functions:
             if child is None:
@@ -146,14 +172,10 @@ def _skip(fn, deps, buffers, ready, runs):
                     stack.append(child)
 
 
-def _n_outputs(fn):
-    return getattr(fn, "_n_outputs", 1)
-
-
 def _add(buffers, fn, nr, g):
     buf = buffers.get(fn)
     if buf is None:
-        buf = buffers[fn] = [None] * _n_outputs(fn)
+        buf = buffers[fn] = [None] * fn._n_outputs
     buf[nr] = g if buf[nr] is None else _plus(buf[nr], g)
 
 

@@ -27,6 +27,7 @@ class Node:
     """Base of every ``grad_fn``. Subclasses are generated per op by the registry."""
 
     __slots__ = ("next_functions", "_seq", "_pre_hooks", "_hooks", "_freed", "__weakref__")
+    _n_outputs = 1  # gradient slots the engine buffers for this node
 
     def name(self):
         return type(self).__name__

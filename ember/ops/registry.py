@@ -44,8 +44,8 @@ from .._broadcast import sum_to
 from ..autograd import grad_mode
 from ..autograd.graph import (
     Node,
+    accumulate_grad_of,
     check_version,
-    gradient_edge,
     modified_error,
     new_sequence_nr,
     raise_freed,
@@ -85,9 +85,9 @@ def _names_read(fn):
 class OpNode(Node):
     """A recorded application of an op: saved values, input metadata, and the op's rules."""
 
-    __slots__ = ("_saved", "_versions", "_ans", "_ans_vc", "_meta", "_out_meta")
+    __slots__ = ("_saved", "_versions", "_tensor_slots", "_ans", "_ans_vc", "_meta", "_out_meta",
+                 "_frees")
     _op = None  # the Op, set on each generated subclass
-    _n_outputs = 1
 
     def _unpack(self, create_graph):
         """The forward's arguments and result as the rules need them (checked, not freed)."""
@@ -106,7 +106,11 @@ class OpNode(Node):
                 ans = (_output_tensor(ans, self, 0) if self._op.nout == 1 else
                        tuple(_output_tensor(a, self, k) for k, a in enumerate(ans)))
             return ans, saved
-        return ans, tuple(a._data if isinstance(a, _Tensor) else a for a in saved)
+        Tensor = _Tensor
+        args = list(saved)
+        for i in self._tensor_slots:
+            args[i] = args[i]._data
+        return ans, args
 
     def _output_grads(self, grad_outputs, create_graph):
         """The gradients of all outputs, zeros standing in for those that did not arrive."""
@@ -153,9 +157,7 @@ class OpNode(Node):
 
     def release(self):
         """Drop saved values after a backward without retain_graph."""
-        saved = self._saved
-        n_in = len(self.next_functions)
-        if self._ans is not None or any(saved[i] is not None for i in range(n_in)):
+        if self._frees:
             self._saved = ()
             self._versions = ()
             self._ans = None
@@ -202,7 +204,7 @@ class Op:
         self._reads = None
         self._plans = {}  # (requires-grad mask, n_in) -> save plan
         self.node_cls = type(f"{_camel(name)}Backward{overload}", (OpNode,),
-                             {"__slots__": (), "_op": self,
+                             {"__slots__": (), "_op": staticmethod(self),  # no binding
                               "_n_outputs": nout if nout is not None else _count_outputs})
         OPS.append(self)
 
@@ -240,16 +242,20 @@ class Op:
         n_in = self.n_in if self.variadic is None else len(args) - self.variadic
         Tensor = _Tensor
         requires = False
+        xp = None
         arrays = list(args)
         for i in range(n_in):
             a = args[i]
             if isinstance(a, Tensor):
-                arrays[i] = a._data
+                data = arrays[i] = a._data
                 if a._rg:
                     requires = True
+                if xp is None:
+                    xp = _NUMPY if type(data) is np.ndarray else _xp.namespace_of(data)
         if self.promote and n_in:
             _promote(self.promote, args, arrays, n_in)
-        xp = _xp_of(arrays, n_in)
+        if xp is None:  # raw arrays or Python numbers only
+            xp = _xp_of(arrays, n_in)
         try:
             out = self.forward(xp, *arrays)
         except ValueError:
@@ -298,8 +304,11 @@ class Op:
         for i in range(n_in):
             a = args[i]
             if isinstance(a, Tensor) and a._rg:
-                nexts.append(gradient_edge(a))
-                meta.append((a._data.shape, a._data.dtype))
+                fn = a._grad_fn
+                nexts.append((fn, a._output_nr) if fn is not None else
+                             (accumulate_grad_of(a), 0))
+                data = a._data
+                meta.append((data.shape, data.dtype))
                 mask |= 1 << i
             else:
                 nexts.append((None, 0))
@@ -307,23 +316,37 @@ class Op:
         plan = self._plans.get((mask, n_in))
         if plan is None:
             plan = self._plans[(mask, n_in)] = self._save_plan(mask, n_in, len(args))
-        keep, tensor_slots, save_ans = plan
+        kept, save_ans = plan
+        # Keep what the rules read; note the version of each saved tensor for the check.
+        saved = [None] * len(args)
+        versions = []
+        slots = []
+        frees = save_ans  # whether release() frees anything: nodes saving nothing rerun
+        for i in kept:
+            a = saved[i] = args[i]
+            if i < n_in and a is not None:
+                frees = True
+                if isinstance(a, Tensor):
+                    versions.append((i, a._vc[0]))
+                    slots.append(i)
         node.next_functions = tuple(nexts)
-        node._meta = tuple(meta)
+        node._meta = meta
         node._seq = new_sequence_nr()
         node._pre_hooks = node._hooks = None
         node._freed = False
-        node._saved = tuple([a if k else None for a, k in zip(args, keep)])
-        node._versions = tuple([(i, args[i]._vc[0]) for i in tensor_slots
-                                if isinstance(args[i], Tensor)])
+        node._saved = saved
+        node._versions = versions
+        node._tensor_slots = slots
         node._ans = out if save_ans else None
         node._ans_vc = None
+        node._frees = frees
         return node
 
     def _save_plan(self, mask, n_in, n_args):
         """What a node keeps when the inputs in ``mask`` require grad (computed once per mask).
 
-        Returns (keep flag per argument, input slots whose version is checked, keep ``ans``).
+        Returns (indices of the arguments to keep, whether to keep ``ans``). Plain parameters
+        (dims, shapes) are always kept; inputs only when a rule that will run reads them.
         """
         save, save_ans = set(), False
         for i in range(n_in):
@@ -336,8 +359,7 @@ class Op:
                     idx, ans_read = self._reads[i]
                     save.update(idx)
                 save_ans = save_ans or ans_read
-        keep = tuple(i in save or i >= n_in for i in range(n_args))
-        return keep, tuple(i for i in sorted(save) if i < n_in), save_ans
+        return tuple(i for i in range(n_args) if i in save or i >= n_in), save_ans
 
 
 # Python scalar types that never change a result dtype of the given array kinds.
