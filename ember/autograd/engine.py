@@ -108,9 +108,10 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
             heapq.heappush(ready, (-fn._seq, id(fn), fn))
     prev = grad_mode._state.grad
     grad_mode._state.grad = create_graph
+    push, pop = heapq.heappush, heapq.heappop  # the loop runs once per node: keep it lean
     try:
         while ready:
-            fn = heapq.heappop(ready)[2]
+            fn = pop(ready)[2]
             buf = buffers.pop(fn)
             if fn._pre_hooks:
                 buf = _run_pre_hooks(fn, buf, create_graph)
@@ -146,7 +147,7 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                 deps[child] = left
                 if left == 0:
                     if child in buffers:
-                        heapq.heappush(ready, (-child._seq, id(child), child))
+                        push(ready, (-child._seq, id(child), child))
                     else:
                         _skip(child, deps, buffers, ready, runs)
     finally:

@@ -106,7 +106,6 @@ class OpNode(Node):
                 ans = (_output_tensor(ans, self, 0) if self._op.nout == 1 else
                        tuple(_output_tensor(a, self, k) for k, a in enumerate(ans)))
             return ans, saved
-        Tensor = _Tensor
         args = list(saved)
         for i in self._tensor_slots:
             args[i] = args[i]._data
@@ -123,19 +122,18 @@ class OpNode(Node):
     def apply(self, grad_outputs, create_graph):
         """Input gradients (one per edge, None where not needed) for the output gradient(s)."""
         ans, args = self._unpack(create_graph)
-        if self._op.nout == 1:
+        op = self._op
+        if op.nout == 1:
             g = grad_outputs[0]
-            xp = _xp_for(g, create_graph)
+            xp = (_xp_for(g, True) if create_graph else
+                  _NUMPY if type(g) is np.ndarray else _xp.namespace_of(g))
         else:
             xp, g = self._output_grads(grad_outputs, create_graph)
-        op = self._op
+        rules = op.rules
         if op.variadic is not None:
             n_in = len(self.next_functions)
-            inputs, params, shared = args[:n_in], args[n_in:], op.rules
-            rules = [lambda xp, g, ans, *_, i=i: shared(xp, g, ans, i, inputs, *params)
-                     for i in range(n_in)]
-        else:
-            rules = op.rules
+            inputs, params = args[:n_in], args[n_in:]
+            rules = [_variadic_rule(rules, i, inputs, params) for i in range(n_in)]
         out = []
         for (fn, _), rule, meta in zip(self.next_functions, rules, self._meta):
             if fn is None:
@@ -178,6 +176,11 @@ def _ans_error(node, k):
     dt = _dtypes.from_numpy_dtype(arr.dtype)
     vc, expected = node._ans_vc[k]
     return modified_error(f"torch.{dt._legacy}", arr.shape, node, k, vc[0], expected)
+
+
+def _variadic_rule(shared, i, inputs, params):
+    """Input ``i``'s rule of a variadic op, in the per-input rule signature."""
+    return lambda xp, g, ans, *_: shared(xp, g, ans, i, inputs, *params)
 
 
 def _xp_for(g, create_graph):
