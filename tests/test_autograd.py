@@ -88,6 +88,32 @@ def test_accumulation_is_in_place_on_existing_grad(lib):
 
 
 @pytest.mark.parametrize("lib", LIBS)
+def test_grad_never_aliases_another_grad_or_the_callers_gradient(lib):
+    # .grad may take a freshly computed gradient without copying it, but never one that the
+    # caller or another leaf can still see: writes into one .grad must not show elsewhere.
+    a = lib.ones(3, requires_grad=True)
+    b = lib.ones(3, requires_grad=True)
+    (a + b).sum().backward()  # AddBackward0 hands the same gradient to both inputs
+    a.grad.mul_(10)
+    assert b.grad.tolist() == [1.0] * 3
+    seed = lib.full((3,), 2.0)
+    a.grad = None
+    a.backward(seed)  # a leaf seeded directly
+    a.grad.add_(1)
+    assert seed.tolist() == [2.0] * 3
+    y = b * 1
+    b.grad = None
+    y.backward(seed)  # the seed passes through MulBackward0's rule
+    b.grad.add_(1)
+    assert seed.tolist() == [2.0] * 3
+    c = lib.ones(2, requires_grad=True)
+    (c * 2).sum().backward()
+    first = c.grad
+    (c * 3).sum().backward()  # the second gradient is added into the first .grad, in place
+    assert first.tolist() == [5.0, 5.0] and c.grad is first
+
+
+@pytest.mark.parametrize("lib", LIBS)
 def test_retain_graph_allows_second_backward(lib):
     x = lib.tensor([2.0, 2.0], requires_grad=True)
     z = lib.tensor([4.0, 4.0], requires_grad=True)

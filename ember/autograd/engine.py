@@ -10,6 +10,7 @@ Gradients are raw arrays in an ordinary backward and Tensors under ``create_grap
 from __future__ import annotations
 
 import heapq
+import sys
 
 import numpy as np
 
@@ -150,6 +151,7 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                         push(ready, (-child._seq, id(child), child))
                     else:
                         _skip(child, deps, buffers, ready, runs)
+            grads_in = g = None  # hold no gradient past its node: AccumulateGrad may take it
     finally:
         grad_mode._state.grad = prev
     return captured
@@ -218,6 +220,20 @@ def _run_pre_hooks(fn, buf, create_graph):
     return buf
 
 
+# References to a gradient nobody else holds, as counted in ``_unshared``: the engine's buffer
+# list, the parameters of ``_accumulate`` and ``_unshared``, and ``sys.getrefcount``'s argument.
+_UNSHARED_REFS = 4
+
+
+def _unshared(g):
+    """Whether ``.grad`` may take ``g`` itself instead of a copy (PyTorch steals it too).
+
+    Only an array that owns its writable memory and that nothing else references: not the
+    user's ``gradient``, not an array also handed to another input, not a saved value.
+    """
+    return g.base is None and g.flags.writeable and sys.getrefcount(g) <= _UNSHARED_REFS
+
+
 def _accumulate(var, g, create_graph):
     """``AccumulateGrad``: run the leaf's hooks, then add ``g`` into ``var.grad``."""
     from .._tensor import Tensor
@@ -233,7 +249,7 @@ def _accumulate(var, g, create_graph):
     if isinstance(g, Tensor):
         g = g._data
     if var._grad is None:
-        var._grad = Tensor._make(g.copy(), None, False)
+        var._grad = Tensor._make(g if _unshared(g) else g.copy(), None, False)
     elif var._grad._grad_fn is not None or var._grad._rg:
         var._grad = var._grad.detach() + Tensor._make(g, None, False)
     else:
