@@ -1,0 +1,1 @@
+"""ember's benchmark suite: run it with ``python bench/run.py`` (see ``BENCHMARKS.md``)."""

@@ -1,0 +1,108 @@
+"""The benchmark suite (``bench/``): a ``--quick`` smoke run of every workload, and its checks.
+
+No timing is asserted: the quick sizes are too small to mean anything, and the machine is
+shared. What must hold is that every workload runs, ember agrees with the NumPy floor (and
+PyTorch, when installed) on the loss and every gradient, and the table has a row per workload.
+"""
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bench import harness
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKLOADS = ("overhead", "mlp", "cnn", "big", "hvp", "deep")
+
+
+def _run(*flags):
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "run.py"), "--quick", *flags],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return proc.stdout
+
+
+def _table(stdout):
+    """The result table's rows, split into cells."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("workload  variant"))
+    rows = []
+    for line in lines[start + 2:]:
+        if not line.strip():
+            break
+        rows.append(re.split(r"\s{2,}", line))
+    return rows
+
+
+def _has_torch():
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize("no_torch", [False, True], ids=["default", "no-torch"])
+def test_quick_run_checks_and_reports_every_workload(tmp_path, no_torch):
+    out = _run("--json", str(tmp_path / "results.json"), *(["--no-torch"] if no_torch else []))
+    with_torch = not no_torch and _has_torch()
+    # Every case passed its agreement check before being timed.
+    agreed = re.findall(r"^- (.+?): (.+?) agree on \d+ values", out, re.M)
+    libs = "ember, torch, numpy" if with_torch else "ember, numpy"
+    assert agreed and all(found == libs for _, found in agreed), out
+    assert f"correctness: all {len(agreed)} cases agree" in out
+    assert "FAILED" not in out
+    rows = _table(out)
+    assert {row[0] for row in rows} == set(WORKLOADS)
+    for workload, variant, unit, ember, torch, numpy_, *_ in rows:
+        assert float(ember) > 0 and float(numpy_) > 0, (workload, variant)
+        if with_torch and unit != "MiB":  # PyTorch's CPU memory is not traced
+            assert float(torch) > 0, (workload, variant)
+        else:
+            assert torch == "n/a", (workload, variant)
+    assert [row[:2] for row in rows if row[2] == "MiB"] == [
+        ["deep", "10 layers, 4K: kept after forward"], ["deep", "10 layers, 4K: peak in backward"]]
+    # The header says what ran and how many threads each pool has.
+    assert re.search(r"^threads\s+: 1 requested; OMP_NUM_THREADS=1", out, re.M)
+    assert re.search(r"^torch\s+: " + (r"2\." if with_torch else "not"), out, re.M)
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [[r["workload"], r["variant"]] for r in results["rows"]] == [r[:2] for r in rows]
+    assert all(c["ok"] for c in results["checks"]) and len(results["checks"]) == len(agreed)
+
+
+def _case():
+    return harness.Case("demo", "tiny", "ms/step", {}, rtol=1e-4, atol=1e-5)
+
+
+def _contender(loss, grad):
+    return harness.Contender(step=lambda: None,
+                             evaluate=lambda: {"loss": loss, "x.grad": np.asarray(grad)})
+
+
+def test_check_accepts_float32_noise_and_names_the_first_disagreement():
+    grad = np.array([1.0, -2.0, 1e-7])
+    close = {"ember": _contender(1.0, grad * (1 + 3e-6)), "numpy": _contender(1.0, grad)}
+    names, worst = harness.check(_case(), close)
+    assert names == ["loss", "x.grad"] and 0 < worst < 1e-5
+    # The tiny element may be off by a lot relative to itself: atol scales with max |grad|.
+    tiny_off = {"ember": _contender(1.0, grad + [0, 0, 1e-6]), "numpy": _contender(1.0, grad)}
+    harness.check(_case(), tiny_off)
+    wrong = {"ember": _contender(1.0, grad * [1, 1.001, 1]), "numpy": _contender(1.0, grad)}
+    with pytest.raises(harness.CheckFailed, match=r"x.grad differs between ember and numpy"):
+        harness.check(_case(), wrong)
+    with pytest.raises(harness.CheckFailed, match=r"loss differs"):
+        harness.check(_case(), {"ember": _contender(1.01, grad), "numpy": _contender(1.0, grad)})
+
+
+def test_time_case_interleaves_rounds():
+    calls = []
+    contenders = {lib: harness.Contender(step=lambda lib=lib: calls.append(lib),
+                                         evaluate=dict) for lib in ("ember", "numpy")}
+    samples, numbers = harness.time_case(contenders, repeat=3, min_time=0)
+    assert numbers == {"ember": 1, "numpy": 1}  # one warm-up call each, then three rounds
+    assert calls == ["ember", "numpy"] + ["ember", "numpy"] * 3
+    assert all(len(s) == 3 and min(s) >= 0 for s in samples.values())
