@@ -171,4 +171,4 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(first_derivative, tuple(inputs) + tuple(grad_outputs), eps=eps,
-                     atol=atol, rtol=rtol, raise_exception=raise_exception)
+                     atol=atol, rtol=rtol, raise_exception=raise_exception, fast_mode=fast_mode)
