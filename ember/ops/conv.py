@@ -1,13 +1,14 @@
 """Convolution (1-d and 2-d, strided, dilated, grouped, transposed) as differentiable primitives.
 
-``convolution`` computes a cross-correlation with sliding windows (NumPy stride tricks) and one
-``einsum`` per call; its transposed form scatters one kernel tap at a time. The two forms and
+``convolution`` computes a cross-correlation as im2col (sliding windows from NumPy's stride
+tricks, copied once into columns) and one batched matmul; its transposed form is the matmul's
+transpose followed by col2im, one strided add per kernel tap. The two forms and
 ``convolution_backward_weight`` are each other's derivatives, so any order of derivative works.
 """
 from __future__ import annotations
 
 import itertools
-import string
+import math
 
 import numpy as np
 
@@ -40,57 +41,61 @@ def _pad_raw(xp, x, pads):
     return np.pad(x, ((0, 0), (0, 0)) + tuple(pads))
 
 
-def _letters(nd):
-    return string.ascii_lowercase[10:10 + nd], string.ascii_lowercase[20:20 + nd]
+def _columns(xp, x, kernel, stride, pads, dilation, groups):
+    """im2col: x (N, C, *s) -> (N, groups, C/g * K, P), K = prod(kernel), P = output positions.
+
+    Row ``c * K + k`` of a group holds channel ``c`` seen through kernel tap ``k`` at every
+    output position: one contiguous copy, after which a convolution is one batched matmul.
+    """
+    nd = x.ndim - 2
+    win = _sliding(xp, _pad_raw(xp, x, pads), kernel, stride, dilation)  # (N, C, *out, *k)
+    n, c = x.shape[:2]
+    out_sp = win.shape[2:2 + nd]
+    order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
+    cols = win.transpose(order).reshape(n, groups, (c // groups) * math.prod(kernel), -1)
+    return cols, out_sp
 
 
 def _forward_raw(xp, x, w, stride, pads, dilation, groups):
     """Cross-correlation of x (N, C, *s) with w (O, C/g, *k): (N, O, *out)."""
-    nd = x.ndim - 2
-    kernel = w.shape[2:]
-    win = _sliding(xp, _pad_raw(xp, x, pads), kernel, stride, dilation)
-    n, c = x.shape[:2]
+    cols, out_sp = _columns(xp, x, w.shape[2:], stride, pads, dilation, groups)
     o = w.shape[0]
-    out_sp = win.shape[2:2 + nd]
-    win = win.reshape((n, groups, c // groups) + win.shape[2:])
-    wg = w.reshape((groups, o // groups) + w.shape[1:])
-    sp, kk = _letters(nd)
-    out = np.einsum(f"ngc{sp}{kk},goc{kk}->ngo{sp}", win, wg, optimize=True)
-    return out.reshape((n, o) + out_sp)
+    wg = w.reshape(groups, o // groups, -1)  # (g, O/g, C/g * K)
+    return xp.matmul(wg, cols).reshape((x.shape[0], o) + tuple(out_sp))
 
 
 def _transposed_raw(xp, g, w, stride, pads, dilation, groups, out_sp):
-    """The adjoint of ``_forward_raw`` in x: g (N, O, *o) -> (N, C, *out_sp)."""
-    nd = g.ndim - 2
+    """The adjoint of ``_forward_raw`` in x: g (N, O, *o) -> (N, C, *out_sp).
+
+    ``W^T g`` gives the column gradients in one batched matmul; col2im then adds each kernel
+    tap's plane into the (padded) input, one strided slice per tap.
+    """
     kernel = w.shape[2:]
     n, o = g.shape[:2]
     cg = w.shape[1]
-    full = tuple(s + a + b for s, (a, b) in zip(out_sp, pads))
-    dx = np.zeros((n, groups, cg) + full, dtype=np.result_type(g, w))
-    gg = g.reshape((n, groups, o // groups) + g.shape[2:])
-    wg = w.reshape((groups, o // groups) + w.shape[1:])
-    sp, _ = _letters(nd)
     osz = g.shape[2:]
+    wg = w.reshape(groups, o // groups, -1)
+    gg = g.reshape(n, groups, o // groups, -1)
+    dcols = xp.matmul(wg.transpose(0, 2, 1), gg)  # (N, g, C/g * K, P)
+    dcols = dcols.reshape((n, groups * cg) + tuple(kernel) + tuple(osz))
+    full = tuple(s + a + b for s, (a, b) in zip(out_sp, pads))
+    dx = xp.zeros((n, groups * cg) + full, dtype=dcols.dtype)
     for taps in itertools.product(*(range(k) for k in kernel)):
-        key = (slice(None),) * 3 + tuple(
+        key = (slice(None), slice(None)) + tuple(
             slice(t * d, t * d + s * (m - 1) + 1, s)
             for t, d, s, m in zip(taps, dilation, stride, osz))
-        wt = wg[(Ellipsis,) + taps]
-        dx[key] += np.einsum(f"ngo{sp},goc->ngc{sp}", gg, wt, optimize=True)
-    crop = (slice(None),) * 3 + tuple(slice(a, a + s) for s, (a, _) in zip(out_sp, pads))
-    return dx[crop].reshape((n, groups * cg) + tuple(out_sp))
+        dx[key] += dcols[(slice(None), slice(None)) + taps]
+    crop = (slice(None), slice(None)) + tuple(slice(a, a + s) for s, (a, _) in zip(out_sp, pads))
+    return dx[crop]
 
 
 def _weight_grad_raw(xp, x, g, stride, pads, dilation, groups, kernel):
-    nd = x.ndim - 2
-    win = _sliding(xp, _pad_raw(xp, x, pads), kernel, stride, dilation)
-    n, c = x.shape[:2]
-    o = g.shape[1]
-    win = win.reshape((n, groups, c // groups) + win.shape[2:])
-    gg = g.reshape((n, groups, o // groups) + g.shape[2:])
-    sp, kk = _letters(nd)
-    dw = np.einsum(f"ngc{sp}{kk},ngo{sp}->goc{kk}", win, gg, optimize=True)
-    return dw.reshape((o, c // groups) + tuple(kernel))
+    """d(loss)/d(weight) = sum over the batch of g (O/g, P) @ columns^T (P, C/g * K)."""
+    cols, _ = _columns(xp, x, kernel, stride, pads, dilation, groups)
+    n, o = g.shape[:2]
+    gg = g.reshape(n, groups, o // groups, -1)
+    dw = xp.matmul(gg, cols.transpose(0, 1, 3, 2)).sum(axis=0)  # (g, O/g, C/g * K)
+    return dw.reshape((o, x.shape[1] // groups) + tuple(kernel))
 
 
 @defop("convolution", n_in=3, promote=True)
