@@ -1,14 +1,25 @@
 """``torch.utils.data``: datasets, samplers, ``DataLoader`` and ``default_collate``.
 
-Loading is single-process (``num_workers`` must be 0). Shuffling draws from ember's
-generators, so a seeded ``ember.Generator`` makes the order reproducible (within ember).
+``num_workers > 0`` loads in worker *threads*, not processes as in PyTorch (see "workers"
+below): the batches and their order are PyTorch's, but workers share the main process's
+objects and random state. Shuffling draws from ember's generators, so a seeded
+``ember.Generator`` makes the order reproducible (within ember, for any ``num_workers``).
 """
 from __future__ import annotations
 
+import collections
 import collections.abc
+import copy
+import dataclasses
+import itertools
 import math
+import queue
 import re
+import sys
+import threading
+import traceback
 import warnings
+import weakref
 
 import numpy as np
 
@@ -20,7 +31,7 @@ from ..ops.shape import stack
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
            "Sampler", "SequentialSampler", "RandomSampler", "BatchSampler", "DataLoader",
-           "default_collate", "default_convert", "random_split"]
+           "default_collate", "default_convert", "random_split", "get_worker_info"]
 
 
 # ---------------------------------------------------------------------- datasets
@@ -303,11 +314,300 @@ def _float64():
     return float64
 
 
+# ---------------------------------------------------------------------- workers
+# ember's workers are threads, not processes: samples are NumPy arrays (no pickling needed),
+# NumPy releases the GIL in most kernels, and the loader stays dependency-free. So a worker
+# sees the main process's objects (``WorkerInfo.dataset`` IS the loader's dataset, not a copy)
+# and shares its random state: workers do not reseed ``random`` / NumPy / ember.
+_worker_local = threading.local()   # ``info``: the WorkerInfo of the worker thread running
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class WorkerInfo:
+    """What ``get_worker_info()`` returns inside a DataLoader worker (PyTorch's fields)."""
+
+    id: int
+    num_workers: int
+    seed: int
+    dataset: Dataset
+    rng: object = None
+    worker_method: str = "thread"
+
+
+def get_worker_info():
+    """The ``WorkerInfo`` of the DataLoader worker calling it; None outside workers.
+
+    Use it in ``IterableDataset.__iter__`` (or ``worker_init_fn``) to give each worker its own
+    share of the data; without that, every worker yields the whole dataset.
+    """
+    return getattr(_worker_local, "info", None)
+
+
+class _KeyErrorMessage(str):
+    """A KeyError message that prints as is (KeyError shows the repr of its argument)."""
+
+    def __repr__(self):
+        return self
+
+
+class _WorkerError:
+    """The exception being handled in a worker, re-raised in the main thread as PyTorch does:
+    same type, message ``Caught <type> in DataLoader worker process <id>.`` + the traceback."""
+
+    def __init__(self, worker_id):
+        exc_type, exc, tb = sys.exc_info()
+        self.exc_type = exc_type
+        self.msg = (f"Caught {exc_type.__name__} in DataLoader worker process {worker_id}.\n"
+                    "Original " + "".join(traceback.format_exception(exc_type, exc, tb)))
+
+    def reraise(self):
+        msg = self.msg
+        if self.exc_type is KeyError:
+            msg = _KeyErrorMessage(msg)
+        elif getattr(self.exc_type, "message", None):
+            raise self.exc_type(message=msg)
+        try:
+            exception = self.exc_type(msg)
+        except Exception:
+            # the type cannot be built from one message (e.g. it takes several arguments)
+            raise RuntimeError(msg) from None
+        raise exception
+
+
+class _Fetcher:
+    """Turns one index of the loader's index sampler (a list of indices when auto-batching)
+    into a batch. For an IterableDataset the index only says "one more" and samples come from
+    the ``iter(dataset)`` made by ``start()``; StopIteration means it is exhausted."""
+
+    def __init__(self, loader):
+        # copies, not the loader: worker threads hold this, and must not keep the loader alive
+        self.dataset = loader.dataset
+        self.collate_fn = loader.collate_fn
+        self.iterable = loader._iterable
+        self.auto_collation = loader._auto_collation
+        self.batch_size = loader.batch_size
+        self.drop_last = loader.drop_last
+
+    def start(self):
+        """Begin a pass over the data (an epoch); returns self."""
+        if self.iterable:
+            self._it, self._ended = iter(self.dataset), False
+        return self
+
+    def __call__(self, index):
+        if not self.iterable:
+            if self.auto_collation:
+                return self.collate_fn([self.dataset[i] for i in index])
+            return self.collate_fn(self.dataset[index])
+        if self.batch_size is None:
+            return self.collate_fn(next(self._it))
+        batch = []
+        while not self._ended and len(batch) < self.batch_size:
+            try:
+                batch.append(next(self._it))
+            except StopIteration:
+                self._ended = True
+        if not batch or (self.drop_last and len(batch) < self.batch_size):
+            raise StopIteration
+        return self.collate_fn(batch)
+
+
+_EXHAUSTED = object()  # result: this worker's IterableDataset iterator has ended
+_NEW_PASS = object()   # task: start a new epoch (persistent workers)
+_SHUTDOWN = object()   # task: exit the thread
+
+
+def _worker_loop(fetch, info, init_fn, tasks, results, done):
+    """A worker thread: answers each index from ``tasks`` with a batch (or a _WorkerError) on
+    ``results``, in order, until _SHUTDOWN. After its IterableDataset ends it answers once
+    with _EXHAUSTED and then nothing until the next pass (the main thread stops waiting)."""
+    _worker_local.info = info
+    error = None
+    try:
+        if init_fn is not None:
+            init_fn(info.id)
+        fetch.start()
+    except BaseException:
+        error = _WorkerError(info.id)   # reported in place of every batch
+    ended = False
+    while True:
+        task = tasks.get()
+        if task is _SHUTDOWN or done.is_set():
+            return
+        if task is _NEW_PASS:
+            ended = False
+            if error is None:
+                try:
+                    fetch.start()
+                except BaseException:
+                    error = _WorkerError(info.id)
+            continue
+        if ended:
+            continue
+        if error is not None:
+            results.put(error)
+            continue
+        try:
+            data = fetch(task)
+        except BaseException as e:   # all of them: a dead thread would leave the loader waiting
+            if isinstance(e, StopIteration) and fetch.iterable:
+                data, ended = _EXHAUSTED, True
+            else:
+                data = _WorkerError(info.id)
+        results.put(data)
+
+
+def _shutdown_workers(tasks, done):
+    done.set()
+    for q in tasks:
+        q.put(_SHUTDOWN)
+
+
+def _base_seed(loader):
+    """Draw the workers' base seed from the loader's generator, as PyTorch does on every new
+    iterator (num_workers=0 too, so a seeded shuffle gives the same order for any
+    num_workers)."""
+    return int(_random.rng(loader.generator).integers(0, 2 ** 63))
+
+
+class _SingleProcessIter:
+    """``num_workers=0``: batches are loaded in the calling thread."""
+
+    def __init__(self, loader):
+        if loader.timeout != 0:
+            raise AssertionError("_SingleProcessDataLoaderIter requires timeout == 0")
+        _base_seed(loader)
+        self._index_iter = iter(loader._index_sampler)
+        self._fetch = _Fetcher(loader).start()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        return self._fetch(next(self._index_iter))
+
+
+class _WorkerThreadsIter:
+    """``num_workers > 0``: batch k goes to worker thread k % num_workers (skipping workers
+    whose IterableDataset has ended), at most ``num_workers * prefetch_factor`` batches in
+    flight, and batches are returned in order. The threads stop when the pass ends (unless
+    persistent) or when this iterator is dropped, e.g. by leaving a loop early."""
+
+    def __init__(self, loader):
+        if loader.prefetch_factor <= 0:
+            raise AssertionError("prefetch_factor must be greater than 0 for "
+                                 "MultiProcessingDataLoaderIter")
+        n = self._num_workers = loader.num_workers
+        self._timeout = loader.timeout
+        self._max_tasks = n * loader.prefetch_factor
+        self._persistent = loader.persistent_workers
+        # one task and one result queue per worker: each answers its tasks in order
+        self._tasks = [queue.SimpleQueue() for _ in range(n)]
+        self._results = [queue.SimpleQueue() for _ in range(n)]
+        done = threading.Event()
+        seed, fetch = _base_seed(loader), _Fetcher(loader)
+        self._threads = []
+        for i in range(n):
+            info = WorkerInfo(id=i, num_workers=n, seed=seed + i, dataset=loader.dataset)
+            args = (copy.copy(fetch), info, loader.worker_init_fn, self._tasks[i],
+                    self._results[i], done)
+            self._threads.append(threading.Thread(target=_worker_loop, args=args, daemon=True,
+                                                  name=f"ember DataLoader worker {i}"))
+            self._threads[-1].start()
+        # the threads hold no reference to self, so dropping the iterator ends them
+        self._shutdown = weakref.finalize(self, _shutdown_workers, self._tasks, done)
+        self._start_pass(loader)
+
+    def _start_pass(self, loader):
+        self._index_iter = iter(loader._index_sampler)
+        self._active = [True] * self._num_workers   # False once its IterableDataset ended
+        self._pending = collections.deque()   # the worker of each batch in flight, oldest first
+        self._next_worker = itertools.cycle(range(self._num_workers))
+        for _ in range(self._max_tasks):
+            self._put_task()
+
+    def _reset(self, loader):
+        """A new epoch with the same (persistent) threads: let the last one's batches in
+        flight arrive and drop them, then have every worker start over."""
+        while self._pending:
+            worker = self._pending.popleft()
+            if self._active[worker]:
+                self._receive(worker)
+        for q in self._tasks:
+            q.put(_NEW_PASS)
+        self._start_pass(loader)
+
+    def _put_task(self):
+        try:
+            index = next(self._index_iter)
+        except StopIteration:
+            return
+        for _ in range(self._num_workers):
+            worker = next(self._next_worker)
+            if self._active[worker]:
+                self._tasks[worker].put(index)
+                self._pending.append(worker)
+                return
+
+    def _receive(self, worker):
+        try:
+            data = self._results[worker].get(timeout=self._timeout or None)
+        except queue.Empty:
+            raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds") from None
+        if data is _EXHAUSTED:
+            self._active[worker] = False
+        return data
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        while self._pending:
+            worker = self._pending[0]
+            # a worker that has ended skips the tasks it was sent meanwhile: nothing will come
+            data = self._receive(worker) if self._active[worker] else _EXHAUSTED
+            self._pending.popleft()
+            self._put_task()
+            if data is _EXHAUSTED:
+                continue
+            if isinstance(data, _WorkerError):
+                data.reraise()
+            return data
+        if not self._persistent:
+            self._shutdown()
+        raise StopIteration
+
+
+def _check_multiprocessing_context(context, num_workers):
+    """PyTorch's checks; the context is then unused (ember's workers are threads)."""
+    import multiprocessing
+    if context is None:
+        return None
+    if num_workers == 0:
+        raise ValueError("multiprocessing_context can only be used with multi-process loading "
+                         f"(num_workers > 0), but got num_workers={num_workers}")
+    if isinstance(context, str):
+        methods = multiprocessing.get_all_start_methods()
+        if context not in methods:
+            raise ValueError("multiprocessing_context option should specify a valid start "
+                             f"method in {methods!r}, but got multiprocessing_context={context!r}")
+        context = multiprocessing.get_context(context)
+    if not isinstance(context, multiprocessing.context.BaseContext):
+        raise TypeError("multiprocessing_context option should be a valid context object or a "
+                        f"string specifying the start method, but got "
+                        f"multiprocessing_context={context}")
+    return context
+
+
 # ---------------------------------------------------------------------- loader
 class DataLoader:
     """Iterate over ``dataset`` in (optionally shuffled) batches, collated by ``collate_fn``.
 
-    Only single-process loading is supported (``num_workers=0``).
+    ``num_workers > 0`` loads with that many worker *threads* (PyTorch uses processes): same
+    batches in the same order, ``get_worker_info()``, ``worker_init_fn``, ``prefetch_factor``,
+    ``timeout``, ``persistent_workers`` and worker errors behave as in PyTorch, but workers
+    share the main process's objects and random state instead of getting copies, and
+    ``in_order=False`` still returns batches in order.
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
@@ -318,16 +618,26 @@ class DataLoader:
         if num_workers < 0:
             raise ValueError("num_workers option should be non-negative; use num_workers=0 "
                              "to disable multiprocessing.")
-        if num_workers != 0:
-            raise NotImplementedError("ember's DataLoader loads in the main process only; "
-                                      "use num_workers=0")
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                             "let num_workers > 0 to enable multiprocessing, otherwise set "
+                             "prefetch_factor to None.")
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
         self.dataset = dataset
         self.num_workers = num_workers
+        self.prefetch_factor = prefetch_factor
         self.pin_memory = pin_memory
+        self.pin_memory_device = pin_memory_device
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
+        self.in_order = in_order
         self.generator = generator
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
@@ -364,33 +674,32 @@ class DataLoader:
             collate_fn = default_collate if self._auto_collation or (
                 self._iterable and batch_size is not None) else default_convert
         self.collate_fn = collate_fn
+        self.multiprocessing_context = _check_multiprocessing_context(multiprocessing_context,
+                                                                      num_workers)
+        self.persistent_workers = persistent_workers
+        self._iterator = None   # the persistent workers' iterator, reused every epoch
 
     @property
     def _auto_collation(self):
         return self.batch_sampler is not None
 
-    def __iter__(self):
+    @property
+    def _index_sampler(self):
+        """What yields the fetcher's indices: an IterableDataset's are placeholders."""
         if self._iterable:
-            it = iter(self.dataset)
-            if self.batch_size is None:
-                for sample in it:
-                    yield self.collate_fn(sample)
-                return
-            batch = []
-            for sample in it:
-                batch.append(sample)
-                if len(batch) == self.batch_size:
-                    yield self.collate_fn(batch)
-                    batch = []
-            if batch and not self.drop_last:
-                yield self.collate_fn(batch)
-            return
-        if self._auto_collation:
-            for indices in self.batch_sampler:
-                yield self.collate_fn([self.dataset[i] for i in indices])
+            return itertools.repeat(None)
+        return self.batch_sampler if self._auto_collation else self.sampler
+
+    def __iter__(self):
+        if self.num_workers == 0:
+            return _SingleProcessIter(self)
+        if not self.persistent_workers:
+            return _WorkerThreadsIter(self)
+        if self._iterator is None:
+            self._iterator = _WorkerThreadsIter(self)
         else:
-            for i in self.sampler:
-                yield self.collate_fn(self.dataset[i])
+            self._iterator._reset(self)
+        return self._iterator
 
     def __len__(self):
         if self._iterable:
