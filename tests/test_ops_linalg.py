@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember.autograd import gradcheck, gradgradcheck
 
 from .opspec import Spec, op_tests
 
@@ -59,6 +60,8 @@ SPECS = [
     # products
     Spec("mm", lambda L, a, b: L.mm(a, b), [((2, 3), (3, 4))]),
     Spec("mm_method", lambda L, a, b: a.mm(b), [((3, 3), (3, 1))]),
+    # operands stored column by column: their gradients are computed in that layout
+    Spec("mm_transposed", lambda L, a, b: a.t().mm(b.t()), [((3, 2), (4, 3)), ((1, 1), (4, 1))]),
     Spec("bmm", lambda L, a, b: L.bmm(a, b), [((2, 2, 3), (2, 3, 4))]),
     Spec("mv", lambda L, a, b: a.mv(b), [((2, 3), (3,))]),
     Spec("dot", lambda L, a, b: L.dot(a, b), [((3,), (3,))]),
@@ -70,6 +73,8 @@ SPECS = [
           ((1, 4), (2, 3), (3, 4))]),
     Spec("addmm_scaled", lambda L, a, b, c: a.addmm(b, c, beta=0.5, alpha=-2),
          [((2, 4), (2, 3), (3, 4))]),
+    Spec("addmm_transposed", lambda L, a, b, c: L.addmm(a, b.t(), c.t(), alpha=2),
+         [((4,), (3, 2), (4, 3)), ((2, 4), (1, 2), (4, 1))]),
     Spec("addmm_beta0", lambda L, a, b, c: L.addmm(a, b, c, beta=0), [((2, 4), (2, 3), (3, 4))]),
     Spec("addmm_", lambda L, a, b, c: (a * 1).addmm_(b, c, alpha=3), [((2, 4), (2, 3), (3, 4))]),
     Spec("addmv", lambda L, a, b, c: L.addmv(a, b, c, beta=2, alpha=0.5),
@@ -281,6 +286,17 @@ BAD = {
     "addmm_dtype_input": lambda L: L.addmm(L.ones(2, 2, dtype=L.float64), L.ones(2, 3),
                                            L.ones(3, 2)),
     "addmm_inplace_shape": lambda L: L.ones(2).addmm_(L.ones(2, 3), L.ones(3, 2)),
+    "linear_0d": lambda L: L.nn.functional.linear(L.tensor(1.0), L.ones(2, 2)),
+    "linear_0d_weight": lambda L: L.nn.functional.linear(L.ones(2), L.tensor(1.0)),
+    "linear_vector_weight_bias": lambda L: L.nn.functional.linear(L.ones(3, 5), L.ones(5),
+                                                                  L.ones(1)),
+    "linear_bias_3d": lambda L: L.nn.functional.linear(L.ones(2, 3, 5), L.ones(4, 5),
+                                                       L.ones(1, 1, 4)),
+    "linear_bias_add_": lambda L: L.nn.functional.linear(L.ones(5), L.ones(4, 5),
+                                                         L.ones(3, 4)),
+    "linear_shapes": lambda L: L.nn.functional.linear(L.ones(2, 3, 5), L.ones(4, 3), L.ones(4)),
+    "linear_dtype": lambda L: L.nn.functional.linear(L.ones(2, 5), L.ones(4, 5),
+                                                     L.ones(4, dtype=L.float64)),
     "addmv_shapes": lambda L: L.addmv(L.ones(2), L.ones(2, 3), L.ones(4)),
     "addmv_input": lambda L: L.addmv(L.ones(3), L.ones(2, 3), L.ones(3)),
     "addmv_input_2d": lambda L: L.addmv(L.ones(2, 2), L.ones(2, 3), L.ones(3)),
@@ -598,6 +614,105 @@ def test_torch_linalg_under_ember_run(tmp_path):
         return subprocess.run([sys.executable, *cmd, str(script)], capture_output=True,
                               text=True, check=True).stdout
     assert run("-m", "ember", "run") == run()
+
+
+# --------------------------------------------------------------------------- F.linear
+
+# (input shape, weight shape, bias shape, input contiguous): the graph PyTorch records differs.
+LINEAR = {
+    "vector": ((5,), (4, 5), None, True),  # mm of the unsqueezed input, squeezed back
+    "vector_bias": ((5,), (4, 5), (4,), True),  # view to a matrix, addmm, view back
+    "matrix": ((3, 5), (4, 5), None, True),  # mm
+    "matrix_bias": ((3, 5), (4, 5), (4,), True),  # addmm
+    "matrix_bias_2d": ((3, 5), (4, 5), (3, 4), True),  # addmm, any bias that broadcasts
+    "batch": ((2, 3, 5), (4, 5), None, True),  # matmul folded into mm, viewed back
+    "batch_bias": ((2, 3, 5), (4, 5), (4,), True),  # view, addmm, view
+    "batch_bias_row": ((2, 1, 3, 5), (4, 5), (1, 4), True),  # a vector up to dims of size 1
+    "batch_bias_strided": ((2, 3, 5), (4, 5), (4,), False),  # matmul, then add_ in place
+    "batch_bias_scalar": ((2, 3, 5), (4, 5), (), True),  # not a vector: matmul, add_
+    "batch_bias_2d": ((2, 3, 5), (4, 5), (3, 4), True),
+    "vector_weight": ((3, 5), (5,), None, True),  # mv
+    "vectors_bias": ((5,), (5,), (), True),  # dot, add_
+}
+
+
+def _graph_names(t):
+    """The grad_fn class names of ``t``'s graph, depth first."""
+    names, stack = [], [t.grad_fn]
+    while stack:
+        fn = stack.pop()
+        if fn is not None:
+            names.append(type(fn).__name__)
+            stack += [f for f, _ in fn.next_functions]
+    return names
+
+
+def _linear_inputs(L, case, dtype):
+    x_shape, w_shape, b_shape, contiguous = case
+    rng = np.random.default_rng(0)
+    shapes = [x_shape[::-1] if not contiguous else x_shape, w_shape] + (
+        [b_shape] if b_shape is not None else [])
+    xs = [L.tensor(rng.uniform(-1, 1, s), dtype=dtype, requires_grad=True) for s in shapes]
+    x = xs[0] if contiguous else xs[0].permute(*reversed(range(len(x_shape))))
+    return xs, [x] + xs[1:]
+
+
+def _linear_run(L, case):
+    leaves, args = _linear_inputs(L, case, L.float32)
+    y = L.nn.functional.linear(*args)
+    v = L.tensor(np.random.default_rng(1).uniform(-1, 1, tuple(y.shape)), dtype=L.float32)
+    grads = L.autograd.grad(y, leaves, v)
+    return (_graph_names(y), tuple(y.shape), y.stride(), [g.stride() for g in grads],
+            y.detach().numpy(), [g.numpy() for g in grads])
+
+
+@pytest.mark.parametrize("name", list(LINEAR))
+def test_linear_records_pytorchs_graph(torch, name):
+    """``F.linear``'s grad_fn names (the whole graph), output and gradient strides, values and
+    vector-Jacobian products against PyTorch's, for inputs of 1 to 4 dims, with and without
+    bias. The weight's gradient is row-major like the weight (no transposing copy)."""
+    e, t = _linear_run(ember, LINEAR[name]), _linear_run(torch, LINEAR[name])
+    assert e[:4] == t[:4]
+    for a, b in zip([e[4], *e[5]], [t[4], *t[5]]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+PRODUCT_LAYOUTS = {
+    "mm_mat1_transposed": lambda L, a, b, c: L.mm(a.t(), b),
+    "mm_mat2_transposed": lambda L, a, b, c: L.mm(a, b.t()),
+    "mm_both_transposed": lambda L, a, b, c: a.t().mm(b.t()),
+    "addmm_transposed": lambda L, a, b, c: L.addmm(c, a.t(), b.t(), alpha=2),
+    "matmul_transposed": lambda L, a, b, c: a.t() @ b,
+}
+
+
+@pytest.mark.parametrize("name", list(PRODUCT_LAYOUTS))
+def test_product_gradients_keep_operand_layouts(torch, name):
+    """A matrix stored column by column (a transposed view) gets its gradient computed in that
+    layout, as PyTorch's ``mm_mat1_backward``/``mm_mat2_backward`` do: same strides, values."""
+    def run(L):
+        rng = np.random.default_rng(0)
+        xs = [L.tensor(rng.uniform(-1, 1, (3, 3)), requires_grad=True) for _ in range(3)]
+        y = PRODUCT_LAYOUTS[name](L, *xs)
+        grads = L.autograd.grad(y, xs, L.tensor(rng.uniform(-1, 1, (3, 3))), allow_unused=True)
+        return [g.stride() for g in grads if g is not None], [g.numpy() for g in grads
+                                                              if g is not None]
+    (e_strides, e_grads), (t_strides, t_grads) = run(ember), run(torch)
+    assert e_strides == t_strides
+    for a, b in zip(e_grads, t_grads):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", list(LINEAR))
+def test_linear_gradcheck(name):
+    leaves, args = _linear_inputs(ember, LINEAR[name], ember.float64)
+    perm = args[0].shape != leaves[0].shape
+
+    def f(x, *rest):
+        return ember.nn.functional.linear(x.permute(*reversed(range(x.ndim))) if perm else x,
+                                          *rest)
+    assert gradcheck(f, leaves)
+    assert gradgradcheck(f, leaves)
 
 
 # --------------------------------------------------------------------------- CuPy

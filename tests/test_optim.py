@@ -197,6 +197,30 @@ def test_step_runs_without_recording_graph():
     assert p.is_leaf and p.grad_fn is None and p._version == v + 1
 
 
+def _versions(lib, name, kwargs):
+    """The version counters of a parameter and of its state tensors after each of 3 steps."""
+    p = lib.tensor(np.ones(3, dtype=np.float32), requires_grad=True)
+    view = p.detach()[1:]  # shares the parameter's storage
+    opt = getattr(lib.optim, name)([p], **kwargs)
+    out = []
+    for k in range(3):
+        p.grad = lib.tensor(np.full(3, 0.5 + k, dtype=np.float32))
+        opt.step()
+        out.append((p._version, {key: v._version for key, v in opt.state[p].items()},
+                    view.tolist()))
+    return out
+
+
+@pytest.mark.parametrize("name,kwargs", CASES + [("AdamW", dict(lr=0.01, weight_decay=0))])
+def test_updates_in_place_with_pytorchs_version_counts(name, kwargs):
+    """Each in-place op of PyTorch's step (``add_``, ``mul_``, ``addcdiv_``...) bumps its
+    tensor's version once: the parameter, the step count and the running averages."""
+    ours, theirs = _versions(ember, name, kwargs), _versions(torch, name, kwargs)
+    assert [v[:2] for v in ours] == [v[:2] for v in theirs]
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a[2], b[2], rtol=1e-6)
+
+
 # ---------------------------------------------------------------------- schedulers
 SCHEDULERS = [
     ("StepLR", dict(step_size=7, gamma=0.5)),

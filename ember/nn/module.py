@@ -489,6 +489,8 @@ class Module:
         return handle
 
     def __call__(self, *args, **kwargs):
+        if not (self._forward_pre_hooks or self._forward_hooks):  # the common case, fast
+            return self.forward(*args, **kwargs)
         for hook, with_kwargs in list(self._forward_pre_hooks.values()):
             if with_kwargs:
                 result = hook(self, args, kwargs)

@@ -52,6 +52,35 @@ def _absent(xp, g):
     return not bool(xp.any(g != 0))
 
 
+def _matmul(xp, a, b):
+    """``xp.matmul(a, b)``, but ``np.dot`` (the same product) for two NumPy matrices: NumPy 2's
+    matmul leaves BLAS when the inner dimension is 1, as in a batch of one's weight gradient
+    (an outer product), and is then 5 to 10 times slower."""
+    if xp is _xp.NUMPY and a.ndim == 2 and b.ndim == 2:
+        return np.dot(a, b)
+    return xp.matmul(a, b)
+
+
+def _column_major(t):
+    """Whether matrix ``t`` is stored column by column, as a transposed weight ``W.t()`` is
+    (PyTorch's test: strides ``(1, rows)``)."""
+    a = t._data
+    return a.strides == (a.itemsize, a.itemsize * a.shape[0])
+
+
+def _mat1_grad(xp, g, mat2, column_major):
+    """``g @ mat2.T``, the gradient of ``mat1`` in ``mat1 @ mat2``, stored column by column
+    (as ``(mat2 @ g.T).T``) when ``mat1`` is: PyTorch's ``mm_mat1_backward``."""
+    return _matmul(xp, mat2, g.T).T if column_major else _matmul(xp, g, mat2.T)
+
+
+def _mat2_grad(xp, g, mat1, column_major):
+    """``mat1.T @ g``, the gradient of ``mat2``, stored column by column when ``mat2`` is:
+    PyTorch's ``mm_mat2_backward``. For ``linear``'s ``W.t()``, the weight's gradient then comes
+    out row-major like the weight, with no transposing copy downstream (NumPy's are slow)."""
+    return _matmul(xp, g.T, mat1).T if column_major else _matmul(xp, mat1.T, g)
+
+
 def _word(t):
     """PyTorch's scalar type name of a tensor: 'Float', 'Double', 'Long'..."""
     return t.dtype._legacy[:-6]
@@ -66,13 +95,16 @@ def _cpp(t):
 # --------------------------------------------------------------------------- matrix products
 
 
-@defop("mm", promote=True)
-def _mm(xp, input, mat2):
-    return xp.matmul(input, mat2)
+@defop("mm", n_in=2, promote=True)
+def _mm(xp, input, mat2, column_major):
+    """``column_major``: whether each matrix is stored column by column (its gradient will be)."""
+    return _matmul(xp, input, mat2)
 
 
-_mm.defvjp(lambda xp, g, ans, input, mat2: xp.matmul(g, mat2.T),
-           lambda xp, g, ans, input, mat2: xp.matmul(input.T, g))
+_mm.defvjp(lambda xp, g, ans, input, mat2, column_major:
+           _mat1_grad(xp, g, mat2, column_major[0]),
+           lambda xp, g, ans, input, mat2, column_major:
+           _mat2_grad(xp, g, input, column_major[1]))
 
 
 @defop("mv", promote=True)
@@ -116,20 +148,26 @@ def _scaled(x, s):
 
 
 def _add_scaled(input, product, beta, alpha):
-    """``beta * input + alpha * product``; with ``beta == 0`` the input is ignored (even nan)."""
+    """``beta * input + alpha * product``; with ``beta == 0`` the input is ignored (even nan).
+    Forwards only: the new array ``product`` takes the sum in place (no second result array)."""
     product = _scaled(product, alpha)
-    return product if beta == 0 else _scaled(input, beta) + product
+    if beta != 0:
+        product += _scaled(input, beta)
+    return product
 
 
 @defop("addmm", n_in=3)
-def _addmm(xp, input, mat1, mat2, beta, alpha):
-    return _add_scaled(input, xp.matmul(mat1, mat2), beta, alpha)
+def _addmm(xp, input, mat1, mat2, beta, alpha, column_major):
+    """``column_major``: as for ``mm``, of ``mat1`` and ``mat2``."""
+    return _add_scaled(input, _matmul(xp, mat1, mat2), beta, alpha)
 
 
 _addmm.defvjp(
-    lambda xp, g, ans, input, mat1, mat2, beta, alpha: _scaled(g, beta),
-    lambda xp, g, ans, input, mat1, mat2, beta, alpha: _scaled(xp.matmul(g, mat2.T), alpha),
-    lambda xp, g, ans, input, mat1, mat2, beta, alpha: _scaled(xp.matmul(mat1.T, g), alpha))
+    lambda xp, g, ans, input, mat1, mat2, beta, alpha, column_major: _scaled(g, beta),
+    lambda xp, g, ans, input, mat1, mat2, beta, alpha, column_major:
+        _scaled(_mat1_grad(xp, g, mat2, column_major[0]), alpha),
+    lambda xp, g, ans, input, mat1, mat2, beta, alpha, column_major:
+        _scaled(_mat2_grad(xp, g, mat1, column_major[1]), alpha))
 
 
 @defop("addmv", n_in=3)
@@ -167,7 +205,7 @@ def mm(input, mat2):
     if input.dtype != mat2.dtype:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                            f"{_cpp(input)} != {_cpp(mat2)}")
-    return _mm(input, mat2)
+    return _mm(input, mat2, (_column_major(input), _column_major(mat2)))
 
 
 def bmm(input, mat2):
@@ -237,16 +275,17 @@ def _integral_scalars(input, beta, alpha):
 
 def _check_expandable(input, shape):
     """PyTorch's error when ``input`` does not broadcast to the product's ``shape``."""
-    lead = len(shape) - input.ndim
+    sizes = input.shape
+    lead = len(shape) - len(sizes)
     if lead < 0:
         _shape.expand(input, *shape)  # raises: too few sizes
     for i in range(len(shape) - 1, lead - 1, -1):
-        n = input.shape[i - lead]
+        n = sizes[i - lead]
         if n != 1 and n != shape[i]:
             raise RuntimeError(
                 f"The expanded size of the tensor ({shape[i]}) must match the existing size "
                 f"({n}) at non-singleton dimension {i}.  Target sizes: {list(shape)}.  "
-                f"Tensor sizes: {list(input.shape)}")
+                f"Tensor sizes: {list(sizes)}")
 
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
@@ -254,17 +293,18 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     for name, t in (("mat1", mat1), ("mat2", mat2)):
         if t.ndim != 2:
             raise RuntimeError(f"{name} must be a matrix, got {t.ndim}-D tensor")
-    if mat1.shape[1] != mat2.shape[0]:
-        raise RuntimeError(_errors.MATMUL_SHAPES.format(
-            a0=mat1.shape[0], a1=mat1.shape[1], b0=mat2.shape[0], b1=mat2.shape[1]))
+    (a0, a1), (b0, b1) = mat1.shape, mat2.shape
+    if a1 != b0:
+        raise RuntimeError(_errors.MATMUL_SHAPES.format(a0=a0, a1=a1, b0=b0, b1=b1))
     if mat1.dtype != mat2.dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_word(mat1)} "
                            f"and {_word(mat2)}")
     if input.dtype != mat2.dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} "
                            f"and {_word(mat2)}")
-    _check_expandable(input, (mat1.shape[0], mat2.shape[1]))
-    return _addmm(input, mat1, mat2, *_integral_scalars(input, beta, alpha))
+    _check_expandable(input, (a0, b1))
+    return _addmm(input, mat1, mat2, *_integral_scalars(input, beta, alpha),
+                  (_column_major(mat1), _column_major(mat2)))
 
 
 def addmv(input, mat, vec, *, beta=1, alpha=1):

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .optimizer import Optimizer, _step_tensor, _wrap, _write
+from .optimizer import Optimizer, _add_, _addcdiv_, _addcmul_, _step_tensor, _wrap
 
 __all__ = ["Adagrad", "adagrad"]
 
 
 def adagrad(param, grad, state_sum, step, *, lr, weight_decay, lr_decay, eps, maximize):
-    """One Adagrad step on arrays (``step`` already incremented); returns ``(param, sum)``.
+    """One Adagrad step (``step`` already incremented), in place on the tensors ``param`` and
+    ``state_sum`` for the gradient array ``grad``.
 
     ``g = -g if maximize; g += wd * p; clr = lr / (1 + (t - 1) * lr_decay);``
     ``s = s + g * g; p = p - clr * g / (sqrt(s) + eps)``.
@@ -17,11 +18,12 @@ def adagrad(param, grad, state_sum, step, *, lr, weight_decay, lr_decay, eps, ma
     if maximize:
         grad = -grad
     if weight_decay != 0:
-        grad = grad + weight_decay * param
+        grad = grad + weight_decay * param._data
     clr = lr / (1 + (step - 1) * lr_decay)
-    state_sum = state_sum + grad * grad
-    std = np.sqrt(state_sum) + eps
-    return param + (-clr) * (grad / std), state_sum
+    _addcmul_(state_sum, grad, grad)
+    std = np.sqrt(state_sum._data)
+    std += eps
+    _addcdiv_(param, grad, std, -clr)
 
 
 class Adagrad(Optimizer):
@@ -64,10 +66,7 @@ class Adagrad(Optimizer):
             if p.grad is None:
                 continue
             state = self.state[p]
-            state["step"]._data[...] += 1
-            new_p, s = adagrad(p._data, p.grad._data, state["sum"]._data,
-                               float(state["step"]._data), lr=group["lr"],
-                               weight_decay=group["weight_decay"], lr_decay=group["lr_decay"],
-                               eps=group["eps"], maximize=group["maximize"])
-            _write(p, new_p)
-            _write(state["sum"], s)
+            _add_(state["step"], 1)
+            adagrad(p, p.grad._data, state["sum"], float(state["step"]._data), lr=group["lr"],
+                    weight_decay=group["weight_decay"], lr_decay=group["lr_decay"],
+                    eps=group["eps"], maximize=group["maximize"])

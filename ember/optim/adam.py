@@ -1,27 +1,27 @@
 """``torch.optim.Adam``."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .optimizer import Optimizer, _step_tensor, _wrap, _write
+from .optimizer import (
+    Optimizer,
+    _add_,
+    _addcdiv_,
+    _addcmul_,
+    _lerp_,
+    _maximum_,
+    _mul_,
+    _step_tensor,
+    _wrap,
+)
 
 __all__ = ["Adam", "adam"]
 
 
-def _lerp(start, end, weight):
-    # PyTorch's lerp kernel: two formulas, chosen by the weight, for accuracy at both ends
-    if abs(weight) < 0.5:
-        return start + weight * (end - start)
-    return end - (end - start) * (1 - weight)
-
-
 def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, *, lr, beta1, beta2, eps,
          weight_decay, amsgrad, maximize, decoupled_weight_decay=False):
-    """One Adam(W) step on arrays (``step`` already incremented).
-
-    Returns ``(new_param, exp_avg, exp_avg_sq, max_exp_avg_sq)``. The rule::
+    """One Adam(W) step (``step`` already incremented), in place on the tensors ``param``,
+    ``exp_avg``, ``exp_avg_sq`` and ``max_exp_avg_sq`` for the gradient array ``grad``::
 
         g = -g if maximize
         p = p * (1 - lr * wd) if decoupled else g = g + wd * p
@@ -33,21 +33,22 @@ def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, *, lr, beta1, b
         grad = -grad
     if weight_decay != 0:
         if decoupled_weight_decay:
-            param = param * (1 - lr * weight_decay)
+            _mul_(param, 1 - lr * weight_decay)
         else:
-            grad = grad + weight_decay * param
-    exp_avg = _lerp(exp_avg, grad, 1 - beta1)
-    exp_avg_sq = exp_avg_sq * beta2 + (1 - beta2) * (grad * grad)
+            grad = grad + weight_decay * param._data
+    _lerp_(exp_avg, grad, 1 - beta1)
+    _mul_(exp_avg_sq, beta2)
+    _addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
     bias_correction1 = 1 - beta1 ** step
     bias_correction2 = 1 - beta2 ** step
     step_size = lr / bias_correction1
-    bias_correction2_sqrt = math.sqrt(bias_correction2)
+    bias_correction2_sqrt = bias_correction2 ** 0.5
     if amsgrad:
-        max_exp_avg_sq = np.maximum(max_exp_avg_sq, exp_avg_sq)
-        denom = np.sqrt(max_exp_avg_sq) / bias_correction2_sqrt + eps
-    else:
-        denom = np.sqrt(exp_avg_sq) / bias_correction2_sqrt + eps
-    return param + (-step_size) * (exp_avg / denom), exp_avg, exp_avg_sq, max_exp_avg_sq
+        _maximum_(max_exp_avg_sq, exp_avg_sq._data)
+    denom = np.sqrt((max_exp_avg_sq if amsgrad else exp_avg_sq)._data)
+    denom /= bias_correction2_sqrt
+    denom += eps
+    _addcdiv_(param, exp_avg._data, denom, -step_size)
 
 
 class Adam(Optimizer):
@@ -83,20 +84,12 @@ class Adam(Optimizer):
                 state["exp_avg_sq"] = _wrap(np.zeros_like(p._data))
                 if group["amsgrad"]:
                     state["max_exp_avg_sq"] = _wrap(np.zeros_like(p._data))
-            state["step"]._data[...] += 1
-            step = float(state["step"]._data)
-            mx = state.get("max_exp_avg_sq")
-            new_p, m, v, vmax = adam(
-                p._data, p.grad._data, state["exp_avg"]._data, state["exp_avg_sq"]._data,
-                None if mx is None else mx._data, step, lr=group["lr"], beta1=beta1,
-                beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
-                amsgrad=group["amsgrad"], maximize=group["maximize"],
-                decoupled_weight_decay=group.get("decoupled_weight_decay", False))
-            _write(p, new_p)
-            _write(state["exp_avg"], m)
-            _write(state["exp_avg_sq"], v)
-            if group["amsgrad"]:
-                _write(mx, vmax)
+            _add_(state["step"], 1)
+            adam(p, p.grad._data, state["exp_avg"], state["exp_avg_sq"],
+                 state.get("max_exp_avg_sq"), float(state["step"]._data), lr=group["lr"],
+                 beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],
+                 amsgrad=group["amsgrad"], maximize=group["maximize"],
+                 decoupled_weight_decay=group.get("decoupled_weight_decay", False))
 
 
 def _check_adam_args(lr, betas, eps, weight_decay):

@@ -1,7 +1,9 @@
 """``torch.optim.Optimizer``: parameter groups, per-parameter state and state dicts.
 
 Updates run on the parameters' storage directly (no graph is recorded, as under ``no_grad``);
-each optimizer's arithmetic lives in a plain function on NumPy arrays (``sgd``, ``adam`` ...).
+each optimizer's arithmetic lives in a plain function (``sgd``, ``adam`` ...) written as
+PyTorch's single-tensor loop: the same in-place ops (``_add_``, ``_addcdiv_`` ... below), in
+the same order, each bumping its tensor's version counter once, as PyTorch's do.
 """
 from __future__ import annotations
 
@@ -41,6 +43,66 @@ def _write(param, value):
     """Write ``value`` into ``param``'s storage in place, bumping its version counter."""
     param._data[...] = value
     param._vc[0] += 1
+
+
+def _in_place(update):
+    """An in-place PyTorch op on a tensor's storage: ``update(array, *args)`` overwrites the
+    array (NumPy ``out=``; at most one temporary, itself updated in place), and the tensor's
+    version counter goes up once."""
+    def op(tensor, *args):
+        update(tensor._data, *args)
+        tensor._vc[0] += 1
+    op.__name__, op.__doc__ = update.__name__, update.__doc__
+    return op
+
+
+# The temporaries below use in-place operators, not out=: on 0-d arrays NumPy computes scalars.
+
+@_in_place
+def _add_(x, other, alpha=1):
+    """``x.add_(other, alpha=alpha)``: ``x + alpha * other``."""
+    np.add(x, other if alpha == 1 else other * alpha, out=x)
+
+
+@_in_place
+def _mul_(x, value):
+    """``x.mul_(value)``."""
+    np.multiply(x, value, out=x)
+
+
+@_in_place
+def _addcmul_(x, tensor1, tensor2, value=1):
+    """``x.addcmul_(tensor1, tensor2, value=value)``: ``x + value * tensor1 * tensor2``."""
+    product = tensor1 * value
+    product *= tensor2
+    np.add(x, product, out=x)
+
+
+@_in_place
+def _addcdiv_(x, tensor1, tensor2, value=1):
+    """``x.addcdiv_(tensor1, tensor2, value=value)``: ``x + value * tensor1 / tensor2``."""
+    quotient = tensor1 * value
+    quotient /= tensor2
+    np.add(x, quotient, out=x)
+
+
+@_in_place
+def _lerp_(x, end, weight):
+    """``x.lerp_(end, weight)``: PyTorch's two formulas, chosen by the weight for accuracy at
+    both ends: ``x + weight * (end - x)`` or ``end - (end - x) * (1 - weight)``."""
+    diff = end - x
+    if abs(weight) < 0.5:
+        diff *= weight
+        np.add(x, diff, out=x)
+    else:
+        diff *= 1 - weight
+        np.subtract(end, diff, out=x)
+
+
+@_in_place
+def _maximum_(x, other):
+    """``torch.maximum(x, other, out=x)``."""
+    np.maximum(x, other, out=x)
 
 
 def _wrap(array):

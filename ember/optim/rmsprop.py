@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .adam import _lerp
-from .optimizer import Optimizer, _step_tensor, _wrap, _write
+from .optimizer import Optimizer, _add_, _addcdiv_, _addcmul_, _lerp_, _mul_, _step_tensor, _wrap
 
 __all__ = ["RMSprop", "rmsprop"]
 
 
 def rmsprop(param, grad, square_avg, grad_avg, momentum_buffer, *, lr, alpha, eps,
             weight_decay, momentum, centered, maximize):
-    """One RMSprop step on arrays; returns ``(new_param, square_avg, grad_avg, buffer)``.
+    """One RMSprop step, in place on the tensors ``param``, ``square_avg``, ``grad_avg`` and
+    ``momentum_buffer`` (the last two may be None) for the gradient array ``grad``.
 
     ``g = -g if maximize; g += wd * p; s = alpha * s + (1 - alpha) * g * g``;
     centered: ``a = lerp(a, g, 1 - alpha)``, ``avg = sqrt(s - a * a) + eps`` else
@@ -21,20 +21,22 @@ def rmsprop(param, grad, square_avg, grad_avg, momentum_buffer, *, lr, alpha, ep
     if maximize:
         grad = -grad
     if weight_decay != 0:
-        grad = grad + weight_decay * param
-    square_avg = square_avg * alpha + (1 - alpha) * (grad * grad)
+        grad = grad + weight_decay * param._data
+    _mul_(square_avg, alpha)
+    _addcmul_(square_avg, grad, grad, 1 - alpha)
     if centered:
-        grad_avg = _lerp(grad_avg, grad, 1 - alpha)
-        avg = np.sqrt(square_avg + (-1) * (grad_avg * grad_avg))
+        _lerp_(grad_avg, grad, 1 - alpha)
+        a = grad_avg._data
+        avg = np.sqrt(square_avg._data - a * a)  # addcmul(a, a, value=-1): s + (-a) * a
     else:
-        avg = np.sqrt(square_avg)
-    avg = avg + eps
+        avg = np.sqrt(square_avg._data)
+    avg += eps
     if momentum > 0:
-        momentum_buffer = momentum_buffer * momentum + grad / avg
-        param = param + (-lr) * momentum_buffer
+        _mul_(momentum_buffer, momentum)
+        _addcdiv_(momentum_buffer, grad, avg)
+        _add_(param, momentum_buffer._data, -lr)
     else:
-        param = param + (-lr) * (grad / avg)
-    return param, square_avg, grad_avg, momentum_buffer
+        _addcdiv_(param, grad, avg, -lr)
 
 
 class RMSprop(Optimizer):
@@ -80,17 +82,9 @@ class RMSprop(Optimizer):
                     state["momentum_buffer"] = _wrap(np.zeros_like(p._data))
                 if group["centered"]:
                     state["grad_avg"] = _wrap(np.zeros_like(p._data))
-            state["step"]._data[...] += 1
-            ga, buf = state.get("grad_avg"), state.get("momentum_buffer")
-            new_p, s, a, b = rmsprop(
-                p._data, p.grad._data, state["square_avg"]._data,
-                None if ga is None else ga._data, None if buf is None else buf._data,
-                lr=group["lr"], alpha=group["alpha"], eps=group["eps"],
-                weight_decay=group["weight_decay"], momentum=group["momentum"],
-                centered=group["centered"], maximize=group["maximize"])
-            _write(p, new_p)
-            _write(state["square_avg"], s)
-            if ga is not None:
-                _write(ga, a)
-            if buf is not None and group["momentum"] > 0:
-                _write(buf, b)
+            _add_(state["step"], 1)
+            rmsprop(p, p.grad._data, state["square_avg"], state.get("grad_avg"),
+                    state.get("momentum_buffer"), lr=group["lr"], alpha=group["alpha"],
+                    eps=group["eps"], weight_decay=group["weight_decay"],
+                    momentum=group["momentum"], centered=group["centered"],
+                    maximize=group["maximize"])

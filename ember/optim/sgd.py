@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .optimizer import Optimizer, _wrap, _write
+from .optimizer import Optimizer, _add_, _mul_, _wrap
 
 __all__ = ["SGD", "sgd"]
 
 
 def sgd(param, grad, momentum_buffer, *, lr, weight_decay, momentum, dampening, nesterov,
         maximize):
-    """One SGD step on arrays; returns ``(new_param, new_momentum_buffer)``.
+    """One SGD step, in place on the tensor ``param`` (and ``momentum_buffer``) for the
+    gradient array ``grad``; returns the momentum buffer (a new one on the first step).
 
     ``g = -grad if maximize else grad``; ``g += weight_decay * p``; with momentum
     ``b = g`` (first step) else ``b = momentum * b + (1 - dampening) * g``, then
@@ -18,14 +19,17 @@ def sgd(param, grad, momentum_buffer, *, lr, weight_decay, momentum, dampening, 
     """
     d_p = -grad if maximize else grad
     if weight_decay != 0:
-        d_p = d_p + weight_decay * param
+        d_p = d_p + weight_decay * param._data
     if momentum != 0:
         if momentum_buffer is None:
-            momentum_buffer = np.array(d_p, copy=True)
+            momentum_buffer = _wrap(np.array(d_p, copy=True))
         else:
-            momentum_buffer = momentum_buffer * momentum + (1 - dampening) * d_p
-        d_p = d_p + momentum * momentum_buffer if nesterov else momentum_buffer
-    return param + (-lr) * d_p, momentum_buffer
+            _mul_(momentum_buffer, momentum)
+            _add_(momentum_buffer, d_p, 1 - dampening)
+        b = momentum_buffer._data
+        d_p = d_p + momentum * b if nesterov else b
+    _add_(param, d_p, -lr)
+    return momentum_buffer
 
 
 class SGD(Optimizer):
@@ -66,14 +70,9 @@ class SGD(Optimizer):
             if p.grad is None:
                 continue
             state = self.state[p] if group["momentum"] != 0 else {}
-            buf = state.get("momentum_buffer")
-            new_p, new_buf = sgd(p._data, p.grad._data, None if buf is None else buf._data,
-                                 lr=group["lr"], weight_decay=group["weight_decay"],
-                                 momentum=group["momentum"], dampening=group["dampening"],
-                                 nesterov=group["nesterov"], maximize=group["maximize"])
-            _write(p, new_p)
+            buf = sgd(p, p.grad._data, state.get("momentum_buffer"), lr=group["lr"],
+                      weight_decay=group["weight_decay"], momentum=group["momentum"],
+                      dampening=group["dampening"], nesterov=group["nesterov"],
+                      maximize=group["maximize"])
             if group["momentum"] != 0:
-                if buf is None:
-                    state["momentum_buffer"] = _wrap(new_buf)
-                else:
-                    _write(buf, new_buf)
+                state["momentum_buffer"] = buf
