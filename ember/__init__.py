@@ -90,6 +90,7 @@ from .autograd.grad_mode import (
 from .ops.conv import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
 from .ops.linalg import *  # noqa: F403
+from .ops.nn_layers import *  # noqa: F403
 from .ops.nn_ops import *  # noqa: F403
 from .ops.pointwise import *  # noqa: F403
 from .ops.reduction import *  # noqa: F403

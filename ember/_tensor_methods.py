@@ -7,10 +7,22 @@ from __future__ import annotations
 
 from . import _device, _dtypes
 from ._tensor import Tensor
-from .ops import conv, indexing, linalg, nn_ops, pointwise, reduction, shape, sorting, unary
+from .ops import (
+    conv,
+    indexing,
+    linalg,
+    nn_layers,
+    nn_ops,
+    pointwise,
+    reduction,
+    shape,
+    sorting,
+    unary,
+)
 from .ops.registry import defop
 
-FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops, conv)
+FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops, conv,
+            nn_layers)
 
 
 def _make_inplace(fn):

@@ -1,6 +1,7 @@
 """``ember.nn.functional`` against PyTorch.
 
-The primitives (activations, convolution) run through the spec table: gradcheck and
+The primitives (activations, convolution, and the layers: pooling, normalization, upsampling,
+padding, embedding) run through the spec table: gradcheck and
 gradgradcheck in float64, and values, dtypes, grad_fn names and vector-Jacobian products against
 PyTorch. The composite functions are compared with PyTorch on the same inputs: outputs and
 gradients to float32 tolerance.
@@ -83,6 +84,201 @@ def conv_weight_grad(L, x, w):
 SPECS.append(Spec("conv2d_weight_grad", conv_weight_grad, [((2, 4, 5, 5), (4, 2, 3, 2))],
                   tol=20))
 
+
+# --------------------------------------------------------------------------- layer specs
+# Pooling, normalization, upsampling, padding and embedding: PyTorch's fused ops.
+
+
+def f_spec(name, call, shapes, **kw):
+    """A spec calling ``nn.functional.<call[0]>(*tensors, *call[1:], **call_kw)``."""
+    fname, *args = call
+    options = kw.pop("options", {})
+    return Spec(name, lambda L, *xs: getattr(fn(L), fname)(*xs, *args, **options), shapes, **kw)
+
+
+def _with_ties(L, x):
+    """``x`` rounded to multiples of 0.5 (many ties), still differentiable as the identity."""
+    return x - x.detach() + (x.detach() * 2).round() / 2
+
+
+def max_pool_ties(L, x):
+    return fn(L).max_pool2d(_with_ties(L, x), 2, stride=1, return_indices=True)
+
+
+def max_pool_nan(L, x):
+    """NaN and -inf inputs: PyTorch's maximum is the last NaN; an all -inf window keeps its
+    first position."""
+    special = np.zeros((1, 2, 4, 5))
+    special[0, 0, 0, 1] = special[0, 0, 1, 0] = special[0, 1, 2, 2] = np.nan
+    special[0, 1, :2, :] = -np.inf
+    return fn(L).max_pool2d(x + L.tensor(special, dtype=x.dtype), 2, stride=1, padding=1,
+                            return_indices=True)
+
+
+def batch_norm_eval(L, x, w, b):
+    stats = L.tensor([0.3, -0.2, 0.1], dtype=x.dtype), L.tensor([1.5, 0.5, 2.0], dtype=x.dtype)
+    return fn(L).batch_norm(x, *stats, w, b, training=False)
+
+
+def batch_norm_train_stats(L, x, w, b):
+    stats = L.zeros(3, dtype=x.dtype), L.ones(3, dtype=x.dtype)
+    return fn(L).batch_norm(x, *stats, w, b, training=True, momentum=0.3, eps=1e-3)
+
+
+def embedding_spec(name, weight, index, high, exact=True, **kw):
+    """``exact=False``: PyTorch's gradient skips ``padding_idx`` rows and divides by the
+    index frequency, which is not the derivative finite differences see."""
+    return Spec(name, lambda L, w, i: fn(L).embedding(i, w, **kw), [(weight, index)],
+                int_args={1: (index, high)}, finite_differences=exact)
+
+
+def embedding_weight_grad(L, w, v, i):
+    """The weight gradient for the output gradient ``v`` (with create_graph=True): linear in
+    ``v``, so finite differences check its derivative even with ``padding_idx``."""
+    out = fn(L).embedding(i, w, padding_idx=1)
+    return L.autograd.grad(out, w, v, create_graph=True)[0]
+
+
+def interp_spec(name, shape, mode, **kw):
+    return f_spec(name, ("interpolate",), [(shape,)], options=dict(mode=mode, **kw))
+
+
+def pad_spec(name, shape, pad, mode, **kw):
+    return f_spec(name, ("pad", pad), [(shape,)], options=dict(mode=mode, **kw))
+
+
+def create_graph_grad(name, f, shape, distinct=False, **kw):
+    """The input gradient with ``create_graph=True``: PyTorch's ``*BackwardBackward0`` ops."""
+    def grad(L, x):
+        y = f(L, x)
+        return L.autograd.grad((y * y).sum(), x, create_graph=True)[0]
+    return Spec(name, grad, [(shape,)], distinct=distinct, **kw)
+
+
+LAYER_SPECS = [
+    # max pooling (distinct inputs: no ties, so finite differences see one maximum per window)
+    f_spec("max_pool2d", ("max_pool2d", 2), [((2, 2, 5, 4),)], distinct=True),
+    f_spec("max_pool2d_options", ("max_pool2d", 3), [((1, 2, 6, 5),)], distinct=True,
+           options=dict(stride=(2, 1), padding=1, dilation=(1, 2), ceil_mode=True,
+                        return_indices=True)),
+    f_spec("max_pool2d_unbatched", ("max_pool2d", (3, 2), 2, (1, 0)), [((2, 5, 5),)],
+           distinct=True, options=dict(return_indices=True)),
+    f_spec("max_pool1d", ("max_pool1d", 3, 2, 1), [((2, 3, 7),), ((3, 7),)], distinct=True,
+           options=dict(return_indices=True)),
+    f_spec("max_pool1d_ceil_dilation", ("max_pool1d", 2), [((2, 2, 8),)], distinct=True,
+           options=dict(stride=3, dilation=2, ceil_mode=True)),
+    f_spec("max_pool3d", ("max_pool3d", 2), [((1, 2, 4, 4, 3),)], distinct=True,
+           options=dict(stride=1, padding=(1, 0, 1), return_indices=True)),
+    Spec("max_pool2d_ties", max_pool_ties, [((2, 2, 4, 4),)], finite_differences=False,
+         gradgrad=False),
+    Spec("max_pool2d_nan_inf", max_pool_nan, [((1, 2, 4, 5),)], finite_differences=False,
+         gradgrad=False),
+    f_spec("adaptive_max_pool2d", ("adaptive_max_pool2d", (3, 4)), [((2, 2, 5, 7),), ((2, 5, 7),)],
+           distinct=True, options=dict(return_indices=True)),
+    f_spec("adaptive_max_pool2d_none", ("adaptive_max_pool2d", (None, 2)), [((1, 2, 3, 5),)],
+           distinct=True),
+    f_spec("adaptive_max_pool1d", ("adaptive_max_pool1d", 3), [((2, 2, 7),), ((2, 4),)],
+           distinct=True, options=dict(return_indices=True)),
+    f_spec("adaptive_max_pool3d", ("adaptive_max_pool3d", (2, 3, 2)), [((1, 2, 3, 5, 4),)],
+           distinct=True),
+    # average pooling
+    f_spec("avg_pool2d", ("avg_pool2d", 2), [((2, 2, 5, 4),)]),
+    f_spec("avg_pool2d_exclude_pad_ceil", ("avg_pool2d", 3, 2, 1), [((1, 2, 6, 5),)],
+           options=dict(ceil_mode=True, count_include_pad=False)),
+    f_spec("avg_pool2d_include_pad_ceil", ("avg_pool2d", (3, 2), (2, 3), (1, 1)),
+           [((1, 2, 6, 7),)], options=dict(ceil_mode=True)),
+    f_spec("avg_pool2d_divisor_unbatched", ("avg_pool2d", 2, 1), [((2, 4, 3),)],
+           options=dict(divisor_override=3)),
+    f_spec("avg_pool1d", ("avg_pool1d", 3, 2, 1), [((2, 3, 7),), ((3, 8),)],
+           options=dict(ceil_mode=True, count_include_pad=False)),
+    f_spec("avg_pool3d", ("avg_pool3d", 2, (1, 2, 1), 1), [((1, 2, 4, 5, 3),)],
+           options=dict(count_include_pad=False)),
+    f_spec("adaptive_avg_pool2d", ("adaptive_avg_pool2d", (3, 4)), [((2, 2, 5, 7),), ((2, 5, 7),)]),
+    f_spec("adaptive_avg_pool2d_none", ("adaptive_avg_pool2d", (None, 2)), [((1, 2, 3, 5),)]),
+    f_spec("adaptive_avg_pool2d_mean", ("adaptive_avg_pool2d", 1), [((2, 3, 4, 3),)]),
+    f_spec("adaptive_avg_pool1d", ("adaptive_avg_pool1d", 3), [((2, 2, 7),), ((2, 4),)]),
+    f_spec("adaptive_avg_pool1d_mean", ("adaptive_avg_pool1d", 1), [((2, 2, 5),)]),
+    f_spec("adaptive_avg_pool3d", ("adaptive_avg_pool3d", (2, 3, 2)), [((1, 2, 3, 5, 4),)]),
+    # normalization
+    Spec("layer_norm", lambda L, x, w, b: fn(L).layer_norm(x, (4, 5), w, b),
+         [((3, 4, 5), (4, 5), (4, 5))]),
+    f_spec("layer_norm_plain", ("layer_norm", [5]), [((2, 5),), ((5,),)]),
+    f_spec("group_norm", ("group_norm", 2), [((2, 4, 3, 2),)]),
+    Spec("group_norm_affine", lambda L, x, w, b: fn(L).group_norm(x, 3, w, b, eps=1e-3),
+         [((3, 6, 4), (6,), (6,))]),
+    Spec("batch_norm_train", lambda L, x, w, b: fn(L).batch_norm(x, None, None, w, b, True),
+         [((4, 3, 2, 2), (3,), (3,)), ((5, 3, 2), (3,), (3,))], tol=10),
+    f_spec("batch_norm_train_plain", ("batch_norm", None, None), [((5, 3),)],
+           options=dict(training=True), tol=10),
+    Spec("batch_norm_train_running", batch_norm_train_stats, [((4, 3, 2), (3,), (3,))], tol=10),
+    Spec("batch_norm_eval", batch_norm_eval, [((4, 3, 2, 2), (3,), (3,)), ((5, 3), (3,), (3,))]),
+    # upsampling
+    interp_spec("upsample_nearest1d", (2, 3, 4), "nearest", size=7),
+    interp_spec("upsample_nearest2d", (2, 2, 3, 4), "nearest", scale_factor=2),
+    interp_spec("upsample_nearest2d_size", (1, 2, 3, 4), "nearest", size=(5, 3)),
+    interp_spec("upsample_nearest3d", (1, 2, 2, 3, 2), "nearest", scale_factor=(2, 1.5, 2)),
+    interp_spec("upsample_nearest_exact1d", (2, 2, 5), "nearest-exact", size=3),
+    interp_spec("upsample_nearest_exact2d", (1, 2, 3, 4), "nearest-exact", size=(5, 7)),
+    interp_spec("upsample_nearest_exact3d", (1, 1, 2, 3, 2), "nearest-exact", scale_factor=1.5),
+    interp_spec("upsample_linear1d", (2, 3, 5), "linear", size=8),
+    interp_spec("upsample_linear1d_ac", (2, 3, 5), "linear", scale_factor=1.7,
+                align_corners=True),
+    interp_spec("upsample_bilinear2d", (1, 2, 3, 4), "bilinear", scale_factor=2),
+    interp_spec("upsample_bilinear2d_ac", (1, 2, 3, 4), "bilinear", size=(5, 3),
+                align_corners=True),
+    interp_spec("upsample_bilinear2d_down", (1, 2, 5, 6), "bilinear", scale_factor=0.6),
+    interp_spec("upsample_bicubic2d", (1, 2, 4, 5), "bicubic", size=(7, 3)),
+    interp_spec("upsample_bicubic2d_ac", (1, 2, 4, 5), "bicubic", scale_factor=1.5,
+                align_corners=True),
+    interp_spec("upsample_trilinear3d", (1, 2, 2, 3, 2), "trilinear", scale_factor=2),
+    interp_spec("upsample_trilinear3d_ac", (1, 1, 3, 2, 4), "trilinear", size=(2, 4, 3),
+                align_corners=True),
+    interp_spec("interpolate_area", (1, 2, 5, 7), "area", size=(2, 3)),
+    # padding
+    pad_spec("constant_pad", (2, 3, 4), (1, 2), "constant"),
+    pad_spec("constant_pad_value_crop", (2, 2, 3, 4), (-1, 2, 1, -1), "constant", value=2.5),
+    pad_spec("constant_pad_3d", (1, 2, 2, 3, 2), (1, 0, 0, 1, 2, 1), "constant"),
+    pad_spec("reflection_pad1d", (2, 3, 5), (2, 1), "reflect"),
+    pad_spec("reflection_pad1d_unbatched_crop", (3, 5), (-1, 3), "reflect"),
+    pad_spec("reflection_pad2d", (2, 2, 4, 5), (1, 2, 3, 0), "reflect"),
+    pad_spec("reflection_pad3d", (1, 2, 3, 4, 3), (1, 1, 2, 0, 1, 2), "reflect"),
+    pad_spec("replication_pad1d", (2, 3, 3), (4, 1), "replicate"),
+    pad_spec("replication_pad2d", (3, 4, 5), (1, 2, 3, 0), "replicate"),
+    pad_spec("replication_pad3d", (1, 2, 3, 2, 3), (1, 3, 2, 0, 1, 2), "replicate"),
+    pad_spec("circular_pad1d", (2, 3, 4), (2, 1), "circular"),
+    pad_spec("circular_pad2d", (1, 2, 3, 4), (1, 2, 1, -1), "circular"),
+    pad_spec("circular_pad3d", (1, 1, 2, 3, 2), (2, 0, 1, 3, 0, 1), "circular"),
+    # embedding
+    embedding_spec("embedding", (5, 3), (3, 4), 5),
+    embedding_spec("embedding_padding_idx", (5, 3), (4, 3), 5, False, padding_idx=2),
+    embedding_spec("embedding_scale_grad_by_freq", (4, 2), (3, 5), 4, False,
+                   scale_grad_by_freq=True),
+    embedding_spec("embedding_freq_padding", (4, 2), (6,), 4, False, scale_grad_by_freq=True,
+                   padding_idx=-1),
+    embedding_spec("embedding_scalar_index", (4, 3), (), 4),
+    # first derivatives with create_graph=True: PyTorch's named double-backward ops
+    create_graph_grad("max_pool2d_grad", lambda L, x: fn(L).max_pool2d(x, 2, 1), (1, 2, 3, 4),
+                      distinct=True),
+    create_graph_grad("adaptive_max_pool2d_grad",
+                      lambda L, x: fn(L).adaptive_max_pool2d(x, (2, 3)), (1, 2, 4, 5),
+                      distinct=True),
+    create_graph_grad("avg_pool2d_grad", lambda L, x: fn(L).avg_pool2d(x, 2, 1, 1),
+                      (1, 2, 3, 4)),
+    create_graph_grad("adaptive_avg_pool2d_grad",
+                      lambda L, x: fn(L).adaptive_avg_pool2d(x, (2, 3)), (1, 2, 3, 5)),
+    create_graph_grad("upsample_nearest2d_grad",
+                      lambda L, x: fn(L).interpolate(x, scale_factor=2), (1, 2, 2, 3)),
+    create_graph_grad("upsample_bilinear2d_grad", lambda L, x: fn(L).interpolate(
+        x, size=(3, 5), mode="bilinear"), (1, 2, 2, 3)),
+    create_graph_grad("reflection_pad2d_grad", lambda L, x: fn(L).pad(
+        x, (1, 2, 2, 1), mode="reflect"), (1, 2, 3, 4)),
+    create_graph_grad("constant_pad_grad", lambda L, x: fn(L).pad(x, (1, 2, -1, 1)),
+                      (1, 2, 3, 4)),
+    Spec("embedding_weight_grad", embedding_weight_grad, [((5, 3), (3, 4, 3), (3, 4))],
+         int_args={2: ((3, 4), 5)}),
+]
+SPECS += LAYER_SPECS
+
 test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)
 
 
@@ -133,111 +329,6 @@ def test_sigmoid_tanh_linear(torch):
     compare(torch, lambda L, x, w, b: fn(L).linear(x, w, b),
             [_rand((4, 3), 1), _rand((5, 3), 2), _rand((5,), 3)])
     compare(torch, lambda L, x, w: fn(L).linear(x, w), [_rand((2, 4, 3), 1), _rand((5, 3), 2)])
-
-
-@pytest.mark.parametrize("name", ["relu", "leaky_relu", "elu", "silu", "mish", "hardtanh"])
-def test_inplace_activations(torch, name):
-    def f(L, a):
-        b = a * 1
-        out = getattr(fn(L), name)(b, inplace=True)
-        assert out is b
-        return b
-    compare(torch, f, [_rand((2, 3), 0)])
-
-
-def test_dropout():
-    x = ember.ones(1000, requires_grad=True)
-    ember.manual_seed(0)
-    y = fn(ember).dropout(x, 0.25)
-    kept = y.detach().numpy() != 0
-    assert 0.65 < kept.mean() < 0.85
-    np.testing.assert_allclose(y.detach().numpy()[kept], 1 / 0.75)
-    y.sum().backward()
-    np.testing.assert_allclose(x.grad.numpy(), np.where(kept, 1 / 0.75, 0))
-    assert fn(ember).dropout(x, 0.5, training=False) is x
-    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but "
-                                         "got 1.5"):
-        fn(ember).dropout(x, 1.5)
-
-
-@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_regression_losses(torch, reduction):
-    a, b = _rand((3, 4), 0), _rand((3, 4), 1)
-    for name, kw in [("mse_loss", {}), ("l1_loss", {}), ("smooth_l1_loss", {"beta": 0.7}),
-                     ("smooth_l1_loss", {}), ("huber_loss", {"delta": 0.6})]:
-        compare(torch, lambda L, x, y: getattr(fn(L), name)(x, y, reduction=reduction, **kw),
-                [a, b])
-
-
-def test_bad_reduction(torch):
-    for L in (ember, torch):
-        with pytest.raises(ValueError, match="foo is not a valid value for reduction"):
-            fn(L).mse_loss(L.ones(2), L.ones(2), reduction="foo")
-
-
-@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_nll_loss(torch, reduction):
-    x = _rand((5, 4), 0)
-    t = np.array([0, 3, 1, -100, 2])
-    w = np.array([0.5, 1.0, 2.0, 1.5])
-    compare(torch, lambda L, a, tt: fn(L).nll_loss(a, tt, L.tensor(w, dtype=a.dtype),
-                                                    reduction=reduction), [x], [t])
-    x3 = _rand((2, 3, 2, 2), 1)
-    t3 = np.array([[[0, 2], [1, 1]], [[2, 0], [0, 7]]])
-    compare(torch, lambda L, a, tt: fn(L).nll_loss(a, tt, ignore_index=7, reduction=reduction),
-            [x3], [t3])
-
-
-@pytest.mark.parametrize("smoothing", [0.0, 0.2])
-@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_cross_entropy(torch, reduction, smoothing):
-    x = _rand((5, 4), 0)
-    t = np.array([0, 3, 1, 1, 2])
-    w = np.array([0.5, 1.0, 2.0, 1.5])
-    ce = lambda L, a, tt, **k: fn(L).cross_entropy(  # noqa: E731
-        a, tt, reduction=reduction, label_smoothing=smoothing, **k)
-    compare(torch, lambda L, a, tt: ce(L, a, tt), [x], [t])
-    compare(torch, lambda L, a, tt: ce(L, a, tt, weight=L.tensor(w, dtype=a.dtype)), [x], [t])
-    compare(torch, lambda L, a, tt: ce(L, a, tt, ignore_index=1), [x], [t])
-    x3 = _rand((2, 3, 2, 2), 1)
-    t3 = np.array([[[0, 2], [1, 1]], [[2, 0], [0, 1]]])
-    compare(torch, lambda L, a, tt: ce(L, a, tt), [x3], [t3])
-    probs = np.random.default_rng(3).dirichlet(np.ones(4), size=5)
-    compare(torch, lambda L, a, p: ce(L, a, p), [x, probs])
-    compare(torch, lambda L, a, p: ce(L, a, p, weight=L.tensor(w, dtype=a.dtype)), [x, probs])
-
-
-def test_cross_entropy_1d(torch):
-    compare(torch, lambda L, a, tt: fn(L).cross_entropy(a, tt), [_rand((4,), 0)],
-            [np.array(2)])
-
-
-@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
-def test_bce_and_kl(torch, reduction):
-    p = _rand((3, 4), 0, 0.05, 0.95)
-    y = _rand((3, 4), 1, 0.0, 1.0)
-    w = _rand((4,), 2, 0.5, 1.5)
-    compare(torch, lambda L, a, b: fn(L).binary_cross_entropy(a, b, reduction=reduction),
-            [p, y])
-    compare(torch, lambda L, a, b: fn(L).binary_cross_entropy(
-        a, b, L.tensor(w, dtype=a.dtype), reduction=reduction), [p, y])
-    lp = np.log(p)
-    compare(torch, lambda L, a, b: fn(L).kl_div(a, b, reduction=reduction), [lp, y])
-    compare(torch, lambda L, a, b: fn(L).kl_div(a, b, reduction=reduction, log_target=True),
-            [lp, np.log(y + 0.1)])
-
-
-def test_kl_batchmean(torch):
-    compare(torch, lambda L, a, b: fn(L).kl_div(a, b, reduction="batchmean"),
-            [_rand((3, 4), 0), _rand((3, 4), 1, 0, 1)])
-
-
-def test_similarity_normalize(torch):
-    a, b = _rand((3, 4), 0), _rand((3, 4), 1)
-    compare(torch, lambda L, x, y: fn(L).cosine_similarity(x, y), [a, b])
-    compare(torch, lambda L, x, y: fn(L).cosine_similarity(x, y, dim=0), [a, b])
-    compare(torch, lambda L, x: fn(L).normalize(x), [a])
-    compare(torch, lambda L, x: fn(L).normalize(x, p=1.0, dim=0), [a])
 
 
 def test_one_hot(torch):
@@ -393,3 +484,351 @@ def test_composite_gradcheck():
     assert gradcheck(lambda a: fn(ember).group_norm(a, 2), [x((2, 4, 3), 3)])
     assert gradcheck(lambda a: fn(ember).cross_entropy(a, ember.tensor([0, 2]),
                                                        label_smoothing=0.1), [x((2, 3), 4)])
+
+
+# --------------------------------------------------------------------------- layers: extras
+
+def _x(L, *shape, **kw):
+    return L.ones(*shape, **kw)
+
+
+LAYER_ERRORS = [
+    lambda L: fn(L).max_pool2d(_x(L, 2, 3, 6, 6), 2, padding=2),
+    lambda L: fn(L).max_pool2d(_x(L, 2, 3, 6, 6), 3, padding=2, dilation=2),
+    lambda L: fn(L).max_pool2d(_x(L, 2, 3, 6, 6), 0),
+    lambda L: fn(L).max_pool2d(_x(L, 2, 3, 6, 6), 0, stride=1),
+    lambda L: fn(L).max_pool2d(_x(L, 2, 3, 6, 6), 2, dilation=0),
+    lambda L: fn(L).max_pool2d(_x(L, 6, 6), 2),
+    lambda L: fn(L).max_pool2d(_x(L, 2, 3, 6, 6), 7),
+    lambda L: fn(L).max_pool2d(_x(L, 2, 3, 6, 6), (2, 2, 2)),
+    lambda L: fn(L).max_pool2d(_x(L, 2, 3, 6, 6), 2, stride=(1, 1, 1)),
+    lambda L: fn(L).max_pool2d(_x(L, 2, 3, 6, 6), 2, padding=-1),
+    lambda L: fn(L).max_pool3d(_x(L, 1, 2, 3, 6, 6), 3, padding=2, dilation=2),
+    lambda L: fn(L).max_pool3d(_x(L, 1, 2, 3, 6, 6), 0, stride=1),
+    lambda L: fn(L).max_pool3d(_x(L, 1, 2, 3, 6, 6), 7),
+    lambda L: fn(L).max_pool1d(_x(L, 3, 6, requires_grad=True), 2, padding=2),
+    lambda L: fn(L).max_pool1d(_x(L, 2, 3, 6, 6), 2),
+    lambda L: fn(L).max_pool1d(_x(L, 3, 6), 0),
+    lambda L: fn(L).max_pool1d(_x(L, 3, 6), 7),
+    lambda L: fn(L).max_pool1d(_x(L, 3, 6), (2, 2)),
+    lambda L: fn(L).avg_pool2d(_x(L, 2, 3, 6, 6), 2, padding=2),
+    lambda L: fn(L).avg_pool2d(_x(L, 2, 3, 6, 6), 7),
+    lambda L: fn(L).avg_pool2d(_x(L, 2, 3, 6, 6), 0, stride=1),
+    lambda L: fn(L).avg_pool2d(_x(L, 6, 6), 2),
+    lambda L: fn(L).avg_pool2d(_x(L, 1, 2, 3, 6, 6), 2),
+    lambda L: fn(L).avg_pool2d(_x(L, 2, 3, 6, 6), 2, divisor_override=0),
+    lambda L: fn(L).avg_pool2d(_x(L, 2, 3, 6, 6), (2, 2, 2)),
+    lambda L: fn(L).avg_pool1d(_x(L, 2, 3, 6, 6), 2),
+    lambda L: fn(L).avg_pool1d(_x(L, 3, 6), 2, padding=2),
+    lambda L: fn(L).avg_pool1d(_x(L, 3, 6), 7),
+    lambda L: fn(L).avg_pool1d(_x(L, 3, 6), (2, 2)),
+    lambda L: fn(L).adaptive_avg_pool2d(_x(L, 6, 6), 2),
+    lambda L: fn(L).adaptive_avg_pool2d(_x(L, 2, 3, 6, 6), (1, 2, 3)),
+    lambda L: fn(L).adaptive_avg_pool2d(_x(L, 2, 3, 0, 4), 2),
+    lambda L: fn(L).adaptive_avg_pool3d(_x(L, 2, 3, 6, 6), (1, 1)),
+    lambda L: fn(L).adaptive_avg_pool1d(_x(L, 2, 3, 6, 6), 2),
+    lambda L: fn(L).adaptive_avg_pool1d(_x(L, 3, 6), (2, 2)),
+    lambda L: fn(L).adaptive_max_pool2d(_x(L, 6, 6), 2),
+    lambda L: fn(L).adaptive_max_pool2d(_x(L, 2, 3, 6, 6), (1, 2, 3)),
+    lambda L: fn(L).adaptive_max_pool2d(_x(L, 2, 3, 0, 4), 2),
+    lambda L: fn(L).adaptive_max_pool3d(_x(L, 6, 6), 1),
+    lambda L: fn(L).adaptive_max_pool1d(_x(L, 2, 3, 6, 6), 2),
+    lambda L: fn(L).adaptive_max_pool1d(_x(L, 3, 6), (2, 2)),
+    lambda L: fn(L).max_pool1d(_x(L, 3, 6), 2, stride=(1, 1)),
+    lambda L: fn(L).avg_pool1d(_x(L, 3, 6), 2, stride=(1, 1)),
+    lambda L: fn(L).max_pool3d(_x(L, 1, 2, 3, 6, 6), (2, 2)),
+    lambda L: fn(L).avg_pool3d(_x(L, 1, 2, 3, 6, 6), 2, padding=2),
+    lambda L: fn(L).layer_norm(_x(L, 2, 3, 6), (5,)),
+    lambda L: fn(L).layer_norm(_x(L, 2, 3, 6), 6),
+    lambda L: fn(L).layer_norm(_x(L, 2, 3, 6), (6,), _x(L, 5)),
+    lambda L: fn(L).layer_norm(_x(L, 2, 3, 6), (6,), None, _x(L, 5)),
+    lambda L: fn(L).group_norm(_x(L, 2, 3, 6), 4),
+    lambda L: fn(L).group_norm(_x(L, 2, 3, 6), 3, _x(L, 4)),
+    lambda L: fn(L).group_norm(_x(L, 6), 3),
+    lambda L: fn(L).group_norm(_x(L, 1, 3), 3),
+    lambda L: fn(L).batch_norm(_x(L, 1, 3), None, None, training=True),
+    lambda L: fn(L).batch_norm(_x(L, 1, 3, 1), None, None, training=True),
+    lambda L: fn(L).batch_norm(_x(L, 2, 3, 4), None, None, _x(L, 4), training=True),
+    lambda L: fn(L).batch_norm(_x(L, 2, 3, 4), _x(L, 4), _x(L, 4)),
+    lambda L: fn(L).batch_norm(_x(L, 2, 3, 4), None, None),
+    lambda L: fn(L).batch_norm(_x(L, 2, 3, 4), _x(L, 3), None),
+    lambda L: fn(L).batch_norm(_x(L, 2, 3, 4), _x(L, 3), _x(L, 3), training=True,
+                               momentum=None),
+    lambda L: fn(L).batch_norm(_x(L, 2, 3, 4), _x(L, 3), _x(L, 3), training=True, eps=0.0),
+    lambda L: fn(L).interpolate(_x(L, 2, 3, 4, 4), size=3, scale_factor=2),
+    lambda L: fn(L).interpolate(_x(L, 2, 3, 4, 4)),
+    lambda L: fn(L).interpolate(_x(L, 2, 3, 4, 4), size=3, mode="foo"),
+    lambda L: fn(L).interpolate(_x(L, 3, 4, 4), size=3, mode="bilinear"),
+    lambda L: fn(L).interpolate(_x(L, 2, 3, 4, 4), size=3, mode="linear"),
+    lambda L: fn(L).interpolate(_x(L, 3, 4, 4), size=3, mode="bicubic"),
+    lambda L: fn(L).interpolate(_x(L, 2, 3, 4, 4), size=3, align_corners=True),
+    lambda L: fn(L).interpolate(_x(L, 2, 3, 4, 4), size=(3, 3, 3)),
+    lambda L: fn(L).interpolate(_x(L, 2, 3, 4, 4), scale_factor=(2, 2, 2)),
+    lambda L: fn(L).interpolate(_x(L, 4, 4), size=3),
+    lambda L: fn(L).interpolate(_x(L, 2, 3, 4, 4), size=3, mode="nearest", antialias=True),
+    lambda L: fn(L).interpolate(_x(L, 2, 3, 4, 4), size=3, recompute_scale_factor=True),
+    lambda L: fn(L).interpolate(_x(L, 2, 3, 4), size=0),
+    lambda L: fn(L).interpolate(_x(L, 2, 3, 4, 4), scale_factor=0.1, mode="bilinear"),
+    lambda L: fn(L).interpolate(_x(L, 1, 1, 2, 3, 4), size=0),
+    lambda L: fn(L).interpolate(_x(L, 2, 3, 4, 4), size=2, mode="lanczos"),
+    lambda L: fn(L).pad(_x(L, 2, 3, 6, 6), (1,)),
+    lambda L: fn(L).pad(_x(L, 2, 3, 6, 6), (1,) * 10),
+    lambda L: fn(L).pad(_x(L, 2, 3, 6, 6), (1, 1), mode="foo"),
+    lambda L: fn(L).pad(_x(L, 2, 3, 6, 6), (1, 1), mode="reflect"),
+    lambda L: fn(L).pad(_x(L, 6, 6), (1, 1, 1, 1), mode="replicate"),
+    lambda L: fn(L).pad(_x(L, 2, 3, 6, 6), (1, 1, 1, 1), mode="reflect", value=1.0),
+    lambda L: fn(L).pad(_x(L, 3, 6, 6), (6, 1), mode="reflect"),
+    lambda L: fn(L).pad(_x(L, 3, 6, 6), (1, 6), mode="reflect"),
+    lambda L: fn(L).pad(_x(L, 2, 3, 6, 6), (1, 1, 6, 1), mode="reflect"),
+    lambda L: fn(L).pad(_x(L, 2, 3, 4, 5, 6), (1, 1, 1, 1, 4, 1), mode="reflect"),
+    lambda L: fn(L).pad(_x(L, 3, 6, 6), (-4, -3), mode="reflect"),
+    lambda L: fn(L).pad(_x(L, 3, 6, 6), (-3, -3), mode="replicate"),
+    lambda L: fn(L).pad(_x(L, 2, 3, 6, 6), (-4, -3, -4, -3), mode="reflect"),
+    lambda L: fn(L).pad(_x(L, 2, 3, 6, 6), (-4, -3, -4, -3), mode="replicate"),
+    lambda L: fn(L).pad(_x(L, 1, 2, 3, 6, 6), (-4, -3, -4, -3, -4, -4), mode="replicate"),
+    lambda L: fn(L).pad(_x(L, 2, 3, 6, 6), (0, 0, -4, -3), mode="replicate"),
+    lambda L: fn(L).pad(_x(L, 2, 3, 0), (1, 1), mode="reflect"),
+    lambda L: fn(L).pad(_x(L, 2, 3, 0, 4), (1, 1, 1, 1), mode="replicate"),
+    lambda L: fn(L).pad(_x(L, 2, 3, 6, 6), (7, 1, 1, 1), mode="circular"),
+    lambda L: fn(L).pad(_x(L, 3, 6, 6), (-4, -3), mode="circular"),
+    lambda L: fn(L).pad(_x(L, 2, 3, 6, 6), (-7, 1)),
+    lambda L: fn(L).pad(_x(L, 2, 3, 6, 6), (1, -8)),
+    lambda L: fn(L).embedding(L.tensor([0.0, 1.0]), _x(L, 3, 2)),
+    lambda L: fn(L).embedding(L.tensor([0, 3]), _x(L, 3, 2)),
+    lambda L: fn(L).embedding(L.tensor([0, -1]), _x(L, 3, 2)),
+    lambda L: fn(L).embedding(L.tensor([0, 1]), _x(L, 3, 2), padding_idx=3),
+    lambda L: fn(L).embedding(L.tensor([0, 1]), _x(L, 3, 2), padding_idx=-4),
+    lambda L: fn(L).embedding(L.tensor([0, 1]), _x(L, 3)),
+    lambda L: fn(L).batch_norm(_x(L, 2, 3, dtype=L.float64), _x(L, 3), _x(L, 3)),
+    lambda L: fn(L).batch_norm(_x(L, 2, 3), None, None, _x(L, 3, dtype=L.float64),
+                               training=True),
+    lambda L: fn(L).layer_norm(_x(L, 2, 3, dtype=L.float64), (3,), _x(L, 3)),
+    lambda L: fn(L).group_norm(_x(L, 2, 3), 3, _x(L, 3, dtype=L.float64)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(LAYER_ERRORS)))
+def test_layer_errors(torch, case):
+    """Bad arguments raise PyTorch's exception type with PyTorch's message."""
+    raised = []
+    for L in (ember, torch):
+        with pytest.raises(Exception) as info:
+            LAYER_ERRORS[case](L)
+        raised.append((type(info.value).__name__, str(info.value)))
+    assert raised[0] == raised[1]
+
+
+def test_layer_grad_fn_names(torch):
+    """The node each function leaves, batched and unbatched (1-d variants end in a squeeze)."""
+    img = np.ones((2, 3, 6, 6))
+    calls = [
+        lambda L, x: fn(L).max_pool1d(x[0], 2), lambda L, x: fn(L).max_pool1d(x[0, 0], 2),
+        lambda L, x: fn(L).avg_pool1d(x[0], 2), lambda L, x: fn(L).avg_pool1d(x[0, 0], 2),
+        lambda L, x: fn(L).max_pool2d(x[0], 2), lambda L, x: fn(L).avg_pool2d(x[0], 2),
+        lambda L, x: fn(L).adaptive_avg_pool2d(x, 1), lambda L, x: fn(L).adaptive_avg_pool2d(x, 3),
+        lambda L, x: fn(L).adaptive_avg_pool2d(x[0], (1, 1)),
+        lambda L, x: fn(L).adaptive_avg_pool1d(x[0], 1),
+        lambda L, x: fn(L).adaptive_max_pool1d(x[0], 4),
+        lambda L, x: fn(L).interpolate(x[0], scale_factor=2),
+        lambda L, x: fn(L).interpolate(x, scale_factor=0.5, mode="area"),
+        lambda L, x: fn(L).pad(x[0], (1, 1), mode="reflect"),
+        lambda L, x: fn(L).pad(x[0], (1, 1, 1, 1), mode="replicate"),
+        lambda L, x: fn(L).pad(x, (1, 1, 1, 1), mode="circular"),
+        lambda L, x: fn(L).pad(x, (0, 0)),
+        lambda L, x: fn(L).batch_norm(x, L.zeros(3, dtype=x.dtype), L.ones(3, dtype=x.dtype)),
+        lambda L, x: fn(L).group_norm(x[:, :, 0, 0], 3),
+        lambda L, x: fn(L).embedding(L.tensor(1), x[0, 0]),
+    ]
+    for call in calls:
+        names = [type(call(L, L.tensor(img, requires_grad=True)).grad_fn).__name__
+                 for L in (ember, torch)]
+        assert names[0] == names[1]
+
+
+def test_layer_integer_inputs(torch):
+    """Integer max pooling, average pooling (truncating division) and padding as PyTorch."""
+    x = np.random.default_rng(0).integers(-9, 9, (1, 2, 5, 6))
+    calls = [lambda L, a: fn(L).max_pool2d(a, 2, padding=1, return_indices=True),
+             lambda L, a: fn(L).avg_pool2d(a, 3, 2, 1, ceil_mode=True),
+             lambda L, a: fn(L).pad(a, (1, 2), value=2.7),
+             lambda L, a: fn(L).pad(a, (1, 2, 0, 3), mode="reflect"),
+             lambda L, a: fn(L).pad(a, (1, 2, 0, 3), mode="circular")]
+    for call in calls:
+        e, t = (call(L, L.tensor(x)) for L in (ember, torch))
+        for a, b in zip(*((r,) if not isinstance(r, tuple) else r for r in (e, t))):
+            assert str(a.dtype) == str(b.dtype)
+            np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode,shape", [("nearest", (1, 2, 5)), ("nearest", (1, 2, 5, 7)),
+                                        ("nearest", (1, 1, 3, 5, 4)),
+                                        ("nearest-exact", (1, 2, 5, 7)),
+                                        ("linear", (1, 2, 5)), ("bilinear", (1, 2, 5, 7)),
+                                        ("bicubic", (1, 2, 5, 7)),
+                                        ("trilinear", (1, 1, 3, 5, 4))])
+def test_interpolate_sizes(torch, mode, shape, dtype):
+    """Up and down, by size and by (non-integer) scale, with and without align_corners.
+
+    No size here is exactly twice the input by a scale other than 2 (see the next test)."""
+    nd = len(shape) - 2
+    options = [{"size": tuple(range(7, 7 + nd))}, {"size": 1}, {"scale_factor": 2.4},
+               {"scale_factor": 0.45}, {"scale_factor": tuple(1.5 + k / 5 for k in range(nd))},
+               {"scale_factor": 1.7, "recompute_scale_factor": True}]
+    corners = [None] if mode.startswith("nearest") else [False, True]
+    for kw in options:
+        for ac in corners:
+            compare(torch, lambda L, a: fn(L).interpolate(a, mode=mode, align_corners=ac, **kw),
+                    [_rand(shape, 0)], dtype=dtype)
+
+
+def _bn_steps(L, module, steps):
+    """Train ``module`` for a few steps, then evaluate: outputs and the running statistics."""
+    outs = []
+    for k in range(steps):
+        x = L.tensor(_rand((4, 3, 2, 5), k), dtype=L.float32)
+        outs.append(module(x).detach().numpy())
+    module.eval()
+    outs.append(module(L.tensor(_rand((2, 3, 2, 5), 9), dtype=L.float32)).detach().numpy())
+    return outs, module.running_mean.numpy(), module.running_var.numpy(), \
+        int(module.num_batches_tracked)
+
+
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batch_norm_running_stats_over_steps(torch, momentum):
+    """BatchNorm2d's running statistics follow PyTorch's step by step (momentum=None: the
+    cumulative average over ``num_batches_tracked`` batches)."""
+    results = [_bn_steps(L, L.nn.BatchNorm2d(3, momentum=momentum), 4) for L in (ember, torch)]
+    (eo, em, ev, en), (to, tm, tv, tn) = results
+    assert en == tn == 4
+    np.testing.assert_allclose(em, tm, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(ev, tv, rtol=1e-5, atol=1e-6)
+    for e, t in zip(eo, to):
+        np.testing.assert_allclose(e, t, rtol=1e-4, atol=1e-5)
+
+
+def test_batch_norm_functional_running_stats(torch):
+    """``F.batch_norm`` updates the buffers in place without bumping their version."""
+    stats = []
+    for L in (ember, torch):
+        rm, rv = L.zeros(3, dtype=L.float64), L.ones(3, dtype=L.float64)
+        for k in range(3):
+            fn(L).batch_norm(L.tensor(_rand((5, 3, 4), k)), rm, rv, training=True,
+                             momentum=0.3)
+        stats.append((rm.numpy().copy(), rv.numpy().copy(), rm._version, rv._version))
+    np.testing.assert_allclose(stats[0][0], stats[1][0], rtol=1e-12)
+    np.testing.assert_allclose(stats[0][1], stats[1][1], rtol=1e-12)
+    assert stats[0][2:] == stats[1][2:]
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1.0])
+def test_embedding_max_norm(torch, norm_type):
+    """Rows looked up are renormalised in place first (the weight's version moves)."""
+    w = _rand((5, 3), 0)
+    idx = np.array([[0, 2, 2], [4, 0, 1]])
+    results = []
+    for L in (ember, torch):
+        weight = L.tensor(w, requires_grad=True)
+        out = fn(L).embedding(L.tensor(idx), weight, max_norm=1.5, norm_type=norm_type)
+        out.sum().backward()
+        results.append((out.detach().numpy(), weight.detach().numpy(), weight.grad.numpy(),
+                        weight._version))
+    for e, t in zip(*results):
+        np.testing.assert_allclose(e, t, rtol=1e-6)
+    module = ember.nn.Embedding(5, 3, max_norm=1.0)
+    module(ember.tensor(idx))
+    norms = np.linalg.norm(module.weight.detach().numpy()[np.unique(idx)], axis=1)
+    assert (norms <= 1.0 + 1e-6).all()
+
+
+def test_embedding_freq_double_backward_is_exact():
+    """With ``scale_grad_by_freq`` the weight gradient divides each row by its index count;
+    ember differentiates that exactly (PyTorch's double backward leaves the division out)."""
+    idx = ember.tensor([[0, 1, 1, 2], [3, 3, 1, 0]])
+    w = ember.tensor(_rand((4, 2), 0), requires_grad=True)
+
+    def weight_grad(v):
+        out = fn(ember).embedding(idx, w, padding_idx=2, scale_grad_by_freq=True)
+        return ember.autograd.grad(out, w, v, create_graph=True)[0]
+    v = ember.tensor(_rand((2, 4, 2), 1), requires_grad=True)
+    assert gradcheck(weight_grad, [v])
+
+
+def test_layer_modules(torch):
+    """The new layers: same repr, same forward as PyTorch's."""
+    x3, x4, x5 = _rand((2, 3, 7), 0), _rand((2, 3, 5, 6), 1), _rand((1, 2, 4, 5, 3), 2)
+    cases = [
+        (lambda nn: nn.MaxPool3d(2, stride=1, return_indices=True), x5),
+        (lambda nn: nn.AvgPool3d(2, divisor_override=3), x5),
+        (lambda nn: nn.AdaptiveAvgPool1d(3), x3),
+        (lambda nn: nn.AdaptiveAvgPool3d((2, None, 1)), x5),
+        (lambda nn: nn.AdaptiveMaxPool1d(3, return_indices=True), x3),
+        (lambda nn: nn.AdaptiveMaxPool2d((2, 4)), x4), (lambda nn: nn.AdaptiveMaxPool3d(2), x5),
+        (lambda nn: nn.BatchNorm3d(2, momentum=None), x5),
+        (lambda nn: nn.Upsample(scale_factor=2), x4),
+        (lambda nn: nn.Upsample(size=(3, 4), mode="bilinear", align_corners=True), x4),
+        (lambda nn: nn.Upsample(scale_factor=(2, 1.5), mode="bicubic"), x4),
+        (lambda nn: nn.UpsamplingNearest2d(scale_factor=2), x4),
+        (lambda nn: nn.UpsamplingBilinear2d(size=4), x4),
+    ]
+    for make, x in cases:
+        e, t = make(ember.nn), make(torch.nn)
+        assert repr(e) == repr(t)
+        compare(torch, lambda L, a: (e if L is ember else t)(a), [x])
+
+
+def test_nearest_doubling_by_scale(torch):
+    """1-d/3-d nearest with a scale factor giving exactly twice the size: values as PyTorch's
+    (floor(i / scale)); the gradient is their exact transpose, where PyTorch's backward
+    kernel halves the index instead (it disagrees with its own forward there)."""
+    for shape, scale in [((1, 2, 5), 2.1), ((1, 1, 3, 5, 4), (2.1, 2.05, 2.2))]:
+        compare(torch, lambda L, a: fn(L).interpolate(a, scale_factor=scale), [_rand(shape, 0)],
+                grads=False)
+        x = ember.tensor(_rand(shape, 1), requires_grad=True)
+        assert gradcheck(lambda a: fn(ember).interpolate(a, scale_factor=scale), [x])
+
+
+def test_irregular_map_transpose(torch):
+    """A resize whose index pattern has no short period: its gradient takes the scatter path
+    (``bincount``) instead of strided runs, and still matches PyTorch's."""
+    from ember.ops import nn_layers
+    plan = nn_layers._upsample_plan("nearest", (42,), (189,), False, None, np.dtype("float64"))
+    assert plan[0][1][0][3] is None  # no strided runs: the fallback is what runs below
+    compare(torch, lambda L, a: fn(L).interpolate(a, size=189), [_rand((2, 3, 42), 0)],
+            dtype="float64")
+    compare(torch, lambda L, a: fn(L).interpolate(a, size=189, mode="linear"),
+            [_rand((2, 3, 42), 1)], dtype="float64")
+
+
+# --------------------------------------------------------------------------- bilinear
+
+
+@pytest.mark.parametrize("shapes", [((4, 3), (4, 5)), ((3,), (5,)), ((2, 4, 3), (2, 4, 5))])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_bilinear(torch, shapes, with_bias):
+    arrays = [_rand(s, k) for k, s in enumerate(shapes)] + [_rand((2, 3, 5), 7)]
+    if with_bias:
+        arrays.append(_rand((2,), 8))
+    compare(torch, lambda L, *t: L.nn.functional.bilinear(*t), arrays)
+    compare(torch, lambda L, *t: L.nn.functional.bilinear(*t), arrays, dtype="float64")
+
+
+def test_bilinear_gradcheck():
+    ts = [ember.tensor(_rand(s, k), dtype=ember.float64, requires_grad=True)
+          for k, s in enumerate([(3, 2), (3, 4), (2, 2, 4), (2,)])]
+    f = ember.nn.functional.bilinear
+    assert ember.autograd.gradcheck(f, ts)
+    assert ember.autograd.gradgradcheck(f, ts)
+
+
+@pytest.mark.parametrize("shapes", [((4, 3), (3, 5), (2, 3, 5)), ((4, 2), (4, 5), (2, 3, 5)),
+                                    ((4, 3), (4, 4), (2, 3, 5)), ((4, 3), (4, 5), (2, 3, 5), (3,)),
+                                    ((4, 3), (4, 1, 5), (2, 3, 5))])
+def test_bilinear_errors(torch, shapes):
+    got = []
+    for L in (ember, torch):
+        try:
+            L.nn.functional.bilinear(*[L.zeros(*s) for s in shapes])
+        except RuntimeError as e:
+            got.append(str(e))
+    assert len(got) == 2 and got[0] == got[1]

@@ -383,8 +383,6 @@ def _perturb(tm):
 
 @pytest.mark.parametrize("name,build,shapes", LAYERS, ids=[c[0] for c in LAYERS])
 def test_layer_matches_torch(name, build, shapes):
-    if name == "Bilinear" and not hasattr(enn.functional, "bilinear"):
-        pytest.skip("nn.functional.bilinear is not there yet")
     tm = build(tnn)
     _perturb(tm)
     em = build(enn)

@@ -1,8 +1,13 @@
-"""Neural-network ops with fused derivatives (losses); layers come with the nn issue."""
+"""Neural-network ops with fused derivatives: losses and activations, as PyTorch's nodes.
+
+The losses take their reduction as a string ('none', 'mean', 'sum'); ``nn.functional`` checks
+the arguments and gives PyTorch's errors before calling them.
+"""
 from __future__ import annotations
 
 import math
 
+from .. import _xp
 from .registry import defop
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -14,6 +19,162 @@ def _reduce(xp, loss, reduction):
     if reduction == "sum":
         return xp.sum(loss)
     return loss
+
+
+def _mean_scale(grad, reduction):
+    """The elementwise gradient ``grad`` of a loss, divided by its element count for 'mean'."""
+    return grad / math.prod(grad.shape) if reduction == "mean" else grad
+
+
+# --------------------------------------------------------------------------- scalar overloads
+# PyTorch's C++ composites (cross_entropy) multiply and divide by C++ numbers through the
+# Scalar overloads, whose nodes are MulBackward1 / DivBackward1 (Python wraps numbers as
+# tensors instead: MulBackward0 / DivBackward0).
+
+
+@defop("mul", n_in=1, overload=1)
+def _mul_scalar(xp, input, other):
+    return input * other
+
+
+_mul_scalar.defvjp(lambda xp, g, ans, input, other: g * other)
+
+
+@defop("div", n_in=1, overload=1)
+def _div_scalar(xp, input, other):
+    return input / other
+
+
+_div_scalar.defvjp(lambda xp, g, ans, input, other: g / other)
+
+
+# --------------------------------------------------------------------------- regression losses
+# Input and target are differentiable (the target's gradient is minus the input's); the
+# forwards get tensors already broadcast to one shape.
+
+
+@defop("mse_loss", n_in=2, promote=True)
+def _mse_loss(xp, input, target, reduction):
+    d = input - target
+    return _reduce(xp, d * d, reduction)
+
+
+def _mse_grad(xp, g, ans, input, target, reduction):
+    return g * _mean_scale(2 * (input - target), reduction)
+
+
+_mse_loss.defvjp(_mse_grad, lambda xp, g, ans, input, target, reduction:
+                 -_mse_grad(xp, g, ans, input, target, reduction))
+
+
+@defop("smooth_l1_loss", n_in=2, promote=True)
+def _smooth_l1_loss(xp, input, target, reduction, beta):
+    z = xp.abs(input - target)
+    return _reduce(xp, xp.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
+
+
+def _smooth_l1_grad(xp, g, ans, input, target, reduction, beta):
+    # d/dd of the loss: d / beta inside (-beta, beta), the sign of d outside.
+    return g * _mean_scale(xp.clip((input - target) / beta, -1, 1), reduction)
+
+
+_smooth_l1_loss.defvjp(_smooth_l1_grad, lambda xp, g, ans, input, target, reduction, beta:
+                       -_smooth_l1_grad(xp, g, ans, input, target, reduction, beta))
+
+
+@defop("huber_loss", n_in=2, promote=True)
+def _huber_loss(xp, input, target, reduction, delta):
+    z = xp.abs(input - target)
+    return _reduce(xp, xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
+
+
+def _huber_grad(xp, g, ans, input, target, reduction, delta):
+    return g * _mean_scale(xp.clip(input - target, -delta, delta), reduction)
+
+
+_huber_loss.defvjp(_huber_grad, lambda xp, g, ans, input, target, reduction, delta:
+                   -_huber_grad(xp, g, ans, input, target, reduction, delta))
+
+
+# --------------------------------------------------------------------------- classification
+# ``weight`` and ``pos_weight`` are raw arrays of the input's dtype (never differentiable, as in
+# PyTorch); nll's ``target`` is a raw int64 array.
+
+
+def _not_differentiable(tensor, arg, fn):
+    """PyTorch refuses a class weight that requires grad (when grad mode is on)."""
+    from ..autograd import grad_mode
+    if tensor is not None and tensor.requires_grad and grad_mode.is_grad_enabled():
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument "
+                           f"'{arg}'. This input cannot have requires_grad True.")
+
+
+# PyTorch's floor on x * (1 - x) in the gradient of binary_cross_entropy: 1e-12 as a C float.
+_BCE_EPS = 9.999999960041972e-13
+
+
+@defop("binary_cross_entropy", n_in=2)
+def _binary_cross_entropy(xp, input, target, weight, reduction):
+    # PyTorch clamps both logs at -100, so the loss stays finite at input 0 and 1.
+    loss = (target - 1) * xp.maximum(xp.log1p(-input), -100) \
+        - target * xp.maximum(xp.log(input), -100)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(xp, loss, reduction)
+
+
+def _bce_prob_input_rule(xp, g, ans, input, target, weight, reduction):
+    q = (1 - input) * input
+    grad = (input - target) / xp.maximum(q, 0 * q + _BCE_EPS)
+    return _scale(xp, g, grad, weight, reduction, math.prod(input.shape))
+
+
+def _bce_prob_target_rule(xp, g, ans, input, target, weight, reduction):
+    grad = -xp.log(input / (1 - input))  # minus logit(input), unclamped as in PyTorch
+    return _scale(xp, g, grad, weight, reduction, math.prod(input.shape))
+
+
+_binary_cross_entropy.defvjp(_bce_prob_input_rule, _bce_prob_target_rule)
+
+
+def _nll_picks(target, weight, ignore_index, dtype):
+    """Per-target class (0 where ignored), weight (0 where ignored) and 'not ignored' mask."""
+    xp = _xp.namespace_of(target)
+    valid = target != ignore_index
+    safe = xp.where(valid, target, 0)
+    w = valid if weight is None else xp.where(valid, weight[safe], 0)
+    return safe, w.astype(dtype), valid
+
+
+def _class_axis(input):
+    return 0 if input.ndim == 1 else 1
+
+
+def _nll_forward(xp, input, target, weight, reduction, ignore_index):
+    """``-input[target] * weight[target]`` along the class dim (1, or 0 for a 1-d input)."""
+    axis = _class_axis(input)
+    safe, w, valid = _nll_picks(target, weight, ignore_index, input.dtype)
+    picked = xp.take_along_axis(input, xp.expand_dims(safe, axis), axis=axis)
+    loss = xp.where(valid, -xp.squeeze(picked, axis=axis) * w, 0)
+    if reduction == "mean":
+        return xp.sum(loss) / xp.sum(w)  # NaN when every target is ignored, as in PyTorch
+    return _reduce(xp, loss, reduction)
+
+
+def _nll_rule(xp, g, ans, input, target, weight, reduction, ignore_index):
+    axis = _class_axis(input)
+    raw = _xp.namespace_of(target)  # the picks are raw arrays in every backward
+    safe, w, valid = _nll_picks(target, weight, ignore_index, getattr(g.dtype, "np", g.dtype))
+    if reduction == "mean":
+        w = raw.where(valid, w / w.sum(), 0)
+    # -g * w lands on each target's class; every other entry's gradient is zero.
+    return xp.scatter_along_axis(xp.expand_dims(-g * w, axis=axis), raw.expand_dims(safe, axis),
+                                 axis, tuple(input.shape))
+
+
+# Inputs of 1 or 2 dims, and of 4 dims (N, C, H, W): the same op under PyTorch's two names.
+_nll_loss = defop("nll_loss", n_in=1)(_nll_forward).defvjp(_nll_rule)
+_nll_loss2d = defop("nll_loss2d", n_in=1)(_nll_forward).defvjp(_nll_rule)
 
 
 def _softplus_neg(xp, x):
@@ -70,6 +231,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if target.shape != input.shape:
         raise ValueError(f"Target size ({target.shape}) must be the same as input size "
                          f"({input.shape})")
+    for w in (weight, pos_weight):
+        _not_differentiable(w, "weight" if w is weight else "pos_weight",
+                            "binary_cross_entropy_with_logits")
     raw = [w._data if isinstance(w, Tensor) else w for w in (weight, pos_weight)]
     return _bce_logits(input, target, raw[0], raw[1], reduction)
 
@@ -83,8 +247,9 @@ def _act(name, forward, rule, n_params=0):
     return op
 
 
-_relu = _act("relu", lambda xp, input: xp.maximum(input, 0 * input),
-             lambda xp, g, ans, input: xp.where(ans > 0, g, 0 * g))
+# relu keeps integer dtypes and NaN, as PyTorch's; negative numbers give 0 (not -0).
+_relu = defop("relu", n_in=1)(lambda xp, input: xp.where(input < 0, 0, input)).defvjp(
+    lambda xp, g, ans, input: xp.where(ans > 0, g, 0 * g))
 
 
 @defop("leaky_relu", n_in=1)
@@ -94,6 +259,24 @@ def _leaky_relu(xp, input, slope):
 
 _leaky_relu.defvjp(lambda xp, g, ans, input, slope: xp.where(input > 0, g, g * slope))
 
+# The in-place forms of leaky_relu and elu overwrite their input, so (as in PyTorch: nodes
+# numbered 1) their derivatives read the result instead, which needs a non-negative slope.
+_NEGATIVE_SLOPE = ("In-place {name} backward calculation is triggered with a negative slope which "
+                   "is not supported. This is caused by calling in-place forward function with a "
+                   "negative slope, please call out-of-place version instead.")
+
+
+def _leaky_relu_result_rule(xp, g, ans, input, slope):
+    if slope < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format(name="leakyReLu") + (
+            " File an issue at https://github.com/pytorch/pytorch if you do require supporting "
+            "in-place leakRelu backward calculation with negative slope"))
+    return xp.where(ans > 0, g, g * slope)
+
+
+_leaky_relu_ = defop("leaky_relu", n_in=1, overload=1)(_leaky_relu.forward).defvjp(
+    _leaky_relu_result_rule)
+
 
 @defop("elu", n_in=1)
 def _elu(xp, input, alpha):
@@ -102,6 +285,15 @@ def _elu(xp, input, alpha):
 
 _elu.defvjp(lambda xp, g, ans, input, alpha:
             xp.where(input > 0, g, g * alpha * xp.exp(xp.minimum(input, 0 * input))))
+
+
+def _elu_result_rule(xp, g, ans, input, alpha):
+    if alpha < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format(name="elu"))
+    return xp.where(ans <= 0, g * (ans + alpha), g)  # alpha * exp(x) = result + alpha
+
+
+_elu_ = defop("elu", n_in=1, overload=1)(_elu.forward).defvjp(_elu_result_rule)
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _INV_SQRT_2 = 1 / math.sqrt(2)
@@ -128,7 +320,7 @@ def _gelu_rule(xp, g, ans, input, approximate):
 
 _gelu.defvjp(_gelu_rule)
 
-_silu = _act("silu", lambda xp, input: input * xp.sigmoid(input),
+_silu = _act("silu", lambda xp, input: input / (1 + xp.exp(-input)),  # PyTorch's formula
              lambda xp, g, ans, input: g * xp.sigmoid(input)
              * (1 + input * (1 - xp.sigmoid(input))))
 

@@ -1,31 +1,12 @@
 """Loss modules; each ``forward`` calls ``nn.functional``."""
 from __future__ import annotations
 
-import warnings
-
 from .. import functional as F
+from ..functional import _legacy_get_string
 from ..module import Module
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
            "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"]
-
-
-def _legacy_get_string(size_average, reduce, emit_warning=True):
-    warning = ("size_average and reduce args will be deprecated, please use reduction='{}' "
-               "instead.")
-    if size_average is None:
-        size_average = True
-    if reduce is None:
-        reduce = True
-    if size_average and reduce:
-        ret = "mean"
-    elif reduce:
-        ret = "sum"
-    else:
-        ret = "none"
-    if emit_warning:
-        warnings.warn(warning.format(ret), stacklevel=3)
-    return ret
 
 
 class _Loss(Module):

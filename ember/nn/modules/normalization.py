@@ -1,4 +1,4 @@
-"""``BatchNorm1d/2d``, ``LayerNorm``, ``GroupNorm``."""
+"""``BatchNorm1d/2d/3d``, ``LayerNorm``, ``GroupNorm``."""
 from __future__ import annotations
 
 import numbers
@@ -10,7 +10,7 @@ from ..module import Module
 from ..parameter import Parameter
 from .linear import _empty
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm"]
 
 
 class _NormBase(Module):
@@ -101,6 +101,12 @@ class BatchNorm2d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 4:
             raise ValueError(f"expected 4D input (got {input.dim()}D input)")
+
+
+class BatchNorm3d(_BatchNorm):
+    def _check_input_dim(self, input):
+        if input.dim() != 5:
+            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
 
 
 class LayerNorm(Module):
