@@ -228,10 +228,19 @@ _UNSHARED_REFS = 4
 def _unshared(g):
     """Whether ``.grad`` may take ``g`` itself instead of a copy (PyTorch steals it too).
 
-    Only an array that owns its writable memory and that nothing else references: not the
-    user's ``gradient``, not an array also handed to another input, not a saved value.
+    Only an array that nothing else references (not the user's ``gradient``, not an array also
+    handed to another input, not a saved value) and that owns its writable memory, or is a
+    C-contiguous view of all of a base array that nothing else holds (``W.t()``'s gradient,
+    transposed back).
     """
-    return g.base is None and g.flags.writeable and sys.getrefcount(g) <= _UNSHARED_REFS
+    if not g.flags.writeable or sys.getrefcount(g) > _UNSHARED_REFS:
+        return False
+    base = g.base
+    if base is None:
+        return True
+    # References to an otherwise unheld base: g's, the local name, getrefcount's argument.
+    return (g.flags.c_contiguous and base.base is None and base.size == g.size
+            and sys.getrefcount(base) <= 3)
 
 
 def _accumulate(var, g, create_graph):

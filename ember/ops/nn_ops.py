@@ -249,7 +249,7 @@ def _act(name, forward, rule, n_params=0):
 
 # relu keeps integer dtypes and NaN, as PyTorch's; negative numbers give 0 (not -0).
 _relu = defop("relu", n_in=1)(lambda xp, input: xp.where(input < 0, 0, input)).defvjp(
-    lambda xp, g, ans, input: xp.where(ans > 0, g, 0 * g))
+    lambda xp, g, ans, input: xp.where(ans > 0, g, 0))
 
 
 @defop("leaky_relu", n_in=1)
@@ -353,7 +353,7 @@ def _hardtanh(xp, input, low, high):
 
 
 _hardtanh.defvjp(lambda xp, g, ans, input, low, high:
-                 xp.where((input > low) & (input < high), g, 0 * g))
+                 xp.where((input > low) & (input < high), g, 0))
 
 
 # --------------------------------------------------------------------------- the family's surface
