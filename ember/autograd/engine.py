@@ -179,7 +179,8 @@ def _add(buffers, fn, nr, g):
     buf = buffers.get(fn)
     if buf is None:
         buf = buffers[fn] = [None] * fn._n_outputs
-    buf[nr] = g if buf[nr] is None else _plus(buf[nr], g)
+    old = buf[nr]
+    buf[nr] = g if old is None else _plus(old, g)
 
 
 def _sum(a, b):
@@ -188,8 +189,21 @@ def _sum(a, b):
     return b if a is None else _plus(a, b)
 
 
+# References to a summed gradient that only the engine holds, as counted in ``_plus``: the
+# buffer slot, the caller's name for it, ``_plus``'s parameter and ``sys.getrefcount``'s
+# argument. A gradient the user passed in (or one also sent down another edge) has more.
+_BUFFER_ONLY_REFS = 4
+
+
 def _plus(a, b):
-    """``a + b`` for gradients; NumPy's 0-d sums come back as scalars and are made arrays."""
+    """``a + b`` for gradients arriving at the same slot: into ``a`` when only the buffer holds
+    it (no new array per extra path); NumPy's 0-d sums come back as scalars and are made arrays.
+    """
+    if (type(a) is np.ndarray and a.base is None and a.flags.writeable and a.ndim
+            and a.shape == b.shape and a.dtype == b.dtype
+            and sys.getrefcount(a) <= _BUFFER_ONLY_REFS):
+        a += b
+        return a
     s = a + b
     return np.asarray(s) if isinstance(s, np.generic) else s
 

@@ -270,7 +270,8 @@ def _pow_scalar(xp, input, exponent):
 
 _pow_scalar.defvjp(
     lambda xp, g, ans, input, exponent:
-        g * 0 if exponent == 0 else g * exponent * input ** (exponent - 1))
+        g * 0 if exponent == 0 else g * (2 * input) if exponent == 2 else
+        g * exponent * input ** (exponent - 1))
 
 
 @defop("pow", promote=True, overload=1)

@@ -216,7 +216,11 @@ atanh = _unary("atanh", lambda xp, input: xp.arctanh(input),
 
 
 def _sigmoid_raw(xp, x):
-    return 1 / (1 + xp.exp(-x))
+    """``1 / (1 + exp(-x))`` in one buffer (raw arrays only: a forward, or a plain backward)."""
+    e = xp.negative(x, out=xp.empty_like(x))
+    xp.exp(e, out=e)
+    e += 1
+    return xp.reciprocal(e, out=e)
 
 
 sigmoid = _unary("sigmoid", lambda xp, input: _pw._opmath(xp, _sigmoid_raw, input),
