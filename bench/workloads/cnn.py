@@ -13,7 +13,12 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from bench.harness import Case, Contender, Target
-from bench.workloads.common import cross_entropy, grads_of, layer_init, load_params
+from bench.workloads.common import (
+    cross_entropy,
+    layer_init,
+    load_params,
+    training_contender,
+)
 
 CHANNELS = (3, 16, 32)
 N_CLASSES = 10
@@ -41,25 +46,7 @@ def autograd_contender(lib, params, x0, y0):
         nn.Conv2d(c1, c2, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
         nn.Flatten(), nn.Linear(params[4].shape[1], N_CLASSES))
     load_params(lib, model, params)
-    opt = lib.optim.SGD(model.parameters(), lr=LR)
-    x, y = lib.tensor(x0), lib.tensor(y0)
-    cross_entropy_ = lib.nn.functional.cross_entropy
-
-    def loss_and_grads():
-        opt.zero_grad()
-        loss = cross_entropy_(model(x), y)
-        loss.backward()
-        return loss
-
-    def step():
-        loss_and_grads()
-        opt.step()
-
-    def evaluate():
-        loss = loss_and_grads()
-        return {"loss": loss.item(), **dict(zip(NAMES, grads_of(model.parameters())))}
-
-    return Contender(step, evaluate)
+    return training_contender(lib, model, x0, y0, NAMES, LR)
 
 
 # --------------------------------------------------------------------------- the NumPy floor

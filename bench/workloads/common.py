@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bench.harness import Contender
+
 
 def grads_of(tensors):
     """The ``.grad`` of each ember/PyTorch tensor as a NumPy array."""
@@ -90,3 +92,26 @@ def mlp_backward(params, acts, grad):
             grad = grad @ params[i][0]
             grad *= a > 0  # ReLU: a is the layer's output, positive exactly where z was
     return grads[::-1]
+
+
+def training_contender(lib, model, x0, y0, names, lr):
+    """One SGD step (cross-entropy, backward, update) of ``model`` in ember or PyTorch."""
+    opt = lib.optim.SGD(model.parameters(), lr=lr)
+    x, y = lib.tensor(x0), lib.tensor(y0)
+    cross_entropy_ = lib.nn.functional.cross_entropy
+
+    def loss_and_grads():
+        opt.zero_grad()
+        loss = cross_entropy_(model(x), y)
+        loss.backward()
+        return loss
+
+    def step():
+        loss_and_grads()
+        opt.step()
+
+    def evaluate():
+        loss = loss_and_grads()
+        return {"loss": loss.item(), **dict(zip(names, grads_of(model.parameters())))}
+
+    return Contender(step, evaluate)

@@ -9,11 +9,11 @@ from bench.harness import Case, Contender, Target
 from bench.workloads.common import (
     build_mlp,
     cross_entropy,
-    grads_of,
     mlp_backward,
     mlp_data,
     mlp_forward,
     mlp_grad_names,
+    training_contender,
 )
 
 SIZES = (784, 512, 512, 10)
@@ -25,26 +25,7 @@ LR = 0.01
 
 def autograd_contender(lib, params, x0, y0):
     model = build_mlp(lib, params)
-    opt = lib.optim.SGD(model.parameters(), lr=LR)
-    x, y = lib.tensor(x0), lib.tensor(y0)
-    cross_entropy_ = lib.nn.functional.cross_entropy
-
-    def loss_and_grads():
-        opt.zero_grad()
-        loss = cross_entropy_(model(x), y)
-        loss.backward()
-        return loss
-
-    def step():
-        loss_and_grads()
-        opt.step()
-
-    def evaluate():
-        loss = loss_and_grads()
-        grads = grads_of(model.parameters())
-        return {"loss": loss.item(), **dict(zip(mlp_grad_names(len(params)), grads))}
-
-    return Contender(step, evaluate)
+    return training_contender(lib, model, x0, y0, mlp_grad_names(len(params)), LR)
 
 
 def numpy_contender(params, x, y):
