@@ -13,7 +13,8 @@ import weakref
 import numpy as np
 
 from . import _device, _dtypes, _errors
-from .autograd import grad_mode
+from . import autograd
+from .autograd import engine, grad_mode
 from .ops import registry
 
 __all__ = ["Tensor", "Size"]
@@ -282,8 +283,7 @@ class Tensor:
         ``gradient`` is the vector in the vector-Jacobian product; it may be omitted only when
         ``self`` has one element (the implicit ``1.0``).
         """
-        from .autograd import backward
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A tensor sharing storage and version counter, cut from the graph."""
@@ -438,8 +438,8 @@ class Tensor:
         if node is not None and self._creation_meta is not None:
             from .autograd.views import check_rebase
             check_rebase(self)
-        if node is not None:
-            _snapshot_saved_self(node, self)
+        if node is not None and hasattr(node, "snapshot_input"):
+            node.snapshot_input(self)
         self._data[...] = out
         self._vc[0] += 1
         if node is not None:
@@ -471,22 +471,6 @@ class _TensorHook:
         self.fn, self.output_nr, self.retain = fn, output_nr, retain
 
 
-def _snapshot_saved_self(node, tensor):
-    """Before an in-place write, give the node its own copy of any saved reference to ``tensor``.
-
-    PyTorch saves the original ``self`` of in-place ops whose other inputs' derivatives need it
-    (``a.mul_(b)`` with ``b`` requiring grad); the copy keeps ``tensor``'s old history.
-    """
-    saved = getattr(node, "_saved", None)
-    if not saved or not any(s is tensor for s in saved):
-        return
-    # ``tensor`` cannot be a leaf that requires grad here (_check_inplace refused that).
-    old = Tensor._make(tensor._data.copy(), tensor._grad_fn, tensor._rg)
-    old._output_nr = tensor._output_nr
-    node._saved = tuple(old if s is tensor else s for s in saved)
-    node._versions = tuple((i, 0) if saved[i] is tensor else (i, v) for i, v in node._versions)
-
-
 def _dtype_word(np_dtype):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
@@ -506,3 +490,4 @@ def _rebuild(array, requires_grad):
 
 
 registry._bind_tensor(Tensor)
+engine.Tensor = Tensor

@@ -474,7 +474,7 @@ def test_saved_values_are_freed_by_backward():
     exp_node, mul_node = y.grad_fn, z.grad_fn.next_functions[0][0]
     assert exp_node._ans is not None and any(s is not None for s in mul_node._saved)
     z.backward()
-    assert exp_node._ans is None and mul_node._saved == ()
+    assert exp_node._ans is None and mul_node._freed and mul_node._saved is None
     w = (x.exp() * 2).sum()
     w.backward(retain_graph=True)
     assert w.grad_fn.next_functions[0][0].next_functions[0][0]._ans is not None

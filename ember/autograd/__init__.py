@@ -4,6 +4,7 @@ from __future__ import annotations
 import warnings
 
 from .. import _device, _errors
+from . import engine
 from .engine import run_backward
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .graph import Node, gradient_edge
@@ -27,24 +28,25 @@ def _root_edges(tensors):
 
 def _seed_grads(tensors, grads, create_graph):
     """The gradients the walk starts from: given ones checked, implicit ``1.0`` for scalars."""
-    from .._tensor import Tensor
+    Tensor = engine.Tensor
     grads = _as_tuple(grads) if grads is not None else (None,) * len(tensors)
     if len(grads) != len(tensors):
         raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
     out = []
     for i, (t, g) in enumerate(zip(tensors, grads)):
+        data = t._data
         if g is None:
-            if t.numel() != 1:
+            if data.size != 1:
                 raise RuntimeError(_errors.NON_SCALAR)
-            xp = _device.namespace_of(t._data)
-            g = Tensor._make(xp.ones(t._data.shape, dtype=t._data.dtype), None, False)
-        elif not isinstance(g, Tensor):
-            g = Tensor._make(_device.namespace_of(t._data).asarray(g, dtype=t._data.dtype),
-                             None, False)
+            g = _device.namespace_of(data).ones(data.shape, dtype=data.dtype)
+            out.append(Tensor._make(g, None, False) if create_graph else g)
+            continue
+        if not isinstance(g, Tensor):
+            g = Tensor._make(_device.namespace_of(data).asarray(g, dtype=data.dtype), None, False)
         if g.shape != t.shape:
             raise RuntimeError(_errors.SHAPE_MISMATCH.format(i=i, gshape=g.shape,
                                                              oshape=t.shape))
-        if g._data.dtype != t._data.dtype:
+        if g._data.dtype != data.dtype:
             g = g.to(t.dtype)
         out.append(g if create_graph else g._data)
     return out

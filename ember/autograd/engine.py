@@ -1,9 +1,13 @@
 """The backward pass: walk the graph from the roots and hand gradients down the edges.
 
-The walk is iterative (a 100,000-node chain is fine): first collect the reachable nodes and
-count each node's incoming edges, then run nodes from a ready heap ordered like PyTorch's
-(most recently created first, ``AccumulateGrad`` as soon as it is ready). A node runs once,
-when all gradients flowing into it have arrived and been summed.
+Every node is numbered when it is made (``_seq``), after the nodes of its inputs, and a
+leaf's ``AccumulateGrad`` before any node that uses the leaf. So running nodes in descending
+number is a topological order: when a node is taken from the ready heap, every node that can
+still send it a gradient has a larger number and has run. No dependency counting is needed:
+a node enters the heap when its first gradient arrives, later ones are summed into its buffer,
+and a node that receives no gradient never runs. The loop is iterative (a 100,000-node chain
+is fine) and this is the order PyTorch's engine uses too (most recent first, ``AccumulateGrad``
+as soon as it is ready).
 
 Gradients are raw arrays in an ordinary backward and Tensors under ``create_graph=True``.
 """
@@ -19,9 +23,11 @@ from .graph import AccumulateGrad
 
 __all__ = ["run_backward"]
 
+Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
+
 
 def _collect(roots):
-    """Every node reachable from ``roots`` and, for each, its children (no recursion)."""
+    """Every node reachable from ``roots`` (no recursion)."""
     seen = set()
     order = []
     stack = [fn for fn, _ in roots]
@@ -37,45 +43,19 @@ def _collect(roots):
     return order
 
 
-def _needed(order, targets):
-    """Nodes that must run so that gradients reach ``targets`` (nodes whose input we capture)."""
-    needed = {}
-    # ``order`` is a DFS pre-order; resolve by iterating until nothing changes along edges.
-    pending = list(reversed(order))
-    changed = True
-    for fn in pending:
-        needed[fn] = False
-    while changed:
-        changed = False
-        for fn in pending:
-            if needed[fn]:
-                continue
-            for child, _ in fn.next_functions:
-                if child is not None and (child in targets or needed.get(child)):
-                    needed[fn] = True
-                    changed = True
-                    break
+def _needed(roots, targets):
+    """Nodes that must run so that gradients reach ``targets`` (nodes whose input we capture).
+
+    A node is needed when one of its children is a target or needed; children have smaller
+    numbers, so one pass in ascending number settles every node.
+    """
+    needed = set()
+    for fn in sorted(_collect(roots), key=lambda fn: fn._seq):
+        for child, _ in fn.next_functions:
+            if child is not None and (child in targets or child in needed):
+                needed.add(fn)
+                break
     return needed
-
-
-def _dependencies(roots):
-    """For every node reachable from ``roots``, how many edges point at it (one walk)."""
-    deps = {}
-    stack = []
-    for fn, _ in roots:
-        if fn not in deps:
-            deps[fn] = 0
-            stack.append(fn)
-    while stack:
-        for child, _ in stack.pop().next_functions:
-            if child is None:
-                continue
-            if child in deps:
-                deps[child] += 1
-            else:
-                deps[child] = 1
-                stack.append(child)
-    return deps
 
 
 def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumulate=True):
@@ -86,33 +66,23 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
     captured edge run. ``accumulate``: whether ``AccumulateGrad`` nodes write ``.grad``.
     Returns the captured gradients as a list (None where nothing arrived).
     """
-    if capture is None:
-        deps = _dependencies(roots)
-        runs = targets = None
-    else:
-        order = _collect(roots)
+    runs = targets = None
+    if capture is not None:
         targets = {fn for fn, _ in capture}
-        needed = _needed(order, targets)
-        runs = {fn for fn in order if needed[fn]}
-        deps = dict.fromkeys(order, 0)
-        for fn in runs:
-            for child, _ in fn.next_functions:
-                if child is not None:
-                    deps[child] += 1
+        runs = _needed(roots, targets)
     buffers = {}
+    ready = []
     for (fn, nr), g in zip(roots, grads):
+        if fn not in buffers:
+            heapq.heappush(ready, (-fn._seq, fn))
         _add(buffers, fn, nr, g)
     captured = [None] * (len(capture) if capture else 0)
-    ready = []
-    for fn in {fn for fn, _ in roots}:
-        if deps[fn] == 0:
-            heapq.heappush(ready, (-fn._seq, id(fn), fn))
     prev = grad_mode._state.grad
     grad_mode._state.grad = create_graph
     push, pop = heapq.heappush, heapq.heappop  # the loop runs once per node: keep it lean
     try:
         while ready:
-            fn = pop(ready)[2]
+            fn = pop(ready)[1]
             buf = buffers.pop(fn)
             if fn._pre_hooks:
                 buf = _run_pre_hooks(fn, buf, create_graph)
@@ -134,45 +104,22 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                          tuple(_as_tensor(g) for g in buf))
             if not retain_graph:
                 fn.release()
+            buf = None
             for (child, nr), g in zip(fn.next_functions, grads_in):
-                if child is None or (runs is not None and child not in runs
-                                     and child not in targets):
+                if g is None or child is None:
                     continue
-                if g is not None:
-                    child_buf = buffers.get(child)
-                    if child_buf is None:
-                        child_buf = buffers[child] = [None] * child._n_outputs
-                    old = child_buf[nr]
-                    child_buf[nr] = g if old is None else _plus(old, g)
-                left = deps[child] - 1
-                deps[child] = left
-                if left == 0:
-                    if child in buffers:
-                        push(ready, (-child._seq, id(child), child))
-                    else:
-                        _skip(child, deps, buffers, ready, runs)
-            grads_in = g = None  # hold no gradient past its node: AccumulateGrad may take it
+                child_buf = buffers.get(child)
+                if child_buf is None:
+                    if runs is not None and child not in runs and child not in targets:
+                        continue
+                    child_buf = buffers[child] = [None] * child._n_outputs
+                    push(ready, (-child._seq, child))
+                old = child_buf[nr]
+                child_buf[nr] = g if old is None else _plus(old, g)
+            grads_in = g = old = None  # hold no gradient past its node: AccumulateGrad may take it
     finally:
         grad_mode._state.grad = prev
     return captured
-
-
-def _skip(fn, deps, buffers, ready, runs):
-    """A node whose every incoming gradient was None: it does not run; release its children."""
-    stack = [fn]
-    while stack:
-        node = stack.pop()
-        if runs is not None and node not in runs:
-            continue
-        for child, _ in node.next_functions:
-            if child is None:
-                continue
-            deps[child] -= 1
-            if deps[child] == 0:
-                if child in buffers:
-                    heapq.heappush(ready, (-child._seq, id(child), child))
-                else:
-                    stack.append(child)
 
 
 def _add(buffers, fn, nr, g):
@@ -197,10 +144,11 @@ _BUFFER_ONLY_REFS = 4
 
 def _plus(a, b):
     """``a + b`` for gradients arriving at the same slot: into ``a`` when only the buffer holds
-    it (no new array per extra path); NumPy's 0-d sums come back as scalars and are made arrays.
+    it and it is big enough for a new array to cost more than these checks; NumPy's 0-d sums
+    come back as scalars and are made arrays.
     """
-    if (type(a) is np.ndarray and a.base is None and a.flags.writeable and a.ndim
-            and a.shape == b.shape and a.dtype == b.dtype
+    if (type(a) is np.ndarray and a.size >= _IN_PLACE_MIN and a.base is None
+            and a.shape == b.shape and a.dtype == b.dtype and a.flags.writeable
             and sys.getrefcount(a) <= _BUFFER_ONLY_REFS):
         a += b
         return a
@@ -208,8 +156,10 @@ def _plus(a, b):
     return np.asarray(s) if isinstance(s, np.generic) else s
 
 
+_IN_PLACE_MIN = 4096  # elements
+
+
 def _as_tensor(g):
-    from .._tensor import Tensor
     if g is None or isinstance(g, Tensor):
         return g
     return Tensor._make(g, None, False)
@@ -217,7 +167,7 @@ def _as_tensor(g):
 
 def _run_pre_hooks(fn, buf, create_graph):
     """Tensor hooks (``register_hook`` on a non-leaf) and node pre-hooks, in order."""
-    from .._tensor import Tensor, _TensorHook
+    from .._tensor import _TensorHook
     buf = list(buf)
     for hook in list(fn._pre_hooks):
         if isinstance(hook, _TensorHook):
@@ -259,7 +209,6 @@ def _unshared(g):
 
 def _accumulate(var, g, create_graph):
     """``AccumulateGrad``: run the leaf's hooks, then add ``g`` into ``var.grad``."""
-    from .._tensor import Tensor
     if var._hooks:
         for hook in var._hooks:
             new = hook(_as_tensor(g))

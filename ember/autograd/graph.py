@@ -20,14 +20,18 @@ from .. import _errors
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge"]
 
-_sequence = itertools.count()
+sequence = itertools.count()  # numbers nodes in creation order (``Node._seq``)
 
 
 class Node:
     """Base of every ``grad_fn``. Subclasses are generated per op by the registry."""
 
-    __slots__ = ("next_functions", "_seq", "_pre_hooks", "_hooks", "_freed", "__weakref__")
+    # Hooks are rare: they live in the instance ``__dict__`` (made on first use), so a new node
+    # sets two attributes. ``_seq`` orders the backward: every node's inputs have smaller ones.
+    __slots__ = ("next_functions", "_seq", "__dict__", "__weakref__")
     _n_outputs = 1  # gradient slots the engine buffers for this node
+    _pre_hooks = _hooks = None
+    _freed = False  # after a backward without retain_graph dropped the saved values
 
     def name(self):
         return type(self).__name__
@@ -77,9 +81,9 @@ class AccumulateGrad(Node):
     def __init__(self, variable):
         self.variable = variable
         self.next_functions = ()
-        self._seq = float("inf")  # runs as soon as it is ready, like PyTorch's
-        self._pre_hooks = self._hooks = None
-        self._freed = False
+        # Numbered before any node that uses the leaf, so it runs right after the last of them
+        # (as soon as it is ready, like PyTorch's).
+        self._seq = new_sequence_nr()
 
 
 def accumulate_grad_of(tensor):
@@ -89,6 +93,14 @@ def accumulate_grad_of(tensor):
     if node is None:
         node = AccumulateGrad(tensor)
         tensor._acc = weakref.ref(node)
+    return node
+
+
+def new_node(cls, next_functions):
+    """A node of class ``cls`` (not made by an op) with the given edges, numbered now."""
+    node = cls.__new__(cls)
+    node.next_functions = next_functions
+    node._seq = new_sequence_nr()
     return node
 
 
@@ -124,4 +136,4 @@ def raise_freed():
 
 
 def new_sequence_nr():
-    return next(_sequence)
+    return next(sequence)

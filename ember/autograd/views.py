@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from . import grad_mode
-from .graph import Node, gradient_edge, new_sequence_nr
+from .graph import Node, gradient_edge, new_node
 
 NO_GRAD = "no_grad"            # made while grad mode was off
 MULTI_OUTPUT = "multi_output"  # one of several views returned by one op
@@ -65,15 +65,6 @@ def check_rebase(view):
     raise RuntimeError(message + _REFUSAL[meta])
 
 
-def _node(cls, nexts):
-    node = cls.__new__(cls)
-    node.next_functions = nexts
-    node._seq = new_sequence_nr()
-    node._pre_hooks = node._hooks = None
-    node._freed = False
-    return node
-
-
 def _xp(g, create_graph):
     from .. import _array_api, _xp
     return _array_api.on_device(g.device) if create_graph else _xp.namespace_of(g)
@@ -105,10 +96,6 @@ class CopySlices(Node):
     def _freed(self):
         return self._inner._freed
 
-    @_freed.setter
-    def _freed(self, value):
-        pass
-
 
 class AsStridedBackward0(Node):
     """A view's node after its base was rebased: its gradient lands in its region of the base."""
@@ -130,11 +117,11 @@ class AsStridedBackward0(Node):
 def rebase_view(view, node):
     """After ``node`` (an in-place op applied to ``view``) wrote into the base: rewire history."""
     base = view._base
-    cs = _node(CopySlices, (gradient_edge(base),) + tuple(node.next_functions[1:]))
+    cs = new_node(CopySlices, (gradient_edge(base),) + tuple(node.next_functions[1:]))
     cs._inner = node
     cs._view_fn = view._view_fn
     base._grad_fn, base._output_nr, base._rg = cs, 0, True
-    vnode = _node(AsStridedBackward0, ((cs, 0),))
+    vnode = new_node(AsStridedBackward0, ((cs, 0),))
     vnode._view_fn = view._view_fn
     vnode._base_shape = base._data.shape
     vnode._base_dtype = base._data.dtype

@@ -23,7 +23,7 @@ from .. import _dtypes, _errors, _xp
 from .._broadcast import broadcast_shapes
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
-from ..autograd.graph import Node, gradient_edge, new_sequence_nr
+from ..autograd.graph import Node, gradient_edge, new_node
 from ..autograd.views import as_view
 from . import shape as _shape
 from .registry import defop
@@ -553,11 +553,7 @@ def _scatter_legacy(input, src, key, reduce):
     inputs = [t for t in (input, src) if isinstance(t, Tensor)]
     if not (grad_mode._state.grad and any(t.requires_grad for t in inputs)):
         return Tensor._make(out, None, False)
-    node = _NotImplemented.__new__(_NotImplemented)
-    node.next_functions = tuple(gradient_edge(t) for t in inputs)
-    node._seq = new_sequence_nr()
-    node._pre_hooks = node._hooks = None
-    node._freed = False
+    node = new_node(_NotImplemented, tuple(gradient_edge(t) for t in inputs))
     node._message = "derivative for aten::scatter is not implemented"
     return Tensor._make(out, node, True)
 

@@ -15,7 +15,7 @@ from .. import _dtypes, _xp
 from .._broadcast import broadcast_shapes
 from .._tensor import Tensor, _dtype_word
 from ..autograd import grad_mode
-from ..autograd.graph import Node, gradient_edge, new_sequence_nr
+from ..autograd.graph import Node, gradient_edge, new_node
 from .registry import defop
 
 # --------------------------------------------------------------------------- argument checks
@@ -157,11 +157,7 @@ def _underivable(out, name, *args):
     edges = tuple(gradient_edge(a) for a in args if isinstance(a, Tensor) and a._rg)
     if not edges or not grad_mode._state.grad or out._data.dtype.kind not in "fc":
         return out
-    node = _NotImplemented.__new__(_NotImplemented)
-    node.next_functions = edges
-    node._seq = new_sequence_nr()
-    node._pre_hooks = node._hooks = None
-    node._freed = False
+    node = new_node(_NotImplemented, edges)
     node._op_name = name
     return Tensor._make(out._data, node, True)
 

@@ -47,7 +47,7 @@ from ..autograd.graph import (
     accumulate_grad_of,
     check_version,
     modified_error,
-    new_sequence_nr,
+    sequence,
     raise_freed,
 )
 
@@ -83,46 +83,52 @@ def _names_read(fn):
 
 
 class OpNode(Node):
-    """A recorded application of an op: saved values, input metadata, and the op's rules."""
+    """A recorded application of an op: saved values, input metadata, and the op's rules.
 
-    __slots__ = ("_saved", "_versions", "_tensor_slots", "_ans", "_ans_vc", "_meta", "_out_meta",
-                 "_frees")
+    ``_saved`` holds the forward's arguments as the rules read them in an ordinary backward
+    (raw arrays, ``None`` where no rule needs the input); ``_inputs`` the saved tensor inputs
+    as ``(index, tensor, version)``, for the version check and for ``create_graph``, where
+    the rules run on the tensors themselves.
+    """
+
+    __slots__ = ("_saved", "_inputs", "_ans", "_ans_vc", "_meta", "_out_meta", "_frees")
     _op = None  # the Op, set on each generated subclass
 
-    def _unpack(self, create_graph):
-        """The forward's arguments and result as the rules need them (checked, not freed)."""
-        if self._freed:
+    @property
+    def _freed(self):
+        return self._saved is None
+
+    def _check(self):
+        """Raise if the saved values were freed or modified in place since the forward."""
+        if self._saved is None:
             raise_freed()
-        saved = self._saved
-        for idx, version in self._versions:
-            check_version(saved[idx], version)
-        ans = self._ans
-        if ans is not None:
+        for _, tensor, version in self._inputs:
+            if tensor._vc[0] != version:
+                check_version(tensor, version)
+        if self._ans is not None:
             for k, (vc, version) in enumerate(self._ans_vc):
                 if vc[0] != version:
                     raise RuntimeError(_ans_error(self, k))
-        if create_graph:
-            if ans is not None:
-                ans = (_output_tensor(ans, self, 0) if self._op.nout == 1 else
-                       tuple(_output_tensor(a, self, k) for k, a in enumerate(ans)))
-            return ans, saved
-        args = list(saved)
-        for i in self._tensor_slots:
-            args[i] = args[i]._data
-        return ans, args
 
-    def _output_grads(self, grad_outputs, create_graph):
-        """The gradients of all outputs, zeros standing in for those that did not arrive."""
-        first = next(g for g in grad_outputs if g is not None)
-        xp = _xp_for(first, create_graph)
-        return xp, tuple(
-            g if g is not None else (xp.zeros(shape, dtype=dtype) if dtype.kind in "fc" else None)
-            for g, (shape, dtype) in zip(grad_outputs, self._out_meta))
+    def _recorded_args(self):
+        """The arguments and result as Tensors, for rules recorded under ``create_graph``."""
+        args = list(self._saved)
+        for i, tensor, _ in self._inputs:
+            args[i] = tensor
+        ans = self._ans
+        if ans is not None:
+            ans = (_output_tensor(ans, self, 0) if self._op.nout == 1 else
+                   tuple(_output_tensor(a, self, k) for k, a in enumerate(ans)))
+        return ans, args
 
     def apply(self, grad_outputs, create_graph):
         """Input gradients (one per edge, None where not needed) for the output gradient(s)."""
-        ans, args = self._unpack(create_graph)
+        self._check()
         op = self._op
+        if create_graph:
+            ans, args = self._recorded_args()
+        else:
+            ans, args = self._ans, self._saved
         if op.nout == 1:
             g = grad_outputs[0]
             xp = (_xp_for(g, True) if create_graph else
@@ -141,25 +147,90 @@ class OpNode(Node):
                 continue
             gi = rule(xp, g, ans, *args)
             if gi is not None:
-                if isinstance(gi, np.generic):
-                    gi = np.asarray(gi)  # NumPy gives scalars for 0-d results
-                shape, dtype = meta
-                if gi.shape != shape:
-                    gi = sum_to(xp, gi, shape)
-                if gi.dtype != dtype:
-                    if not create_graph and gi.dtype.kind == "c" and dtype.kind != "c":
-                        gi = gi.real  # a real input keeps the real part, as in PyTorch
-                    gi = xp.astype(gi, dtype)
+                gi = _fit(xp, gi, meta, create_graph)
             out.append(gi)
         return out
+
+    def _output_grads(self, grad_outputs, create_graph):
+        """The gradients of all outputs, zeros standing in for those that did not arrive."""
+        first = next(g for g in grad_outputs if g is not None)
+        xp = _xp_for(first, create_graph)
+        return xp, tuple(
+            g if g is not None else (xp.zeros(shape, dtype=dtype) if dtype.kind in "fc" else None)
+            for g, (shape, dtype) in zip(grad_outputs, self._out_meta))
 
     def release(self):
         """Drop saved values after a backward without retain_graph."""
         if self._frees:
-            self._saved = ()
-            self._versions = ()
+            self._saved = None
+            self._inputs = ()
             self._ans = None
-            self._freed = True
+
+    def snapshot_input(self, tensor):
+        """Before ``tensor`` is overwritten in place, keep a copy of it where this node saved it.
+
+        PyTorch saves the original ``self`` of in-place ops whose other inputs' derivatives
+        need it (``a.mul_(b)`` with ``b`` requiring grad); the copy keeps ``tensor``'s history.
+        """
+        if not any(t is tensor for _, t, _ in self._inputs):
+            return
+        old = _Tensor._make(tensor._data.copy(), tensor._grad_fn, tensor._rg)
+        old._output_nr = tensor._output_nr
+        saved = self._saved = list(self._saved)
+        inputs = []
+        for i, t, version in self._inputs:
+            if t is tensor:
+                if saved[i] is tensor._data:  # not a promoted copy
+                    saved[i] = old._data
+                t, version = old, 0
+            inputs.append((i, t, version))
+        self._inputs = tuple(inputs)
+
+
+class _SimpleNode(OpNode):
+    """The node of an op with one output and a fixed number of inputs, with the ordinary
+    backward (raw arrays, no ``create_graph``) written out: it runs once per node."""
+
+    __slots__ = ()
+
+    def apply(self, grad_outputs, create_graph):
+        saved = self._saved
+        if create_graph or saved is None:
+            return OpNode.apply(self, grad_outputs, create_graph)
+        for _, tensor, version in self._inputs:
+            if tensor._vc[0] != version:
+                check_version(tensor, version)
+        ans = self._ans
+        if ans is not None and self._ans_vc[0][0][0] != self._ans_vc[0][1]:
+            raise RuntimeError(_ans_error(self, 0))
+        g = grad_outputs[0]
+        xp = _NUMPY if type(g) is np.ndarray else _xp.namespace_of(g)
+        out = []
+        for (fn, _), rule, meta in zip(self.next_functions, self._op.rules, self._meta):
+            if fn is None:
+                out.append(None)
+                continue
+            gi = rule(xp, g, ans, *saved)
+            if gi is not None and (type(gi) is not np.ndarray or gi.shape != meta[0]
+                                   or gi.dtype is not meta[1]):
+                gi = _fit(xp, gi, meta, False)
+            out.append(gi)
+        return out
+
+
+def _fit(xp, gi, meta, create_graph):
+    """An input's gradient as the rule gave it, made an array of the input's shape and dtype:
+    broadcasting undone (summed), cast, NumPy's 0-d scalars made arrays."""
+    if isinstance(gi, np.generic):
+        gi = np.asarray(gi)
+    shape, dtype = meta
+    if gi.shape != shape:
+        gi = sum_to(xp, gi, shape)
+    if gi.dtype != dtype:
+        if not create_graph and gi.dtype.kind == "c" and dtype.kind != "c":
+            gi = gi.real  # a real input keeps the real part, as in PyTorch
+        gi = xp.astype(gi, dtype)
+    return gi
 
 
 _count_outputs = property(lambda node: len(node._out_meta))  # ops with nout=None (unbind)
@@ -206,7 +277,8 @@ class Op:
         self.rules = None
         self._reads = None
         self._plans = {}  # (requires-grad mask, n_in) -> save plan
-        self.node_cls = type(f"{_camel(name)}Backward{overload}", (OpNode,),
+        base = _SimpleNode if nout == 1 and variadic is None else OpNode
+        self.node_cls = type(f"{_camel(name)}Backward{overload}", (base,),
                              {"__slots__": (), "_op": staticmethod(self),  # no binding
                               "_n_outputs": nout if nout is not None else _count_outputs})
         OPS.append(self)
@@ -268,25 +340,24 @@ class Op:
             _raise_device_error(args[:n_in])
             raise
         if self.nout != 1:
-            return self._wrap_outputs(args, out, requires)
-        if isinstance(out, np.generic):
+            return self._wrap_outputs(args, arrays, out, requires, n_in)
+        if type(out) is not np.ndarray and isinstance(out, np.generic):
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
         if not (requires and _state.grad) or self.rules is None or out.dtype.kind not in "fc":
             return Tensor._make(out, None, False)  # integer and bool results never need grad
-        node = self._record(args, out, n_in)
+        node = self._record(args, arrays, out, n_in)
         result = Tensor._make(out, node, True)
         if node._ans is not None:
-            node._ans_vc = ((result._vc, result._vc[0]),)
+            node._ans_vc = ((result._vc, 0),)
         return result
 
-    def _wrap_outputs(self, args, outs, requires):
+    def _wrap_outputs(self, args, arrays, outs, requires, n_in):
         """Tensors for a multi-output op; floating outputs share one node (``output_nr`` k)."""
         outs = tuple(np.asarray(o) if isinstance(o, np.generic) else o for o in outs)
         node = None
         if requires and _state.grad and self.rules is not None and any(
                 o.dtype.kind in "fc" for o in outs):
-            node = self._record(args, outs, self.n_in if self.variadic is None else
-                                len(args) - self.variadic)
+            node = self._record(args, arrays, outs, n_in)
             node._out_meta = tuple((o.shape, o.dtype) for o in outs)
         results = []
         for k, o in enumerate(outs):
@@ -298,12 +369,12 @@ class Op:
             node._ans_vc = tuple((t._vc, t._vc[0]) for t in results)
         return tuple(results)
 
-    def _record(self, args, out, n_in):
+    def _record(self, args, arrays, out, n_in):
+        """The node of one call: edges to the inputs' nodes and what the rules will read."""
         Tensor = _Tensor
-        node = self.node_cls.__new__(self.node_cls)
         nexts = []
         meta = []
-        mask = 0
+        mask = 1 << n_in  # bit i: input i requires grad; the top bit: how many inputs
         for i in range(n_in):
             a = args[i]
             if isinstance(a, Tensor) and a._rg:
@@ -314,41 +385,38 @@ class Op:
                 meta.append((data.shape, data.dtype))
                 mask |= 1 << i
             else:
-                nexts.append((None, 0))
+                nexts.append(_NO_EDGE)
                 meta.append(None)
-        plan = self._plans.get((mask, n_in))
+        plan = self._plans.get(mask)
         if plan is None:
-            plan = self._plans[(mask, n_in)] = self._save_plan(mask, n_in, len(args))
-        kept, save_ans = plan
-        # Keep what the rules read; note the version of each saved tensor for the check.
-        saved = [None] * len(args)
-        versions = []
-        slots = []
+            plan = self._plans[mask] = self._save_plan(mask, n_in)
+        dropped, kept_inputs, save_ans = plan
+        # Keep what the rules read (the raw arrays they will get), and each saved tensor input
+        # with its version, for the check and for create_graph.
+        for i in dropped:
+            arrays[i] = None
+        inputs = []
         frees = save_ans  # whether release() frees anything: nodes saving nothing rerun
-        for i in kept:
-            a = saved[i] = args[i]
-            if i < n_in and a is not None:
+        for i in kept_inputs:
+            a = args[i]
+            if a is not None:
                 frees = True
                 if isinstance(a, Tensor):
-                    versions.append((i, a._vc[0]))
-                    slots.append(i)
+                    inputs.append((i, a, a._vc[0]))
+        node = self.node_cls.__new__(self.node_cls)
         node.next_functions = tuple(nexts)
+        node._seq = next(sequence)  # after the edges: a leaf's AccumulateGrad comes first
         node._meta = meta
-        node._seq = new_sequence_nr()
-        node._pre_hooks = node._hooks = None
-        node._freed = False
-        node._saved = saved
-        node._versions = versions
-        node._tensor_slots = slots
+        node._saved = arrays
+        node._inputs = inputs
         node._ans = out if save_ans else None
-        node._ans_vc = None
         node._frees = frees
         return node
 
-    def _save_plan(self, mask, n_in, n_args):
+    def _save_plan(self, mask, n_in):
         """What a node keeps when the inputs in ``mask`` require grad (computed once per mask).
 
-        Returns (indices of the arguments to keep, whether to keep ``ans``). Plain parameters
+        Returns (inputs to drop, inputs to keep, whether to keep ``ans``). Plain parameters
         (dims, shapes) are always kept; inputs only when a rule that will run reads them.
         """
         save, save_ans = set(), False
@@ -362,7 +430,11 @@ class Op:
                     idx, ans_read = self._reads[i]
                     save.update(idx)
                 save_ans = save_ans or ans_read
-        return tuple(i for i in range(n_args) if i in save or i >= n_in), save_ans
+        return (tuple(i for i in range(n_in) if i not in save),
+                tuple(i for i in range(n_in) if i in save), save_ans)
+
+
+_NO_EDGE = (None, 0)
 
 
 # Python scalar types that never change a result dtype of the given array kinds.
@@ -434,8 +506,81 @@ def _xp_of(arrays, n_in):
     return _NUMPY
 
 
+class _UnaryOp(Op):
+    """An op of one input and one output: a shorter call for a NumPy-backed tensor input."""
+
+    def __call__(self, *args):
+        a = args[0]
+        if not isinstance(a, _Tensor):
+            return Op.__call__(self, *args)
+        data = a._data
+        if type(data) is not np.ndarray or (self.promote == "float" and
+                                            data.dtype.kind not in "fc"):
+            return Op.__call__(self, *args)
+        out = self.forward(_NUMPY, data, *args[1:])
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)  # NumPy gives scalars for 0-d results
+        if not (a._rg and _state.grad) or self.rules is None or out.dtype.kind not in "fc":
+            return _Tensor._make(out, None, False)
+        arrays = list(args)
+        arrays[0] = data
+        node = self._record(args, arrays, out, 1)
+        result = _Tensor._make(out, node, True)
+        if node._ans is not None:
+            node._ans_vc = ((result._vc, 0),)
+        return result
+
+
+class _BinaryOp(Op):
+    """An op of two inputs and one output: a shorter call when both are NumPy-backed tensors
+    of one dtype, or a tensor and a Python number that does not change its dtype."""
+
+    def __call__(self, *args):
+        a, b = args[0], args[1]
+        Tensor = _Tensor
+        if not isinstance(a, Tensor):
+            return Op.__call__(self, *args)
+        da = a._data
+        if isinstance(b, Tensor):
+            db = b._data
+            requires = a._rg or b._rg
+            if self.promote and da.dtype is not db.dtype:
+                return Op.__call__(self, *args)
+        elif type(b) is float or type(b) is int:
+            db = b
+            requires = a._rg
+            if self.promote and da.dtype.kind not in "fc":
+                return Op.__call__(self, *args)
+        else:
+            return Op.__call__(self, *args)
+        if type(da) is not np.ndarray or (self.promote == "float" and
+                                          da.dtype.kind not in "fc"):
+            return Op.__call__(self, *args)
+        try:
+            out = self.forward(_NUMPY, da, db, *args[2:])
+        except (ValueError, TypeError):
+            return Op.__call__(self, *args)  # again, to raise PyTorch's error
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        if not (requires and _state.grad) or self.rules is None or out.dtype.kind not in "fc":
+            return Tensor._make(out, None, False)
+        arrays = list(args)
+        arrays[0] = da
+        arrays[1] = db
+        node = self._record(args, arrays, out, 2)
+        result = Tensor._make(out, node, True)
+        if node._ans is not None:
+            node._ans_vc = ((result._vc, 0),)
+        return result
+
+
 def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None):
     """Declare an op from its forward function (used as a decorator)."""
     def wrap(forward):
-        return Op(name, forward, n_in, promote, overload, nout, variadic)
+        cls = Op
+        if nout == 1 and variadic is None:
+            code = forward.__code__
+            inputs = code.co_argcount - 1 if n_in is None else n_in
+            cls = {1: _UnaryOp, 2: _BinaryOp}.get(inputs, Op)
+        return cls(name, forward, n_in, promote, overload, nout, variadic)
     return wrap
