@@ -12,8 +12,7 @@ import weakref
 
 import numpy as np
 
-from . import _device, _dtypes, _errors
-from . import autograd
+from . import _device, _dtypes, _errors, autograd
 from .autograd import engine, grad_mode
 from .ops import registry
 

@@ -19,28 +19,12 @@ import sys
 import numpy as np
 
 from . import grad_mode
+from ._walk import walk
 from .graph import AccumulateGrad
 
 __all__ = ["run_backward"]
 
 Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
-
-
-def _collect(roots):
-    """Every node reachable from ``roots`` (no recursion)."""
-    seen = set()
-    order = []
-    stack = [fn for fn, _ in roots]
-    while stack:
-        fn = stack.pop()
-        if fn in seen:
-            continue
-        seen.add(fn)
-        order.append(fn)
-        for child, _ in fn.next_functions:
-            if child is not None and child not in seen:
-                stack.append(child)
-    return order
 
 
 def _needed(roots, targets):
@@ -50,7 +34,7 @@ def _needed(roots, targets):
     numbers, so one pass in ascending number settles every node.
     """
     needed = set()
-    for fn in sorted(_collect(roots), key=lambda fn: fn._seq):
+    for fn in sorted(walk(roots), key=lambda fn: fn._seq):
         for child, _ in fn.next_functions:
             if child is not None and (child in targets or child in needed):
                 needed.add(fn)

@@ -47,8 +47,8 @@ from ..autograd.graph import (
     accumulate_grad_of,
     check_version,
     modified_error,
-    sequence,
     raise_freed,
+    sequence,
 )
 
 __all__ = ["defop", "Op", "OpNode", "OPS"]
@@ -395,14 +395,16 @@ class Op:
         # with its version, for the check and for create_graph.
         for i in dropped:
             arrays[i] = None
-        inputs = []
+        inputs = ()
         frees = save_ans  # whether release() frees anything: nodes saving nothing rerun
-        for i in kept_inputs:
-            a = args[i]
-            if a is not None:
-                frees = True
-                if isinstance(a, Tensor):
-                    inputs.append((i, a, a._vc[0]))
+        if kept_inputs:
+            inputs = []
+            for i in kept_inputs:
+                a = args[i]
+                if a is not None:
+                    frees = True
+                    if isinstance(a, Tensor):
+                        inputs.append((i, a, a._vc[0]))
         node = self.node_cls.__new__(self.node_cls)
         node.next_functions = tuple(nexts)
         node._seq = next(sequence)  # after the edges: a leaf's AccumulateGrad comes first
