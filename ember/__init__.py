@@ -15,6 +15,7 @@ from . import (  # noqa: F401
     nn,
     optim,
     utils,
+    viz,  # ember's own: pictures of the backward graph
 )
 from ._creation import (
     BoolTensor,

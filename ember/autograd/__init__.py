@@ -10,7 +10,7 @@ from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, se
 from .graph import Node, gradient_edge
 
 __all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
-           "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck", "Node"]
+           "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck", "Node", "explain"]
 
 
 def _as_tuple(x):
@@ -161,4 +161,5 @@ class Variable(metaclass=_VariableMeta):
         return data
 
 
+from .explain import explain  # noqa: E402
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
