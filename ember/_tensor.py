@@ -203,7 +203,7 @@ class Tensor:
 
     @property
     def grad(self):
-        if self._grad_fn is not None and not self._retains_grad:
+        if self._grad is None and self._grad_fn is not None and not self._retains_grad:
             warnings.warn(_errors.NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
 

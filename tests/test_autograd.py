@@ -539,3 +539,34 @@ def test_fill_zero_copy_record_pytorchs_nodes(lib):
         y.sum().backward()
     assert names == ["FillBackward2", "FillBackward3", "ZeroBackward0", "CopyBackwards"]
     assert x.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+def test_nonleaf_grad_warns_only_while_undefined(torch):
+    def run(lib):
+        x = lib.ones(2, requires_grad=True)
+        y = x * 2
+        z = (y * y).sum()
+        with warnings.catch_warnings(record=True) as before:
+            warnings.simplefilter("always")
+            assert y.grad is None
+        z.backward(inputs=[y])
+        with warnings.catch_warnings(record=True) as after:
+            warnings.simplefilter("always")
+            grad = y.grad.tolist()
+        return len(before), len(after), grad
+    assert run(ember) == run(torch) == (1, 0, [4.0, 4.0])
+
+
+def test_complex_sgn_and_its_gradient_match_pytorch(torch):
+    values = [-3 + 4j, 1 + 2j, 0j, 0.5 - 0.2j]
+    seed = [1 + 0.5j, -2 + 1j, 0.3 + 0.7j, -1j]
+    out = {}
+    for lib in (ember, torch):
+        z = lib.tensor(values, dtype=lib.complex128, requires_grad=True)
+        s = lib.sgn(z)
+        s.backward(lib.tensor(seed, dtype=lib.complex128))
+        out[lib] = (s.detach().numpy(), z.grad.numpy())
+    np.testing.assert_allclose(out[ember][0], out[torch][0], rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(out[ember][1], out[torch][1], rtol=1e-12, atol=1e-15)
+    z = ember.tensor(values[:2] + values[3:], dtype=ember.complex128, requires_grad=True)
+    assert gradcheck(ember.sgn, (z,))

@@ -318,10 +318,24 @@ _sign.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
 
 @defop("sgn")
 def _sgn(xp, input):
-    return _sign_raw(xp, input)
+    """``input / |input|`` (0 at 0) for complex inputs, ``sign`` for real ones."""
+    if input.dtype.kind != "c":
+        return _sign_raw(xp, input)
+    size = xp.abs(input)
+    return xp.where(size == 0, 0, input / xp.where(size == 0, 1, size)).astype(input.dtype)
 
 
-_sgn.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))  # real inputs: piecewise constant
+def _sgn_grad(xp, g, ans, input):
+    """Real inputs: piecewise constant, so 0. Complex: PyTorch's ``sgn_backward``,
+    ``(g - s * Re(g * conj(s))) / |z|``, 0 at 0."""
+    if not (input.is_complex() if hasattr(input, "is_complex") else input.dtype.kind == "c"):
+        return xp.zeros_like(g)
+    size = xp.abs(input)
+    tangent = g - ans * (g * xp.conj(ans)).real
+    return xp.where(size == 0, 0, tangent / xp.where(size == 0, 1, size))
+
+
+_sgn.defvjp(_sgn_grad)
 
 # --------------------------------------------------------------------------- binary math
 
