@@ -70,3 +70,15 @@ CREATE_GRAPH_CYCLE = (
     "make sure to reset the .grad fields of your parameters to None after use to break the "
     "cycle and avoid the leak."
 )
+
+# Forward-mode AD (autograd.forward_ad).
+TANGENT_SIZE = (
+    "Trying to set a forward gradient that has a different size than that of the original "
+    "Tensor, this is not supported. Tensor is of size {size} while the given forward gradient "
+    "is of size {tangent}."
+)
+NO_JVP = (
+    "Trying to use forward AD with {name} that does not support it because it has not been "
+    "implemented yet.\nember declares an op's JVP beside its VJP in ember/ops (Op.defjvp or "
+    "defop's jvp=)."
+)

@@ -296,6 +296,8 @@ def _suffixes(tensor, shape):
         found.append(f"grad_fn=<{type(tensor.grad_fn).__name__}>")
     elif tensor.requires_grad:
         found.append("requires_grad=True")
+    if tensor._fw is not None:
+        found.append(f"tangent={tensor._fw}")
     return found
 
 

@@ -13,7 +13,7 @@ import weakref
 import numpy as np
 
 from . import _device, _dtypes, _errors, autograd
-from .autograd import engine, grad_mode
+from .autograd import engine, forward_ad, grad_mode
 from .ops import registry
 
 __all__ = ["Tensor", "Size"]
@@ -53,7 +53,10 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_rg", "_grad_fn", "_grad", "_vc", "_output_nr", "_base", "_view_fn",
-                 "_creation_meta", "_acc", "_hooks", "_retains_grad", "__weakref__")
+                 "_creation_meta", "_acc", "_hooks", "_retains_grad", "__dict__", "__weakref__")
+    # Rare state lives in the instance __dict__ (made on first use), as do users' own
+    # attributes (PyTorch tensors accept them too).
+    _fw = None  # the forward-mode tangent, inside autograd.forward_ad.dual_level
     __array_priority__ = 1000  # ``ndarray * tensor`` defers to the tensor, as in PyTorch
 
     # ------------------------------------------------------------------ construction
@@ -441,6 +444,8 @@ class Tensor:
             node.snapshot_input(self)
         self._data[...] = out
         self._vc[0] += 1
+        if result._fw is not None:
+            forward_ad.set_tangent(self, result._fw)
         if node is not None:
             if getattr(node, "_ans", None) is not None:
                 node._ans = self._data

@@ -143,7 +143,7 @@ def _move(t, dev):
     return _to_device(t, dev, t.device)
 
 
-@defop("to_copy", n_in=1)
+@defop("to_copy", n_in=1, jvp="linear")
 def _to_device(xp, input, device, source):
     return _device.move(input, device)
 

@@ -41,6 +41,7 @@ class Probe:
         self.grad_fn = grad_fn
         self.is_leaf = grad_fn is None
         self.shape = tuple(self._data.shape)
+        self._fw = None  # the forward-mode tangent (none)
 
 
 def backward_node(name):

@@ -90,13 +90,13 @@ def _read_rule(xp, g, ans, input, key, shape):
     return xp.index_add_zeros(g, shape, key)
 
 
-_index = defop("index", n_in=1)(_read).defvjp(_read_rule)
-_gather = defop("gather", n_in=1)(_read).defvjp(_read_rule)
-_index_select = defop("index_select", n_in=1)(_read).defvjp(_read_rule)
-_masked_select = defop("masked_select", n_in=1)(_read).defvjp(_read_rule)
+_index = defop("index", n_in=1, jvp="linear")(_read).defvjp(_read_rule)
+_gather = defop("gather", n_in=1, jvp="linear")(_read).defvjp(_read_rule)
+_index_select = defop("index_select", n_in=1, jvp="linear")(_read).defvjp(_read_rule)
+_masked_select = defop("masked_select", n_in=1, jvp="linear")(_read).defvjp(_read_rule)
 
 
-@defop("index_add_zeros", n_in=1)
+@defop("index_add_zeros", n_in=1, jvp="linear")
 def _index_add_zeros(xp, g, shape, key):
     """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices accumulate)."""
     out = xp.zeros(shape, dtype=g.dtype)
@@ -108,7 +108,7 @@ _index_add_zeros.defvjp(lambda xp, gg, ans, g, shape, key: gg[key])
 _xp.register_extra("index_add_zeros", _index_add_zeros.forward, _index_add_zeros)
 
 
-@defop("select", n_in=1)
+@defop("select", n_in=1, jvp="linear")
 def _select(xp, input, key, shape):
     return input[key]
 
@@ -119,7 +119,7 @@ _select.defvjp(lambda xp, g, ans, input, key, shape: _shape._embed(xp, g, shape,
 # --------------------------------------------------------------------------- writes
 
 
-@defop("index_put", n_in=2)
+@defop("index_put", n_in=2, jvp="linear")
 def _index_put(xp, input, values, key, accumulate):
     out = input.copy()
     if accumulate:
@@ -134,7 +134,7 @@ _index_put.defvjp(
     lambda xp, g, ans, input, values, key, accumulate: g[key])
 
 
-@defop("copy", n_in=2)
+@defop("copy", n_in=2, jvp="linear")
 def _copy(xp, input, src):
     src = xp.asarray(src, dtype=input.dtype)
     return xp.broadcast_to(src, broadcast_shapes(input.shape, src.shape)).copy()
@@ -145,7 +145,7 @@ _copy.defvjp(lambda xp, g, ans, input, src: xp.zeros_like(g),
 _copy.node_cls.__name__ = _copy.node_cls.__qualname__ = "CopyBackwards"
 
 
-@defop("fill", n_in=2, overload=3)
+@defop("fill", n_in=2, overload=3, jvp="linear")
 def _fill(xp, input, value):
     return xp.full_like(input, value)
 
@@ -154,7 +154,7 @@ _fill.defvjp(lambda xp, g, ans, input, value: xp.zeros_like(g),
              lambda xp, g, ans, input, value: xp.sum(g))
 
 
-@defop("fill", n_in=1, overload=2)
+@defop("fill", n_in=1, overload=2, jvp="transpose")
 def _fill_scalar(xp, input, value):
     return xp.full_like(input, value)
 
@@ -162,7 +162,7 @@ def _fill_scalar(xp, input, value):
 _fill_scalar.defvjp(lambda xp, g, ans, input, value: xp.zeros_like(g))
 
 
-@defop("zero", n_in=1)
+@defop("zero", n_in=1, jvp="transpose")
 def _zero(xp, input):
     return xp.zeros_like(input)
 
@@ -182,7 +182,7 @@ def _src_rule(name):
     return rule
 
 
-@defop("scatter", n_in=2)
+@defop("scatter", n_in=2, jvp="linear")
 def _scatter(xp, input, src, key, src_shape):
     out = input.copy()
     out[key] = src[_block(key)]
@@ -193,7 +193,7 @@ _scatter.defvjp(lambda xp, g, ans, input, src, key, src_shape: _zeroed(xp, g, ke
                 _src_rule("ScatterBackward0"))
 
 
-@defop("scatter", n_in=1, overload=1)
+@defop("scatter", n_in=1, overload=1, jvp="transpose")
 def _scatter_value(xp, input, key, value):
     out = input.copy()
     out[key] = value
@@ -203,7 +203,7 @@ def _scatter_value(xp, input, key, value):
 _scatter_value.defvjp(lambda xp, g, ans, input, key, value: _zeroed(xp, g, key))
 
 
-@defop("scatter_add", n_in=2)
+@defop("scatter_add", n_in=2, jvp="linear")
 def _scatter_add(xp, input, src, key, src_shape):
     out = input.copy()
     xp.add_at(out, key, src[_block(key)])
@@ -236,7 +236,7 @@ def _shape_of(key):
     return tuple(s.stop for s in _block(key))
 
 
-@defop("scatter_reduce", n_in=2)
+@defop("scatter_reduce", n_in=2, jvp="transpose")
 def _scatter_reduce(xp, input, src, key, src_shape, reduce, include_self):
     out = input.copy()
     src = src[_block(key)]
@@ -296,7 +296,7 @@ def _scatter_reduce_src(xp, g, ans, input, src, key, src_shape, reduce, include_
 _scatter_reduce.defvjp(_scatter_reduce_self, _scatter_reduce_src)
 
 
-@defop("index_add", n_in=2)
+@defop("index_add", n_in=2, jvp="linear")
 def _index_add(xp, input, source, key, alpha):
     out = input.copy()
     xp.add_at(out, key, source if alpha == 1 else source * alpha)
@@ -308,7 +308,7 @@ _index_add.defvjp(lambda xp, g, ans, input, source, key, alpha: g,
                       g[key] if alpha == 1 else g[key] * alpha)
 
 
-@defop("index_copy", n_in=2)
+@defop("index_copy", n_in=2, jvp="linear")
 def _index_copy(xp, input, source, key):
     out = input.copy()
     out[key] = source
@@ -325,10 +325,10 @@ def _fill_at(xp, input, value, key):
     return out
 
 
-_index_fill = defop("index_fill", n_in=1)(
+_index_fill = defop("index_fill", n_in=1, jvp="transpose")(
     lambda xp, input, key, value: _fill_at(xp, input, value, key))
 _index_fill.defvjp(lambda xp, g, ans, input, key, value: _zeroed(xp, g, key))
-_index_fill_tensor = defop("index_fill", n_in=2, overload=1)(_fill_at)
+_index_fill_tensor = defop("index_fill", n_in=2, overload=1, jvp="linear")(_fill_at)
 _index_fill_tensor.defvjp(lambda xp, g, ans, input, value, key: _zeroed(xp, g, key),
                           lambda xp, g, ans, input, value, key: xp.sum(g[key]))
 
@@ -337,15 +337,15 @@ def _mask_fill(xp, input, value, mask):
     return xp.where(mask, xp.asarray(value, dtype=input.dtype), input)
 
 
-_masked_fill = defop("masked_fill", n_in=1)(
+_masked_fill = defop("masked_fill", n_in=1, jvp="transpose")(
     lambda xp, input, mask, value: _mask_fill(xp, input, value, mask))
 _masked_fill.defvjp(lambda xp, g, ans, input, mask, value: xp.where(mask, g * 0, g))
-_masked_fill_tensor = defop("masked_fill", n_in=2, overload=1)(_mask_fill)
+_masked_fill_tensor = defop("masked_fill", n_in=2, overload=1, jvp="linear")(_mask_fill)
 _masked_fill_tensor.defvjp(lambda xp, g, ans, input, value, mask: xp.where(mask, g * 0, g),
                            lambda xp, g, ans, input, value, mask: xp.sum(xp.where(mask, g, g * 0)))
 
 
-@defop("masked_scatter", n_in=2)
+@defop("masked_scatter", n_in=2, jvp="linear")
 def _masked_scatter(xp, input, source, mask, source_shape):
     out = xp.broadcast_to(input, mask.shape).copy()
     out[mask] = xp.reshape(source, (-1,))[:int(mask.sum())]
@@ -364,7 +364,7 @@ _masked_scatter.defvjp(
     _masked_scatter_source)
 
 
-@defop("take", n_in=1)
+@defop("take", n_in=1, jvp="linear")
 def _take(xp, input, index, in_shape):
     return xp.reshape(input, (-1,))[index]
 
@@ -373,7 +373,7 @@ _take.defvjp(lambda xp, g, ans, input, index, in_shape: xp.reshape(
     xp.index_add_zeros(g, (math.prod(in_shape),), (index,)), in_shape))
 
 
-@defop("put", n_in=2)
+@defop("put", n_in=2, jvp="linear")
 def _put(xp, input, source, index, accumulate, source_shape):
     out = input.copy()
     flat = out.reshape(-1)  # a view: the copy is contiguous

@@ -39,9 +39,9 @@ import types
 
 import numpy as np
 
-from .. import _dtypes, _xp
+from .. import _dtypes, _errors, _xp
 from .._broadcast import sum_to
-from ..autograd import grad_mode
+from ..autograd import forward_ad, grad_mode, saved_hooks
 from ..autograd.graph import (
     Node,
     accumulate_grad_of,
@@ -56,6 +56,7 @@ __all__ = ["defop", "Op", "OpNode", "OPS"]
 OPS = []  # every declared op, in declaration order (tests check each has a spec)
 
 _state = grad_mode._state
+_fw = forward_ad.state
 _NUMPY = _xp.NUMPY
 _Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
@@ -93,6 +94,7 @@ class OpNode(Node):
 
     __slots__ = ("_saved", "_inputs", "_ans", "_ans_vc", "_meta", "_out_meta", "_frees")
     _op = None  # the Op, set on each generated subclass
+    _packed = None  # [(index or None for ans, unpack_hook, packed value)] under saved hooks
 
     @property
     def _freed(self):
@@ -110,12 +112,29 @@ class OpNode(Node):
                 if vc[0] != version:
                     raise RuntimeError(_ans_error(self, k))
 
-    def _recorded_args(self):
+    def _saved_values(self):
+        """``(ans, saved, inputs)`` as recorded, or as the saved-tensor hooks' ``unpack_hook``
+        gives them back (see ``autograd.graph.saved_tensors_hooks``)."""
+        packed = self._packed
+        if packed is None:
+            return self._ans, self._saved, self._inputs
+        saved = list(self._saved)
+        inputs = []
+        ans = None
+        for i, unpack, value in packed:
+            tensor = unpack(value)
+            if i is None:
+                ans = tensor._data
+            else:
+                saved[i] = tensor._data
+                inputs.append((i, tensor, None))
+        return ans, saved, inputs
+
+    def _recorded_args(self, ans, saved, inputs):
         """The arguments and result as Tensors, for rules recorded under ``create_graph``."""
-        args = list(self._saved)
-        for i, tensor, _ in self._inputs:
+        args = list(saved)
+        for i, tensor, _ in inputs:
             args[i] = tensor
-        ans = self._ans
         if ans is not None:
             ans = (_output_tensor(ans, self, 0) if self._op.nout == 1 else
                    tuple(_output_tensor(a, self, k) for k, a in enumerate(ans)))
@@ -125,10 +144,9 @@ class OpNode(Node):
         """Input gradients (one per edge, None where not needed) for the output gradient(s)."""
         self._check()
         op = self._op
+        ans, args, inputs = self._saved_values()
         if create_graph:
-            ans, args = self._recorded_args()
-        else:
-            ans, args = self._ans, self._saved
+            ans, args = self._recorded_args(ans, args, inputs)
         if op.nout == 1:
             g = grad_outputs[0]
             xp = (_xp_for(g, True) if create_graph else
@@ -165,6 +183,7 @@ class OpNode(Node):
             self._saved = None
             self._inputs = ()
             self._ans = None
+            self._packed = None
 
     def snapshot_input(self, tensor):
         """Before ``tensor`` is overwritten in place, keep a copy of it where this node saved it.
@@ -195,7 +214,7 @@ class _SimpleNode(OpNode):
 
     def apply(self, grad_outputs, create_graph):
         saved = self._saved
-        if create_graph or saved is None:
+        if create_graph or saved is None or self._packed is not None:
             return OpNode.apply(self, grad_outputs, create_graph)
         for _, tensor, version in self._inputs:
             if tensor._vc[0] != version:
@@ -216,6 +235,23 @@ class _SimpleNode(OpNode):
                 gi = _fit(xp, gi, meta, False)
             out.append(gi)
         return out
+
+
+def _pack(node):
+    """Hand the node's saved tensors (inputs, and its result as a tensor without history)
+    to the innermost ``saved_tensors_hooks``' ``pack_hook``; keep what it returns instead."""
+    pack, unpack = saved_hooks.stack[-1]
+    packed = []
+    for i, tensor, _ in node._inputs:
+        packed.append((i, unpack, pack(tensor)))
+        node._saved[i] = None
+    if node._ans is not None:
+        outs = (node._ans,) if node._op.nout == 1 else node._ans
+        if len(outs) == 1:  # several outputs: saved as they are (sort's indices, ...)
+            packed.append((None, unpack, pack(_Tensor._make(outs[0], None, False))))
+            node._ans = None
+    node._inputs = ()
+    node._packed = packed
 
 
 def _fit(xp, gi, meta, create_graph):
@@ -261,10 +297,30 @@ def _xp_for(g, create_graph):
     return _NUMPY if type(g) is np.ndarray else _xp.namespace_of(g)
 
 
+def _as_tuple(x):
+    return x if isinstance(x, tuple) else (x,)
+
+
+def _sum_parts(parts):
+    """Tangent contributions (tuples, one entry per output) summed per output."""
+    total = None
+    for part in parts:
+        total = part if total is None else tuple(
+            a if b is None else b if a is None else a + b for a, b in zip(total, part))
+    return total or ()
+
+
+def _zero_like(a):
+    """The tangent of an input that has none: zeros (0 for a Python number)."""
+    if isinstance(a, _Tensor):
+        return _Tensor._make(_xp.namespace_of(a._data).zeros_like(a._data), None, False)
+    return 0 if isinstance(a, (int, float, complex)) and not isinstance(a, bool) else a
+
+
 class Op:
     """A differentiable primitive: forward on raw arrays plus one vjp rule per input."""
 
-    def __init__(self, name, forward, n_in, promote, overload, nout=1, variadic=None):
+    def __init__(self, name, forward, n_in, promote, overload, nout=1, variadic=None, jvp=None):
         self.name = self.__name__ = name
         self.__doc__ = forward.__doc__
         self.forward = forward
@@ -275,8 +331,10 @@ class Op:
         self.n_in = len(argnames) if n_in is None else n_in
         self.promote = promote
         self.rules = None
+        self.jvp_kind = jvp  # see defjvp
+        self.jvp_rules = None
         self._reads = None
-        self._plans = {}  # (requires-grad mask, n_in) -> save plan
+        self._plans = {}  # requires-grad mask (top bit: number of inputs) -> save plan
         base = _SimpleNode if nout == 1 and variadic is None else OpNode
         self.node_cls = type(f"{_camel(name)}Backward{overload}", (base,),
                              {"__slots__": (), "_op": staticmethod(self),  # no binding
@@ -304,6 +362,78 @@ class Op:
                           rule.__code__.co_varnames[2] in used))
         self._reads = tuple(reads)
         return self
+
+    def defjvp(self, *rules):
+        """Forward mode: one rule per input, ``rule(xp, t, ans, *args)`` -> that input's part of
+        the output's tangent ``J·t`` (``t``: the input's tangent; a tuple per output for ops
+        with several). Ops whose JVP follows from what they are say so to ``defop`` instead:
+
+        - ``jvp="elementwise"``: the Jacobian is diagonal, so the VJP rules are the JVP rules;
+        - ``jvp="linear"``: linear in all inputs together (shape ops, ``sum``, ``cat``, ``add``):
+          the tangent is the op applied to the tangents (zeros for inputs without one);
+        - ``jvp="multilinear"``: linear in each input alone (``mul``, ``matmul``, ``einsum``):
+          the sum over inputs of the op with that input replaced by its tangent;
+        - ``jvp="transpose"``: the VJP rules transposed (``J·t`` is the gradient with respect
+          to ``v`` of ``(Jᵀ·v)·t``, which is linear in ``v``): exact for any op whose VJP rules
+          are differentiable, at the cost of a small backward pass; for ops whose JVP has no
+          shorter form (sorting, decompositions, softmax).
+        """
+        self.jvp_kind = "rules"
+        self.jvp_rules = rules
+        return self
+
+    def jvp(self, args, n_in, tangents, results):
+        """The outputs' tangents (a tuple; None where none) for the inputs' ``tangents``."""
+        kind = self.jvp_kind
+        if kind is None or (kind == "elementwise" and self.rules is None):
+            raise NotImplementedError(_errors.NO_JVP.format(name=self.name))
+        params = args[n_in:]
+        if kind == "linear":
+            inputs = [t if t is not None else _zero_like(a) for a, t in zip(args, tangents)]
+            return _as_tuple(self(*inputs, *params))
+        if kind == "multilinear":
+            parts = [self(*args[:i], t, *args[i + 1:]) for i, t in enumerate(tangents)
+                     if t is not None]
+            return _sum_parts(_as_tuple(p) for p in parts)
+        from .. import _array_api
+        xp = _array_api.on_device(results[0].device)
+        ans = results[0] if self.nout == 1 else results
+        if kind == "transpose":
+            return self._transposed_vjp(xp, args, n_in, tangents, results)
+        if self.variadic is not None:
+            inputs = args[:n_in]
+            parts = [self.rules(xp, t, ans, i, inputs, *params) for i, t in enumerate(tangents)
+                     if t is not None]
+        else:
+            rules = self.rules if kind == "elementwise" else self.jvp_rules
+            parts = [rule(xp, t, ans, *args) for rule, t in zip(rules, tangents)
+                     if t is not None and rule is not None]
+        return _sum_parts(_as_tuple(p) for p in parts)
+
+    def _transposed_vjp(self, xp, args, n_in, tangents, results):
+        """``J·t`` as the gradient in ``v`` of ``Σ_i (J_iᵀ·v)·t_i`` (see ``defjvp``)."""
+        from ..autograd import grad
+        vs = [_Tensor._make(xp.zeros_like(r._data), None, True)
+              if r.is_floating_point() or r.is_complex() else None for r in results]
+        with grad_mode.enable_grad():
+            g = vs[0] if self.nout == 1 else tuple(vs)
+            ans = results[0] if self.nout == 1 else results
+            total = None
+            for i, t in enumerate(tangents):
+                if t is None:
+                    continue
+                if self.variadic is not None:
+                    part = self.rules(xp, g, ans, i, args[:n_in], *args[n_in:])
+                else:
+                    part = self.rules[i](xp, g, ans, *args)
+                if part is not None:
+                    term = (part * t).sum()
+                    total = term if total is None else total + term
+            if total is None or not total.requires_grad:
+                return (None,) * len(results)
+            jt = iter(grad(total, [v for v in vs if v is not None], create_graph=True,
+                           allow_unused=True))
+        return tuple(None if v is None else next(jt) for v in vs)
 
     def __repr__(self):
         return f"<ember op {self.name}>"
@@ -340,15 +470,21 @@ class Op:
             _raise_device_error(args[:n_in])
             raise
         if self.nout != 1:
-            return self._wrap_outputs(args, arrays, out, requires, n_in)
+            results = self._wrap_outputs(args, arrays, out, requires, n_in)
+            if _fw.active:
+                forward_ad.propagate(self, args, n_in, results)
+            return results
         if type(out) is not np.ndarray and isinstance(out, np.generic):
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
         if not (requires and _state.grad) or self.rules is None or out.dtype.kind not in "fc":
-            return Tensor._make(out, None, False)  # integer and bool results never need grad
-        node = self._record(args, arrays, out, n_in)
-        result = Tensor._make(out, node, True)
-        if node._ans is not None:
-            node._ans_vc = ((result._vc, 0),)
+            result = Tensor._make(out, None, False)  # integer and bool results never need grad
+        else:
+            node = self._record(args, arrays, out, n_in)
+            result = Tensor._make(out, node, True)
+            if node._ans is not None:
+                node._ans_vc = ((result._vc, 0),)
+        if _fw.active:
+            forward_ad.propagate(self, args, n_in, (result,))
         return result
 
     def _wrap_outputs(self, args, arrays, outs, requires, n_in):
@@ -413,6 +549,8 @@ class Op:
         node._inputs = inputs
         node._ans = out if save_ans else None
         node._frees = frees
+        if saved_hooks.stack:
+            _pack(node)
         return node
 
     def _save_plan(self, mask, n_in):
@@ -513,7 +651,7 @@ class _UnaryOp(Op):
 
     def __call__(self, *args):
         a = args[0]
-        if not isinstance(a, _Tensor):
+        if not isinstance(a, _Tensor) or _fw.active:
             return Op.__call__(self, *args)
         data = a._data
         if type(data) is not np.ndarray or (self.promote == "float" and
@@ -540,7 +678,7 @@ class _BinaryOp(Op):
     def __call__(self, *args):
         a, b = args[0], args[1]
         Tensor = _Tensor
-        if not isinstance(a, Tensor):
+        if not isinstance(a, Tensor) or _fw.active:
             return Op.__call__(self, *args)
         da = a._data
         if isinstance(b, Tensor):
@@ -576,13 +714,14 @@ class _BinaryOp(Op):
         return result
 
 
-def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None):
-    """Declare an op from its forward function (used as a decorator)."""
+def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None, jvp=None):
+    """Declare an op from its forward function (used as a decorator); ``jvp``: see
+    ``Op.defjvp``."""
     def wrap(forward):
         cls = Op
         if nout == 1 and variadic is None:
             code = forward.__code__
             inputs = code.co_argcount - 1 if n_in is None else n_in
             cls = {1: _UnaryOp, 2: _BinaryOp}.get(inputs, Op)
-        return cls(name, forward, n_in, promote, overload, nout, variadic)
+        return cls(name, forward, n_in, promote, overload, nout, variadic, jvp)
     return wrap

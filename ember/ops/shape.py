@@ -97,7 +97,7 @@ def _embed(xp, g, shape, key):
 # --------------------------------------------------------------------------- view, reshape
 
 
-@defop("view", n_in=1)
+@defop("view", n_in=1, jvp="linear")
 def _view(xp, input, shape, in_shape):
     return xp.reshape(input, shape)
 
@@ -105,7 +105,7 @@ def _view(xp, input, shape, in_shape):
 _view.defvjp(lambda xp, g, ans, input, shape, in_shape: xp.reshape(g, in_shape))
 
 
-@defop("unsafe_view", n_in=1, overload=0)
+@defop("unsafe_view", n_in=1, overload=0, jvp="linear")
 def _unsafe_view(xp, input, shape, in_shape):
     return xp.reshape(input, shape)
 
@@ -113,7 +113,7 @@ def _unsafe_view(xp, input, shape, in_shape):
 _unsafe_view.defvjp(lambda xp, g, ans, input, shape, in_shape: xp.reshape(g, in_shape))
 
 
-@defop("clone")
+@defop("clone", jvp="linear")
 def _clone(xp, input):
     return input.copy()
 
@@ -211,7 +211,7 @@ def contiguous(input, memory_format=None):
 # --------------------------------------------------------------------------- (un)squeeze
 
 
-@defop("unsqueeze", n_in=1)
+@defop("unsqueeze", n_in=1, jvp="linear")
 def _unsqueeze(xp, input, dim):
     return xp.expand_dims(input, dim)
 
@@ -237,7 +237,7 @@ def _squeeze_rule(xp, g, ans, input, dims, in_shape):
     return xp.reshape(g, in_shape)
 
 
-@defop("squeeze", n_in=1)
+@defop("squeeze", n_in=1, jvp="linear")
 def _squeeze_all(xp, input, in_shape):
     return xp.reshape(input, tuple(s for s in in_shape if s != 1))
 
@@ -245,9 +245,12 @@ def _squeeze_all(xp, input, in_shape):
 _squeeze_all.defvjp(lambda xp, g, ans, input, in_shape: xp.reshape(g, in_shape))
 # One forward, named as PyTorch names the overloads: squeeze(dim), squeeze(dims), and the
 # squeeze ``matmul`` applies to a vector-matrix product.
-_squeeze_dim = defop("squeeze", n_in=1, overload=1)(_squeeze_forward).defvjp(_squeeze_rule)
-_squeeze_dims = defop("squeeze", n_in=1, overload=2)(_squeeze_forward).defvjp(_squeeze_rule)
-_squeeze_matmul = defop("squeeze", n_in=1, overload=4)(_squeeze_forward).defvjp(_squeeze_rule)
+_squeeze_dim = defop("squeeze", n_in=1, overload=1, jvp="linear")(_squeeze_forward).defvjp(
+    _squeeze_rule)
+_squeeze_dims = defop("squeeze", n_in=1, overload=2, jvp="linear")(_squeeze_forward).defvjp(
+    _squeeze_rule)
+_squeeze_matmul = defop("squeeze", n_in=1, overload=4, jvp="linear")(_squeeze_forward).defvjp(
+    _squeeze_rule)
 
 
 def squeeze(input, dim=None):
@@ -262,7 +265,7 @@ def squeeze(input, dim=None):
     return as_view(out, input, lambda xp, a: xp.reshape(a, shape))
 
 
-@defop("alias", n_in=1)
+@defop("alias", n_in=1, jvp="linear")
 def _alias(xp, input):
     return input[...]
 
@@ -273,7 +276,7 @@ _alias.defvjp(lambda xp, g, ans, input: g)
 # --------------------------------------------------------------------------- permutations
 
 
-@defop("permute", n_in=1)
+@defop("permute", n_in=1, jvp="linear")
 def _permute(xp, input, dims):
     return xp.transpose(input, dims)
 
@@ -296,7 +299,7 @@ def permute(input, *dims):
     return as_view(_permute(input, dims), input, lambda xp, a: xp.transpose(a, dims))
 
 
-@defop("t", n_in=1)
+@defop("t", n_in=1, jvp="linear")
 def _t(xp, input):
     return input.T
 
@@ -311,7 +314,7 @@ def t(input):
     return as_view(_t(input), input, lambda xp, a: a.T)
 
 
-@defop("transpose", n_in=1, overload=0)
+@defop("transpose", n_in=1, overload=0, jvp="linear")
 def _transpose(xp, input, dim0, dim1):
     return xp.swapaxes(input, dim0, dim1)
 
@@ -329,7 +332,7 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
-@defop("conj", n_in=1)
+@defop("conj", n_in=1, jvp="linear")
 def _conj(xp, input):
     return xp.conj(input)
 
@@ -409,7 +412,7 @@ moveaxis = movedim
 # --------------------------------------------------------------------------- broadcasting
 
 
-@defop("expand", n_in=1)
+@defop("expand", n_in=1, jvp="linear")
 def _expand(xp, input, shape):
     return xp.broadcast_to(input, shape)
 
@@ -464,7 +467,7 @@ def broadcast_tensors(*tensors):
 # --------------------------------------------------------------------------- repeating
 
 
-@defop("repeat", n_in=1)
+@defop("repeat", n_in=1, jvp="linear")
 def _repeat(xp, input, repeats, in_shape):
     return xp.tile(input, repeats)
 
@@ -557,7 +560,7 @@ def _legacy_empty(shape, ndim):
     return len(shape) == 1 and shape[0] == 0 and ndim != 1
 
 
-@defop("cat", variadic=2)
+@defop("cat", variadic=2, jvp="linear")
 def _cat(xp, *args):
     *tensors, dim, shapes = args
     ndim = max(t.ndim for t in tensors)
@@ -608,7 +611,7 @@ def cat(tensors, dim=0, *, out=None):
 concat = concatenate = cat
 
 
-@defop("stack", variadic=1)
+@defop("stack", variadic=1, jvp="linear")
 def _stack(xp, *args):
     *tensors, dim = args
     return xp.stack(tensors, axis=dim)
@@ -703,7 +706,7 @@ def column_stack(tensors, *, out=None):
 # --------------------------------------------------------------------------- splitting
 
 
-@defop("slice", n_in=1)
+@defop("slice", n_in=1, jvp="linear")
 def _slice(xp, input, key, shape):
     return input[key]
 
@@ -725,8 +728,8 @@ def _split_rule(xp, g, ans, input, dim, bounds):
     return xp.concatenate(g, axis=dim)
 
 
-_split = defop("split", n_in=1, nout=None)(_split_forward).defvjp(_split_rule)
-_split_with_sizes = defop("split_with_sizes", n_in=1, nout=None)(
+_split = defop("split", n_in=1, nout=None, jvp="linear")(_split_forward).defvjp(_split_rule)
+_split_with_sizes = defop("split_with_sizes", n_in=1, nout=None, jvp="linear")(
     _split_forward).defvjp(_split_rule)
 
 
@@ -821,7 +824,7 @@ def tensor_split(input, indices_or_sections, dim=0):
     return tuple(slice_view(input, d, a, b) for a, b in zip(starts, stops + [None]))
 
 
-@defop("unbind", n_in=1, nout=None)
+@defop("unbind", n_in=1, nout=None, jvp="linear")
 def _unbind(xp, input, dim):
     return tuple(input[(slice(None),) * dim + (k, Ellipsis)] for k in range(input.shape[dim]))
 
@@ -861,7 +864,7 @@ def narrow(input, dim, start, length):
 # --------------------------------------------------------------------------- reordering copies
 
 
-@defop("flip", n_in=1)
+@defop("flip", n_in=1, jvp="linear")
 def _flip(xp, input, dims):
     return xp.flip(input, axis=dims).copy()
 
@@ -887,7 +890,7 @@ def flipud(input):
     return _flip(input, (0,))
 
 
-@defop("roll", n_in=1)
+@defop("roll", n_in=1, jvp="linear")
 def _roll(xp, input, shifts, dims):
     return xp.roll(input, shifts, axis=dims)
 
@@ -915,7 +918,7 @@ def roll(input, shifts, dims=None):
     return _roll(input, shifts, tuple(_wrap_dim(d, input.ndim) for d in dims))
 
 
-@defop("rot90", n_in=1)
+@defop("rot90", n_in=1, jvp="linear")
 def _rot90(xp, input, k, dims):
     return xp.rot90(input, k, axes=dims).copy()
 
@@ -941,7 +944,7 @@ def rot90(input, k=1, dims=(0, 1)):
 # --------------------------------------------------------------------------- dtype
 
 
-@defop("to_copy", n_in=1)
+@defop("to_copy", n_in=1, jvp="linear")
 def _to_copy(xp, input, dtype):
     if input.dtype.kind == "c" and dtype.kind != "c":
         input = input.real  # complex -> real keeps the real part

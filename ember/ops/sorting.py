@@ -62,7 +62,7 @@ def _reversed_cumsum(xp, g, dim):
     return xp.flip(xp.cumsum(xp.flip(g, axis=dim), axis=dim), axis=dim)
 
 
-@defop("cumsum", n_in=1)
+@defop("cumsum", n_in=1, jvp="linear")
 def _cumsum(xp, input, dim, dtype):
     return xp.cumsum(input, axis=dim, dtype=dtype) if input.ndim else input.astype(dtype)
 
@@ -71,7 +71,7 @@ _cumsum.defvjp(lambda xp, g, ans, input, dim, dtype:
                g if g.ndim == 0 or g.shape[dim] == 1 else _reversed_cumsum(xp, g, dim))
 
 
-@defop("cumprod", n_in=1)
+@defop("cumprod", n_in=1, jvp="transpose")
 def _cumprod(xp, input, dim, dtype):
     return xp.cumprod(input, axis=dim, dtype=dtype) if input.ndim else input.astype(dtype)
 
@@ -145,7 +145,7 @@ def cumprod(input, dim, *, dtype=None):
 # --------------------------------------------------------------------------- sort, argsort
 
 
-@defop("sort", n_in=1, nout=2)
+@defop("sort", n_in=1, nout=2, jvp="transpose")
 def _sort(xp, input, dim, descending):
     if input.ndim == 0:
         return _scalar_result(xp, input)
@@ -157,7 +157,7 @@ _sort.defvjp(lambda xp, g, ans, input, dim, descending:
              _unselect(xp, g[0], ans[1], dim, True, g[0].shape))
 
 # ``sort(..., stable=...)`` is PyTorch's second overload (SortBackward1), whatever the flag.
-_sort_stable = defop("sort", n_in=1, nout=2, overload=1)(_sort.forward)
+_sort_stable = defop("sort", n_in=1, nout=2, overload=1, jvp="transpose")(_sort.forward)
 _sort_stable.defvjp(*_sort.rules)
 
 
@@ -187,7 +187,7 @@ def msort(input):
 # --------------------------------------------------------------------------- topk
 
 
-@defop("topk", n_in=1, nout=2)
+@defop("topk", n_in=1, nout=2, jvp="transpose")
 def _topk(xp, input, k, dim, largest, shape):
     if input.ndim == 0:
         return _scalar_result(xp, input)
@@ -262,7 +262,7 @@ def _quickselect(values, k):
     return idx[k]
 
 
-@defop("kthvalue", n_in=1, nout=2)
+@defop("kthvalue", n_in=1, nout=2, jvp="transpose")
 def _kthvalue(xp, input, k, dim, keepdim, shape):
     if input.ndim == 0:
         return _scalar_result(xp, input)
@@ -299,7 +299,7 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 # --------------------------------------------------------------------------- median
 
 
-@defop("median", n_in=1)
+@defop("median", n_in=1, jvp="transpose")
 def _median_all(xp, input):
     flat = xp.reshape(input, (-1,))
     if flat.size == 0:  # PyTorch's NaN, or what NaN becomes as an integer
@@ -314,7 +314,7 @@ def _median_all(xp, input):
 _median_all.defvjp(_evenly_distribute)
 
 
-@defop("median", n_in=1, overload=1, nout=2)
+@defop("median", n_in=1, overload=1, nout=2, jvp="transpose")
 def _median_dim(xp, input, dim, keepdim, shape):
     if input.ndim == 0:
         return _scalar_result(xp, input)

@@ -1,4 +1,5 @@
-"""``torch.utils``: data loading (``ember.utils.data``)."""
-from . import data
+"""``torch.utils``: data loading (``ember.utils.data``), activation checkpointing
+(``ember.utils.checkpoint``)."""
+from . import checkpoint, data
 
-__all__ = ["data"]
+__all__ = ["checkpoint", "data"]

@@ -1,0 +1,134 @@
+"""Forward-mode AD (``torch.autograd.forward_ad``): dual tensors carry a tangent through ops.
+
+Inside ``with dual_level():``, ``make_dual(x, t)`` gives ``x`` a *tangent* ``t`` (a direction).
+Every op then computes, next to its result, the result's tangent: the Jacobian-vector product
+``J·t`` of its inputs' tangents. ``unpack_dual(y)`` reads it back. One forward pass gives the
+directional derivative of every intermediate, where reverse mode needs one backward per output.
+
+Each op declares its JVP beside its VJP, in ``ember/ops`` (see ``Op.defjvp`` and the ``jvp=``
+kinds of ``defop``): elementwise ops reuse their VJP rule (their Jacobian is diagonal, so
+``Jᵀ·v`` and ``J·t`` are the same formula), linear ops apply themselves to the tangents, and
+the rest state their own rule. An op with none raises PyTorch's NotImplementedError naming it.
+
+Tangents are ember Tensors, computed with grad mode as it is, so a tangent has a backward graph
+when its inputs do (forward-over-reverse: ``jvp`` of a gradient is a Hessian-vector product).
+As in PyTorch, one level can be active at a time.
+"""
+from __future__ import annotations
+
+import collections
+import weakref
+
+from .. import _errors
+
+__all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
+           "UnpackedDualTensor"]
+
+
+class _State:
+    """The open level (None outside ``dual_level``), the tensors given tangents in it, and
+    whether ops propagate tangents now (``active``: a level is open and no JVP rule is running,
+    since a rule's own ops work on primal values). Ops read ``active`` on every call."""
+
+    level = None
+    active = False
+    duals = []
+
+
+state = _State()
+
+UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])
+
+
+def enter_dual_level():
+    """Open a new level of forward AD and return its number (PyTorch allows one at a time)."""
+    if state.level is not None:
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
+    state.level = 0
+    state.active = True
+    state.duals = []
+    return state.level
+
+
+def exit_dual_level(*, level=None):
+    """Close the level: every tangent made in it is dropped."""
+    if state.level is None or (level is not None and level != state.level):
+        raise RuntimeError("Trying to exit a forward AD level that was not the last one that "
+                           "was created. This is not supported.")
+    for ref in state.duals:
+        tensor = ref()
+        if tensor is not None:
+            tensor._fw = None
+    state.level = None
+    state.active = False
+    state.duals = []
+
+
+class dual_level:
+    """``with dual_level():`` — the scope in which dual tensors and their tangents exist."""
+
+    def __enter__(self):
+        return enter_dual_level()
+
+    def __exit__(self, *exc):
+        exit_dual_level()
+
+
+def make_dual(tensor, tangent, *, level=None):
+    """A view of ``tensor`` whose tangent is ``tangent`` (same shape; floating or complex)."""
+    if state.level is None:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level exists, "
+                           "make sure to enter_dual_level() first.")
+    for t in (tensor, tangent):
+        if not (t.is_floating_point() or t.is_complex()):
+            which = "primal" if t is tensor else "tangent"
+            raise ValueError(f"Expected {which} to be floating point or complex, but got: "
+                             f"{t.dtype}")
+    if tangent.shape != tensor.shape:
+        raise RuntimeError(_errors.TANGENT_SIZE.format(size=list(tensor.shape),
+                                                       tangent=list(tangent.shape)))
+    dual = tensor.view(tensor.shape)
+    set_tangent(dual, tangent if tangent.dtype == tensor.dtype else tangent.to(tensor.dtype))
+    return dual
+
+
+def unpack_dual(tensor, *, level=None):
+    """``(primal, tangent)``: a view of ``tensor`` without tangent, and the tangent (or None)."""
+    tangent = tensor._fw if state.level is not None else None
+    if tangent is None:
+        return UnpackedDualTensor(tensor, None)
+    from ..ops.shape import _alias
+    with _primal_only():
+        primal = _alias(tensor)
+    return UnpackedDualTensor(primal, tangent)
+
+
+def set_tangent(tensor, tangent):
+    tensor._fw = tangent
+    state.duals.append(weakref.ref(tensor))
+
+
+def propagate(op, args, n_in, results):
+    """Give the outputs of ``op`` (called on ``args``) their tangents, if an input has one."""
+    tangents = [getattr(a, "_fw", None) for a in args[:n_in]]
+    if all(t is None for t in tangents):
+        return
+    with _primal_only():
+        outs = op.jvp(args, n_in, tangents, results)
+    for result, tangent in zip(results, outs):
+        if tangent is not None and (result.is_floating_point() or result.is_complex()):
+            if tangent.shape != result.shape:
+                tangent = tangent.expand(result.shape)
+            if tangent.dtype != result.dtype:
+                tangent = tangent.to(result.dtype)
+            set_tangent(result, tangent)
+
+
+class _primal_only:
+    """Ops run inside do not propagate tangents (a JVP rule computes with primal values)."""
+
+    def __enter__(self):
+        self.previous, state.active = state.active, False
+
+    def __exit__(self, *exc):
+        state.active = self.previous
