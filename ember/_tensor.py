@@ -7,13 +7,14 @@ as methods in ``ember/_tensor_methods.py``, so ``x.exp()`` and ``ember.exp(x)`` 
 from __future__ import annotations
 
 import math
+import re
 import warnings
 import weakref
 
 import numpy as np
 
 from . import _device, _dtypes, _errors, autograd
-from .autograd import engine, forward_ad, grad_mode
+from .autograd import anomaly_mode, engine, forward_ad, grad_mode
 from .ops import registry
 
 __all__ = ["Tensor", "Size"]
@@ -264,6 +265,19 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         return self._add_hook(hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(self)`` after a backward has accumulated into this leaf's ``.grad``.
+
+        The hook reads (or uses, as an optimizer step would) ``self.grad`` and returns None.
+        Returns a handle whose ``remove()`` unregisters it.
+        """
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self._grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf "
+                               "tensors")
+        return self._add_hook(_PostAccumulateGradHook(hook))
+
     def _add_hook(self, hook, retain=False):
         from .autograd.graph import _RemovableHandle
         if self._grad_fn is None:
@@ -423,10 +437,11 @@ class Tensor:
         """Run ``fn(self, *args)`` out of place, write the result into self, rebase history."""
         self._check_inplace()
         result = fn(self, *args, **kwargs)
-        return self._assign(result)
+        return self._assign(result, getattr(fn, "__name__", "").strip("_") + "_")
 
-    def _assign(self, result):
-        """Write ``result`` (made from self's old value) into self's storage; rebase autograd."""
+    def _assign(self, result, name=None):
+        """Write ``result`` (made from self's old value) into self's storage; rebase autograd.
+        ``name``: the in-place op, for error messages (see ``anomaly_mode.note_write``)."""
         out = result._data
         if out.dtype != self._data.dtype:
             if _dtypes.from_numpy_dtype(out.dtype).category > self.dtype.category:
@@ -443,7 +458,7 @@ class Tensor:
         if node is not None and hasattr(node, "snapshot_input"):
             node.snapshot_input(self)
         self._data[...] = out
-        self._vc[0] += 1
+        anomaly_mode.note_write(self, name or _inplace_name(node))
         if result._fw is not None:
             forward_ad.set_tangent(self, result._fw)
         if node is not None:
@@ -473,6 +488,23 @@ class _TensorHook:
 
     def __init__(self, fn, output_nr, retain):
         self.fn, self.output_nr, self.retain = fn, output_nr, retain
+
+
+class _PostAccumulateGradHook:
+    """A leaf's post-accumulate-grad hook, kept with its tensor hooks; run after ``.grad``."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+
+def _inplace_name(node):
+    """``index_put_`` for an ``IndexPutBackward0`` node: the in-place op that wrote a result."""
+    if node is None:
+        return "an in-place op"
+    name = re.sub(r"Backward\d*$", "", type(node).__name__)
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower() + "_"
 
 
 def _dtype_word(np_dtype):

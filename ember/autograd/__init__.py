@@ -10,7 +10,8 @@ from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, se
 from .graph import Node, gradient_edge
 
 __all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
-           "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck", "Node", "explain"]
+           "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck", "Node", "explain",
+           "Function", "detect_anomaly", "set_detect_anomaly", "forward_ad"]
 
 
 def _as_tuple(x):
@@ -161,5 +162,8 @@ class Variable(metaclass=_VariableMeta):
         return data
 
 
+from . import forward_ad, function, functional  # noqa: E402, F401  (torch.autograd.function, ...)
+from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402
 from .explain import explain  # noqa: E402
+from .function import Function  # noqa: E402
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402

@@ -18,12 +18,13 @@ import sys
 
 import numpy as np
 
-from . import grad_mode
+from . import anomaly_mode, grad_mode
 from ._walk import walk
-from .graph import AccumulateGrad
+from .graph import AccumulateGrad, GraphTask, _current, hook_result
 
 __all__ = ["run_backward"]
 
+anomaly = anomaly_mode.state
 Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
 
@@ -63,12 +64,13 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
     captured = [None] * (len(capture) if capture else 0)
     prev = grad_mode._state.grad
     grad_mode._state.grad = create_graph
+    outer_task, _current.task = getattr(_current, "task", None), GraphTask(roots, runs, targets)
     push, pop = heapq.heappush, heapq.heappop  # the loop runs once per node: keep it lean
     try:
         while ready:
             fn = pop(ready)[1]
             buf = buffers.pop(fn)
-            if fn._pre_hooks:
+            if fn._pre_hooks or type(fn) is AccumulateGrad and fn.variable._hooks:
                 buf = _run_pre_hooks(fn, buf, create_graph)
             if capture is not None:
                 for nr in range(len(buf)):
@@ -80,12 +82,15 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
             if type(fn) is AccumulateGrad:
                 if accumulate:
                     _accumulate(fn.variable, buf[0], create_graph)
+                if fn._hooks:
+                    _run_post_hooks(fn, (), buf, create_graph)
                 continue
-            grads_in = fn.apply(buf, create_graph)
+            if anomaly.enabled:
+                grads_in = _apply_watched(fn, buf, create_graph)
+            else:
+                grads_in = fn.apply(buf, create_graph)
             if fn._hooks:
-                for hook in fn._hooks:
-                    hook(tuple(_as_tensor(g) for g in grads_in),
-                         tuple(_as_tensor(g) for g in buf))
+                grads_in = _run_post_hooks(fn, grads_in, buf, create_graph)
             if not retain_graph:
                 fn.release()
             buf = None
@@ -103,7 +108,21 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
             grads_in = g = old = None  # hold no gradient past its node: AccumulateGrad may take it
     finally:
         grad_mode._state.grad = prev
+        _current.task = outer_task
     return captured
+
+
+def _apply_watched(fn, buf, create_graph):
+    """``fn.apply`` under anomaly detection: NaN gradients refused, and any error preceded by
+    the forward call that made ``fn``."""
+    try:
+        grads_in = fn.apply(buf, create_graph)
+        if anomaly.check_nan:
+            anomaly_mode.check_gradients(fn, grads_in)
+    except Exception:
+        anomaly_mode.warn_error(fn)
+        raise
+    return grads_in
 
 
 def _add(buffers, fn, nr, g):
@@ -150,10 +169,17 @@ def _as_tensor(g):
 
 
 def _run_pre_hooks(fn, buf, create_graph):
-    """Tensor hooks (``register_hook`` on a non-leaf) and node pre-hooks, in order."""
-    from .._tensor import _TensorHook
+    """The hooks on the gradients arriving at ``fn``, in PyTorch's order: tensor hooks
+    (``register_hook``; a leaf keeps its own, run at its ``AccumulateGrad``, so they apply to
+    ``autograd.grad`` too), then ``retain_grad``'s, then node pre-hooks."""
+    from .._tensor import _PostAccumulateGradHook, _TensorHook
+    hooks = list(fn._pre_hooks or ())
+    if type(fn) is AccumulateGrad and fn.variable._hooks:
+        hooks = [_TensorHook(h, 0, False) for h in fn.variable._hooks
+                 if type(h) is not _PostAccumulateGradHook] + hooks
+    hooks.sort(key=lambda h: h.retain if isinstance(h, _TensorHook) else 2)
     buf = list(buf)
-    for hook in list(fn._pre_hooks):
+    for hook in hooks:
         if isinstance(hook, _TensorHook):
             g = buf[hook.output_nr]
             if g is None:
@@ -164,8 +190,22 @@ def _run_pre_hooks(fn, buf, create_graph):
         else:
             new = hook(tuple(_as_tensor(g) for g in buf))
             if new is not None:
-                buf = [g if create_graph or not isinstance(g, Tensor) else g._data for g in new]
+                buf = _unwrap(hook_result(hook, new, buf), create_graph)
     return buf
+
+
+def _run_post_hooks(fn, grads_in, buf, create_graph):
+    """Node hooks ``hook(grad_inputs, grad_outputs)``; one may replace ``grad_inputs``."""
+    for hook in list(fn._hooks):
+        new = hook(tuple(_as_tensor(g) for g in grads_in), tuple(_as_tensor(g) for g in buf))
+        if new is not None:
+            grads_in = _unwrap(hook_result(hook, new, grads_in), create_graph)
+    return grads_in
+
+
+def _unwrap(grads, create_graph):
+    """Gradients a hook returned, as the engine carries them (raw arrays unless recording)."""
+    return [g if create_graph or not isinstance(g, Tensor) else g._data for g in grads]
 
 
 # References to a gradient nobody else holds, as counted in ``_unshared``: the engine's buffer
@@ -192,23 +232,28 @@ def _unshared(g):
 
 
 def _accumulate(var, g, create_graph):
-    """``AccumulateGrad``: run the leaf's hooks, then add ``g`` into ``var.grad``."""
-    if var._hooks:
-        for hook in var._hooks:
-            new = hook(_as_tensor(g))
-            if new is not None:
-                g = new if create_graph else new._data
+    """``AccumulateGrad``: add ``g`` (its tensor hooks already ran) into ``var.grad``, then run
+    the leaf's post-accumulate-grad hooks."""
     if create_graph:
         g = g if isinstance(g, Tensor) else Tensor._make(g, None, False)
         var._grad = g if var._grad is None else var._grad + g
-        return
-    if isinstance(g, Tensor):
-        g = g._data
-    if var._grad is None:
-        var._grad = Tensor._make(g if _unshared(g) else g.copy(), None, False)
-    elif var._grad._grad_fn is not None or var._grad._rg:
-        var._grad = var._grad.detach() + Tensor._make(g, None, False)
     else:
-        grad = var._grad
-        grad._data += g
-        grad._vc[0] += 1
+        if isinstance(g, Tensor):
+            g = g._data
+        if var._grad is None:
+            var._grad = Tensor._make(g if _unshared(g) else g.copy(), None, False)
+        elif var._grad._grad_fn is not None or var._grad._rg:
+            var._grad = var._grad.detach() + Tensor._make(g, None, False)
+        else:
+            grad = var._grad
+            grad._data += g
+            grad._vc[0] += 1
+    if var._hooks:
+        _run_post_accumulate_hooks(var)
+
+
+def _run_post_accumulate_hooks(var):
+    from .._tensor import _PostAccumulateGradHook
+    for hook in list(var._hooks):
+        if type(hook) is _PostAccumulateGradHook and hook.fn(var) is not None:
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")

@@ -9,16 +9,24 @@ declaration, see ``ember/ops/registry.py``). Tensor inputs are saved with the ve
 and unpacking checks it. ``release()`` drops them after the node ran without
 ``retain_graph``; running it again then raises PyTorch's "backward through the graph a second
 time" error. Nodes that save nothing (``AddBackward0``, ``SumBackward0``) can run again.
+
+Hooks: ``Node.register_prehook`` / ``register_hook`` (a node's incoming and outgoing
+gradients) and ``register_multi_grad_hook`` (several tensors' gradients in one backward). Each
+backward announces itself as the thread's current ``GraphTask``, which tells a hook whether a
+node will run in it.
 """
 from __future__ import annotations
 
 import itertools
 import re
+import threading
 import weakref
 
 from .. import _errors
+from . import anomaly_mode
 
-__all__ = ["Node", "AccumulateGrad", "gradient_edge"]
+__all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_multi_grad_hook",
+           "saved_tensors_hooks", "save_on_cpu", "disable_saved_tensors_hooks"]
 
 sequence = itertools.count()  # numbers nodes in creation order (``Node._seq``)
 
@@ -38,17 +46,26 @@ class Node:
 
     @property
     def metadata(self):
-        return {}
+        """A dict of this node's own, kept as long as the node (for the user's annotations)."""
+        meta = self.__dict__.get("_metadata")
+        if meta is None:
+            meta = self._metadata = {}
+        return meta
 
     def register_hook(self, fn):
-        """``fn(grad_inputs, grad_outputs)`` runs after this node computed its gradients."""
+        """``fn(grad_inputs, grad_outputs)`` runs after this node computed its gradients.
+
+        ``grad_inputs`` has one entry per ``next_functions`` edge. The hook may return a tuple
+        of as many replacement gradients, sent down the edges instead.
+        """
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(fn)
         return _RemovableHandle(self._hooks, fn)
 
     def register_prehook(self, fn):
-        """``fn(grad_outputs)`` runs before this node; it may return replacement gradients."""
+        """``fn(grad_outputs)`` runs before this node; it may return a tuple of replacement
+        gradients (one per output), used by the node instead."""
         if self._pre_hooks is None:
             self._pre_hooks = []
         self._pre_hooks.append(fn)
@@ -69,6 +86,24 @@ class _RemovableHandle:
             self._list.remove(self._fn)
 
 
+def hook_result(hook, result, original):
+    """A node hook's returned gradients, checked as PyTorch checks them (a tuple, one value
+    per gradient the hook was given, each of the same shape)."""
+    if not isinstance(result, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(result).__name__}'")
+    if len(result) != len(original):
+        raise RuntimeError(f"hook '{_hook_name(hook)}' has returned an incorrect number of "
+                           f"values (got {len(result)}, but expected {len(original)})")
+    for new, old in zip(result, original):
+        if new is not None and old is not None and tuple(new.shape) != tuple(old.shape):
+            raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+    return result
+
+
+def _hook_name(hook):
+    return getattr(hook, "__name__", type(hook).__name__)
+
+
 class AccumulateGrad(Node):
     """Sink of a leaf tensor: adds the incoming gradient into ``variable.grad``.
 
@@ -84,6 +119,9 @@ class AccumulateGrad(Node):
         # Numbered before any node that uses the leaf, so it runs right after the last of them
         # (as soon as it is ready, like PyTorch's).
         self._seq = new_sequence_nr()
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"  # PyTorch's C++ class name
 
 
 def accumulate_grad_of(tensor):
@@ -101,6 +139,8 @@ def new_node(cls, next_functions):
     node = cls.__new__(cls)
     node.next_functions = next_functions
     node._seq = new_sequence_nr()
+    if anomaly_mode.state.enabled:
+        anomaly_mode.remember(node)
     return node
 
 
@@ -112,13 +152,16 @@ def gradient_edge(tensor):
     return (fn, tensor._output_nr) if fn is not None else (accumulate_grad_of(tensor), 0)
 
 
-def check_version(tensor, saved_version, type_name=None):
-    """Raise PyTorch's in-place modification error when a saved tensor changed since saving."""
+def check_version(tensor, saved_version, type_name=None, saved_by=None):
+    """Raise PyTorch's in-place modification error when a saved tensor changed since saving;
+    ember adds which node saved it (``saved_by``) and which op last wrote it, where."""
     now = tensor._vc[0]
     if now != saved_version:
-        raise RuntimeError(modified_error(type_name or tensor.type(), tensor.shape,
-                                          tensor._grad_fn, tensor._output_nr, now,
-                                          saved_version))
+        message = modified_error(type_name or tensor.type(), tensor.shape, tensor._grad_fn,
+                                 tensor._output_nr, now, saved_version)
+        if saved_by is not None:
+            message += anomaly_mode.explain_write(tensor._vc, type(saved_by).__name__)
+        raise RuntimeError(message)
 
 
 def modified_error(type_name, shape, grad_fn, output_nr, version, expected):
@@ -137,3 +180,117 @@ def raise_freed():
 
 def new_sequence_nr():
     return next(sequence)
+
+
+class GraphTask:
+    """One running backward, as hooks see it: which nodes it will execute.
+
+    ``runs`` and ``targets`` are the engine's when it captures gradients (``autograd.grad``,
+    ``backward(inputs=...)``): only nodes on a path to a target run. Otherwise every node
+    reachable from the roots does (found on first question).
+    """
+
+    __slots__ = ("roots", "runs", "targets", "_reachable", "__weakref__")
+
+    def __init__(self, roots, runs, targets):
+        self.roots, self.runs, self.targets = roots, runs, targets
+        self._reachable = None
+
+    def will_execute(self, node):
+        if node is None:
+            return False
+        if self.runs is not None:
+            return node in self.runs or node in self.targets
+        if self._reachable is None:
+            from ._walk import walk
+            self._reachable = set(walk(self.roots))
+        return node in self._reachable
+
+
+_current = threading.local()  # ``task``: the GraphTask the engine runs in this thread
+
+
+def current_graph_task():
+    """The backward running in this thread (None outside one)."""
+    return getattr(_current, "task", None)
+
+
+class _MultiHandle:
+    """Removes every tensor hook that one ``register_multi_grad_hook`` call registered."""
+
+    __slots__ = ("handles",)
+
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for handle in self.handles:
+            handle.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call ``fn`` once per backward with the gradients of several tensors.
+
+    ``mode="all"``: ``fn(grads)`` after the gradient of every tensor that this backward computes
+    has arrived; ``grads`` holds one entry per tensor, ``None`` for tensors the backward does
+    not reach (not in the graph, or not needed for its ``inputs``). ``mode="any"``: ``fn(grad)``
+    with the first gradient to arrive. ``fn`` must not modify its arguments. Returns a handle
+    whose ``remove()`` unregisters it.
+
+    Example:
+        >>> a, b = ember.ones(2, requires_grad=True), ember.ones(2, requires_grad=True)
+        >>> h = register_multi_grad_hook((a, b), lambda gs: print([g is not None for g in gs]))
+        >>> (a * 2).sum().backward()
+        [True, False]
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    lock = threading.Lock()
+    if mode == "any":
+        ran = weakref.WeakKeyDictionary()  # GraphTask -> whether fn ran in it
+
+        def first_only(grad):
+            task = _task_or_raise()
+            with lock:
+                if ran.get(task):
+                    return
+                ran[task] = True
+            fn(grad)
+
+        return _MultiHandle(tuple(t.register_hook(first_only) for t in tensors
+                                  if t.requires_grad))
+    nodes = [gradient_edge(t)[0] for t in tensors]
+    pending = weakref.WeakKeyDictionary()  # GraphTask -> [grads so far, how many still due]
+
+    def collector(i):
+        def hook(grad):
+            task = _task_or_raise()
+            with lock:
+                state = pending.get(task)
+                if state is None:
+                    due = sum(map(task.will_execute, nodes))
+                    state = pending[task] = [[None] * len(nodes), due]
+                state[0][i] = grad
+                state[1] -= 1
+                done = state[1] == 0
+                if done:
+                    del pending[task]
+            if done:
+                fn(state[0])
+        return hook
+
+    return _MultiHandle(tuple(t.register_hook(collector(i)) for i, t in enumerate(tensors)))
+
+
+def _task_or_raise():
+    task = current_graph_task()
+    if task is None:
+        raise AssertionError("expected this hook to be called inside a backward call")
+    return task
+
+
+from .saved_hooks import (  # noqa: E402  (torch.autograd.graph's names)
+    disable_saved_tensors_hooks,
+    save_on_cpu,
+    saved_tensors_hooks,
+)

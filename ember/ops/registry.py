@@ -41,7 +41,7 @@ import numpy as np
 
 from .. import _dtypes, _errors, _xp
 from .._broadcast import sum_to
-from ..autograd import forward_ad, grad_mode, saved_hooks
+from ..autograd import anomaly_mode, forward_ad, grad_mode, saved_hooks
 from ..autograd.graph import (
     Node,
     accumulate_grad_of,
@@ -57,6 +57,7 @@ OPS = []  # every declared op, in declaration order (tests check each has a spec
 
 _state = grad_mode._state
 _fw = forward_ad.state
+_anomaly = anomaly_mode.state
 _NUMPY = _xp.NUMPY
 _Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
@@ -106,7 +107,7 @@ class OpNode(Node):
             raise_freed()
         for _, tensor, version in self._inputs:
             if tensor._vc[0] != version:
-                check_version(tensor, version)
+                check_version(tensor, version, saved_by=self)
         if self._ans is not None:
             for k, (vc, version) in enumerate(self._ans_vc):
                 if vc[0] != version:
@@ -218,7 +219,7 @@ class _SimpleNode(OpNode):
             return OpNode.apply(self, grad_outputs, create_graph)
         for _, tensor, version in self._inputs:
             if tensor._vc[0] != version:
-                check_version(tensor, version)
+                check_version(tensor, version, saved_by=self)
         ans = self._ans
         if ans is not None and self._ans_vc[0][0][0] != self._ans_vc[0][1]:
             raise RuntimeError(_ans_error(self, 0))
@@ -469,6 +470,8 @@ class Op:
         except TypeError:
             _raise_device_error(args[:n_in])
             raise
+        if _anomaly.forward:
+            anomaly_mode.check_forward(self, out)
         if self.nout != 1:
             results = self._wrap_outputs(args, arrays, out, requires, n_in)
             if _fw.active:
@@ -551,6 +554,8 @@ class Op:
         node._frees = frees
         if saved_hooks.stack:
             _pack(node)
+        if _anomaly.enabled:
+            anomaly_mode.remember(node)
         return node
 
     def _save_plan(self, mask, n_in):
@@ -651,7 +656,7 @@ class _UnaryOp(Op):
 
     def __call__(self, *args):
         a = args[0]
-        if not isinstance(a, _Tensor) or _fw.active:
+        if not isinstance(a, _Tensor) or _fw.active or _anomaly.forward:
             return Op.__call__(self, *args)
         data = a._data
         if type(data) is not np.ndarray or (self.promote == "float" and
@@ -678,7 +683,7 @@ class _BinaryOp(Op):
     def __call__(self, *args):
         a, b = args[0], args[1]
         Tensor = _Tensor
-        if not isinstance(a, Tensor) or _fw.active:
+        if not isinstance(a, Tensor) or _fw.active or _anomaly.forward:
             return Op.__call__(self, *args)
         da = a._data
         if isinstance(b, Tensor):

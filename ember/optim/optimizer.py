@@ -15,6 +15,7 @@ from itertools import chain
 import numpy as np
 
 from .._tensor import Tensor
+from ..autograd import anomaly_mode
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["Optimizer", "required"]
@@ -42,7 +43,7 @@ def _typename(obj):
 def _write(param, value):
     """Write ``value`` into ``param``'s storage in place, bumping its version counter."""
     param._data[...] = value
-    param._vc[0] += 1
+    anomaly_mode.note_write(param, "an optimizer's in-place update")
 
 
 def _in_place(update):
@@ -51,7 +52,7 @@ def _in_place(update):
     version counter goes up once."""
     def op(tensor, *args):
         update(tensor._data, *args)
-        tensor._vc[0] += 1
+        anomaly_mode.note_write(tensor, update.__name__.strip("_") + "_")
     op.__name__, op.__doc__ = update.__name__, update.__doc__
     return op
 
