@@ -16,7 +16,7 @@ import pytest
 from bench import harness
 
 ROOT = Path(__file__).resolve().parent.parent
-WORKLOADS = ("overhead", "mlp", "cnn", "big", "hvp", "deep")
+WORKLOADS = ("overhead", "mlp", "cnn", "big", "hvp", "deep", "checkpoint")
 
 
 def _run(*flags):
@@ -29,7 +29,7 @@ def _run(*flags):
 def _table(stdout):
     """The result table's rows, split into cells."""
     lines = stdout.splitlines()
-    start = next(i for i, line in enumerate(lines) if line.startswith("workload  variant"))
+    start = next(i for i, line in enumerate(lines) if re.match(r"workload +variant ", line))
     rows = []
     for line in lines[start + 2:]:
         if not line.strip():
@@ -65,7 +65,9 @@ def test_quick_run_checks_and_reports_every_workload(tmp_path, no_torch):
         else:
             assert torch == "n/a", (workload, variant)
     assert [row[:2] for row in rows if row[2] == "MiB"] == [
-        ["deep", "10 layers, 4K: kept after forward"], ["deep", "10 layers, 4K: peak in backward"]]
+        ["deep", "10 layers, 4K: kept after forward"], ["deep", "10 layers, 4K: peak in backward"],
+        ["checkpoint", "4 layers in 2 segments: kept after forward"],
+        ["checkpoint", "4 layers in 2 segments: peak in backward"]]
     # The header says what ran and how many threads each pool has.
     assert re.search(r"^threads\s+: 1 requested; OMP_NUM_THREADS=1", out, re.M)
     assert re.search(r"^torch\s+: " + (r"2\." if with_torch else "not"), out, re.M)

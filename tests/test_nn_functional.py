@@ -379,6 +379,25 @@ def test_max_pool(torch, kw):
     compare(torch, lambda L, a: fn(L).max_pool2d(a, (2, 3), return_indices=True, **kw), [x])
 
 
+@pytest.mark.parametrize("kw", [{"kernel_size": 2}, {"kernel_size": 3, "stride": 1, "padding": 1},
+                                {"kernel_size": 2, "stride": 1, "dilation": 2},
+                                {"output_size": (4, 3)}])
+def test_max_pool_signed_zeros_and_nan_bit_for_bit(torch, kw):
+    """Windows of +0.0, -0.0, NaN and -inf: PyTorch's value (the sign of the first maximum,
+    the last NaN), index and gradient, bit for bit."""
+    x = np.random.default_rng(0).choice(np.array([-0.0, 0.0, 1.0, -np.inf, np.nan], np.float32),
+                                        size=(2, 3, 6, 7), p=[0.35, 0.35, 0.1, 0.15, 0.05])
+    name = "adaptive_max_pool2d" if "output_size" in kw else "max_pool2d"
+    results = []
+    for L in (ember, torch):
+        t = L.tensor(x, requires_grad=True)
+        out, index = getattr(fn(L), name)(t, **kw, return_indices=True)
+        (grad,) = L.autograd.grad(out, t, L.ones(out.shape))
+        results.append([out.detach().numpy().view(np.uint32), index.numpy(), grad.numpy()])
+    for ours, theirs in zip(*results):
+        np.testing.assert_array_equal(ours, theirs)
+
+
 def test_max_pool_gradient_goes_to_argmax():
     x = ember.tensor([[[1.0, 5.0, 2.0, 3.0]]], requires_grad=True)
     fn(ember).max_pool1d(x, 2).sum().backward()

@@ -360,6 +360,25 @@ def test_relu_prints_like_pytorch(torch):
         assert outs[0] == outs[1]
 
 
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("create_graph", [False, True], ids=["arrays", "recorded"])
+def test_relu_special_values_bit_for_bit(torch, dtype, create_graph):
+    """relu and its gradient keep -0.0, NaN and infinities bit for bit as PyTorch's do, in a
+    plain backward (NumPy arrays: the masked-bits path) and a recorded one (Tensors: ``where``).
+    The gradient passes ``g`` where the result is NaN (PyTorch's threshold_backward)."""
+    nan, inf = float("nan"), float("inf")
+    values = [nan, -nan, -1.0, -0.0, 0.0, 2.5, -inf, inf, 3.0] * 500  # large: the fast path
+    grads = [5.0, -5.0, -2.0, -3.0, nan, -0.0, -1.0, 7.0, -nan] * 500
+    bits = []
+    for L in (ember, torch):
+        x = L.tensor(values, dtype=getattr(L, dtype), requires_grad=True)
+        y = fn(L).relu(x)
+        (gx,) = L.autograd.grad(y, x, L.tensor(grads, dtype=x.dtype), create_graph=create_graph)
+        bits.append([t.detach().numpy().view(f"u{t.element_size()}") for t in (y, gx)])
+    for ours, theirs in zip(*bits):
+        np.testing.assert_array_equal(ours, theirs)
+
+
 # --------------------------------------------------------------------------- dropout
 
 

@@ -363,6 +363,26 @@ def test_second_derivatives_of_erf_family():
                                rtol=1e-14)
 
 
+@pytest.mark.parametrize("name", ["tanh", "sigmoid"])
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+def test_in_place_rules_match_their_recorded_form(name, dtype):
+    """The rules that build their result in one buffer on NumPy arrays (a plain backward) give
+    the bits of their expression run on Tensors (``create_graph=True``), and write neither the
+    output gradient nor the output."""
+    rng = np.random.default_rng(0)
+    x = ember.tensor(rng.standard_normal((3, 4)) * 3, dtype=getattr(ember, dtype),
+                     requires_grad=True)
+    v = ember.tensor(rng.standard_normal((3, 4)), dtype=x.dtype)
+    y = getattr(ember, name)(x)
+    before = [t.numpy().copy() for t in (v, y.detach())]
+    grads = [ember.autograd.grad(y, x, v, retain_graph=True, create_graph=create)[0]
+             for create in (False, True)]
+    assert grads[1].grad_fn is not None
+    np.testing.assert_array_equal(*(g.detach().numpy().view(np.uint8) for g in grads))
+    for kept, t in zip(before, (v, y.detach())):
+        np.testing.assert_array_equal(kept, t.numpy())
+
+
 # --------------------------------------------------------------------------- dtypes
 
 

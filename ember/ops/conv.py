@@ -104,8 +104,8 @@ def _convolution(xp, input, weight, bias, stride, pads, dilation, transposed, ou
         out = _transposed_raw(xp, input, weight, stride, pads, dilation, groups, out_sp)
     else:
         out = _forward_raw(xp, input, weight, stride, pads, dilation, groups)
-    if bias is not None:
-        out = out + bias.reshape((1, -1) + (1,) * (out.ndim - 2))
+    if bias is not None:  # in place (``out`` is new): a second output array costs a pass
+        out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
     return out
 
 

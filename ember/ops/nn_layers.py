@@ -244,19 +244,28 @@ def _scatter_axis(xp, values, index, n, axis):
     return xp.moveaxis(out.astype(values.dtype).reshape(lead + (n,)), -1, axis)
 
 
+def _plane_offsets(xp, indices, nd, size):
+    """Flat in-plane ``indices`` (..., *out) of planes of ``size`` elements as indices into
+    all the planes, flattened: (planes, out positions)."""
+    lead = indices.shape[:indices.ndim - nd]
+    m = math.prod(lead)
+    return indices.reshape(m, -1) + xp.arange(0, m * size, size)[:, None]
+
+
 def _plane_scatter(xp, grad, indices, plane, unique=False):
     """Zeros of shape (..., *plane) with ``grad`` added at the flat in-plane ``indices``
     (``unique``: no index repeats within a plane, so plain assignment does)."""
     nd = len(plane)
     lead = indices.shape[:indices.ndim - nd]
-    m, size = math.prod(lead), math.prod(plane)
+    size = math.prod(plane)
+    flat = _plane_offsets(xp, indices, nd, size).reshape(-1)
     if unique:
-        out = xp.zeros((m, size), dtype=grad.dtype)
-        out[xp.arange(m)[:, None], indices.reshape(m, -1)] = grad.reshape(m, -1)
-        return out.reshape(lead + tuple(plane))
-    flat = (xp.arange(m)[:, None] * size + indices.reshape(m, -1)).reshape(-1)
-    out = xp.bincount(flat, weights=grad.reshape(-1), minlength=m * size)
-    return out.astype(grad.dtype).reshape(lead + tuple(plane))
+        out = xp.zeros(math.prod(lead) * size, dtype=grad.dtype)
+        out[flat] = grad.reshape(-1)
+    else:
+        out = xp.bincount(flat, weights=grad.reshape(-1), minlength=math.prod(lead) * size)
+        out = out.astype(grad.dtype)
+    return out.reshape(lead + tuple(plane))
 
 
 def _plane_gather(xp, g, indices, nd):
@@ -265,14 +274,13 @@ def _plane_gather(xp, g, indices, nd):
     Recorded as PyTorch records it (``gather``, whose own derivative accumulates repeats).
     """
     lead = tuple(indices.shape[:indices.ndim - nd])
-    flat = xp.reshape(g, lead + (-1,))
-    index = indices.reshape(lead + (-1,))
     if _array_api.is_tensor_namespace(xp):
         from .indexing import gather
-        out = gather(flat, len(lead), _tensor_cls()._make(index, None, False))
-    else:
-        out = xp.take_along_axis(flat, index, axis=-1)
-    return xp.reshape(out, tuple(indices.shape))
+        flat = xp.reshape(g, lead + (-1,))
+        index = _tensor_cls()._make(indices.reshape(lead + (-1,)), None, False)
+        return xp.reshape(gather(flat, len(lead), index), tuple(indices.shape))
+    size = math.prod(g.shape[g.ndim - nd:])
+    return xp.take(g.reshape(-1), _plane_offsets(xp, indices, nd, size)).reshape(indices.shape)
 
 
 # --------------------------------------------------------------------------- max pooling
@@ -283,36 +291,51 @@ def _max_windows(xp, x, windows, coords, firsts):
 
     ``windows`` yields (taps, values, mask) per kernel offset in window order; ``coords[i][t]``
     is the input coordinate tap ``t`` of dim ``i`` reads for each output position, and
-    ``firsts[i]`` the first one inside the input. A later tap replaces the running maximum if
-    it is greater or NaN, so ties keep the first position and NaN the last; an all ``-inf``
-    window reports its first position inside the input.
+    ``firsts[i]`` the first one inside the input. A later tap is chosen if its value is
+    greater than the running maximum or NaN, so ties keep the first position and NaN the last;
+    an all ``-inf`` window reports its first position inside the input.
+
+    The loop keeps the running maximum and the number of the chosen tap (taps come in
+    increasing order, so choosing tap k is a ``maximum`` with k): NumPy's ``where`` and masked
+    copies branch on every element and are several times slower. Then each output's index is
+    looked up by its tap number, and its value read from ``x`` there (so bit for bit the chosen
+    element: ``maximum`` may return either of +0.0 and -0.0).
     """
     nd = len(coords)
     plane = x.shape[x.ndim - nd:]
     steps = [math.prod(plane[i + 1:]) for i in range(nd)]
-    shape = x.shape[:x.ndim - nd] + tuple(len(f) for f in firsts)
+    outs = tuple(len(f) for f in firsts)
+    shape = x.shape[:x.ndim - nd] + outs
 
     def flat(per_dim):
-        return xp.asarray(sum(_along(c * st, i, nd) for i, (c, st) in
-                              enumerate(zip(per_dim, steps))))
-    index = xp.empty(shape, dtype=np.int64)
-    index[...] = flat(firsts)
+        return xp.broadcast_to(xp.asarray(sum(_along(c * st, i, nd) for i, (c, st) in
+                                              enumerate(zip(per_dim, steps)))), outs)
+    if 0 in shape:
+        return xp.empty(shape, dtype=x.dtype), xp.empty(shape, dtype=np.int64)
     nan = x.dtype.kind in "fc" and bool(xp.isnan(x).any())
-    best = None
-    for chosen, v, mask in windows:
+    n_taps = math.prod(len(c) for c in coords)
+    best, table = None, [flat(firsts)]  # the flat index each tap reads, per output position
+    chosen = xp.zeros(shape, dtype=np.min_scalar_type(n_taps - 1))
+    for k, (taps, v, mask) in enumerate(windows):
         if best is None:  # the first tap is inside every window or holds the lowest value
             best = v.copy()
             continue
+        table.append(flat([coords[i][t] for i, t in enumerate(taps)]))
         update = v > best
         if nan:
             update |= xp.isnan(v)
-        if mask is not None:
+        if mask is None:
+            xp.maximum(best, v, out=best)
+        else:
             update &= mask
-        xp.copyto(index, flat([coords[i][t] for i, t in enumerate(chosen)]), where=update)
-        xp.copyto(best, v, where=update)
-    if best is None:  # an empty output
-        best = xp.empty(shape, dtype=x.dtype)
-    return best, index
+            xp.copyto(best, v, where=update)
+        xp.maximum(chosen, xp.multiply(update, k, dtype=chosen.dtype), out=chosen)
+    size = math.prod(outs)
+    pick = chosen.astype(np.int64)
+    pick *= size
+    pick += xp.arange(size).reshape(outs)
+    index = xp.take(xp.stack(table).reshape(-1), pick)
+    return _plane_gather(xp, x, index, nd), index
 
 
 def _pool_outs(plane, kernel, stride, padding, dilation, ceil_mode):
