@@ -459,8 +459,9 @@ class Tensor:
             node.snapshot_input(self)
         self._data[...] = out
         anomaly_mode.note_write(self, name or _inplace_name(node))
-        if result._fw is not None:
-            forward_ad.set_tangent(self, result._fw)
+        if forward_ad.state.level is not None and (result._fw is not None or
+                                                   self._fw is not None):
+            forward_ad.write_tangent(self, result._fw)
         if node is not None:
             if getattr(node, "_ans", None) is not None:
                 node._ans = self._data

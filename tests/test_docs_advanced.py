@@ -6,9 +6,12 @@ import pytest
 
 DOC = pathlib.Path(__file__).resolve().parent.parent / "docs" / "advanced.md"
 BLOCKS = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+# ```python ember: what ember does beyond PyTorch, so not run on PyTorch
+EMBER_ONLY = re.findall(r"```python ember\n(.*?)```", DOC.read_text(), flags=re.S)
 
 
-@pytest.mark.parametrize("code", BLOCKS, ids=[f"block{i}" for i in range(len(BLOCKS))])
+@pytest.mark.parametrize("code", BLOCKS + EMBER_ONLY,
+                         ids=[f"block{i}" for i in range(len(BLOCKS + EMBER_ONLY))])
 def test_example_runs(code):
     exec(compile("import ember as torch\n" + code, str(DOC), "exec"), {})
 

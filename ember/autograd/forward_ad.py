@@ -17,9 +17,10 @@ As in PyTorch, one level can be active at a time.
 from __future__ import annotations
 
 import collections
+import itertools
 import weakref
 
-from .. import _errors
+from .. import _errors, _xp
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]
@@ -36,6 +37,7 @@ class _State:
 
 
 state = _State()
+_levels = itertools.count()  # a new number per level: tangents kept by nodes name theirs
 
 UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])
 
@@ -44,7 +46,7 @@ def enter_dual_level():
     """Open a new level of forward AD and return its number (PyTorch allows one at a time)."""
     if state.level is not None:
         raise RuntimeError("Nested forward mode AD is not supported at the moment")
-    state.level = 0
+    state.level = next(_levels)
     state.active = True
     state.duals = []
     return state.level
@@ -108,6 +110,19 @@ def set_tangent(tensor, tangent):
     state.duals.append(weakref.ref(tensor))
 
 
+def write_tangent(tensor, tangent):
+    """After an in-place op on ``tensor``: its tangent is now ``tangent`` (None: zero), and
+    if it is a view, that region of its base's tangent too."""
+    xp = _xp.namespace_of(tensor._data)
+    new = tangent._data if tangent is not None else xp.zeros_like(tensor._data)
+    base = tensor._base
+    if base is not None:
+        if base._fw is None:
+            set_tangent(base, base._make(xp.zeros_like(base._data), None, False))
+        tensor._view_fn(xp, base._fw._data)[...] = new
+    set_tangent(tensor, tensor._make(new, None, False) if tangent is None else tangent)
+
+
 def propagate(op, args, n_in, results):
     """Give the outputs of ``op`` (called on ``args``) their tangents, if an input has one."""
     tangents = [getattr(a, "_fw", None) for a in args[:n_in]]
@@ -115,13 +130,31 @@ def propagate(op, args, n_in, results):
         return
     with _primal_only():
         outs = op.jvp(args, n_in, tangents, results)
+    if outs is None:
+        return
     for result, tangent in zip(results, outs):
-        if tangent is not None and (result.is_floating_point() or result.is_complex()):
+        if result.is_floating_point() or result.is_complex():
+            if tangent is None:  # the output does not depend on the inputs here
+                tangent = result._make(_xp.namespace_of(result._data).zeros_like(result._data),
+                                       None, False)
             if tangent.shape != result.shape:
                 tangent = tangent.expand(result.shape)
             if tangent.dtype != result.dtype:
                 tangent = tangent.to(result.dtype)
             set_tangent(result, tangent)
+            node = result._grad_fn
+            if node is not None:  # its backward rebuilds this output: it needs the tangent too
+                node.__dict__.setdefault("_out_tangents", {})[result._output_nr] = (
+                    state.level, tangent)
+
+
+def output_tangent(node, output_nr):
+    """The tangent, in the open level, of the output ``output_nr`` of ``node`` (or None)."""
+    kept = node.__dict__.get("_out_tangents")
+    if kept is None or output_nr not in kept:
+        return None
+    level, tangent = kept[output_nr]
+    return tangent if level == state.level else None
 
 
 class _primal_only:

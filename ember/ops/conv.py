@@ -98,7 +98,7 @@ def _weight_grad_raw(xp, x, g, stride, pads, dilation, groups, kernel):
     return dw.reshape((o, x.shape[1] // groups) + tuple(kernel))
 
 
-@defop("convolution", n_in=3, promote=True)
+@defop("convolution", n_in=3, promote=True, jvp="transpose")
 def _convolution(xp, input, weight, bias, stride, pads, dilation, transposed, out_sp, groups):
     if transposed:
         out = _transposed_raw(xp, input, weight, stride, pads, dilation, groups, out_sp)
@@ -109,7 +109,7 @@ def _convolution(xp, input, weight, bias, stride, pads, dilation, transposed, ou
     return out
 
 
-@defop("convolution_backward", n_in=2)
+@defop("convolution_backward", n_in=2, jvp="transpose")
 def _conv_weight(xp, input, grad, stride, pads, dilation, groups, kernel):
     return _weight_grad_raw(xp, input, grad, stride, pads, dilation, groups, kernel)
 

@@ -95,7 +95,7 @@ def _cpp(t):
 # --------------------------------------------------------------------------- matrix products
 
 
-@defop("mm", n_in=2, promote=True)
+@defop("mm", n_in=2, promote=True, jvp="multilinear")
 def _mm(xp, input, mat2, column_major):
     """``column_major``: whether each matrix is stored column by column (its gradient will be)."""
     return _matmul(xp, input, mat2)
@@ -107,7 +107,7 @@ _mm.defvjp(lambda xp, g, ans, input, mat2, column_major:
            _mat2_grad(xp, g, input, column_major[1]))
 
 
-@defop("mv", promote=True)
+@defop("mv", promote=True, jvp="multilinear")
 def _mv(xp, input, vec):
     return xp.matmul(input, vec)
 
@@ -116,7 +116,7 @@ _mv.defvjp(lambda xp, g, ans, input, vec: xp.reshape(g, (-1, 1)) * xp.reshape(ve
            lambda xp, g, ans, input, vec: xp.matmul(input.T, g))
 
 
-@defop("dot", promote=True)
+@defop("dot", promote=True, jvp="multilinear")
 def _dot(xp, input, other):
     return xp.matmul(input, other)
 
@@ -125,7 +125,7 @@ _dot.defvjp(lambda xp, g, ans, input, other: g * other,
             lambda xp, g, ans, input, other: g * input)
 
 
-@defop("vdot")
+@defop("vdot", jvp="multilinear")
 def _vdot(xp, input, other):
     return xp.vdot(input, other)
 
@@ -134,7 +134,7 @@ _vdot.defvjp(lambda xp, g, ans, input, other: g * other,
              lambda xp, g, ans, input, other: g * input)
 
 
-@defop("bmm", promote=True)
+@defop("bmm", promote=True, jvp="multilinear")
 def _bmm(xp, input, mat2):
     return xp.matmul(input, mat2)
 
@@ -156,7 +156,7 @@ def _add_scaled(input, product, beta, alpha):
     return product
 
 
-@defop("addmm", n_in=3)
+@defop("addmm", n_in=3, jvp="transpose")
 def _addmm(xp, input, mat1, mat2, beta, alpha, column_major):
     """``column_major``: as for ``mm``, of ``mat1`` and ``mat2``."""
     return _add_scaled(input, _matmul(xp, mat1, mat2), beta, alpha)
@@ -170,7 +170,7 @@ _addmm.defvjp(
         _scaled(_mat2_grad(xp, g, mat1, column_major[1]), alpha))
 
 
-@defop("addmv", n_in=3)
+@defop("addmv", n_in=3, jvp="transpose")
 def _addmv(xp, input, mat, vec, beta, alpha):
     return _add_scaled(input, xp.matmul(mat, vec), beta, alpha)
 
@@ -182,7 +182,7 @@ _addmv.defvjp(
     lambda xp, g, ans, input, mat, vec, beta, alpha: _scaled(xp.matmul(mat.T, g), alpha))
 
 
-@defop("baddbmm", n_in=3)
+@defop("baddbmm", n_in=3, jvp="transpose")
 def _baddbmm(xp, input, batch1, batch2, beta, alpha):
     return _add_scaled(input, xp.matmul(batch1, batch2), beta, alpha)
 
@@ -790,7 +790,7 @@ def _writable_diagonal(xp, a, offset=0, axis1=0, axis2=1):
     return d
 
 
-@defop("diagonal", n_in=1)
+@defop("diagonal", n_in=1, jvp="linear")
 def _diagonal(xp, input, offset, dim1, dim2, shape):
     return _writable_diagonal(xp, input, offset, dim1, dim2)
 
@@ -799,13 +799,13 @@ _diagonal.defvjp(lambda xp, g, ans, input, offset, dim1, dim2, shape:
                  xp.diagonal_backward(g, shape, offset, dim1, dim2))
 
 # ``diag`` of a matrix copies the diagonal; PyTorch names that node DiagonalBackward0_copy.
-_diagonal_copy = defop("diagonal", n_in=1)(
+_diagonal_copy = defop("diagonal", n_in=1, jvp="linear")(
     lambda xp, input, offset, dim1, dim2, shape: xp.diagonal(input, offset, dim1, dim2).copy())
 _diagonal_copy.defvjp(*_diagonal.rules)
 _diagonal_copy.node_cls.__name__ = _diagonal_copy.node_cls.__qualname__ = "DiagonalBackward0_copy"
 
 
-@defop("diagonal_backward", n_in=1)
+@defop("diagonal_backward", n_in=1, jvp="linear")
 def _diagonal_backward(xp, grad, shape, offset, dim1, dim2):
     """Zeros of ``shape`` with ``grad`` on the diagonal: the derivative of ``diagonal``."""
     out = xp.zeros(shape, dtype=grad.dtype)
@@ -817,7 +817,7 @@ _diagonal_backward.defvjp(lambda xp, gg, ans, grad, shape, offset, dim1, dim2:
                           xp.diagonal(gg, offset, dim1, dim2))
 
 
-@defop("diag_embed", n_in=1)
+@defop("diag_embed", n_in=1, jvp="linear")
 def _diag_embed(xp, input, offset, dim1, dim2):
     n = input.shape[-1] + abs(offset)
     shape = list(input.shape[:-1])
@@ -863,7 +863,7 @@ def diag(input, diagonal=0):
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
 
 
-@defop("trace", n_in=1)
+@defop("trace", n_in=1, jvp="linear")
 def _trace(xp, input, shape):
     out = xp.trace(input)
     return out.astype(np.int64) if out.dtype.kind in "iub" else out
@@ -881,7 +881,7 @@ def trace(input):
     return _trace(input, input.shape)
 
 
-@defop("tril", n_in=1)
+@defop("tril", n_in=1, jvp="linear")
 def _tril(xp, input, diagonal):
     return xp.tril(input, diagonal)
 
@@ -889,7 +889,7 @@ def _tril(xp, input, diagonal):
 _tril.defvjp(lambda xp, g, ans, input, diagonal: xp.tril(g, diagonal))
 
 
-@defop("triu", n_in=1)
+@defop("triu", n_in=1, jvp="linear")
 def _triu(xp, input, diagonal):
     return xp.triu(input, diagonal)
 
@@ -1078,7 +1078,7 @@ def _masked(xp, mask, if_true, if_false, *args):
 # --------------------------------------------------------------------------- inv, det, slogdet
 
 
-@defop("linalg_inv_ex", n_in=1)
+@defop("linalg_inv_ex", n_in=1, jvp="transpose")
 def _inv(xp, A):
     try:
         return xp.linalg.inv(A)
@@ -1101,7 +1101,7 @@ def linalg_inv(A):
 _EXACT_DET_MAX = 16
 
 
-@defop("linalg_det", n_in=1)
+@defop("linalg_det", n_in=1, jvp="transpose")
 def _det(xp, A):
     if isinstance(A, np.ndarray) and A.shape[-1] <= _EXACT_DET_MAX:
         return _lu_det(A)
@@ -1155,7 +1155,7 @@ def linalg_det(A):
     return _det(A)
 
 
-@defop("linalg_slogdet", n_in=1, nout=2)
+@defop("linalg_slogdet", n_in=1, nout=2, jvp="transpose")
 def _slogdet(xp, A):
     sign, logabsdet = xp.linalg.slogdet(A)
     if xp.any(sign == 0):
@@ -1209,7 +1209,7 @@ def _solve_raw(xp, A, B, left=True):
     return _solve_matrices(xp, A, B, left)
 
 
-@defop("linalg_solve_ex", n_in=2)
+@defop("linalg_solve_ex", n_in=2, jvp="transpose")
 def _solve(xp, A, B, left):
     try:
         return _solve_raw(xp, A, B, left)
@@ -1281,7 +1281,7 @@ def _solve_triangular_raw(xp, A, B, upper, left=True, unitriangular=False):
         return _substitute(xp, T, B, upper)
 
 
-@defop("linalg_solve_triangular", n_in=2)
+@defop("linalg_solve_triangular", n_in=2, jvp="transpose")
 def _solve_triangular(xp, A, B, upper, left, unitriangular):
     return _solve_triangular_raw(xp, A, B, upper, left, unitriangular)
 
@@ -1325,7 +1325,7 @@ def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
 # --------------------------------------------------------------------------- factorizations
 
 
-@defop("linalg_cholesky_ex", n_in=1)
+@defop("linalg_cholesky_ex", n_in=1, jvp="transpose")
 def _cholesky(xp, A, upper):
     try:
         L = xp.linalg.cholesky(A)
@@ -1355,7 +1355,7 @@ def linalg_cholesky(A, *, upper=False):
     return _cholesky(A, upper)
 
 
-@defop("linalg_qr", n_in=1, nout=2)
+@defop("linalg_qr", n_in=1, nout=2, jvp="transpose")
 def _qr(xp, A, mode):
     if mode == "r":
         return xp.zeros((0,), dtype=A.dtype), xp.linalg.qr(A, mode="r")
@@ -1400,7 +1400,7 @@ def linalg_qr(A, mode="reduced"):
     return _QrResult(_qr(A, mode))
 
 
-@defop("linalg_eigh", n_in=1, nout=2)
+@defop("linalg_eigh", n_in=1, nout=2, jvp="transpose")
 def _eigh(xp, A, UPLO):
     L, V = xp.linalg.eigh(A, UPLO=UPLO)
     return L, V
@@ -1443,7 +1443,7 @@ def linalg_eigvalsh(A, UPLO="L"):
     return _eigh(A, _check_uplo(UPLO))[0]
 
 
-@defop("linalg_svd", n_in=1, nout=3)
+@defop("linalg_svd", n_in=1, nout=3, jvp="transpose")
 def _svd(xp, A, full_matrices):
     U, S, Vh = xp.linalg.svd(A, full_matrices=full_matrices)
     return U, S, Vh
@@ -1513,7 +1513,7 @@ def linalg_svdvals(A, *, driver=None):
     return _svd(A, False)[1]
 
 
-@defop("linalg_pinv", n_in=1)
+@defop("linalg_pinv", n_in=1, jvp="transpose")
 def _pinv(xp, A, atol, rtol, hermitian):
     if hermitian:
         L, V = xp.linalg.eigh(A)

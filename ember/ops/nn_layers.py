@@ -361,13 +361,13 @@ def _disjoint(kernel, stride, dilation):
 def _max_pool_ops(nd):
     name = f"max_pool{nd}d_with_indices"
 
-    @defop(name, n_in=1)
+    @defop(name, n_in=1, jvp="transpose")
     def forward(xp, input, kernel, stride, padding, dilation, ceil_mode, saved):
         out, saved["indices"] = _max_pool_raw(xp, input, kernel, stride, padding, dilation,
                                               ceil_mode)
         return out
 
-    @defop(name + "_backward", n_in=2)
+    @defop(name + "_backward", n_in=2, jvp="transpose")
     def backward(xp, grad, input, kernel, stride, padding, dilation, ceil_mode, indices):
         return _plane_scatter(xp, grad, indices, input.shape[input.ndim - nd:],
                               _disjoint(kernel, stride, dilation))
@@ -387,7 +387,7 @@ _max_pool3d = _max_pool_ops(3)
 def _adaptive_max_pool_ops(nd):
     name = f"adaptive_max_pool{nd}d"
 
-    @defop(name, n_in=1)
+    @defop(name, n_in=1, jvp="transpose")
     def forward(xp, input, output_size, saved):
         plane = input.shape[input.ndim - nd:]
         taps = [_adaptive_taps(n, o)[0] for n, o in zip(plane, output_size)]
@@ -397,7 +397,7 @@ def _adaptive_max_pool_ops(nd):
                                              coords, firsts)
         return out
 
-    @defop(name + "_backward", n_in=2)
+    @defop(name + "_backward", n_in=2, jvp="transpose")
     def backward(xp, grad, input, indices):
         return _plane_scatter(xp, grad, indices, input.shape[input.ndim - nd:])
 
@@ -456,14 +456,14 @@ def _cast(xp, divisor, dtype):
 def _avg_pool_ops(nd):
     name = f"avg_pool{nd}d"
 
-    @defop(name, n_in=1)
+    @defop(name, n_in=1, jvp="transpose")
     def forward(xp, input, kernel, stride, padding, ceil_mode, count_include_pad,
                 divisor_override):
         dims, divisor = _avg_plan(input.shape[input.ndim - nd:], kernel, stride, padding,
                                   ceil_mode, count_include_pad, divisor_override)
         return _divide(_map(xp, input, dims), _cast(xp, divisor, input.dtype))
 
-    @defop(name + "_backward", n_in=2)
+    @defop(name + "_backward", n_in=2, jvp="transpose")
     def backward(xp, grad, input, kernel, stride, padding, ceil_mode, count_include_pad,
                  divisor_override):
         dims, divisor = _avg_plan(input.shape[input.ndim - nd:], kernel, stride, padding,
@@ -498,12 +498,12 @@ def _adaptive_plan(plane, output_size):
 def _adaptive_avg_pool_ops(nd):
     name = f"adaptive_avg_pool{nd}d"
 
-    @defop(name, n_in=1)
+    @defop(name, n_in=1, jvp="transpose")
     def forward(xp, input, output_size):
         dims, divisor = _adaptive_plan(input.shape[input.ndim - nd:], output_size)
         return _divide(_map(xp, input, dims), _cast(xp, divisor, input.dtype))
 
-    @defop(name + "_backward", n_in=2)
+    @defop(name + "_backward", n_in=2, jvp="transpose")
     def backward(xp, grad, input):
         dims, divisor = _adaptive_plan(input.shape[input.ndim - nd:], grad.shape[grad.ndim - nd:])
         return _map_transpose(xp, grad / _cast(xp, divisor, grad.dtype), dims)
@@ -600,12 +600,12 @@ def _upsample_plan(kind, plane, output_size, align_corners, scales, dtype):
 
 
 def _upsample_ops(name, kind, nd):
-    @defop(name, n_in=1)
+    @defop(name, n_in=1, jvp="transpose")
     def forward(xp, input, input_size, output_size, align_corners, scales):
         return _map(xp, input, _upsample_plan(kind, input_size, output_size, align_corners,
                                               scales, input.dtype))
 
-    @defop(name + "_backward", n_in=1)
+    @defop(name + "_backward", n_in=1, jvp="transpose")
     def backward(xp, grad, input_size, output_size, align_corners, scales):
         return _map_transpose(xp, grad, _upsample_plan(kind, input_size, output_size,
                                                        align_corners, scales, grad.dtype))
@@ -652,11 +652,11 @@ def _pad_plan(mode, plane, pad):
 
 
 def _pad_ops(name, mode, nd):
-    @defop(name, n_in=1)
+    @defop(name, n_in=1, jvp="transpose")
     def forward(xp, input, pad):
         return _map(xp, input, _pad_plan(mode, input.shape[input.ndim - nd:], pad))
 
-    @defop(name + "_backward", n_in=2)
+    @defop(name + "_backward", n_in=2, jvp="transpose")
     def backward(xp, grad, input, pad):
         return _map_transpose(xp, grad, _pad_plan(mode, input.shape[input.ndim - nd:], pad))
 
@@ -671,7 +671,7 @@ PADS = {(mode, nd): _pad_ops(f"{prefix}_pad{nd}d", mode, nd)
         for nd in (1, 2, 3)}
 
 
-@defop("constant_pad_nd", n_in=1)
+@defop("constant_pad_nd", n_in=1, jvp="transpose")
 def _constant_pad_nd(xp, input, pad, value):
     """Pad the trailing ``len(pad) // 2`` dims (last dim first in ``pad``); negative pads crop."""
     nd = len(pad) // 2
@@ -728,7 +728,7 @@ def _normalized_grad(xp, gxhat, input, mean, rstd, axes, gain=None):
     return dx * (rstd if gain is None else gain * rstd)
 
 
-@defop("native_layer_norm", n_in=3)
+@defop("native_layer_norm", n_in=3, jvp="transpose")
 def _layer_norm(xp, input, weight, bias, axes, eps, saved):
     mean, _, rstd = _moments(xp, input, axes, eps)
     saved["mean"], saved["rstd"] = mean, rstd
@@ -774,7 +774,7 @@ def _grouped(xp, x, groups):
     return xp.reshape(x, (x.shape[0], groups, -1))
 
 
-@defop("native_group_norm", n_in=3)
+@defop("native_group_norm", n_in=3, jvp="transpose")
 def _group_norm(xp, input, weight, bias, groups, eps, saved):
     x = _grouped(xp, input, groups)
     mean, _, rstd = _moments(xp, x, (2,), eps)
@@ -806,7 +806,7 @@ _group_norm.defvjp(
     lambda xp, g, ans, input, weight, bias, groups, eps, saved: _channel_sum(xp, g))
 
 
-@defop("native_batch_norm", n_in=3)
+@defop("native_batch_norm", n_in=3, jvp="transpose")
 def _batch_norm(xp, input, weight, bias, running_mean, running_var, training, momentum, eps,
                 saved):
     """Normalize per channel with batch statistics (training) or the running ones.
@@ -874,12 +874,12 @@ def _row_scale(xp, indices, num_weights, padding_idx, scale_grad_by_freq, dtype)
     return scale
 
 
-@defop("embedding", n_in=1)
+@defop("embedding", n_in=1, jvp="transpose")
 def _embedding(xp, weight, indices, num_weights, padding_idx, scale_grad_by_freq):
     return xp.take(weight, indices, axis=0)
 
 
-@defop("embedding_dense_backward", n_in=1)
+@defop("embedding_dense_backward", n_in=1, jvp="transpose")
 def _embedding_backward(xp, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
     """The rows of ``grad`` summed into a (num_weights, dim) table at ``indices``."""
     d = grad.shape[-1]

@@ -34,7 +34,7 @@ def _mean_scale(grad, reduction):
 # tensors instead: MulBackward0 / DivBackward0).
 
 
-@defop("mul", n_in=1, overload=1)
+@defop("mul", n_in=1, overload=1, jvp="elementwise")
 def _mul_scalar(xp, input, other):
     return input * other
 
@@ -42,7 +42,7 @@ def _mul_scalar(xp, input, other):
 _mul_scalar.defvjp(lambda xp, g, ans, input, other: g * other)
 
 
-@defop("div", n_in=1, overload=1)
+@defop("div", n_in=1, overload=1, jvp="elementwise")
 def _div_scalar(xp, input, other):
     return input / other
 
@@ -55,7 +55,7 @@ _div_scalar.defvjp(lambda xp, g, ans, input, other: g / other)
 # forwards get tensors already broadcast to one shape.
 
 
-@defop("mse_loss", n_in=2, promote=True)
+@defop("mse_loss", n_in=2, promote=True, jvp="transpose")
 def _mse_loss(xp, input, target, reduction):
     d = input - target
     return _reduce(xp, d * d, reduction)
@@ -69,7 +69,7 @@ _mse_loss.defvjp(_mse_grad, lambda xp, g, ans, input, target, reduction:
                  -_mse_grad(xp, g, ans, input, target, reduction))
 
 
-@defop("smooth_l1_loss", n_in=2, promote=True)
+@defop("smooth_l1_loss", n_in=2, promote=True, jvp="transpose")
 def _smooth_l1_loss(xp, input, target, reduction, beta):
     z = xp.abs(input - target)
     return _reduce(xp, xp.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
@@ -84,7 +84,7 @@ _smooth_l1_loss.defvjp(_smooth_l1_grad, lambda xp, g, ans, input, target, reduct
                        -_smooth_l1_grad(xp, g, ans, input, target, reduction, beta))
 
 
-@defop("huber_loss", n_in=2, promote=True)
+@defop("huber_loss", n_in=2, promote=True, jvp="transpose")
 def _huber_loss(xp, input, target, reduction, delta):
     z = xp.abs(input - target)
     return _reduce(xp, xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
@@ -115,7 +115,7 @@ def _not_differentiable(tensor, arg, fn):
 _BCE_EPS = 9.999999960041972e-13
 
 
-@defop("binary_cross_entropy", n_in=2)
+@defop("binary_cross_entropy", n_in=2, jvp="transpose")
 def _binary_cross_entropy(xp, input, target, weight, reduction):
     # PyTorch clamps both logs at -100, so the loss stays finite at input 0 and 1.
     loss = (target - 1) * xp.maximum(xp.log1p(-input), -100) \
@@ -186,8 +186,8 @@ def _nll_rule(xp, g, ans, input, target, weight, reduction, ignore_index):
 
 
 # Inputs of 1 or 2 dims, and of 4 dims (N, C, H, W): the same op under PyTorch's two names.
-_nll_loss = defop("nll_loss", n_in=1)(_nll_forward).defvjp(_nll_rule)
-_nll_loss2d = defop("nll_loss2d", n_in=1)(_nll_forward).defvjp(_nll_rule)
+_nll_loss = defop("nll_loss", n_in=1, jvp="transpose")(_nll_forward).defvjp(_nll_rule)
+_nll_loss2d = defop("nll_loss2d", n_in=1, jvp="transpose")(_nll_forward).defvjp(_nll_rule)
 
 
 def _softplus_neg(xp, x):
@@ -195,7 +195,7 @@ def _softplus_neg(xp, x):
     return xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0 * x)
 
 
-@defop("binary_cross_entropy_with_logits", n_in=2, promote=True)
+@defop("binary_cross_entropy_with_logits", n_in=2, promote=True, jvp="transpose")
 def _bce_logits(xp, input, target, weight, pos_weight, reduction):
     sp = _softplus_neg(xp, input)
     if pos_weight is None:
@@ -255,7 +255,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
 
 
 def _act(name, forward, rule, n_params=0):
-    op = defop(name, n_in=1, promote="float")(forward)
+    op = defop(name, n_in=1, promote="float", jvp="elementwise")(forward)
     op.defvjp(rule)
     return op
 
@@ -284,11 +284,12 @@ def _zero_where(xp, cond, x):
 
 # relu keeps integer dtypes, NaN and -0.0, as PyTorch's; negative numbers give 0 (not -0).
 # Its derivative passes ``g`` wherever the result is not <= 0, NaN included (threshold_backward).
-_relu = defop("relu", n_in=1)(lambda xp, input: _zero_where(xp, input < 0, input)).defvjp(
+_relu = defop("relu", n_in=1, jvp="elementwise")(
+    lambda xp, input: _zero_where(xp, input < 0, input)).defvjp(
     lambda xp, g, ans, input: _zero_where(xp, ans <= 0, g))
 
 
-@defop("leaky_relu", n_in=1)
+@defop("leaky_relu", n_in=1, jvp="elementwise")
 def _leaky_relu(xp, input, slope):
     return xp.where(input > 0, input, input * slope)
 
@@ -310,11 +311,11 @@ def _leaky_relu_result_rule(xp, g, ans, input, slope):
     return xp.where(ans > 0, g, g * slope)
 
 
-_leaky_relu_ = defop("leaky_relu", n_in=1, overload=1)(_leaky_relu.forward).defvjp(
-    _leaky_relu_result_rule)
+_leaky_relu_ = defop("leaky_relu", n_in=1, overload=1, jvp="elementwise")(
+    _leaky_relu.forward).defvjp(_leaky_relu_result_rule)
 
 
-@defop("elu", n_in=1)
+@defop("elu", n_in=1, jvp="elementwise")
 def _elu(xp, input, alpha):
     return xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0 * input)))
 
@@ -329,14 +330,14 @@ def _elu_result_rule(xp, g, ans, input, alpha):
     return xp.where(ans <= 0, g * (ans + alpha), g)  # alpha * exp(x) = result + alpha
 
 
-_elu_ = defop("elu", n_in=1, overload=1)(_elu.forward).defvjp(_elu_result_rule)
+_elu_ = defop("elu", n_in=1, overload=1, jvp="elementwise")(_elu.forward).defvjp(_elu_result_rule)
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _INV_SQRT_2 = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 
-@defop("gelu", n_in=1)
+@defop("gelu", n_in=1, jvp="elementwise")
 def _gelu(xp, input, approximate):
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
@@ -373,7 +374,7 @@ def _mish_rule(xp, g, ans, input):
 _mish = _act("mish", lambda xp, input: input * xp.tanh(_softplus_raw(xp, input)), _mish_rule)
 
 
-@defop("softplus", n_in=1)
+@defop("softplus", n_in=1, jvp="elementwise")
 def _softplus(xp, input, beta, threshold):
     bx = input * beta
     return xp.where(bx > threshold, input, _softplus_raw(xp, bx) / beta)
@@ -383,7 +384,7 @@ _softplus.defvjp(lambda xp, g, ans, input, beta, threshold:
                  xp.where(input * beta > threshold, g, g * xp.sigmoid(input * beta)))
 
 
-@defop("hardtanh", n_in=1)
+@defop("hardtanh", n_in=1, jvp="elementwise")
 def _hardtanh(xp, input, low, high):
     return xp.minimum(xp.maximum(input, 0 * input + low), 0 * input + high)
 

@@ -165,7 +165,7 @@ def _underivable(out, name, *args):
 # --------------------------------------------------------------------------- arithmetic
 
 
-@defop("add", n_in=2, promote=True)
+@defop("add", n_in=2, promote=True, jvp="linear")
 def _add(xp, input, other, alpha):
     return xp.add(input, other) if alpha == 1 else xp.add(input, other * alpha)
 
@@ -174,7 +174,7 @@ _add.defvjp(lambda xp, g, ans, input, other, alpha: g,
             lambda xp, g, ans, input, other, alpha: g if alpha == 1 else g * alpha)
 
 
-@defop("sub", n_in=2, promote=True)
+@defop("sub", n_in=2, promote=True, jvp="linear")
 def _sub(xp, input, other, alpha):
     return xp.subtract(input, other) if alpha == 1 else xp.subtract(input, other * alpha)
 
@@ -183,7 +183,7 @@ _sub.defvjp(lambda xp, g, ans, input, other, alpha: g,
             lambda xp, g, ans, input, other, alpha: -g if alpha == 1 else -g * alpha)
 
 
-@defop("rsub", n_in=1, promote=True, overload=1)
+@defop("rsub", n_in=1, promote=True, overload=1, jvp="elementwise")
 def _rsub(xp, input, other, alpha):
     return xp.subtract(other, input if alpha == 1 else input * alpha)
 
@@ -191,7 +191,7 @@ def _rsub(xp, input, other, alpha):
 _rsub.defvjp(lambda xp, g, ans, input, other, alpha: -g if alpha == 1 else -g * alpha)
 
 
-@defop("mul", promote=True)
+@defop("mul", promote=True, jvp="elementwise")
 def _mul(xp, input, other):
     return xp.multiply(input, other)
 
@@ -200,7 +200,7 @@ _mul.defvjp(lambda xp, g, ans, input, other: g * other,
             lambda xp, g, ans, input, other: g * input)
 
 
-@defop("div", promote="float")
+@defop("div", promote="float", jvp="elementwise")
 def _div(xp, input, other):
     return xp.true_divide(input, other)
 
@@ -209,7 +209,7 @@ _div.defvjp(lambda xp, g, ans, input, other: g / other,
             lambda xp, g, ans, input, other: -g * input / (other * other))
 
 
-@defop("div", n_in=2, promote=True, overload=2)
+@defop("div", n_in=2, promote=True, overload=2, jvp="elementwise")
 def _rounding_div(xp, input, other, mode):
     """Division rounded toward zero ('trunc') or down ('floor'); piecewise constant."""
     if mode == "floor":
@@ -243,7 +243,7 @@ def _floor_divide_raw(xp, input, other):
     return xp.where(other == 0, quotient, out)
 
 
-@defop("neg")
+@defop("neg", jvp="linear")
 def _neg(xp, input):
     return xp.negative(input)
 
@@ -251,7 +251,7 @@ def _neg(xp, input):
 _neg.defvjp(lambda xp, g, ans, input: -g)
 
 
-@defop("reciprocal", promote="float")
+@defop("reciprocal", promote="float", jvp="elementwise")
 def _reciprocal(xp, input):
     return xp.reciprocal(input)
 
@@ -259,7 +259,7 @@ def _reciprocal(xp, input):
 _reciprocal.defvjp(lambda xp, g, ans, input: -g * ans * ans)
 
 
-@defop("pow", n_in=1)
+@defop("pow", n_in=1, jvp="elementwise")
 def _pow_scalar(xp, input, exponent):
     return xp.power(input, exponent)
 
@@ -270,7 +270,7 @@ _pow_scalar.defvjp(
         g * exponent * input ** (exponent - 1))
 
 
-@defop("pow", promote=True, overload=1)
+@defop("pow", promote=True, overload=1, jvp="elementwise")
 def _pow_tensor(xp, input, exponent):
     return xp.power(input, exponent)
 
@@ -281,7 +281,7 @@ _pow_tensor.defvjp(
         xp.where((input == 0) & (exponent >= 0), 0 * g, g * ans * xp.log(input)))
 
 
-@defop("pow", n_in=1, promote="float", overload=2)
+@defop("pow", n_in=1, promote="float", overload=2, jvp="elementwise")
 def _pow_scalar_base(xp, exponent, base):
     return xp.power(base, exponent)
 
@@ -300,7 +300,7 @@ def _sign_raw(xp, x):
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
-@defop("abs")
+@defop("abs", jvp="elementwise")
 def _abs(xp, input):
     return xp.abs(input)
 
@@ -308,7 +308,7 @@ def _abs(xp, input):
 _abs.defvjp(lambda xp, g, ans, input: g * xp.sgn(input))  # 0 at 0: PyTorch's subgradient
 
 
-@defop("sign")
+@defop("sign", jvp="elementwise")
 def _sign(xp, input):
     return _sign_raw(xp, input)
 
@@ -316,7 +316,7 @@ def _sign(xp, input):
 _sign.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
 
 
-@defop("sgn")
+@defop("sgn", jvp="elementwise")
 def _sgn(xp, input):
     """``input / |input|`` (0 at 0) for complex inputs, ``sign`` for real ones."""
     if input.dtype.kind != "c":
@@ -340,7 +340,7 @@ _sgn.defvjp(_sgn_grad)
 # --------------------------------------------------------------------------- binary math
 
 
-@defop("atan2", promote="float")
+@defop("atan2", promote="float", jvp="elementwise")
 def _atan2(xp, input, other):
     return xp.arctan2(input, other)
 
@@ -355,7 +355,7 @@ _atan2.defvjp(lambda xp, g, ans, input, other: g * other * _atan2_scale(xp, inpu
               lambda xp, g, ans, input, other: g * -input * _atan2_scale(xp, input, other))
 
 
-@defop("hypot", promote=True)
+@defop("hypot", promote=True, jvp="elementwise")
 def _hypot(xp, input, other):
     return xp.hypot(input, other)
 
@@ -371,7 +371,7 @@ def _xlogy_raw(xp, x, y):
     return xp.where((x == 0) & (y == y), 0, x * _log(y))  # a number keeps x's dtype
 
 
-@defop("xlogy", promote="float")
+@defop("xlogy", promote="float", jvp="elementwise")
 def _xlogy(xp, input, other):
     return _opmath(xp, _xlogy_raw, input, other)
 
@@ -384,7 +384,7 @@ def _xlogy_input_rule(xp, g, ans, input, other):
 _xlogy.defvjp(_xlogy_input_rule, lambda xp, g, ans, input, other: g * input / other)
 
 
-@defop("xlogy", n_in=1, promote="float", overload=1)
+@defop("xlogy", n_in=1, promote="float", overload=1, jvp="elementwise")
 def _xlogy_scalar_self(xp, other, input):
     return _opmath(xp, _xlogy_raw, input, other)
 
@@ -392,7 +392,7 @@ def _xlogy_scalar_self(xp, other, input):
 _xlogy_scalar_self.defvjp(lambda xp, g, ans, other, input: g * input / other)
 
 
-@defop("xlogy", n_in=1, promote="float", overload=2)
+@defop("xlogy", n_in=1, promote="float", overload=2, jvp="elementwise")
 def _xlogy_scalar_other(xp, input, other):
     return _opmath(xp, _xlogy_raw, input, other)
 
@@ -405,7 +405,7 @@ def _fmod_raw(xp, input, other):
     return xp.fmod(input, other)
 
 
-@defop("fmod", n_in=1)
+@defop("fmod", n_in=1, jvp="elementwise")
 def _fmod_scalar(xp, input, other):
     return _fmod_raw(xp, input, other)
 
@@ -413,7 +413,7 @@ def _fmod_scalar(xp, input, other):
 _fmod_scalar.defvjp(lambda xp, g, ans, input, other: g)
 
 
-@defop("fmod", promote=True, overload=1)
+@defop("fmod", promote=True, overload=1, jvp="elementwise")
 def _fmod(xp, input, other):
     return _fmod_raw(xp, input, other)
 
@@ -431,7 +431,7 @@ def _remainder_raw(xp, input, other):
     return xp.where((r != 0) & ((r < 0) != (other < 0)), r + other, r)
 
 
-@defop("remainder", n_in=1)
+@defop("remainder", n_in=1, jvp="elementwise")
 def _remainder_scalar(xp, input, other):
     return _remainder_raw(xp, input, other)
 
@@ -439,7 +439,7 @@ def _remainder_scalar(xp, input, other):
 _remainder_scalar.defvjp(lambda xp, g, ans, input, other: g)
 
 
-@defop("remainder", promote=True, overload=1)
+@defop("remainder", promote=True, overload=1, jvp="elementwise")
 def _remainder(xp, input, other):
     return _remainder_raw(xp, input, other)
 
@@ -448,14 +448,15 @@ _remainder.defvjp(lambda xp, g, ans, input, other: g,
                   lambda xp, g, ans, input, other: -g * xp.floor_divide(input, other))
 
 # Ops that PyTorch records with a NotImplemented node (see ``_underivable``).
-_remainder_scalar_self = defop("remainder", promote=True, overload=2)(_remainder.forward)
+_remainder_scalar_self = defop("remainder", promote=True, overload=2, jvp="elementwise")(
+    _remainder.forward)
 _floor_divide = defop("floor_divide", promote=True)(
     lambda xp, input, other: _floor_divide_raw(xp, input, other))
 
 # --------------------------------------------------------------------------- selection
 
 
-@defop("maximum", promote=True)
+@defop("maximum", promote=True, jvp="elementwise")
 def _maximum(xp, input, other):
     return xp.maximum(input, other)
 
@@ -468,7 +469,7 @@ _maximum.defvjp(
                                               xp.where(input == other, g / 2, g)))
 
 
-@defop("minimum", promote=True)
+@defop("minimum", promote=True, jvp="elementwise")
 def _minimum(xp, input, other):
     return xp.minimum(input, other)
 
@@ -480,7 +481,7 @@ _minimum.defvjp(
                                               xp.where(input == other, g / 2, g)))
 
 
-@defop("fmax", promote=True)
+@defop("fmax", promote=True, jvp="elementwise")
 def _fmax(xp, input, other):
     return xp.fmax(input, other)
 
@@ -491,7 +492,7 @@ _fmax.defvjp(
     lambda xp, g, ans, input, other: xp.where((input >= other) | xp.isnan(other), 0, g))
 
 
-@defop("fmin", promote=True)
+@defop("fmin", promote=True, jvp="elementwise")
 def _fmin(xp, input, other):
     return xp.fmin(input, other)
 
@@ -501,7 +502,7 @@ _fmin.defvjp(
     lambda xp, g, ans, input, other: xp.where((input <= other) | xp.isnan(other), 0, g))
 
 
-@defop("clamp", promote=True)
+@defop("clamp", promote=True, jvp="elementwise")
 def _clamp(xp, input, low, high):
     out = input if low is None else xp.maximum(input, low)
     return out if high is None else xp.minimum(out, high)
@@ -529,33 +530,35 @@ def _clamp_high_rule(xp, g, ans, input, low, high):
 
 
 _clamp.defvjp(_clamp_input_rule, _clamp_low_rule, _clamp_high_rule)
-_clamp_scalar = defop("clamp", n_in=1, overload=1)(_clamp.forward)
+_clamp_scalar = defop("clamp", n_in=1, overload=1, jvp="elementwise")(_clamp.forward)
 _clamp_scalar.defvjp(_clamp_input_rule)
 
 
-@defop("clamp_min", n_in=1)
+@defop("clamp_min", n_in=1, jvp="elementwise")
 def _clamp_min_scalar(xp, input, low):
     return xp.maximum(input, low)
 
 
 _clamp_min_scalar.defvjp(lambda xp, g, ans, input, low: xp.where(input >= low, g, 0))
-_clamp_min = defop("clamp_min", promote=True, overload=1)(_clamp_min_scalar.forward)
+_clamp_min = defop("clamp_min", promote=True, overload=1, jvp="elementwise")(
+    _clamp_min_scalar.forward)
 _clamp_min.defvjp(lambda xp, g, ans, input, low: xp.where(input >= low, g, 0),
                   lambda xp, g, ans, input, low: xp.where(input < low, g, 0))
 
 
-@defop("clamp_max", n_in=1)
+@defop("clamp_max", n_in=1, jvp="elementwise")
 def _clamp_max_scalar(xp, input, high):
     return xp.minimum(input, high)
 
 
 _clamp_max_scalar.defvjp(lambda xp, g, ans, input, high: xp.where(input <= high, g, 0))
-_clamp_max = defop("clamp_max", promote=True, overload=1)(_clamp_max_scalar.forward)
+_clamp_max = defop("clamp_max", promote=True, overload=1, jvp="elementwise")(
+    _clamp_max_scalar.forward)
 _clamp_max.defvjp(lambda xp, g, ans, input, high: xp.where(input <= high, g, 0),
                   lambda xp, g, ans, input, high: xp.where(input > high, g, 0))
 
 
-@defop("where", n_in=2, promote=True)
+@defop("where", n_in=2, promote=True, jvp="elementwise")
 def _where(xp, input, other, condition):
     return xp.where(condition, input, other)
 
@@ -575,7 +578,7 @@ def _lerp_raw(xp, input, end, weight):
     return xp.where(xp.abs(weight) < 0.5, near_start, near_end)
 
 
-@defop("lerp", n_in=2)
+@defop("lerp", n_in=2, jvp="elementwise")
 def _lerp_scalar(xp, input, end, weight):
     return _opmath(xp, _lerp_raw, input, end, weight)
 
@@ -584,7 +587,7 @@ _lerp_scalar.defvjp(lambda xp, g, ans, input, end, weight: g * (1 - weight),
                     lambda xp, g, ans, input, end, weight: g * weight)
 
 
-@defop("lerp", overload=1)
+@defop("lerp", overload=1, jvp="elementwise")
 def _lerp(xp, input, end, weight):
     return _opmath(xp, _lerp_raw, input, end, weight)
 
@@ -594,7 +597,7 @@ _lerp.defvjp(lambda xp, g, ans, input, end, weight: g * (1 - weight),
              lambda xp, g, ans, input, end, weight: g * (end - input))
 
 
-@defop("addcmul", n_in=3, promote=True)
+@defop("addcmul", n_in=3, promote=True, jvp="elementwise")
 def _addcmul(xp, input, tensor1, tensor2, value):
     if input.dtype.kind in "iu":
         value = int(value)
@@ -606,7 +609,7 @@ _addcmul.defvjp(lambda xp, g, ans, input, tensor1, tensor2, value: g,
                 lambda xp, g, ans, input, tensor1, tensor2, value: g * (tensor1 * value))
 
 
-@defop("addcdiv", n_in=3, promote=True)
+@defop("addcdiv", n_in=3, promote=True, jvp="elementwise")
 def _addcdiv(xp, input, tensor1, tensor2, value):
     return _opmath(xp, lambda xp, a, b, c: a + value * b / c, input, tensor1, tensor2)
 

@@ -131,7 +131,7 @@ def return_type(name, fields):
 # --------------------------------------------------------------------------- value selection
 
 
-@defop("scatter", n_in=2)
+@defop("scatter", n_in=2, jvp="linear")
 def _scatter(xp, base, src, index, axis, shape):
     """``src`` written at ``index`` along ``axis`` into a tensor of ``shape`` filled with ``base``.
 
@@ -147,7 +147,7 @@ _scatter.defvjp(None, lambda xp, g, ans, base, src, index, axis, shape:
                 xp.gather_along_axis(g, index, axis, shape))
 
 
-@defop("gather", n_in=1)
+@defop("gather", n_in=1, jvp="linear")
 def _gather(xp, input, index, axis, shape):
     """The values of ``input`` (of ``shape``) at ``index`` along ``axis`` (see ``_scatter``)."""
     return xp.take_along_axis(input, index, axis=axis)
@@ -186,7 +186,7 @@ def _evenly_distribute(xp, g, ans, input):
 # --------------------------------------------------------------------------- sum, mean, prod
 
 
-@defop("sum", n_in=1)
+@defop("sum", n_in=1, jvp="linear")
 def _sum_all(xp, input, shape, dtype):
     return xp.sum(input, dtype=dtype)
 
@@ -194,7 +194,7 @@ def _sum_all(xp, input, shape, dtype):
 _sum_all.defvjp(lambda xp, g, ans, input, shape, dtype: xp.broadcast_to(g, shape))
 
 
-@defop("sum", n_in=1, overload=1)
+@defop("sum", n_in=1, overload=1, jvp="linear")
 def _sum_dim(xp, input, dims, keepdim, shape, dtype):
     return xp.sum(input, axis=dims, keepdims=keepdim, dtype=dtype)
 
@@ -211,7 +211,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch'
     return _sum_dim(input, _all_dims(dim, input.ndim), keepdim, input.shape, dt)
 
 
-@defop("mean", n_in=1)
+@defop("mean", n_in=1, jvp="linear")
 def _mean_all(xp, input, shape):
     return xp.sum(input) / input.size  # NaN for an empty input, without NumPy's warning
 
@@ -220,7 +220,7 @@ _mean_all.defvjp(lambda xp, g, ans, input, shape:
                  xp.broadcast_to(g / math.prod(shape), shape))
 
 
-@defop("mean", n_in=1, overload=1)
+@defop("mean", n_in=1, overload=1, jvp="linear")
 def _mean_dim(xp, input, dims, keepdim, shape):
     return xp.sum(input, axis=dims, keepdims=keepdim) / _count(shape, dims)
 
@@ -260,7 +260,7 @@ def _prod_of_others(xp, x, axis):
     return exclusive_cumprod(x) * xp.flip(exclusive_cumprod(xp.flip(x, axis=axis)), axis=axis)
 
 
-@defop("prod", n_in=1)
+@defop("prod", n_in=1, jvp="transpose")
 def _prod_all(xp, input, dtype):
     return xp.prod(input, dtype=dtype)
 
@@ -276,7 +276,7 @@ def _prod_all_rule(xp, g, ans, input, dtype):
 _prod_all.defvjp(_prod_all_rule)
 
 
-@defop("prod", n_in=1, overload=1)
+@defop("prod", n_in=1, overload=1, jvp="transpose")
 def _prod_dim(xp, input, dim, keepdim, dtype):
     return xp.prod(input, axis=dim, keepdims=keepdim, dtype=dtype)
 
@@ -308,13 +308,13 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 def _extreme_ops(name):
     """The ops of ``max`` or ``min``: full (ties share), over a dim (with indices), amax."""
 
-    @defop(name, n_in=1, overload=1)
+    @defop(name, n_in=1, overload=1, jvp="transpose")
     def full(xp, input):
         return getattr(xp, name)(input)
 
     full.defvjp(_evenly_distribute)
 
-    @defop(name, n_in=1, nout=2)
+    @defop(name, n_in=1, nout=2, jvp="transpose")
     def over_dim(xp, input, dim, keepdim, shape):
         if input.ndim == 0:
             return input.copy(), xp.zeros((), dtype=np.int64)
@@ -327,7 +327,7 @@ def _extreme_ops(name):
     over_dim.defvjp(lambda xp, g, ans, input, dim, keepdim, shape:
                     _unselect(xp, g[0], ans[1], dim, keepdim, shape))
 
-    @defop("a" + name, n_in=1)
+    @defop("a" + name, n_in=1, jvp="transpose")
     def amax(xp, input, dims, keepdim):
         return getattr(xp, name)(input, axis=dims, keepdims=keepdim)
 
@@ -484,7 +484,7 @@ def _mean_grad(xp, g, input, dims, keepdim):
     return _expand_back(xp, g / _count(input.shape, dims), input.shape, dims, keepdim)
 
 
-@defop("var", n_in=1)
+@defop("var", n_in=1, jvp="transpose")
 def _var(xp, input, dims, correction, keepdim):
     return _variance(xp, input, dims, correction, keepdim)
 
@@ -493,7 +493,7 @@ _var.defvjp(lambda xp, g, ans, input, dims, correction, keepdim:
             _var_grad(xp, g, input, dims, correction, keepdim))
 
 
-@defop("std", n_in=1)
+@defop("std", n_in=1, jvp="transpose")
 def _std(xp, input, dims, correction, keepdim):
     return _variance(xp, input, dims, correction, keepdim) ** 0.5
 
@@ -501,7 +501,7 @@ def _std(xp, input, dims, correction, keepdim):
 _std.defvjp(_std_grad)
 
 
-@defop("var_mean", n_in=1, nout=2)
+@defop("var_mean", n_in=1, nout=2, jvp="transpose")
 def _var_mean(xp, input, dims, correction, keepdim):
     return (_variance(xp, input, dims, correction, keepdim),
             _mean_raw(xp, input, dims, keepdim))
@@ -512,7 +512,7 @@ _var_mean.defvjp(lambda xp, g, ans, input, dims, correction, keepdim:
                  + _mean_grad(xp, g[1], input, dims, keepdim))
 
 
-@defop("std_mean", n_in=1, nout=2)
+@defop("std_mean", n_in=1, nout=2, jvp="transpose")
 def _std_mean(xp, input, dims, correction, keepdim):
     return (_variance(xp, input, dims, correction, keepdim) ** 0.5,
             _mean_raw(xp, input, dims, keepdim))
@@ -560,7 +560,7 @@ std_mean.__doc__ = "``(std, mean)`` in one pass, same arguments as :func:`var`."
 # --------------------------------------------------------------------------- logsumexp, softmax
 
 
-@defop("logsumexp", n_in=1, promote="float")
+@defop("logsumexp", n_in=1, promote="float", jvp="transpose")
 def _logsumexp(xp, input, dims, keepdim):
     if input.size == 0:
         return xp.log(xp.sum(xp.exp(input), axis=dims, keepdims=keepdim))
@@ -587,7 +587,7 @@ def logsumexp(input, dim, keepdim=False):
     return _logsumexp(input, _all_dims(dim, input.ndim), keepdim)
 
 
-@defop("softmax", n_in=1)
+@defop("softmax", n_in=1, jvp="transpose")
 def _softmax(xp, input, dim):
     if input.size == 0:
         return input.copy()
@@ -602,7 +602,7 @@ _softmax.defvjp(lambda xp, g, ans, input, dim:
                 ans * (g - xp.sum(g * ans, axis=dim, keepdims=True)))
 
 
-@defop("log_softmax", n_in=1)
+@defop("log_softmax", n_in=1, jvp="transpose")
 def _log_softmax(xp, input, dim):
     if input.size == 0:
         return input.copy()
@@ -646,7 +646,7 @@ def _sgn(xp, x):
     return xp.where(x == x, xp.sign(x), 0)
 
 
-@defop("linalg_vector_norm", n_in=1)
+@defop("linalg_vector_norm", n_in=1, jvp="transpose")
 def _vector_norm(xp, input, ord, dims, keepdim, dtype):
     x = input if dtype is None else input.astype(dtype)
     a = xp.abs(x)

@@ -274,8 +274,14 @@ _count_outputs = property(lambda node: len(node._out_meta))  # ops with nout=Non
 
 
 def _output_tensor(array, node, output_nr):
+    """An output of ``node`` rebuilt from its saved array (for rules under create_graph),
+    with its forward-mode tangent if it had one."""
     t = _Tensor._make(array, node, True)
     t._output_nr = output_nr
+    if _fw.level is not None:
+        tangent = forward_ad.output_tangent(node, output_nr)
+        if tangent is not None:
+            forward_ad.set_tangent(t, tangent)
     return t
 
 
@@ -384,9 +390,12 @@ class Op:
         return self
 
     def jvp(self, args, n_in, tangents, results):
-        """The outputs' tangents (a tuple; None where none) for the inputs' ``tangents``."""
+        """The outputs' tangents (a tuple; None where zero) for the inputs' ``tangents``;
+        None for an op that is not differentiable (comparisons): its results get none."""
         kind = self.jvp_kind
-        if kind is None or (kind == "elementwise" and self.rules is None):
+        if self.rules is None:
+            return None
+        if kind is None:
             raise NotImplementedError(_errors.NO_JVP.format(name=self.name))
         params = args[n_in:]
         if kind == "linear":
@@ -414,7 +423,7 @@ class Op:
     def _transposed_vjp(self, xp, args, n_in, tangents, results):
         """``J·t`` as the gradient in ``v`` of ``Σ_i (J_iᵀ·v)·t_i`` (see ``defjvp``)."""
         from ..autograd import grad
-        vs = [_Tensor._make(xp.zeros_like(r._data), None, True)
+        vs = [_Tensor._make(_xp.namespace_of(r._data).zeros_like(r._data), None, True)
               if r.is_floating_point() or r.is_complex() else None for r in results]
         with grad_mode.enable_grad():
             g = vs[0] if self.nout == 1 else tuple(vs)

@@ -124,7 +124,7 @@ def _unary(name, forward, rule=None, *, promote="float", refuse="", kernel=None,
 
     ``refuse``: dtype kinds ('b' bool, 'iu' integers) PyTorch's ``kernel`` does not handle.
     """
-    op = defop(name, promote=promote)(forward)
+    op = defop(name, promote=promote, jvp="elementwise")(forward)
     if rule is not None:
         op.defvjp(rule)
 
@@ -271,7 +271,7 @@ erfinv = _unary("erfinv", lambda xp, input: xp.erfinv(input),
                 doc="Inverse error function on [-1, 1].")
 
 
-@defop("logit", n_in=1, promote="float")
+@defop("logit", n_in=1, promote="float", jvp="elementwise")
 def _logit(xp, input, eps):
     return _pw._opmath(xp, _logit_raw, input, eps)
 
@@ -312,11 +312,11 @@ frac = _unary("frac", lambda xp, input: input - xp.trunc(input),
               lambda xp, g, ans, input: g, promote=False, refuse="biu", kernel="frac_cpu",
               doc="``input - trunc(input)``; floating tensors only.")
 fix = trunc
-_round = defop("round", promote=False)(_keep_integers(lambda xp, x: xp.rint(x)))
+_round = defop("round", promote=False, jvp="elementwise")(_keep_integers(lambda xp, x: xp.rint(x)))
 _round.defvjp(_zero)
 
 
-@defop("round", n_in=1, overload=1)
+@defop("round", n_in=1, overload=1, jvp="elementwise")
 def _round_decimals(xp, input, decimals):
     return _pw._opmath(xp, _round_raw, input, decimals)
 
@@ -350,7 +350,7 @@ def round(input, *, decimals=None):  # noqa: A001 - PyTorch's name
 # --------------------------------------------------------------------------- non-finite values
 
 
-@defop("nan_to_num", n_in=1)
+@defop("nan_to_num", n_in=1, jvp="elementwise")
 def _nan_to_num(xp, input, nan, posinf, neginf):
     if input.dtype.kind != "f":
         return input.copy()
