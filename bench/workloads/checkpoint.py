@@ -1,7 +1,8 @@
 """``checkpoint``: activation checkpointing trades recomputation for memory.
 
-A 16-layer ``Linear(512, 512) -> tanh`` network on a batch of 256, ``y.mean()``, forward and
-backward, run through ``checkpoint_sequential(model, 4, x, use_reentrant=False)`` by ember and
+A 16-layer ``Linear(256, 256) -> tanh`` network on a batch of 2048 (so that activations, not
+weight gradients, are most of the memory), ``y.mean()``, forward and backward, run through
+``checkpoint_sequential(model, 4, x, use_reentrant=False)`` by ember and
 PyTorch. The NumPy floor is the plain forward and backward, keeping every activation, as a
 network without checkpointing must. Reported: milliseconds per step, and the memory kept after
 the forward and at the peak of the backward (traced for ember and NumPy), against what a plain
@@ -14,7 +15,7 @@ import numpy as np
 
 from bench.harness import Case, Contender, Target
 
-FULL = {"layers": 16, "width": 512, "batch": 256, "segments": 4}
+FULL = {"layers": 16, "width": 256, "batch": 2048, "segments": 4}
 QUICK = {"layers": 4, "width": 32, "batch": 8, "segments": 2}
 
 
@@ -109,5 +110,6 @@ def cases(libs, quick):
     activation = size["batch"] * size["width"] * 4
     return [Case("checkpoint", f"{size['layers']} layers in {size['segments']} segments",
                  "ms/step", contenders,
-                 saved_bytes=2 * size["layers"] * activation,  # each layer's input and tanh
-                 memory_target=Target("saved", 0.5))]
+                 # A plain backward keeps each layer's tanh output (the next layer's input).
+                 saved_bytes=size["layers"] * activation,
+                 memory_target=Target("saved", 0.6))]

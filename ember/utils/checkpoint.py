@@ -68,26 +68,38 @@ class _Recomputation:
         return self.count - 1
 
     def unpack(self, position):
+        """The saved tensor at ``position``, recomputed with the rest of ``function``'s on the
+        first call. Each is handed out once per backward and then dropped, so memory holds one
+        segment's recomputed values only while its nodes run; a second backward (retain_graph)
+        recomputes again."""
         if self.values is None:
             self.values = self._recompute()
-        return self.values[position]
+            self.left = len(self.values)
+        value, self.values[position] = self.values[position], None
+        self.left -= 1
+        if self.left == 0:
+            self.values = None
+        return value
 
     def _recompute(self):
         values = []
+        # Without create_graph the backward needs values only: keep them without history, so
+        # the recomputation's own graph is freed at once.
+        detach = not grad_mode.is_grad_enabled()
         kept = _random.get_rng_state()
         if self.rng is not None:
             _random.set_rng_state(self.rng)
         try:
-            with grad_mode.enable_grad(), saved_tensors_hooks(_keep(values), _identity):
+            with grad_mode.enable_grad(), saved_tensors_hooks(_keep(values, detach), _identity):
                 self.function(*self.args, **self.kwargs)
         finally:
             _random.set_rng_state(kept)
         return values
 
 
-def _keep(values):
+def _keep(values, detach):
     def pack(tensor):
-        values.append(tensor)
+        values.append(tensor.detach() if detach else tensor)
         return tensor
     return pack
 
