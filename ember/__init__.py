@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     _tensor_methods,  # noqa: F401  (binds methods and operators onto Tensor)
     autograd,
     cuda,
+    func,  # the torch.func namespace: function transforms
     linalg,  # the torch.linalg namespace
     nn,
     optim,

@@ -1,0 +1,12 @@
+"""``torch.func``: function transforms — derivatives of functions, as functions.
+
+``grad(f)`` is a new function that returns the gradient of ``f``; transforms compose
+(``grad(grad(f))``, ``jacfwd(jacrev(f))``) and need no ``requires_grad`` on the inputs.
+``functional_call`` turns a module into a function of its parameters, so they can be
+differentiated as a dict. ``vmap`` is not here yet: ``jacrev``/``jacfwd`` loop instead.
+"""
+from ._functional_call import functional_call
+from ._transforms import grad, grad_and_value, hessian, jacfwd, jacrev, jvp, vjp
+
+__all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+           "functional_call"]
