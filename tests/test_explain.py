@@ -9,6 +9,7 @@ from ember.autograd import explain
 from ember.autograd._walk import walk
 
 from .conftest import to_np
+from .seed_graphs import seed_vjp
 
 
 def seed_demo(lib):
@@ -18,15 +19,6 @@ def seed_demo(lib):
     z = 3 * y * y
     return x, z.mean()
 
-
-def seed_vjp(lib):
-    """The seeds' vector-Jacobian example: y = [x1², x1² + 5x2², 3x2] at x = [1, 2]."""
-    x = lib.tensor([1.0, 2.0], requires_grad=True)
-    y = lib.empty(3)
-    y[0] = x[0] ** 2
-    y[1] = x[0] ** 2 + 5 * x[1] ** 2
-    y[2] = 3 * x[1]
-    return x, y
 
 
 def by_label(steps):

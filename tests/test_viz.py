@@ -16,6 +16,8 @@ from ember import viz
 from ember.viz import layout as layout_mod
 from ember.viz.svg import STYLES
 
+from .seed_graphs import seed_vjp
+
 SVG = "{http://www.w3.org/2000/svg}"
 
 
@@ -28,15 +30,6 @@ def seed_demo(lib):
     out = (3 * (x + 2) * (x + 2)).mean()
     return x, out
 
-
-def seed_vjp(lib):
-    """The seeds' vector-Jacobian example: y = [x1², x1² + 5x2², 3x2], written in place."""
-    x = lib.tensor([1.0, 2.0], requires_grad=True)
-    y = lib.empty(3)
-    y[0] = x[0] ** 2
-    y[1] = x[0] ** 2 + 5 * x[1] ** 2
-    y[2] = 3 * x[1]
-    return x, y
 
 
 def network(lib):

@@ -341,6 +341,18 @@ def _scalar_output(func, inputs, strict, fn_name):
     return is_outputs_tuple, outputs
 
 
+def _gradient_of_scalar(func, inputs, v, create_graph, strict, fn_name):
+    """The first half of ``vhp`` and ``hvp`` (in grad mode): checked inputs and ``v``, the
+    scalar output and its gradient with a graph."""
+    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
+    v = _v_or_scalar_check(v, inputs, is_inputs_tuple, create_graph, fn_name)
+    is_outputs_tuple, outputs = _scalar_output(func, inputs, strict, fn_name)
+    jac = _autograd_grad(outputs, inputs, create_graph=True)
+    _check_requires_grad(jac, "jacobian", strict=strict)
+    return is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac
+
+
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(inputs), vᵀ H)`` for a scalar ``func``: the gradient of ``∇f · v``.
 
@@ -349,12 +361,8 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
         tensor([ 6., 12.])
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vhp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _v_or_scalar_check(v, inputs, is_inputs_tuple, create_graph, "vhp")
-        is_outputs_tuple, outputs = _scalar_output(func, inputs, strict, "vhp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _gradient_of_scalar(
+            func, inputs, v, create_graph, strict, "vhp")
     with set_grad_enabled(True if create_graph else is_grad_enabled()):
         grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
         result = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
@@ -370,12 +378,8 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
         tensor([ 6., 12.])
     """
     with enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        v = _v_or_scalar_check(v, inputs, is_inputs_tuple, create_graph, "hvp")
-        is_outputs_tuple, outputs = _scalar_output(func, inputs, strict, "hvp")
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
+        is_inputs_tuple, inputs, v, is_outputs_tuple, outputs, jac = _gradient_of_scalar(
+            func, inputs, v, create_graph, strict, "hvp")
         grad_jac = tuple(_zeros_like(inp, requires_grad=True) for inp in inputs)
         double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
         _check_requires_grad(jac, "hessian", strict=strict)

@@ -491,10 +491,7 @@ class Op:
         if not (requires and _state.grad) or self.rules is None or out.dtype.kind not in "fc":
             result = Tensor._make(out, None, False)  # integer and bool results never need grad
         else:
-            node = self._record(args, arrays, out, n_in)
-            result = Tensor._make(out, node, True)
-            if node._ans is not None:
-                node._ans_vc = ((result._vc, 0),)
+            result = self._recorded(args, arrays, out, n_in)
         if _fw.active:
             forward_ad.propagate(self, args, n_in, (result,))
         return result
@@ -516,6 +513,14 @@ class Op:
         if node is not None and node._ans is not None:
             node._ans_vc = tuple((t._vc, t._vc[0]) for t in results)
         return tuple(results)
+
+    def _recorded(self, args, arrays, out, n_in):
+        """The result of a one-output call that records: its Tensor, made by a new node."""
+        node = self._record(args, arrays, out, n_in)
+        result = _Tensor._make(out, node, True)
+        if node._ans is not None:
+            node._ans_vc = ((result._vc, 0),)  # the result's version, checked in backward
+        return result
 
     def _record(self, args, arrays, out, n_in):
         """The node of one call: edges to the inputs' nodes and what the rules will read."""
@@ -678,11 +683,7 @@ class _UnaryOp(Op):
             return _Tensor._make(out, None, False)
         arrays = list(args)
         arrays[0] = data
-        node = self._record(args, arrays, out, 1)
-        result = _Tensor._make(out, node, True)
-        if node._ans is not None:
-            node._ans_vc = ((result._vc, 0),)
-        return result
+        return self._recorded(args, arrays, out, 1)
 
 
 class _BinaryOp(Op):
@@ -721,11 +722,7 @@ class _BinaryOp(Op):
         arrays = list(args)
         arrays[0] = da
         arrays[1] = db
-        node = self._record(args, arrays, out, 2)
-        result = Tensor._make(out, node, True)
-        if node._ans is not None:
-            node._ans_vc = ((result._vc, 0),)
-        return result
+        return self._recorded(args, arrays, out, 2)
 
 
 def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None, jvp=None):
