@@ -17,7 +17,7 @@ from . import _device, _dtypes, _errors, autograd
 from .autograd import anomaly_mode, engine, forward_ad, grad_mode
 from .ops import registry
 
-__all__ = ["Tensor", "Size"]
+__all__ = ["Tensor", "Size", "layout", "strided"]
 
 _state = grad_mode._state
 
@@ -41,6 +41,21 @@ class Size(tuple):
 
     def __add__(self, other):
         return Size(tuple.__add__(self, tuple(other)))
+
+
+class layout:
+    """``torch.layout``: how a tensor's elements are stored; ember has ``strided`` only."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name):
+        self._name = name
+
+    def __repr__(self):
+        return f"torch.{self._name}"
+
+
+strided = layout("strided")
 
 
 class Tensor:
@@ -140,6 +155,56 @@ class Tensor:
 
     def is_complex(self):
         return self._data.dtype.kind == "c"
+
+    def is_signed(self):
+        return self._data.dtype.kind in "ifc"
+
+    def is_nonzero(self):
+        """The truth of a one-element tensor; PyTorch's error for any other size."""
+        if self._data.size == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        return bool(self)
+
+    def is_same_size(self, other):
+        return self._data.shape == other._data.shape
+
+    def is_inference(self):
+        """False: ember's ``inference_mode`` is ``no_grad`` and makes no inference tensors."""
+        return False
+
+    def get_device(self):
+        """The CUDA device index, or -1 on the CPU."""
+        return -1 if isinstance(self._data, np.ndarray) else self.device.index
+
+    @property
+    def is_cpu(self):
+        return isinstance(self._data, np.ndarray)
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
+    @property
+    def itemsize(self):
+        return self._data.itemsize
+
+    @property
+    def layout(self):
+        return strided
+
+    # ember has only dense, CPU/CUDA, unquantized tensors
+    is_sparse = is_quantized = is_meta = False
+
+    def storage_offset(self):
+        """Where this tensor starts in its storage, in elements (nonzero for views)."""
+        data = self._data
+        if not isinstance(data, np.ndarray):
+            return (data.data.ptr - data.data.mem.ptr) // data.itemsize
+        root = data
+        while isinstance(root.base, np.ndarray):
+            root = root.base
+        return (data.__array_interface__["data"][0] -
+                root.__array_interface__["data"][0]) // data.itemsize
 
     def is_contiguous(self, memory_format=None):
         return bool(self._data.flags.c_contiguous)

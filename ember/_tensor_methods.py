@@ -5,8 +5,12 @@ result into ``x`` (``Tensor._inplace``), with PyTorch's version-counter and leaf
 """
 from __future__ import annotations
 
-from . import _device, _dtypes
-from ._tensor import Tensor
+import warnings
+
+import numpy as np
+
+from . import _creation, _device, _dtypes, _random
+from ._tensor import Tensor, _dtype_word
 from .ops import (
     conv,
     indexing,
@@ -19,6 +23,7 @@ from .ops import (
     sorting,
     unary,
 )
+from .ops.pointwise import _CPP_NAMES
 from .ops.registry import defop
 
 FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops, conv,
@@ -63,6 +68,20 @@ def _copy_(self, src, non_blocking=False):
     return self._inplace(_copy, src)
 
 
+def relu(self):
+    """``max(self, 0)`` (as ``torch.nn.functional.relu``)."""
+    from .nn import functional
+    return functional.relu(self)
+
+
+def _type_as(self, other):
+    """Self converted to ``other``'s dtype (and device)."""
+    return _to(self, other)
+
+
+Tensor.relu = relu
+Tensor.relu_ = _make_inplace(relu)
+Tensor.type_as = _type_as
 Tensor.fill_ = _fill_
 Tensor.zero_ = _zero_
 Tensor.copy_ = _copy_
@@ -170,3 +189,194 @@ for _m, _d in [("float", _dtypes.float32), ("double", _dtypes.float64), ("half",
                ("char", _dtypes.int8), ("byte", _dtypes.uint8), ("bool", _dtypes.bool),
                ("cfloat", _dtypes.complex64), ("cdouble", _dtypes.complex128)]:
     setattr(Tensor, _m, _caster(_d))
+
+# ------------------------------------------------------------------ factories on a tensor
+
+
+def _factory(maker):
+    """``x.new_zeros(size)`` and the like: ``maker`` with x's dtype and device by default."""
+    def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
+               pin_memory=False):
+        return maker(*size, dtype=dtype or self.dtype, device=device or self.device,
+                     requires_grad=requires_grad)
+    method.__name__ = f"new_{maker.__name__}"
+    method.__doc__ = f"A new tensor like ``{maker.__name__}(size)``, by default of self's dtype " \
+                     "and device."
+    return method
+
+
+def _new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False,
+              layout=None, pin_memory=False):
+    """A tensor of ``size`` filled with ``fill_value``, by default of self's dtype and device."""
+    return _creation.full(size, fill_value, dtype=dtype or self.dtype,
+                          device=device or self.device, requires_grad=requires_grad)
+
+
+def _new_tensor(self, data, *, dtype=None, device=None, requires_grad=False, layout=None,
+                pin_memory=False):
+    """A copy of ``data`` as a new leaf, by default of self's dtype and device."""
+    if isinstance(data, Tensor):
+        warnings.warn(
+            "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
+            "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
+            "tensor.new_tensor(sourceTensor).", UserWarning, stacklevel=2)
+        data = _device.to_numpy(data._data)
+    return _creation.tensor(data, dtype=dtype or self.dtype, device=device or self.device,
+                            requires_grad=requires_grad)
+
+
+Tensor.new_zeros = _factory(_creation.zeros)
+Tensor.new_ones = _factory(_creation.ones)
+Tensor.new_empty = _factory(_creation.empty)
+Tensor.new_full = _new_full
+Tensor.new_tensor = _new_tensor
+
+# ------------------------------------------------------------------ in-place random fills
+# Each fill is an op (``UniformBackward0``, ...) whose derivative is zero, as in PyTorch: the
+# values are drawn from ember's generator first and handed to the op, which returns them.
+
+
+def _random_op(name, overload=0):
+    op = defop(name, n_in=1, overload=overload, jvp="transpose")(lambda xp, input, values: values)
+    return op.defvjp(lambda xp, g, ans, input, values: xp.zeros_like(g))
+
+
+_RANDOM_OPS = {name: _random_op(name) for name in (
+    "uniform", "normal", "random", "exponential", "geometric", "log_normal", "cauchy")}
+# PyTorch numbers bernoulli_'s overloads: a tensor of probabilities (1) or a number (2).
+_RANDOM_OPS["bernoulli_tensor"] = _random_op("bernoulli", 1)
+_RANDOM_OPS["bernoulli"] = _random_op("bernoulli", 2)
+
+
+def _refuse_integers(self, kernel):
+    if self._data.dtype.kind not in "fc":
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{_dtype_word(self._data.dtype)}'")
+
+
+def _continuous_only(self, distribution, word):
+    if self._data.dtype.kind not in "fc":
+        raise RuntimeError(f"{distribution} distribution is a continuous probability "
+                           "distribution. dtype must be a floating point but you specified "
+                           f"{word}")
+
+
+def _fill_random(self, name, draw, generator, op=None):
+    """Write ``draw(rng, shape)`` (float64 or integer NumPy values) into self, in place."""
+    self._check_inplace()
+    values = np.asarray(draw(_random.rng(generator), self._data.shape)).astype(self._data.dtype)
+    if self.is_cuda:
+        values = _device.move(values, self.device)
+    return self._assign((op or _RANDOM_OPS[name])(self, values), name + "_")
+
+
+def _uniform_(self, from_=0, to=1, *, generator=None):
+    """Fill with samples uniform on ``[from, to)``."""
+    _refuse_integers(self, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
+                           f"from={from_:g} > to={to:g}")
+    return _fill_random(self, "uniform", lambda rng, s: rng.uniform(from_, to, s), generator)
+
+
+def _normal_(self, mean=0, std=1, *, generator=None):
+    """Fill with samples of the normal distribution ``N(mean, std²)``."""
+    _refuse_integers(self, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    return _fill_random(self, "normal", lambda rng, s: rng.normal(mean, std, s), generator)
+
+
+def _log_normal_(self, mean=1, std=2, *, generator=None):
+    """Fill with ``exp(N(mean, std²))`` samples."""
+    _refuse_integers(self, "log_normal_cpu")
+    if std <= 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
+    return _fill_random(self, "log_normal", lambda rng, s: rng.lognormal(mean, std, s),
+                        generator)
+
+
+def _exponential_(self, lambd=1, *, generator=None):
+    """Fill with samples of the exponential distribution of rate ``lambd``."""
+    _continuous_only(self, "Exponential", _dtype_word(self._data.dtype))
+    if lambd <= 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
+    return _fill_random(self, "exponential", lambda rng, s: rng.exponential(1 / lambd, s),
+                        generator)
+
+
+def _cauchy_(self, median=0, sigma=1, *, generator=None):
+    """Fill with samples of the Cauchy distribution ``median + sigma * tan(pi (U - 1/2))``."""
+    _continuous_only(self, "Cauchy", _CPP_NAMES[self._data.dtype.name])
+    if sigma <= 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
+    return _fill_random(self, "cauchy",
+                        lambda rng, s: median + sigma * rng.standard_cauchy(s), generator)
+
+
+def _bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 1 where a draw uniform on [0, 1) is below ``p`` (a number or a tensor of
+    probabilities broadcast to self), else 0."""
+    if isinstance(p, Tensor):
+        probs = _device.to_numpy(p._data)
+        if not ((probs >= 0) & (probs <= 1)).all():
+            raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  "
+                               "(Could this error message be improved?  If so, please report "
+                               "an enhancement request to PyTorch.)")
+    else:
+        probs = p
+        if not 0 <= p <= 1:
+            raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+    op = _RANDOM_OPS["bernoulli_tensor" if isinstance(p, Tensor) else "bernoulli"]
+    return _fill_random(self, "bernoulli", lambda rng, s: rng.random(s) < probs, generator, op)
+
+
+def _geometric_(self, p, *, generator=None):
+    """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...)."""
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    return _fill_random(self, "geometric", lambda rng, s: rng.geometric(p, s), generator)
+
+
+def _random_(self, from_=0, to=None, *, generator=None):
+    """Fill with integers uniform on ``[from, to)``; ``random_(to)`` is ``[0, to)``, and
+    ``random_()`` spans ``[0, 2**mantissa]`` for floats or every non-negative value of an
+    integer dtype."""
+    if to is None and from_ != 0:
+        from_, to = 0, from_
+    dt = self._data.dtype
+    if to is None:
+        high = (1 << (np.finfo(dt).nmant + 1)) + 1 if dt.kind in "fc" else \
+            2 if dt.kind == "b" else int(np.iinfo(dt).max) + 1
+    else:
+        if from_ >= to:
+            raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got "
+                               f"from={from_} >= to={to}")
+        if dt.kind in "iu":
+            info = np.iinfo(dt)
+            for value, what in ((from_, "from"), (to - 1, "to - 1")):
+                if not info.min <= value <= info.max:
+                    raise RuntimeError(f"{what} is out of bounds for {_CPP_NAMES[dt.name]}")
+        high = to
+    return _fill_random(self, "random",
+                        lambda rng, s: rng.integers(from_, high - 1, s, endpoint=True), generator)
+
+
+def _keyword_from(method):
+    """PyTorch spells the lower bound ``from``, a Python keyword: accept it as ``from=``."""
+    def wrapper(self, *args, **kwargs):
+        if "from" in kwargs:
+            kwargs["from_"] = kwargs.pop("from")
+        return method(self, *args, **kwargs)
+    wrapper.__name__, wrapper.__doc__ = method.__name__.lstrip("_"), method.__doc__
+    return wrapper
+
+
+Tensor.uniform_ = _keyword_from(_uniform_)
+Tensor.random_ = _keyword_from(_random_)
+Tensor.normal_ = _normal_
+Tensor.log_normal_ = _log_normal_
+Tensor.exponential_ = _exponential_
+Tensor.cauchy_ = _cauchy_
+Tensor.bernoulli_ = _bernoulli_
+Tensor.geometric_ = _geometric_

@@ -9,6 +9,7 @@ from __future__ import annotations
 from .ops.linalg import _LinAlgError as LinAlgError
 from .ops.linalg import diagonal as _diagonal
 from .ops.linalg import linalg_cholesky as cholesky
+from .ops.linalg import linalg_cross as cross
 from .ops.linalg import linalg_det as det
 from .ops.linalg import linalg_eigh as eigh
 from .ops.linalg import linalg_eigvalsh as eigvalsh
@@ -26,8 +27,8 @@ from .ops.linalg import linalg_svdvals as svdvals
 from .ops.linalg import matmul
 from .ops.reduction import vector_norm
 
-__all__ = ["LinAlgError", "cholesky", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul",
-           "matrix_norm", "matrix_power", "norm", "pinv", "qr", "slogdet", "solve",
+__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
+           "matmul", "matrix_norm", "matrix_power", "norm", "pinv", "qr", "slogdet", "solve",
            "solve_triangular", "svd", "svdvals", "vector_norm"]
 
 

@@ -202,6 +202,14 @@ SPECS = [
     Spec("norm_dims", lambda L, a: L.linalg.norm(a, "nuc", dim=(1, 2)) +
          L.linalg.norm(a, dim=1).sum(-1), [((2, 3, 4),)], distinct=True),
     Spec("vector_norm", lambda L, a: L.linalg.vector_norm(a, 3, dim=-1), [((2, 3),)]),
+    # cross, addr, inner, diagflat
+    Spec("cross", lambda L, a, b: L.cross(a, b, dim=0), [((3,), (3,)), ((3, 2), (3, 1))]),
+    Spec("addr", lambda L, a, b, c: a.addr(b, c, beta=0.5, alpha=2),
+         [((2, 3), (2,), (3,)), ((3,), (2,), (3,))]),
+    Spec("addr_beta0", lambda L, a, b, c: L.addr(a, b, c, beta=0), [((2, 3), (2,), (3,))]),
+    Spec("inner", lambda L, a, b: L.inner(a, b), [((3,), (3,)), ((2, 3), (4, 3)), ((), (3,))]),
+    Spec("diagflat", lambda L, a: L.diagflat(a), [((3,),), ((2, 2),)]),
+    Spec("diagflat_offset", lambda L, a: a.diagflat(-1), [((3,),)]),
 ]
 
 test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)

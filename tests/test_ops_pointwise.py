@@ -125,6 +125,27 @@ SPECS = [
     # in place, chained
     Spec("inplace_chain", _chain, [((3,), (3,)), ((2, 3), (2, 3))]),
     Spec("inplace_unary", lambda L, a: (a * 1).erf_().sin_().atan_(), U),
+    # log-add, signs, angles, sinc, float_power
+    Spec("logaddexp", lambda L, a, b: L.logaddexp(a, b), B),
+    Spec("logaddexp2", lambda L, a, b: a.logaddexp2(b), B),
+    Spec("copysign", lambda L, a, b: L.copysign(a, b), B),
+    Spec("copysign_scalar", lambda L, a: a.copysign(-2.0), U),
+    Spec("deg2rad", lambda L, a: L.deg2rad(a), U),
+    Spec("rad2deg", lambda L, a: a.rad2deg(), U),
+    Spec("sinc", lambda L, a: L.sinc(a), U),
+    Spec("float_power", lambda L, a, b: L.float_power(a, b), B, domain=(0.5, 2.0)),
+    Spec("float_power_scalar", lambda L, a: a.float_power(3), U),
+    Spec("float_power_scalar_base", lambda L, a: L.float_power(2.5, a), U),
+    # in-place random fills: zero derivative (degenerate draws, or values times 0)
+    Spec("uniform_", lambda L, a: (a * 1).uniform_(0.5, 0.5) * a, U),
+    Spec("normal_", lambda L, a: (a * 1).normal_(1.5, 0.0) * a, U),
+    Spec("bernoulli_", lambda L, a: (a * 1).bernoulli_(1.0) * a, U),
+    Spec("bernoulli_tensor_", lambda L, a: (a * 1).bernoulli_(L.ones_like(a)) * a, U),
+    Spec("random_", lambda L, a: (a * 1).random_(3, 4) * a, U),
+    Spec("exponential_", lambda L, a: (a * 1).exponential_() * 0 + a, U),
+    Spec("geometric_", lambda L, a: (a * 1).geometric_(0.5) * 0 + a, U),
+    Spec("log_normal_", lambda L, a: (a * 1).log_normal_() * 0 + a, U),
+    Spec("cauchy_", lambda L, a: (a * 1).cauchy_() * 0 + a, U),
 ]
 
 test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)
@@ -257,6 +278,7 @@ NO_DERIVATIVE = {
         _u8(L).clamp(-3, 5), _u8(L).clamp_min(-1), _u8(L).fmod(-3), _u8(L) % 300, _u8(L) // -1,
         L.where(_u8(L) > 1, _u8(L), -3), 300 % (_u8(L) + 1), L.fmod(_u8(L), 1000)]),
     "numbers_floor_divide": lambda L, a, b: L.floor_divide(7, 2),
+    "heaviside": lambda L, a, b: L.heaviside(a, b),
 }
 
 

@@ -147,6 +147,23 @@ SPECS = [
          distinct=True),
     Spec("cumsum_double_backward", lambda L, a: grad_of(L, lambda x: x.cumsum(-1) * x, a),
          [((3,),), ((2, 3),)]),
+    # NaN-ignoring sums, aminmax, dist, running extrema
+    Spec("nansum", lambda L, a: L.nansum(a), UNARY_SHAPES),
+    Spec("nansum_dim", lambda L, a: a.nansum(1, keepdim=True), [((2, 3),)]),
+    Spec("nansum_nan", lambda L, a: L.nansum(L.log(a), 0), [((2, 3),)], domain=(-1.0, 2.0),
+         finite_differences=False),
+    Spec("nanmean", lambda L, a: a.nanmean(), UNARY_SHAPES),
+    Spec("nanmean_nan", lambda L, a: L.nanmean(L.log(a), -1), [((2, 3),)], domain=(-1.0, 2.0),
+         finite_differences=False),
+    Spec("aminmax", lambda L, a: L.aminmax(a), UNARY_SHAPES, distinct=True),
+    Spec("aminmax_dim", lambda L, a: a.aminmax(dim=0, keepdim=True), [((3, 2),)],
+         distinct=True),
+    Spec("dist", lambda L, a, b: L.dist(a, b), [((3,), (3,)), ((2, 3), (3,))]),
+    Spec("dist_p", lambda L, a, b: a.dist(b, 3), [((2, 3), (2, 3))]),
+    Spec("dist_inf", lambda L, a, b: L.dist(a, b, float("inf")), [((2, 3), (2, 3))],
+         distinct=True),
+    Spec("cummax", lambda L, a: L.cummax(a, 0), [((),), ((4,),)], distinct=True),
+    Spec("cummin", lambda L, a: a.cummin(-1), [((2, 3),)], distinct=True),
 ]
 
 test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)

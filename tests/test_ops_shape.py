@@ -149,6 +149,20 @@ SPECS = [
     Spec("write_unsqueeze", _write_through(lambda y: y.unsqueeze(1)), [((3,), (1,))]),
     Spec("write_view", _write_through(lambda y: y.view(3, 2)), [((2, 3), (2,))]),
     Spec("write_slice_of_view", _write_through(lambda y: y.view(3, 2)[1:]), [((2, 3), (2,))]),
+    # windows, differences, sums to a size, reshapes in place
+    Spec("unfold", lambda L, a: a.unfold(1, 2, 1), [((2, 4),)]),
+    Spec("unfold_step", lambda L, a: a.unfold(0, 2, 3) * 1, [((7,),), ((5, 2),)]),
+    Spec("diff", lambda L, a: L.diff(a), [((3,),), ((2, 3),)]),
+    Spec("diff_n", lambda L, a, b: a.diff(n=2, dim=0, prepend=b, append=b),
+         [((2, 3), (1, 3))]),
+    Spec("sum_to_size", lambda L, a: a.sum_to_size(1, 3), [((2, 3),)]),
+    Spec("sum_to_size_lead", lambda L, a: a.sum_to_size(3), [((2, 3),)]),
+    Spec("unsqueeze_", lambda L, a: (a * 1).unsqueeze_(0), [((2, 3),)]),
+    Spec("squeeze_", lambda L, a: (a * 1).squeeze_(), [((2, 1),)]),
+    Spec("squeeze_dim_", lambda L, a: (a * 1).squeeze_(1), [((2, 1),)]),
+    Spec("squeeze_dims_", lambda L, a: (a * 1).squeeze_((0, 1)), [((1, 1, 3),)]),
+    Spec("t_", lambda L, a: (a * 1).t_(), [((2, 3),)]),
+    Spec("transpose_", lambda L, a: (a * 1).transpose_(0, 2), [((2, 1, 3),)]),
 ]
 
 test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)

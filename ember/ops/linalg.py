@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import operator
 import string
+import warnings
 from collections import Counter
 
 import numpy as np
 
 from .. import _array_api, _errors, _xp
+from .._broadcast import broadcast_shapes as _broadcast_shapes
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.views import as_view
 from . import reduction as _reduction
@@ -1726,11 +1728,90 @@ def _in_place(fn):
     return method
 
 
+# --------------------------------------------------------------------------- cross, addr, inner
+
+
+@defop("linalg_cross", promote=True, n_in=2, jvp="multilinear")
+def _cross(xp, input, other, dim):
+    return xp.cross(input, other, axis=dim)
+
+
+_cross.defvjp(lambda xp, g, ans, input, other, dim: xp.linalg_cross(other, g, dim),
+              lambda xp, g, ans, input, other, dim: xp.linalg_cross(g, input, dim))
+_xp.register_extra("linalg_cross", _cross.forward, lambda input, other, dim:
+                   _cross(input, other, dim))
+
+
+def linalg_cross(input, other, *, dim=-1):
+    """``torch.linalg.cross``: the cross product of 3-vectors along ``dim`` (broadcast)."""
+    if input.ndim != other.ndim:
+        raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
+    shape = _broadcast_shapes(input.shape, other.shape)
+    d = _wrap_dim(dim, len(shape))
+    if input.shape[d] != 3 or other.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got "
+                           f"{input.shape[d]} and {other.shape[d]}")
+    return _cross(input, other, d)
+
+
+def cross(input, other, dim=None):
+    """``torch.cross``: as ``linalg.cross``; without ``dim``, the first dim of size 3."""
+    if dim is None:
+        warnings.warn(
+            "Using torch.cross without specifying the dim arg is deprecated.\nPlease either "
+            "pass the dim explicitly or simply use torch.linalg.cross.\nThe default value of "
+            "dim will change to agree with that of linalg.cross in a future release.",
+            UserWarning, stacklevel=2)
+        dim = next((i for i, n in enumerate(input.shape) if n == 3), -1)
+    return linalg_cross(input, other, dim=dim)
+
+
+@defop("addr", n_in=3, promote=True, jvp="transpose")
+def _addr(xp, input, vec1, vec2, beta, alpha):
+    product = alpha * (vec1[:, None] * vec2[None, :])
+    return product if beta == 0 else beta * input + product
+
+
+_addr.defvjp(lambda xp, g, ans, input, vec1, vec2, beta, alpha: g * beta,
+             lambda xp, g, ans, input, vec1, vec2, beta, alpha: alpha * (g @ vec2),
+             lambda xp, g, ans, input, vec1, vec2, beta, alpha: alpha * (vec1 @ g))
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored when ``beta`` is 0."""
+    for name, t in (("vec1", vec1), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"{name} must be a 1-dimensional tensor, got {t.ndim}-D")
+    _check_expandable(input, (vec1.shape[0], vec2.shape[0]))
+    return _addr(input, vec1, vec2, beta, alpha)
+
+
+def inner(input, other):
+    """The sum of products over the last dims: ``input[..., k] * other[..., k]`` summed."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    k = input.shape[-1]
+    if other.shape[-1] != k:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    if input.ndim == other.ndim == 1:
+        return _shape.view(dot(input, other), ())
+    out = mm(_shape.reshape(input, -1, k), _shape.reshape(other, -1, k).t())
+    return _shape.view(out, input.shape[:-1] + other.shape[:-1])
+
+
+def diagflat(input, offset=0):
+    """The matrix with ``input`` (flattened) on its diagonal ``offset``."""
+    return _diag_embed(_shape.reshape(input, -1), offset, 0, 1)
+
+
 # --------------------------------------------------------------------------- the family's surface
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "addmv",
            "baddbmm", "einsum", "tensordot", "kron", "trace", "diag", "diagonal", "diag_embed",
-           "tril", "triu", "det", "inverse", "slogdet", "logdet", "matrix_power"]
+           "tril", "triu", "det", "inverse", "slogdet", "logdet", "matrix_power", "cross",
+           "addr", "inner", "diagflat"]
 METHODS = {name: globals()[name] for name in __all__ if name not in ("einsum", "tensordot")}
-METHODS.update({name + "_": _in_place(globals()[name]) for name in ("addmm", "addmv", "baddbmm")})
+METHODS.update({name + "_": _in_place(globals()[name])
+                for name in ("addmm", "addmv", "baddbmm", "addr")})
 INPLACE = ("tril", "triu")
 ARRAY_API = {}

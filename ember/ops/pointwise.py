@@ -761,6 +761,13 @@ def neg(input):
 negative = neg
 
 
+def positive(input):
+    """``+input``: the tensor itself; PyTorch refuses bool tensors."""
+    if input.dtype is _dtypes.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
 def reciprocal(input):
     return _reciprocal(input)
 
@@ -1049,29 +1056,128 @@ def equal(input, other):
     return input.shape == other.shape and bool(eq(input, other).all())
 
 
+# --------------------------------------------------------------------------- log-add, signs
+
+
+@defop("logaddexp", promote="float", jvp="elementwise")
+def _logaddexp(xp, input, other):
+    return xp.logaddexp(input, other)
+
+
+_logaddexp.defvjp(lambda xp, g, ans, input, other: g * xp.exp(input - ans),
+                  lambda xp, g, ans, input, other: g * xp.exp(other - ans))
+
+
+@defop("logaddexp2", promote="float", jvp="elementwise")
+def _logaddexp2(xp, input, other):
+    return xp.logaddexp2(input, other)
+
+
+_logaddexp2.defvjp(lambda xp, g, ans, input, other: g * 2.0 ** (input - ans),
+                   lambda xp, g, ans, input, other: g * 2.0 ** (other - ans))
+
+
+def logaddexp(input, other):
+    """``log(exp(input) + exp(other))`` without overflow."""
+    _check_tensor("logaddexp", input)
+    _check_tensor("logaddexp", other, "other", 2)
+    return _logaddexp(input, other)
+
+
+def logaddexp2(input, other):
+    """``log2(2**input + 2**other)`` without overflow."""
+    _check_tensor("logaddexp2", input)
+    _check_tensor("logaddexp2", other, "other", 2)
+    return _logaddexp2(input, other)
+
+
+def _copysign_input_rule(xp, g, ans, input, other):
+    """``g * ans / input`` (the sign flip), 0 where ``input`` is 0 (PyTorch's choice)."""
+    return xp.where(input == 0, 0, g * ans / xp.where(input == 0, 1, input))
+
+
+@defop("copysign", promote="float", jvp="elementwise")
+def _copysign(xp, input, other):
+    return xp.copysign(input, other)
+
+
+_copysign.defvjp(_copysign_input_rule, lambda xp, g, ans, input, other: xp.zeros_like(g))
+_copysign_scalar = defop("copysign", n_in=1, promote="float", overload=1, jvp="elementwise")(
+    _copysign.forward).defvjp(_copysign_input_rule)
+
+
+def copysign(input, other):
+    """``|input|`` with the sign of ``other`` (a tensor or a number); always floating."""
+    _check_tensor("copysign", input)
+    if isinstance(other, Tensor):
+        return _copysign(input, other)
+    return _copysign_scalar(input, other)
+
+
+# PyTorch's ``input == 0 ? values : input > 0``: NaN gives 0 (NumPy's heaviside gives NaN).
+_heaviside = defop("heaviside", promote=True)(lambda xp, input, values: xp.where(
+    input == 0, values, input > 0).astype(input.dtype))
+
+
+def heaviside(input, values):
+    """The step function: 0 below 0, 1 above, ``values`` at 0. Like PyTorch, it has no
+    derivative: backward through it raises."""
+    _check_tensor("heaviside", input)
+    _check_tensor("heaviside", values, "values", 2)
+    if input.dtype is not values.dtype:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes")
+    return _underivable(_heaviside(input, values), "heaviside", input, values)
+
+
+def float_power(input, exponent):
+    """``input ** exponent`` computed in double precision (complex128 for complex operands)."""
+    operands = [v for v in (input, exponent) if isinstance(v, Tensor)]
+    if not operands:
+        raise _invalid_arguments("float_power", [(0, input), (1, exponent)], [
+            "Tensor input, Tensor exponent, *, Tensor out = None",
+            "Number self, Tensor exponent, *, Tensor out = None",
+            "Tensor input, Number exponent, *, Tensor out = None"])
+    wide = _dtypes.complex128 if any(v.is_complex() for v in operands) or any(
+        isinstance(v, complex) for v in (input, exponent)) else _dtypes.float64
+    input, exponent = (v.to(wide) if isinstance(v, Tensor) else v for v in (input, exponent))
+    return pow(input, exponent)
+
+
+def _float_power_(self, exponent):
+    """In-place ``float_power``: self must already have the result's (double) dtype."""
+    wide = _dtypes.complex128 if self.is_complex() or getattr(exponent, "is_complex", bool)() \
+        else _dtypes.float64
+    if self.dtype is not wide:
+        raise RuntimeError(f"the base given to float_power_ has dtype {_dtype_word(self.dtype.np)}"
+                           f" but the operation's result requires dtype {_dtype_word(wide.np)}")
+    return self._inplace(float_power, exponent)
+
+
 # --------------------------------------------------------------------------- the family's surface
 _xp.register_extra("sgn", _sign_raw, sgn)
 _xp.register_extra("xlogy", _xlogy_raw, xlogy)
 
 __all__ = ["add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",
-           "floor_divide", "neg", "negative", "reciprocal", "pow", "abs", "absolute", "sign",
-           "sgn", "atan2", "arctan2", "hypot", "xlogy", "fmod", "remainder", "maximum",
+           "floor_divide", "neg", "negative", "positive", "reciprocal", "pow", "abs", "absolute",
+           "sign", "sgn", "atan2", "arctan2", "hypot", "xlogy", "fmod", "remainder", "maximum",
            "minimum", "fmax", "fmin", "clamp", "clip", "clamp_min", "clamp_max", "where", "lerp",
            "addcmul", "addcdiv", "eq", "ne", "lt", "le", "gt", "ge", "less", "less_equal",
            "greater", "greater_equal", "not_equal", "isclose", "allclose", "equal",
            "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_and",
-           "logical_or", "logical_xor", "logical_not"]
+           "logical_or", "logical_xor", "logical_not", "logaddexp", "logaddexp2", "copysign",
+           "heaviside", "float_power"]
 METHODS = {name: globals()[name] for name in __all__ if name != "rsub"}
 METHODS["where"] = _where_method
 INPLACE = ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
            "negative", "reciprocal", "pow", "abs", "absolute", "sign", "sgn", "atan2", "arctan2",
            "hypot", "xlogy", "fmod", "remainder", "lerp", "addcmul", "addcdiv", "logical_and",
            "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "bitwise_not", "eq", "ne", "lt", "le", "gt", "ge", "less",
-           "less_equal", "greater", "greater_equal", "not_equal")
+           "bitwise_xor", "bitwise_not", "copysign", "heaviside", "eq", "ne", "lt", "le", "gt",
+           "ge", "less", "less_equal", "greater", "greater_equal", "not_equal")
 METHODS.update({f"{name}_": _clamp_inplace(f"{name}_", globals()[name])
                 for name in ("clamp", "clip", "clamp_min", "clamp_max")})
 METHODS["floor_divide_"] = _floor_divide_
+METHODS["float_power_"] = _float_power_
 ARRAY_API = {
     # The array API's floor_divide for Tensors, as rules use it: a zero-gradient division.
     "floor_divide": lambda x1, x2: div(x1, x2, rounding_mode="floor"),

@@ -302,6 +302,33 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
     return _prod_dim(input, d if input.ndim else None, keepdim, dt)
 
 
+# --------------------------------------------------------------------------- NaN-ignoring
+
+
+@defop("nansum", n_in=1, jvp="transpose")
+def _nansum(xp, input, dims, keepdim, dtype):
+    return xp.nansum(input, axis=dims, keepdims=keepdim, dtype=dtype)
+
+
+_nansum.defvjp(lambda xp, g, ans, input, dims, keepdim, dtype: xp.where(
+    xp.isnan(input), 0, _expand_back(xp, g, input.shape, dims, keepdim)))
+
+
+def nansum(input, dim=None, keepdim=False, *, dtype=None):
+    """``sum`` with NaNs counted as zero."""
+    return _nansum(input, _all_dims(dim, input.ndim), keepdim, _accumulation_dtype(input, dtype))
+
+
+def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+    """The mean of the elements that are not NaN (``nansum`` over their count)."""
+    if dtype is not None:
+        input = input.to(dtype)
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {input.dtype._legacy[:-6]}")
+    return nansum(input, dim, keepdim) / sum(input.isnan().logical_not(), dim, keepdim)
+
+
 # --------------------------------------------------------------------------- max, min, arg*
 
 
@@ -392,6 +419,29 @@ def _amax_public(name, op):
 
 amax = _amax_public("amax", _amax)
 amin = _amax_public("amin", _amin)
+
+
+@defop("aminmax", n_in=1, nout=2, jvp="transpose")
+def _aminmax(xp, input, dims, keepdim):
+    return xp.min(input, axis=dims, keepdims=keepdim), xp.max(input, axis=dims, keepdims=keepdim)
+
+
+_aminmax.defvjp(lambda xp, g, ans, input, dims, keepdim:
+                _amin.rules[0](xp, g[0], ans[0], input, dims, keepdim) +
+                _amax.rules[0](xp, g[1], ans[1], input, dims, keepdim))
+
+
+def aminmax(input, *, dim=None, keepdim=False):
+    """``(min, max)`` over ``dim`` (every dim by default); ties share the gradient."""
+    if dim is None:
+        if input.numel() == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as "
+                               "the operation has no identity.")
+        dims = tuple(range(input.ndim))
+    else:
+        dims = (_wrap_dim(dim, input.ndim),) if input.ndim else ()
+        _check_nonempty("aminmax", input, dim)
+    return return_type("aminmax", ("min", "max"))(_aminmax(input, dims, keepdim))
 
 
 def _arg_op(name):
@@ -690,6 +740,25 @@ def _vector_norm_rule(xp, g, ans, input, ord, dims, keepdim, dtype):
 _vector_norm.defvjp(_vector_norm_rule)
 
 
+@defop("dist", promote="float", n_in=2, jvp="transpose")
+def _dist(xp, input, other, p):
+    return _vector_norm.forward(xp, input - other, p, None, False, None)
+
+
+def _dist_rule(xp, g, ans, input, other, p):
+    """The norm's gradient at ``input - other`` (None for ``p = 0``: a count)."""
+    return _vector_norm_rule(xp, g, ans, input - other, p, None, False, None)
+
+
+_dist.defvjp(_dist_rule, lambda xp, g, ans, input, other, p:
+             None if p == 0 else -_dist_rule(xp, g, ans, input, other, p))
+
+
+def dist(input, other, p=2):
+    """The ``p``-norm of ``input - other`` (broadcast)."""
+    return _dist(input, other, float(p))
+
+
 def _format_ord(ord):
     return str(int(ord)) if float(ord).is_integer() else str(ord)
 
@@ -773,7 +842,8 @@ any = _logical_reduce("any")  # noqa: A001
 # --------------------------------------------------------------------------- the family's surface
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
            "var_mean", "std_mean", "logsumexp", "softmax", "log_softmax", "norm",
-           "count_nonzero", "all", "any", "return_types"]
+           "count_nonzero", "all", "any", "return_types", "nansum", "nanmean", "aminmax",
+           "dist"]
 METHODS = {name: globals()[name] for name in __all__
            if name not in ("var_mean", "std_mean", "return_types")}
 INPLACE = ()

@@ -14,6 +14,7 @@ import numpy as np
 from .. import _dtypes, _errors, _xp
 from .._broadcast import broadcast_shapes
 from .._tensor import Tensor, _wrap_dim
+from ..autograd import forward_ad
 from ..autograd.views import as_view
 from .registry import defop
 
@@ -941,6 +942,216 @@ def rot90(input, k=1, dims=(0, 1)):
     return _rot90(input, k % 4, wrapped)
 
 
+# --------------------------------------------------------------------------- windows, diff
+
+
+def _windows(xp, input, dim, size, step):
+    """The sliding windows of ``input`` along ``dim``, as a strided view: that dim counts the
+    windows, a new last dim of ``size`` runs through each."""
+    n = (input.shape[dim] - size) // step + 1
+    st = input.strides
+    shape = input.shape[:dim] + (n,) + input.shape[dim + 1:] + (size,)
+    strides = st[:dim] + (st[dim] * step,) + st[dim + 1:] + (st[dim],)
+    return xp.lib.stride_tricks.as_strided(input, shape, strides)
+
+
+@defop("unfold", n_in=1, jvp="linear")
+def _unfold(xp, input, dim, size, step):
+    return _windows(xp, input, dim, size, step)
+
+
+def _unfold_rule(xp, g, ans, input, dim, size, step):
+    """Each window's gradient added back at the elements it covers."""
+    n = g.shape[dim]
+    total = None
+    for k in range(size):
+        key = (slice(None),) * dim + (slice(k, k + step * (n - 1) + 1, step),)
+        part = _embed(xp, g[..., k], input.shape, key)
+        total = part if total is None else total + part
+    return total
+
+
+_unfold.defvjp(_unfold_rule)
+
+
+def unfold(input, dimension, size, step):
+    """``Tensor.unfold``: the windows of ``size`` elements along ``dimension``, ``step``
+    apart, as a view with a new last dim."""
+    d = _wrap_dim(dimension, input.ndim) if input.ndim else 0
+    length = input.shape[d] if input.ndim else 1
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is "
+                           f"{size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if input.ndim == 0:
+        return unsqueeze(input, 0)
+    return as_view(_unfold(input, d, size, step), input,
+                   lambda xp, a: _windows(xp, a, d, size, step))
+
+
+def diff(input, n=1, dim=-1, prepend=None, append=None):
+    """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first)."""
+    if input.ndim == 0:
+        raise RuntimeError("diff expects input to be at least one-dimensional")
+    parts = [t for t in (prepend, input, append) if t is not None]
+    out = cat(parts, dim) if len(parts) > 1 else input
+    d = _wrap_dim(dim, out.ndim)
+    lead = (slice(None),) * d
+    for _ in range(n):
+        later, earlier = out[lead + (slice(1, None),)], out[lead + (slice(None, -1),)]
+        out = later.logical_xor(earlier) if out.dtype is _dtypes.bool else later - earlier
+    return out
+
+
+def sum_to_size(input, *size):
+    """``input`` summed down to ``size`` (which must expand to ``input``'s shape)."""
+    size = _shape_args(size)
+    shape = tuple(input.shape)
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s != 1 and s != n for s, n in zip(size, shape[lead:])):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(size)
+                                      if s == 1 and shape[lead + i] != 1)
+    if not dims:
+        return input
+    out = input.sum(dims, keepdim=True)
+    return reshape(out, size) if lead else out
+
+
+# --------------------------------------------------------------------------- in-place reshapes
+# ``x.unsqueeze_(0)`` gives x itself a new shape over the same storage. PyTorch numbers these
+# nodes apart from the out-of-place ops' (``UnsqueezeBackward1``, ``SqueezeBackward3``...).
+_unsqueeze_inplace = defop("unsqueeze", n_in=1, overload=1, jvp="linear")(
+    _unsqueeze.forward).defvjp(*_unsqueeze.rules)
+_squeeze_all_inplace = defop("squeeze", n_in=1, overload=3, jvp="linear")(
+    _squeeze_all.forward).defvjp(*_squeeze_all.rules)
+_squeeze_dim_inplace = defop("squeeze", n_in=1, overload=4, jvp="linear")(
+    _squeeze_forward).defvjp(_squeeze_rule)
+_squeeze_dims_inplace = defop("squeeze", n_in=1, overload=5, jvp="linear")(
+    _squeeze_forward).defvjp(_squeeze_rule)
+_t_inplace = defop("t", n_in=1, overload=1, jvp="linear")(_t.forward).defvjp(*_t.rules)
+_transpose_inplace = defop("transpose", n_in=1, overload=1, jvp="linear")(
+    _transpose.forward).defvjp(*_transpose.rules)
+
+
+def _reshape_in_place(self, op, params, view):
+    """Make ``self`` the result of the view op ``op(self, *params)``: same storage, new shape,
+    the op's node as its history; ``view(xp, a)`` cuts the same view out of an array."""
+    self._check_inplace()
+    out = op(self, *params)
+    self._data = out._data
+    if self._base is not None:
+        outer = self._view_fn
+        self._view_fn = lambda xp, a: view(xp, outer(xp, a))
+    if out._grad_fn is not None:
+        self._grad_fn, self._output_nr, self._rg = out._grad_fn, 0, True
+    if out._fw is not None:
+        forward_ad.set_tangent(self, out._fw)  # the tangent, reshaped alike
+    self._vc[0] += 1  # PyTorch counts a reshape in place as a write
+    return self
+
+
+def unsqueeze_(self, dim):
+    """In-place ``unsqueeze``: a size-1 dim inserted at ``dim``."""
+    dim = _wrap_dim(dim, self.ndim + 1)
+    return _reshape_in_place(self, _unsqueeze_inplace, (dim,),
+                             lambda xp, a: xp.expand_dims(a, dim))
+
+
+def squeeze_(self, dim=None):
+    """In-place ``squeeze``: size-1 dims dropped (all, ``dim``, or a tuple of dims)."""
+    if dim is None:
+        op, params = _squeeze_all_inplace, (self.shape,)
+    elif isinstance(dim, (tuple, list)):
+        op, params = _squeeze_dims_inplace, (_unique_dims(dim, self.ndim), self.shape)
+    else:
+        op, params = _squeeze_dim_inplace, (_wrap_dim(dim, self.ndim), self.shape)
+    shape = _squeezed_shape(self.shape, params[0]) if len(params) == 2 else \
+        tuple(n for n in self.shape if n != 1)
+    return _reshape_in_place(self, op, params, lambda xp, a: xp.reshape(a, shape))
+
+
+def t_(self):
+    """In-place ``t``: a matrix transposed."""
+    if self.ndim > 2:
+        raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
+    return _reshape_in_place(self, _t_inplace, (), lambda xp, a: a.T)
+
+
+def transpose_(self, dim0, dim1):
+    """In-place ``transpose``: two dims swapped."""
+    d0, d1 = _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim)
+    return _reshape_in_place(self, _transpose_inplace, (d0, d1),
+                             lambda xp, a: xp.swapaxes(a, d0, d1))
+
+
+swapaxes_ = swapdims_ = transpose_
+
+# --------------------------------------------------------------------------- select, complex
+
+
+def select(input, dim, index):
+    """The slice at ``index`` along ``dim`` (a view with one dim fewer): ``input[..., index]``."""
+    from . import indexing
+    d = _wrap_dim(dim, input.ndim)
+    size = input.shape[d]
+    if not -size <= index < size:
+        raise IndexError(f"select(): index {index} out of range for tensor of size "
+                         f"{list(input.shape)} at dimension {d}")
+    return indexing.getitem(input, (slice(None),) * d + (index,))
+
+
+def conj(input):
+    """The complex conjugate; real tensors are returned as they are. ember computes it at
+    once, but reports ``is_conj()`` as PyTorch's lazy conjugate would until resolved."""
+    if not input.is_complex():
+        return input
+    out = _conj(input)
+    out.__dict__["_lazy_conj"] = True
+    return out
+
+
+def resolve_conj(input):
+    """A tensor with its conjugation materialised: a copy of a ``conj()`` result, else itself."""
+    return _clone(input) if input.is_conj() else input
+
+
+def resolve_neg(input):
+    """Itself: ember has no lazily negated tensors."""
+    return input
+
+
+def _is_conj(input):
+    return input.__dict__.get("_lazy_conj", False)
+
+
+def _is_neg(input):
+    return False
+
+
+# ``x.real`` and ``x.imag`` of a complex tensor: views of its parts. PyTorch takes them as
+# ``view_as_real(x)[..., 0]`` and ``[..., 1]``, hence the name of their nodes.
+_real = defop("select", n_in=1, overload=0, jvp="linear")(lambda xp, input: input.real)
+_real.defvjp(lambda xp, g, ans, input: g)
+_imag = defop("select", n_in=1, overload=0, jvp="linear")(lambda xp, input: input.imag)
+_imag.defvjp(lambda xp, g, ans, input: g * 1j)
+
+
+def real(input):
+    """The real part (a view) of a complex tensor; a real tensor itself."""
+    if not input.is_complex():
+        return input
+    return as_view(_real(input), input, lambda xp, a: a.real)
+
+
+def imag(input):
+    """The imaginary part (a view) of a complex tensor."""
+    if not input.is_complex():
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return as_view(_imag(input), input, lambda xp, a: a.imag)
+
+
 # --------------------------------------------------------------------------- dtype
 
 
@@ -971,7 +1182,8 @@ __all__ = ["view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "
            "broadcast_tensors", "repeat", "tile", "repeat_interleave", "cat", "concat",
            "concatenate", "stack", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
            "row_stack", "dstack", "column_stack", "split", "split_with_sizes", "chunk",
-           "tensor_split", "unbind", "narrow", "flip", "fliplr", "flipud", "roll", "rot90"]
+           "tensor_split", "unbind", "narrow", "flip", "fliplr", "flipud", "roll", "rot90",
+           "select", "conj", "resolve_conj", "resolve_neg", "real", "imag", "diff"]
 _FUNCTIONS_ONLY = ("cat", "concat", "concatenate", "stack", "atleast_1d", "atleast_2d",
                    "atleast_3d", "hstack", "vstack", "row_stack", "dstack", "column_stack",
                    "broadcast_tensors")
@@ -981,6 +1193,18 @@ METHODS.update(
     mT=property(_mT),
     mH=property(_mH),
     H=property(_matrix_H),
+    real=property(real),
+    imag=property(imag),
+    is_conj=_is_conj,
+    is_neg=_is_neg,
+    unfold=unfold,
+    sum_to_size=sum_to_size,
+    unsqueeze_=unsqueeze_,
+    squeeze_=squeeze_,
+    t_=t_,
+    transpose_=transpose_,
+    swapaxes_=swapaxes_,
+    swapdims_=swapdims_,
 )
 INPLACE = ()
 ARRAY_API = {

@@ -18,6 +18,7 @@ from .reduction import (
     _api_dtype,
     _check_nonempty,
     _evenly_distribute,
+    _raw,
     _unselect,
     return_type,
 )
@@ -347,8 +348,57 @@ def median(input, dim=None, keepdim=False):
     return _median_result(_median_dim(input, d, bool(keepdim), input.shape))
 
 
+# --------------------------------------------------------------------------- running extrema
+
+
+def _running_extreme(name, better):
+    """The op of ``cummax`` or ``cummin``: the running extreme along a dim and where it was
+    last reached (a tie moves the index forward, as in PyTorch)."""
+
+    @defop(name, n_in=1, nout=2, jvp="transpose")
+    def op(xp, input, dim):
+        if input.ndim == 0:
+            return input.copy(), xp.zeros((), dtype=np.int64)
+        x = xp.moveaxis(input, dim, 0)
+        values, indices = xp.empty_like(x), xp.empty(x.shape, dtype=np.int64)
+        values[0], indices[0] = x[0], 0
+        for i in range(1, x.shape[0]):
+            take = better(x[i], values[i - 1]) | (x[i] != x[i])  # NaN, once seen, stays
+            take &= values[i - 1] == values[i - 1]
+            values[i] = xp.where(take, x[i], values[i - 1])
+            indices[i] = xp.where(take, i, indices[i - 1])
+        return xp.moveaxis(values, 0, dim), xp.moveaxis(indices, 0, dim)
+
+    def rule(xp, g, ans, input, dim):
+        if input.ndim == 0:
+            return g[0]
+        return xp.index_add_zeros(g[0], input.shape, _scatter_key(_raw(ans[1]), dim))
+
+    op.defvjp(rule)
+    fields = return_type(name, ("values", "indices"))
+
+    def public(input, dim):
+        return fields(op(input, _wrap_dim(dim, input.ndim)))
+    public.__name__ = public.__qualname__ = name
+    public.__doc__ = (f"``(values, indices)``: the running {name[3:]}imum along ``dim`` and "
+                      "the index where it was (last) reached.")
+    return public
+
+
+def _scatter_key(index, dim):
+    """The advanced-indexing key that sends each element to ``index`` along ``dim``."""
+    grids = list(np.indices(index.shape, sparse=True))
+    grids[dim] = index
+    return tuple(grids)
+
+
+cummax = _running_extreme("cummax", lambda a, b: a >= b)
+cummin = _running_extreme("cummin", lambda a, b: a <= b)
+
+
 # --------------------------------------------------------------------------- the family's surface
-__all__ = ["cumsum", "cumprod", "sort", "argsort", "msort", "topk", "kthvalue", "median"]
+__all__ = ["cumsum", "cumprod", "sort", "argsort", "msort", "topk", "kthvalue", "median",
+           "cummax", "cummin"]
 METHODS = {name: globals()[name] for name in __all__}
 INPLACE = ("cumsum", "cumprod")
 ARRAY_API = {

@@ -397,6 +397,24 @@ signbit = _unary("signbit", lambda xp, input: input < 0 if input.dtype.kind in "
                  xp.signbit(input), promote=False,
                  doc="Whether each element's sign bit is set (true for -0.0 and -NaN).")
 
+# --------------------------------------------------------------------------- angles, sinc
+
+deg2rad = _unary("deg2rad", lambda xp, input: xp.deg2rad(input),
+                 lambda xp, g, ans, input: g * (math.pi / 180), doc="Degrees to radians.")
+rad2deg = _unary("rad2deg", lambda xp, input: xp.rad2deg(input),
+                 lambda xp, g, ans, input: g * (180 / math.pi), doc="Radians to degrees.")
+
+
+def _sinc_rule(xp, g, ans, input):
+    """``(cos(pi x) - sinc(x)) / x``, 0 at ``x = 0`` (PyTorch's formula)."""
+    safe = xp.where(input == 0, 1, input)
+    return xp.where(input == 0, 0, g * (xp.cos(math.pi * safe) - ans) / safe)
+
+
+sinc = _unary("sinc", lambda xp, input: xp.sinc(input), _sinc_rule,
+              doc="The normalised sinc: ``sin(pi x) / (pi x)``, 1 at 0.")
+
+
 # --------------------------------------------------------------------------- the family's surface
 _xp.register_extra("sigmoid", _sigmoid_raw, sigmoid)
 _xp.register_extra("erf", _erf_raw, erf)
@@ -411,6 +429,6 @@ __all__ = ["sqrt", "rsqrt", "square", "exp", "exp2", "expm1", "log", "log2", "lo
            "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh",
            "sigmoid", "logit", "erf", "erfc", "erfinv", "floor", "ceil", "round", "trunc", "fix",
            "frac", "nan_to_num", "isnan", "isinf", "isposinf", "isneginf", "isfinite",
-           "signbit"]
+           "signbit", "deg2rad", "rad2deg", "sinc"]
 METHODS = {name: globals()[name] for name in __all__}
 INPLACE = tuple(name for name in __all__ if not name.startswith(("is", "signbit")))
