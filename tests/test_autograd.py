@@ -570,5 +570,40 @@ def test_complex_sgn_and_its_gradient_match_pytorch(torch):
         out[lib] = (s.detach().numpy(), z.grad.numpy())
     np.testing.assert_allclose(out[ember][0], out[torch][0], rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(out[ember][1], out[torch][1], rtol=1e-12, atol=1e-15)
-    z = ember.tensor(values[:2] + values[3:], dtype=ember.complex128, requires_grad=True)
-    assert gradcheck(ember.sgn, (z,))
+
+
+_COMPLEX_CASES = {
+    "mul": lambda L, z, w: (z * w).abs().sum(),
+    "exp": lambda L, z, w: z.exp().abs().sum(),
+    "real_of_square": lambda L, z, w: (z * z).real.sum(),
+    "imag_of_product": lambda L, z, w: (z * z * w).imag.sum(),
+    "matmul": lambda L, z, w: (z.reshape(1, 2) @ w.reshape(2, 1)).abs().sum(),
+    "abs": lambda L, z, w: z.abs().sum(),
+    "div_log": lambda L, z, w: (z / w).log().abs().sum(),
+    "sum_then_abs": lambda L, z, w: (z * w).sum().abs(),
+    "sgn": lambda L, z, w: (z.sgn() * w).abs().sum(),
+    "real_leaf_times_complex": lambda L, z, w: (z.real * w).abs().sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_COMPLEX_CASES))
+def test_complex_gradients_follow_pytorchs_convention(torch, name):
+    """PyTorch hands back g * conj(f'(z)) (the conjugate Wirtinger convention)."""
+    grads = []
+    for lib in (ember, torch):
+        z = lib.tensor([1 + 1j, 2 - 1j], requires_grad=True)
+        w = lib.tensor([2 + 1j, 1 - 3j])
+        _COMPLEX_CASES[name](lib, z, w).backward()
+        grads.append(z.grad.detach().numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-6, atol=1e-7)
+
+
+def test_complex_double_backward_matches_pytorch(torch):
+    out = []
+    for lib in (ember, torch):
+        z = lib.tensor([1 + 1j, 2 - 1j], dtype=lib.complex128, requires_grad=True)
+        (g,) = lib.autograd.grad((z * z * z).abs().sum(), z, create_graph=True)
+        (h,) = lib.autograd.grad(g.abs().sum(), z)
+        out.append((g.detach().numpy(), h.numpy()))
+    for e, t in zip(*out):
+        np.testing.assert_allclose(e, t, rtol=1e-10)

@@ -316,7 +316,7 @@ def _sign(xp, input):
 _sign.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
 
 
-@defop("sgn", jvp="elementwise")
+@defop("sgn", jvp="elementwise", holomorphic=False)  # its rule is in PyTorch's convention
 def _sgn(xp, input):
     """``input / |input|`` (0 at 0) for complex inputs, ``sign`` for real ones."""
     if input.dtype.kind != "c":
@@ -1154,7 +1154,7 @@ def _float_power_(self, exponent):
 
 
 # --------------------------------------------------------------------------- the family's surface
-_xp.register_extra("sgn", _sign_raw, sgn)
+_xp.register_extra("sgn", _sgn.forward, sgn)
 _xp.register_extra("xlogy", _xlogy_raw, xlogy)
 
 __all__ = ["add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide", "true_divide",

@@ -159,6 +159,12 @@ class OpNode(Node):
             n_in = len(self.next_functions)
             inputs, params = args[:n_in], args[n_in:]
             rules = [_variadic_rule(rules, i, inputs, params) for i in range(n_in)]
+        # Rules state the derivative f'(z): g * f'(z). PyTorch's convention for complex numbers
+        # hands back g * conj(f'(z)), which for a holomorphic op is conj(rule(conj(g))).
+        # Ops that are not holomorphic (sgn) state their rule in that convention themselves.
+        conjugate = op.holomorphic and _is_complex(g)
+        if conjugate:
+            g = tuple(_conj(xp, t) for t in g) if isinstance(g, tuple) else _conj(xp, g)
         out = []
         for (fn, _), rule, meta in zip(self.next_functions, rules, self._meta):
             if fn is None:
@@ -166,6 +172,8 @@ class OpNode(Node):
                 continue
             gi = rule(xp, g, ans, *args)
             if gi is not None:
+                if conjugate:
+                    gi = _conj(xp, gi)
                 gi = _fit(xp, gi, meta, create_graph)
             out.append(gi)
         return out
@@ -224,6 +232,8 @@ class _SimpleNode(OpNode):
         if ans is not None and self._ans_vc[0][0][0] != self._ans_vc[0][1]:
             raise RuntimeError(_ans_error(self, 0))
         g = grad_outputs[0]
+        if g.dtype.kind == "c":  # complex: see OpNode.apply
+            return OpNode.apply(self, grad_outputs, create_graph)
         xp = _NUMPY if type(g) is np.ndarray else _xp.namespace_of(g)
         out = []
         for (fn, _), rule, meta in zip(self.next_functions, self._op.rules, self._meta):
@@ -253,6 +263,17 @@ def _pack(node):
             node._ans = None
     node._inputs = ()
     node._packed = packed
+
+
+def _is_complex(g):
+    """Whether a gradient (raw array or Tensor; a tuple: any of them) is complex."""
+    if isinstance(g, tuple):
+        return any(t is not None and _is_complex(t) for t in g)
+    return g.is_complex() if isinstance(g, _Tensor) else g.dtype.kind == "c"
+
+
+def _conj(xp, t):
+    return t if t is None or not _is_complex(t) else xp.conj(t)
 
 
 def _fit(xp, gi, meta, create_graph):
@@ -327,8 +348,10 @@ def _zero_like(a):
 class Op:
     """A differentiable primitive: forward on raw arrays plus one vjp rule per input."""
 
-    def __init__(self, name, forward, n_in, promote, overload, nout=1, variadic=None, jvp=None):
+    def __init__(self, name, forward, n_in, promote, overload, nout=1, variadic=None, jvp=None,
+                 holomorphic=True):
         self.name = self.__name__ = name
+        self.holomorphic = holomorphic  # see OpNode.apply: complex gradients
         self.__doc__ = forward.__doc__
         self.forward = forward
         self.nout = nout
@@ -725,7 +748,8 @@ class _BinaryOp(Op):
         return self._recorded(args, arrays, out, 2)
 
 
-def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None, jvp=None):
+def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None, jvp=None,
+          holomorphic=True):
     """Declare an op from its forward function (used as a decorator); ``jvp``: see
     ``Op.defjvp``."""
     def wrap(forward):
@@ -734,5 +758,5 @@ def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None, 
             code = forward.__code__
             inputs = code.co_argcount - 1 if n_in is None else n_in
             cls = {1: _UnaryOp, 2: _BinaryOp}.get(inputs, Op)
-        return cls(name, forward, n_in, promote, overload, nout, variadic, jvp)
+        return cls(name, forward, n_in, promote, overload, nout, variadic, jvp, holomorphic)
     return wrap
