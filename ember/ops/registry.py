@@ -223,17 +223,15 @@ class _SimpleNode(OpNode):
 
     def apply(self, grad_outputs, create_graph):
         saved = self._saved
-        if create_graph or saved is None or self._packed is not None:
-            return OpNode.apply(self, grad_outputs, create_graph)
+        g = grad_outputs[0]
+        if create_graph or saved is None or self._packed is not None or g.dtype.kind == "c":
+            return OpNode.apply(self, grad_outputs, create_graph)  # complex: conjugations
         for _, tensor, version in self._inputs:
             if tensor._vc[0] != version:
                 check_version(tensor, version, saved_by=self)
         ans = self._ans
         if ans is not None and self._ans_vc[0][0][0] != self._ans_vc[0][1]:
             raise RuntimeError(_ans_error(self, 0))
-        g = grad_outputs[0]
-        if g.dtype.kind == "c":  # complex: see OpNode.apply
-            return OpNode.apply(self, grad_outputs, create_graph)
         xp = _NUMPY if type(g) is np.ndarray else _xp.namespace_of(g)
         out = []
         for (fn, _), rule, meta in zip(self.next_functions, self._op.rules, self._meta):
