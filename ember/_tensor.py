@@ -210,8 +210,16 @@ class Tensor:
         return bool(self._data.flags.c_contiguous)
 
     def stride(self, dim=None):
-        st = tuple(s // self._data.itemsize for s in self._data.strides)
-        return st if dim is None else st[_wrap_dim(dim, self._data.ndim)]
+        data = self._data
+        if data.size:
+            st = tuple(s // data.itemsize for s in data.strides)
+        else:  # NumPy gives empty arrays zero strides; PyTorch the contiguous ones (sizes >= 1)
+            st, step = [], 1
+            for n in reversed(data.shape):
+                st.insert(0, step)
+                step *= max(n, 1)
+            st = tuple(st)
+        return st if dim is None else st[_wrap_dim(dim, data.ndim)]
 
     def data_ptr(self):
         return self._data.__array_interface__["data"][0] if isinstance(self._data, np.ndarray) \

@@ -243,3 +243,17 @@ def test_device_objects_match_pytorch():
         assert str(ember.device(spec)) == str(torch.device(spec))
     assert ember.device("cpu") == "cpu"
     assert ember.cuda.is_available() in (True, False)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (2, 0, 3), (0,), (3, 0)])
+def test_stride_of_empty_tensors_matches_pytorch(torch, shape):
+    assert ember.empty(*shape).stride() == torch.empty(*shape).stride()
+
+
+def test_masked_select_on_0d_tensors_matches_pytorch(torch):
+    def run(lib):
+        x = lib.tensor(3.0, requires_grad=True)
+        picked = [lib.masked_select(x, lib.tensor(True)), lib.masked_select(x, lib.tensor(False))]
+        picked[0].sum().backward()
+        return [repr(p) for p in picked], x.grad.item()
+    assert run(ember) == run(torch)

@@ -717,7 +717,8 @@ def _mask_dtype_words(mask):
 def masked_select(input, mask):
     """The entries of ``input`` where ``mask`` holds, as a vector (both broadcast)."""
     _check_mask(mask, "masked_select: expected BoolTensor for mask")
-    shape = broadcast_shapes(tuple(mask.shape), tuple(input.shape))
+    # A 0-d result selects from a 1-element vector: the output is always 1-d.
+    shape = broadcast_shapes(tuple(mask.shape), tuple(input.shape)) or (1,)
     m = mask._data
     xp = _xp.namespace_of(m)
     return _masked_select(input, xp.nonzero(xp.broadcast_to(m, shape)), shape)
