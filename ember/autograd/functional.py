@@ -175,10 +175,7 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "vjp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, "vjp")
         if v is not None:
             _, v = _as_tuple(v, "v", "vjp")
             v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
@@ -204,10 +201,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
         v = _v_or_scalar_check(v, inputs, is_inputs_tuple, create_graph, "jvp")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, "jvp")
         dummy = tuple(_zeros_like(out, requires_grad=True) for out in outputs)
         grad_inputs = _autograd_grad(outputs, inputs, dummy, create_graph=True)
         _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
@@ -238,10 +232,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
     with enable_grad():
         is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
         inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jacobian")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+        is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, "jacobian")
         if vectorize and strict:
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                                "`vectorized=True` are not supported together. Please either "
@@ -327,12 +318,18 @@ def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
     return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
 
 
-def _scalar_output(func, inputs, strict, fn_name):
-    """``func(inputs)`` as a one-tuple, refused unless it is one single-element Tensor."""
-    outputs = func(*inputs)
-    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
+def _outputs_of(func, inputs, strict, fn_name):
+    """``func(*inputs)`` as a tuple (and whether it was one), each output checked to need grad
+    when ``strict``."""
+    is_outputs_tuple, outputs = _as_tuple(func(*inputs), "outputs of the user-provided function",
                                           fn_name)
     _check_requires_grad(outputs, "outputs", strict=strict)
+    return is_outputs_tuple, outputs
+
+
+def _scalar_output(func, inputs, strict, fn_name):
+    """``func(inputs)`` as a one-tuple, refused unless it is one single-element Tensor."""
+    is_outputs_tuple, outputs = _outputs_of(func, inputs, strict, fn_name)
     if is_outputs_tuple:
         raise RuntimeError(f"The function given to {fn_name} should return a single Tensor")
     if outputs[0].nelement() != 1:
