@@ -8,6 +8,7 @@ import numpy as np
 
 from . import _device, _dtypes, _errors, _random
 from ._tensor import Tensor
+from .ops.registry import vmap_state as _vmap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
            "ones_like", "full_like", "empty_like", "arange", "linspace", "eye", "rand", "randn",
@@ -183,18 +184,31 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     return _finish(np.eye(n, m, dtype=dtype.np), dtype, device, requires_grad)
 
 
+def _drawn(sample, size, generator, dtype, device, requires_grad):
+    """A tensor of ``sample(rng, shape)``; inside ``vmap(randomness='different')`` one draw
+    per sample (a batched tensor)."""
+    levels, batch = (), ()
+    if _vmap.depth:
+        from .ops import batching
+        levels, batch = batching.random_batch()
+    arr = sample(_random.rng(generator), batch + size).astype(dtype.np)
+    out = _finish(arr, dtype, device, requires_grad)
+    if levels:
+        from .ops import batching
+        out = batching.wrap(out, levels)
+    return out
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Uniform samples on [0, 1)."""
-    dtype = dtype or _dtypes.get_default_dtype()
-    arr = _random.rng(generator).random(_size(size)).astype(dtype.np)
-    return _finish(arr, dtype, device, requires_grad)
+    return _drawn(lambda rng, s: rng.random(s), _size(size), generator,
+                  dtype or _dtypes.get_default_dtype(), device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Standard normal samples."""
-    dtype = dtype or _dtypes.get_default_dtype()
-    arr = _random.rng(generator).standard_normal(_size(size)).astype(dtype.np)
-    return _finish(arr, dtype, device, requires_grad)
+    return _drawn(lambda rng, s: rng.standard_normal(s), _size(size), generator,
+                  dtype or _dtypes.get_default_dtype(), device, requires_grad)
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
@@ -202,9 +216,8 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
     """Integers drawn uniformly from [low, high)."""
     if high is None:
         low, high = 0, low
-    dtype = dtype or _dtypes.int64
-    arr = _random.rng(generator).integers(low, high, size=_size((size,))).astype(dtype.np)
-    return _finish(arr, dtype, device, requires_grad)
+    return _drawn(lambda rng, s: rng.integers(low, high, size=s), _size((size,)), generator,
+                  dtype or _dtypes.int64, device, requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):

@@ -82,3 +82,19 @@ NO_JVP = (
     "implemented yet.\nember declares an op's JVP beside its VJP in ember/ops (Op.defjvp or "
     "defop's jvp=)."
 )
+
+# vmap (ember.func.vmap; ember/ops/batching.py)
+VMAP_RANDOM = ("vmap: called random operation while in randomness error mode. Please either use "
+               "the 'same' or 'different' randomness flags on vmap or perform the randomness "
+               "operation out of vmap")
+VMAP_ITEM = ("vmap: It looks like you're calling .item() on a Tensor. We don't support vmap "
+             "over calling .item() on a Tensor, please try to rewrite what you're doing with "
+             "other operations. If error is occurring somewhere inside PyTorch internals, please "
+             "file a bug report.")
+VMAP_CONTROL_FLOW = ("vmap: It looks like you're attempting to use a Tensor in some "
+                     "data-dependent control flow. We don't support that yet, please file an "
+                     "issue at https://github.com/pytorch/pytorch/issues .")
+NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
+BACKWARD_IN_TRANSFORM = ("backward() called inside a functorch transform. This is not "
+                         "supported, please use functorch.grad or functorch.vjp instead or call "
+                         "backward() outside of functorch transforms.")

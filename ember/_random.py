@@ -73,4 +73,11 @@ def set_rng_state(state):
 
 
 def rng(generator=None):
+    """The NumPy generator behind ``generator`` (the default one for None), for one draw."""
+    if _vmap.levels and _vmap.levels[-1][2] == "error":
+        raise RuntimeError(_errors.VMAP_RANDOM)
     return (generator or default_generator)._rng
+
+
+from . import _errors  # noqa: E402
+from .ops.registry import vmap_state as _vmap  # noqa: E402  (vmap's randomness='error')

@@ -35,9 +35,9 @@ def _seed_grads(tensors, grads, create_graph):
         raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
     out = []
     for i, (t, g) in enumerate(zip(tensors, grads)):
-        data = t._data
+        data = t._data  # inside vmap: the whole batch (see ops/batching.py)
         if g is None:
-            if data.size != 1:
+            if t.numel() != 1:
                 raise RuntimeError(_errors.NON_SCALAR)
             g = _device.namespace_of(data).ones(data.shape, dtype=data.dtype)
             out.append(Tensor._make(g, None, False) if create_graph else g)
@@ -47,6 +47,10 @@ def _seed_grads(tensors, grads, create_graph):
         if g.shape != t.shape:
             raise RuntimeError(_errors.SHAPE_MISMATCH.format(i=i, gshape=g.shape,
                                                              oshape=t.shape))
+        levels = getattr(t, "_levels", None)
+        if levels is not None:  # a batched output: one gradient per sample
+            from ..ops import batching
+            g = batching.physical(g, levels, expand=True)
         if g._data.dtype != data.dtype:
             g = g.to(t.dtype)
         out.append(g if create_graph else g._data)
@@ -140,6 +144,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                 g = zeros_like(t)
         elif not isinstance(g, Tensor):
             g = Tensor._make(g, None, False)
+        levels = getattr(t, "_levels", None)
+        if levels is not None and g is not None:  # a batched input: gradients per sample
+            from ..ops import batching
+            g = batching.wrap(g, levels)
         result.append(g)
     return tuple(result)
 

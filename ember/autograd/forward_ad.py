@@ -89,6 +89,10 @@ def make_dual(tensor, tangent, *, level=None):
     if tangent.shape != tensor.shape:
         raise RuntimeError(_errors.TANGENT_SIZE.format(size=list(tensor.shape),
                                                        tangent=list(tangent.shape)))
+    levels = getattr(tangent, "_levels", None)
+    if levels is not None and not set(levels) <= set(getattr(tensor, "_levels", ())):
+        from ..ops import batching  # inside vmap: a tangent per sample makes a primal per sample
+        tensor = batching.wrap(batching.physical(tensor, levels, expand=True), levels)
     dual = tensor.view(tensor.shape)
     set_tangent(dual, tangent if tangent.dtype == tensor.dtype else tangent.to(tensor.dtype))
     return dual
@@ -107,7 +111,8 @@ def unpack_dual(tensor, *, level=None):
 
 def set_tangent(tensor, tangent):
     tensor._fw = tangent
-    state.duals.append(weakref.ref(tensor))
+    # (a vmap BatchedTensor keeps its tangent on its physical tensor: that one is cleared)
+    state.duals.append(weakref.ref(getattr(tensor, "_value", tensor)))
 
 
 def write_tangent(tensor, tangent):

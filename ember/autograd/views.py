@@ -27,6 +27,10 @@ MULTI_OUTPUT = "multi_output"  # one of several views returned by one op
 
 def as_view(out, source, fn, multi_output=False):
     """Mark ``out`` as the view ``fn(source)``; it shares ``source``'s storage and version."""
+    levels = getattr(out, "_levels", None)
+    if levels is not None:  # inside vmap: the physical tensors, the view of every sample
+        as_view(out._value, source._value, _every_sample(fn, len(levels)), multi_output)
+        return out
     base = source._base
     if base is None:
         out._base, out._view_fn = source, fn
@@ -38,6 +42,17 @@ def as_view(out, source, fn, multi_output=False):
     meta = NO_GRAD if not grad_mode._state.grad else MULTI_OUTPUT if multi_output else None
     out._creation_meta = meta or source._creation_meta  # a view of such a view is one too
     return out
+
+
+def _every_sample(fn, nb):
+    """A view function of one sample made the same view of each sample of a batch whose ``nb``
+    leading dims are batch dims (see ``ops/batching.py``): sample 0's view, strided on through
+    the batch with the batch dims' strides — a view, so writes through it land in the batch."""
+    def view(xp, a):
+        first = fn(xp, a[(0,) * nb])
+        return xp.lib.stride_tricks.as_strided(first, a.shape[:nb] + first.shape,
+                                               a.strides[:nb] + first.strides)
+    return view
 
 
 _REFUSAL = {

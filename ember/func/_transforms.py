@@ -40,6 +40,7 @@ from ..autograd import forward_ad
 from ..autograd.functional import _autograd_grad
 from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from ..autograd.graph import AccumulateGrad, gradient_edge
+from ..ops import batching
 from ..ops.shape import stack
 from ..utils._pytree import tree_flatten, tree_leaves, tree_unflatten, treespec_pprint
 
@@ -58,6 +59,8 @@ _JVP = "jvp(f, primals, tangents)"
 def _internal_leaf(tensor):
     leaf = tensor.detach().requires_grad_()
     _state.internal[id(leaf)] = leaf
+    if batching.levels_of(leaf):  # inside vmap: the graph records the physical tensor
+        _state.internal[id(leaf._value)] = leaf._value
     return leaf
 
 
@@ -106,6 +109,8 @@ class _Call:
         tangent of an enclosing ``jvp`` is carried over."""
         if not isinstance(x, Tensor):
             raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
+        if batching.state.depth:  # inside vmap: one copy per sample, for per-sample gradients
+            x = batching.over_all_levels(x)
         if x.requires_grad:
             tracked = x.view_as(x)
             self.views.append((tracked, tracked.grad_fn))

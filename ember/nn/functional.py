@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from .. import _creation, _dtypes
+from ..ops import batching
 from ..ops import conv as _conv
 from ..ops import nn_layers as _layers
 from ..ops import nn_ops as _nn
@@ -356,6 +357,33 @@ def _nll_loss_2d(input, target, weight, reduction, ignore_index):
     return op(input, t, raw_weight, reduction, ignore_index)
 
 
+def _nll_loss_batched(fn, input, target, weight, reduction, ignore_index):
+    """nll_loss under vmap: the vmap batch folded into the loss's own (N), losses per element,
+    then each sample's reduction (the mean weighted by the targets' class weights)."""
+    if batching.is_batched(weight):
+        return batching.loop(fn, (input, target, weight, reduction, ignore_index))
+    levels = tuple(sorted(set(batching.levels_of(input)) | set(batching.levels_of(target))))
+    k = 1 if input.ndim >= 2 else 0  # the sample's own batch dim, folded in too
+    x = batching.physical(input, levels, expand=True)
+    t = batching.physical(target, levels, expand=True)
+    batch = tuple(x.shape[:len(levels)])
+    losses = fn(x.reshape((-1,) + tuple(input.shape[k:])),
+                t.reshape((-1,) + tuple(target.shape[k:])), weight, "none", ignore_index)
+    out = losses.reshape(batch + tuple(target.shape))
+    dims = tuple(range(len(levels), out.ndim))  # a sample's elements (none for a 0-d target)
+    if reduction == "sum" and dims:
+        out = out.sum(dims)
+    elif reduction == "mean":  # NaN where every target is ignored, with a zero gradient
+        kept = (t != ignore_index).to(x.dtype)
+        if weight is not None:
+            kept = kept * weight[t.clamp(0, weight.shape[0] - 1)]
+        total, count = (out.sum(dims), kept.sum(dims)) if dims else (out, kept)
+        some = count != 0
+        out = (total / count.masked_fill(~some, 1)).masked_fill(~some, math.nan)
+    return batching.wrap(out, levels)
+
+
+@batching.per_sample_with(_nll_loss_batched)
 def _nll_loss_nd(input, target, weight, reduction, ignore_index):
     """ATen's nll_loss_nd: other inputs of 3 or more dims go through the 4-d op as (N, C, 1, -1)."""
     if input.ndim < 1:
@@ -500,6 +528,9 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     if weight is not None:
         weight = _broadcast_weight(weight, target)
     _nn._not_differentiable(weight, "weight", "binary_cross_entropy")
+    if batching.is_batched(weight):  # read as a raw array below: one sample at a time
+        return batching.loop(binary_cross_entropy, (input, target, weight),
+                             dict(reduction=reduction))
     if target.dtype != input.dtype:
         raise RuntimeError(f"Found dtype {_word(target.dtype)} but expected "
                            f"{_word(input.dtype)}")
@@ -666,6 +697,7 @@ def _check_pad_sizes(input, pad, mode):
                            f"{shape}")
 
 
+@batching.per_sample  # writes into a fresh tensor: under vmap, one sample at a time
 def _pad_circular(input, pad):
     """PyTorch's composite: copy the input into the middle, then wrap each side around."""
     nd = len(pad) // 2
@@ -697,6 +729,15 @@ def _pad_circular(input, pad):
     return out
 
 
+def _embedding_batched(fn, input, weight, *args, **kwargs):
+    """embedding under vmap: any shape of indices picks rows, so batched indices are just more
+    indices (a batched weight loops)."""
+    if batching.is_batched(weight):
+        return batching.loop(fn, (input, weight, *args), kwargs)
+    return batching.wrap(fn(input._value, weight, *args, **kwargs), input._levels)
+
+
+@batching.per_sample_with(_embedding_batched)
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     """Rows of ``weight`` picked by ``input``; ``padding_idx`` rows get no gradient."""
@@ -908,12 +949,16 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
     op = _layers._max_pool2d if nd == 2 else _layers._max_pool3d
     saved = {}
     out = op(input, kernel, stride, padding, dilation, bool(ceil_mode), saved)
-    return (out, _indices(saved)) if return_indices else out
+    return (out, _indices(saved, out)) if return_indices else out
 
 
-def _indices(saved):
-    """The indices a max-pooling op saved, as an int64 tensor (a copy: the node keeps its own)."""
-    return _tensor_cls()._make(saved["indices"].copy(), None, False)
+def _indices(saved, out):
+    """The indices a max-pooling op saved, as an int64 tensor (a copy: the node keeps its own),
+    shaped like its output ``out`` (under vmap: batched like it)."""
+    indices = _tensor_cls()._make(saved["indices"].copy(), None, False)
+    if batching.levels_of(out):
+        indices = batching.wrap(indices.reshape(out._value.shape), out._levels)
+    return indices
 
 
 def _one(value, message):
@@ -1071,7 +1116,7 @@ def _adaptive_max(nd, input, output_size, return_indices):
     op = _layers._adaptive_max_pool2d if nd == 2 else _layers._adaptive_max_pool3d
     saved = {}
     out = op(input, sizes, saved)
-    return (out, _indices(saved)) if return_indices else out
+    return (out, _indices(saved, out)) if return_indices else out
 
 
 def adaptive_max_pool1d(input, output_size, return_indices=False):

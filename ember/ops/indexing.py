@@ -25,6 +25,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.graph import Node, gradient_edge, new_node
 from ..autograd.views import as_view
+from . import batching
 from . import shape as _shape
 from .registry import defop
 
@@ -693,6 +694,7 @@ def _check_mask(mask, message):
         raise RuntimeError(message)
 
 
+@batching.per_sample_with(batching.lined_up_first)
 def masked_fill(input, mask, value):
     """``input`` with ``value`` where ``mask`` holds (input and mask broadcast together)."""
     _check_mask(mask, "masked_fill_ only supports boolean masks, but got mask with dtype "
@@ -959,6 +961,8 @@ def _check_scalar_index(x, key):
 
 def getitem(x, key):
     """``x[key]``."""
+    if batching.state.depth and batching.is_batched(*(key if isinstance(key, tuple) else (key,))):
+        return _getitem_batched(x, key)
     lone_slice = isinstance(key, slice)  # x[:] is a slice, x[:, :] (or x[(slice(None),)]) not
     _check_scalar_index(x, key)
     if not isinstance(key, tuple):
@@ -971,6 +975,51 @@ def getitem(x, key):
     if out is x:
         return as_view(_shape._alias(x), x, lambda xp, a: a)
     return out
+
+
+def _getitem_batched(x, key):
+    """``x[key]`` under vmap with index tensors that differ per sample: one NumPy advanced
+    index of the whole batch, whose batch dims are indexed by aranges (masks, whose selections
+    differ in size per sample, run the per-sample loop)."""
+    entries = key if isinstance(key, tuple) else (key,)
+    per_sample = [type(k) is batching.BatchedTensor for k in entries]
+    if any(p and k.dtype not in (_dtypes.int64, _dtypes.int32)
+           for p, k in zip(per_sample, entries)):
+        return batching.loop(getitem, (x, key))
+    # The basic part applied as usual, a one-element stand-in for each per-sample index.
+    stand_in = tuple(np.zeros(1, np.int64) if p else k for p, k in zip(per_sample, entries))
+    out, advanced = _apply_basic(x, stand_in, False)
+    kinds = [_classify(k)[0] for k in stand_in]
+    sources = [k for k, kind in zip(entries, kinds) if kind in ("array", "bool")]
+    if any(kind != "index" for _, kind, _ in advanced):
+        return batching.loop(getitem, (x, key))
+    levels = batching._union((x, *entries))
+    nb = len(levels)
+    rank = max(s.ndim if isinstance(s, Tensor) else np.ndim(a)
+               for s, (_, _, a) in zip(sources, advanced))
+    value = batching.physical(out, levels, expand=True)
+    xp = _xp.namespace_of(value._data)
+    phys = [slice(None)] * value.ndim
+    for k, level in enumerate(levels):  # batch dim k indexed by an arange over it
+        n = batching.batch_size(level)
+        phys[k] = xp.arange(n).reshape((1,) * k + (n,) + (1,) * (nb - 1 - k + rank))
+    dims = []
+    for source, (dim, _, arr) in zip(sources, advanced):
+        if type(source) is batching.BatchedTensor:
+            arr = batching.physical(source, levels, rank)._data
+        else:
+            arr = xp.asarray(arr).reshape((1,) * (nb + rank - np.ndim(arr)) + np.shape(arr))
+        phys[nb + dim] = _own(arr)
+        dims.append(dim)
+    arrays = [phys[nb + d] for d in dims]
+    _check_bounds(xp, arrays, [value.shape[nb + d] for d in dims],
+                  np.broadcast_shapes(*(a.shape for a in arrays + phys[:nb])))
+    result = _index(value, tuple(phys), tuple(value.shape))
+    if dims == list(range(dims[0], dims[0] + len(dims))) and dims[0] > 0:
+        # adjacent index tensors after some dims: their result dims go where they were
+        block = tuple(range(nb, nb + rank))
+        result = result.movedim(block, tuple(d + dims[0] for d in block))
+    return batching.wrap(result, levels)
 
 
 # --------------------------------------------------------------------------- x[key] = value

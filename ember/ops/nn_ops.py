@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import _xp
+from . import batching
 from .registry import defop
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -247,6 +248,9 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     for w in (weight, pos_weight):
         _not_differentiable(w, "weight" if w is weight else "pos_weight",
                             "binary_cross_entropy_with_logits")
+    if batching.is_batched(weight, pos_weight):  # read as raw arrays below: one sample a time
+        return batching.loop(binary_cross_entropy_with_logits, (input, target, weight),
+                             dict(reduction=reduction, pos_weight=pos_weight))
     raw = [w._data if isinstance(w, Tensor) else w for w in (weight, pos_weight)]
     return _bce_logits(input, target, raw[0], raw[1], reduction)
 

@@ -16,6 +16,7 @@ from .._broadcast import broadcast_shapes
 from .._tensor import Tensor, _dtype_word
 from ..autograd import grad_mode
 from ..autograd.graph import Node, gradient_edge, new_node
+from . import batching
 from .registry import defop
 
 # --------------------------------------------------------------------------- argument checks
@@ -961,6 +962,7 @@ def _clamp_inplace(name, fn):
     return method
 
 
+@batching.per_sample_with(batching.lined_up)
 def where(condition, input=None, other=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other``; the three broadcast
     together, and ``input``/``other`` may be Python numbers. ``where(condition)`` alone is

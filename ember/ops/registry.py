@@ -62,6 +62,20 @@ _NUMPY = _xp.NUMPY
 _Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
 
+class VmapState:
+    """The running ``vmap`` levels, innermost last, as ``(level, batch size, randomness)``.
+    While any runs, an op asks ``call`` (``ops/batching.py``) first: it computes the op on
+    batched arguments, or answers NotImplemented when there are none."""
+
+    def __init__(self):
+        self.levels = []
+        self.depth = 0
+        self.call = None
+
+
+vmap_state = _vmap = VmapState()
+
+
 def _bind_tensor(cls):
     global _Tensor
     _Tensor = cls
@@ -475,6 +489,10 @@ class Op:
 
     def __call__(self, *args):
         """Run the forward on ``args`` and record a node if grad mode is on and it is needed."""
+        if _vmap.depth:
+            result = _vmap.call(self, args)
+            if result is not NotImplemented:
+                return result
         n_in = self.n_in if self.variadic is None else len(args) - self.variadic
         Tensor = _Tensor
         requires = False
@@ -691,7 +709,7 @@ class _UnaryOp(Op):
 
     def __call__(self, *args):
         a = args[0]
-        if not isinstance(a, _Tensor) or _fw.active or _anomaly.forward:
+        if not isinstance(a, _Tensor) or _fw.active or _anomaly.forward or _vmap.depth:
             return Op.__call__(self, *args)
         data = a._data
         if type(data) is not np.ndarray or (self.promote == "float" and
@@ -714,7 +732,7 @@ class _BinaryOp(Op):
     def __call__(self, *args):
         a, b = args[0], args[1]
         Tensor = _Tensor
-        if not isinstance(a, Tensor) or _fw.active or _anomaly.forward:
+        if not isinstance(a, Tensor) or _fw.active or _anomaly.forward or _vmap.depth:
             return Op.__call__(self, *args)
         da = a._data
         if isinstance(b, Tensor):

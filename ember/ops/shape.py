@@ -122,13 +122,15 @@ def _clone(xp, input):
 _clone.defvjp(lambda xp, g, ans, input: g)
 
 
-def _viewable(arr, shape):
-    """Whether ``arr`` can be reshaped to ``shape`` without copying."""
+def _viewable(input, shape):
+    """Whether ``input`` can be reshaped to ``shape`` without copying."""
+    arr = input._data
     if arr.flags.c_contiguous or arr.size <= 1:
         return True
+    lead = arr.shape[:arr.ndim - input.ndim]  # vmap's batch dims (see ops/batching.py)
     try:
         v = arr.view()
-        v.shape = shape
+        v.shape = lead + tuple(shape)
         return True
     except AttributeError:
         return False
@@ -144,7 +146,7 @@ def view(input, *shape):
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         return input.to(shape[0])  # view(dtype) is not supported beyond same-size casts
     shape = infer_size(_shape_args(shape), input.numel())
-    if not _viewable(input._data, shape):
+    if not _viewable(input, shape):
         raise RuntimeError(_errors.VIEW_STRIDE)
     return _reshaped_view(input, shape)
 
@@ -152,7 +154,7 @@ def view(input, *shape):
 def reshape(input, *shape):
     """``view`` when the storage allows it, otherwise a copy."""
     shape = infer_size(_shape_args(shape), input.numel())
-    if _viewable(input._data, shape):
+    if _viewable(input, shape):
         return _reshaped_view(input, shape)
     return _unsafe_view(_clone(input), shape, input.shape)
 

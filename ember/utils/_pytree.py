@@ -18,6 +18,7 @@ __all__ = ["TreeSpec", "LeafSpec", "tree_flatten", "tree_unflatten", "tree_map",
 
 # Stands for every namedtuple class in a spec (PyTorch prints them as ``namedtuple``).
 _NamedTuple = type("namedtuple", (), {})
+_StructSeq = type("structseq", (), {})  # torch.return_types.X (built from one sequence)
 
 
 def _node_type(tree):
@@ -27,13 +28,15 @@ def _node_type(tree):
         return kind
     if isinstance(tree, tuple) and hasattr(kind, "_fields"):
         return _NamedTuple
+    if isinstance(tree, tuple) and hasattr(kind, "n_sequence_fields"):
+        return _StructSeq
     return None
 
 
 def _children_and_context(tree, kind):
     if kind in (dict, OrderedDict):
         return list(tree.values()), list(tree.keys())
-    return list(tree), (type(tree) if kind is _NamedTuple else None)
+    return list(tree), (type(tree) if kind in (_NamedTuple, _StructSeq) else None)
 
 
 def _rebuild(kind, context, children):
@@ -41,6 +44,8 @@ def _rebuild(kind, context, children):
         return kind(zip(context, children))
     if kind is _NamedTuple:
         return context(*children)
+    if kind is _StructSeq:
+        return context(children)
     return kind(children)
 
 

@@ -1,0 +1,688 @@
+"""What ``vmap`` runs on: batched tensors, and how each op computes on a whole batch at once.
+
+Inside ``ember.func.vmap(f)`` the function ``f`` sees one sample of each mapped input; ember
+hands it a :class:`BatchedTensor`. That is a *logical* view of a plain *physical* tensor whose
+leading dims are the batch dims of the vmap levels it varies over (outermost level first) and
+whose remaining dims are the sample that ``f`` sees: ``shape``, ``dim()``, ``numel()`` and
+printing report the sample; the data underneath is the whole batch.
+
+An op called with a batched argument (``registry.Op.__call__`` asks :func:`call` first) runs
+once on the physical tensors, by the *batching rule* of its family:
+
+- pointwise ops: the batched inputs are lined up (a size-1 dim for a level an input does not
+  vary over, size-1 dims where its sample has fewer dims), so broadcasting does the rest;
+- ops with dim, shape or index parameters (reductions, softmax, views, permutes, slicing,
+  sorting, ...): the parameters are moved past the batch dims (``dim=0`` becomes ``dim=1``,
+  shape ``(3, 4)`` becomes ``(B, 3, 4)``, index ``[i]`` becomes ``[:, i]``);
+- the matmul family: ``matmul`` broadcasts over leading dims, so batched operands are lined up
+  and multiplied once; ``cat``/``stack`` expand every input to the batch and shift ``dim``;
+- losses and the nn layers that take a batch of their own (pooling, convolution with an
+  unbatched weight) fold the vmap batch into theirs.
+
+Anything else falls back to a loop (:func:`loop`): the op runs on each sample and the results
+are stacked — correct for every op, one call per sample. ``fallbacks`` counts them per op.
+
+The rules call ordinary ops on the physical tensors, so autograd records the batched
+computation itself: backward needs no batched derivative rules. ``func.grad`` inside ``vmap``
+makes the tensors it differentiates vary over every active level (an unbatched parameter is
+expanded, without copying), so per-sample gradients come out per sample instead of summed.
+"""
+from __future__ import annotations
+
+import collections
+import math
+from operator import attrgetter
+
+import numpy as np
+
+from .. import _dtypes, _errors
+from .._tensor import Size, Tensor, _wrap_dim
+from ..autograd.graph import gradient_edge
+from . import registry
+
+__all__ = ["BatchedTensor", "call", "loop", "fallbacks", "state"]
+
+state = registry.vmap_state
+fallbacks = collections.Counter()  # op name -> calls that ran the per-sample loop
+
+class BatchedTensor(Tensor):
+    """A sample's view of a batch (see the module docstring): ``_value`` is the physical tensor,
+    ``_levels`` the vmap levels whose batch dims lead it, in order. Autograd state (data,
+    ``grad_fn``, version counter, ...) is the physical tensor's: the attributes forward to it."""
+
+    __slots__ = ("_value", "_levels")
+
+    # ------------------------------------------------------------------ the logical sample
+    @property
+    def shape(self):
+        return Size(self._value._data.shape[len(self._levels):])
+
+    def size(self, dim=None):
+        shape = self.shape
+        return shape if dim is None else shape[_wrap_dim(dim, len(shape))]
+
+    @property
+    def ndim(self):
+        return self._value._data.ndim - len(self._levels)
+
+    def dim(self):
+        return self.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    nelement = numel
+
+    def __len__(self):
+        if self.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.shape[0]
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def is_same_size(self, other):
+        return self.shape == other.shape
+
+    def stride(self, dim=None):
+        st = self._value.stride()[len(self._levels):]
+        return st if dim is None else st[_wrap_dim(dim, len(st))]
+
+    def is_contiguous(self, memory_format=None):
+        return self._value.stride()[len(self._levels):] == _contiguous_strides(self.shape)
+
+    # ------------------------------------------------------------------ no values per sample
+    def item(self):
+        raise RuntimeError(_errors.VMAP_ITEM)
+
+    def _scalar(self):
+        raise RuntimeError(_errors.VMAP_ITEM)
+
+    def __index__(self):
+        raise RuntimeError(_errors.VMAP_ITEM)
+
+    def __format__(self, spec):
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __bool__(self):
+        raise RuntimeError(_errors.VMAP_CONTROL_FLOW)
+
+    def tolist(self):
+        raise RuntimeError(_errors.NO_STORAGE)
+
+    def numpy(self, *, force=False):
+        raise RuntimeError(_errors.NO_STORAGE)
+
+    def __array__(self, dtype=None, copy=None):
+        raise RuntimeError(_errors.NO_STORAGE)
+
+    def __repr__(self, *, tensor_contents=None):
+        # PyTorch nests one BatchedTensor per level, innermost (newest) outside.
+        text = repr(self._value)
+        for level in self._levels:  # vmap moved each batch dim to the front: bdim is 0
+            body = "\n".join("    " + line for line in text.splitlines())
+            text = f"BatchedTensor(lvl={level}, bdim=0, value=\n{body}\n)"
+        return text
+
+    __str__ = __repr__
+
+    # ------------------------------------------------------------------ autograd
+    def detach(self):
+        return wrap(self._value.detach(), self._levels)
+
+    @property
+    def data(self):
+        return wrap(self._value.data, self._levels)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        raise RuntimeError(_errors.BACKWARD_IN_TRANSFORM)
+
+    def _assign(self, result, name=None):
+        """An in-place write, done on the physical tensor: ``result`` lined up with this
+        tensor's levels first (an unbatched result is expanded; a result batched where this
+        tensor is not keeps its shape, and the write fails with PyTorch's shape error)."""
+        levels = self._levels
+        value = self._value
+        if not set(levels_of(result)) <= set(levels):
+            result = result._value
+        else:
+            result = physical(result, levels, expand=True)
+        node = result._grad_fn
+        if value._rg and (node is None or value._base is not None and
+                          node.next_functions[0] != gradient_edge(value)):
+            # A write is recorded as an op applied to the tensor written (its first input):
+            # a result made otherwise (the per-sample loop, a matmul, a fill with a constant)
+            # is copied in by one.
+            from .indexing import _copy
+            result = _copy(value, result)
+        Tensor._assign(value, result, name)
+        return self
+
+
+def _forward(name):
+    get = attrgetter("_value." + name)
+    return property(get, lambda self, value: setattr(self._value, name, value))
+
+
+def _get_tangent(self):
+    tangent = self._value._fw
+    return None if tangent is None else wrap(tangent, self._levels)
+
+
+def _set_tangent(self, tangent):  # forward AD: the tangent of each sample, kept physically
+    self._value._fw = None if tangent is None else physical(tangent, self._levels, expand=True)
+
+
+BatchedTensor._fw = property(_get_tangent, _set_tangent)
+
+for _name in ("_data", "_rg", "_grad_fn", "_grad", "_vc", "_output_nr", "_base", "_view_fn",
+              "_creation_meta", "_acc", "_hooks", "_retains_grad"):
+    setattr(BatchedTensor, _name, _forward(_name))
+
+
+def _contiguous_strides(shape):
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.insert(0, step)
+        step *= max(n, 1)
+    return tuple(strides)
+
+
+# ---------------------------------------------------------------------------- levels
+
+
+def wrap(value, levels):
+    """The BatchedTensor over the physical ``value`` (a plain Tensor); ``value`` itself when it
+    varies over no level."""
+    if not levels:
+        return value
+    t = object.__new__(BatchedTensor)
+    t._value = value
+    t._levels = tuple(levels)
+    return t
+
+
+def levels_of(x):
+    return x._levels if type(x) is BatchedTensor else ()
+
+
+def batch_size(level):
+    for lv, size, _ in state.levels:
+        if lv == level:
+            return size
+    raise RuntimeError(f"vmap: level {level} is not active")  # a BatchedTensor that escaped
+
+
+def physical(x, levels, rank=None, expand=False):
+    """``x`` (a tensor, batched or not) as a plain tensor with one leading dim per level of
+    ``levels`` — its batch dim, or size 1 (the batch size with ``expand``) where it does not
+    vary over that level — and then its sample, with leading size-1 dims up to ``rank`` dims."""
+    own = levels_of(x)
+    value = x._value if own else x
+    sample = tuple(x.shape)
+    lead = []
+    dims = iter(value.shape[:len(own)])
+    for level in levels:
+        lead.append(next(dims) if level in own else 1)
+    pad = (1,) * (rank - len(sample)) if rank is not None and rank > len(sample) else ()
+    shape = tuple(lead) + pad + sample
+    if tuple(value.shape) != shape:
+        value = value.reshape(shape)
+    if expand:
+        full = tuple(batch_size(level) for level in levels) + pad + sample
+        if full != shape:
+            value = value.expand(full)
+    return value
+
+
+def over_all_levels(x):
+    """``x`` varying over every running vmap level (expanded where it does not: no copy)."""
+    levels = tuple(level for level, _, _ in state.levels)
+    return wrap(physical(x, levels, expand=True), levels)
+
+
+def _union(args):
+    """The levels any of ``args`` (or the tensors in a list/tuple argument) varies over."""
+    found = set()
+    for a in args:
+        if type(a) is BatchedTensor:
+            found.update(a._levels)
+        elif type(a) in (list, tuple):
+            for b in a:
+                if type(b) is BatchedTensor:
+                    found.update(b._levels)
+    return tuple(sorted(found))
+
+
+def _wrap_result(out, levels):
+    if isinstance(out, tuple):
+        return type(out)(*(wrap(o, levels) for o in out)) if hasattr(out, "_fields") else \
+            tuple(wrap(o, levels) for o in out)
+    return wrap(out, levels)
+
+
+def is_batched(*args):
+    """Whether vmap is running and any of ``args`` is a batched tensor."""
+    return bool(state.depth) and any(type(a) is BatchedTensor for a in args)
+
+
+# ---------------------------------------------------------------------------- the dispatch
+
+
+def call(op, args):
+    """``op(*args)`` when an argument is batched (NotImplemented otherwise): by the op's rule."""
+    levels = _union(args)
+    if not levels:
+        return NotImplemented
+    rule = _RULES.get(op)
+    if rule is None:
+        rule = _RULES[op] = _rule_for(op)
+    return rule(op, args, levels)
+
+
+def loop(fn, args, kwargs=None, levels=None, name=None):
+    """``fn(*args, **kwargs)`` one sample at a time, the results stacked: the fallback for
+    anything without a batching rule. Batched arguments may sit in lists, tuples and dicts."""
+    from ..utils._pytree import tree_flatten, tree_unflatten
+    kwargs = kwargs or {}
+    leaves, spec = tree_flatten((list(args), kwargs))
+    levels = levels or _union(leaves)
+    sizes = tuple(batch_size(level) for level in levels)
+    n = math.prod(sizes)
+    fallbacks[name or getattr(fn, "__name__", repr(fn))] += 1
+    flat = [physical(a, levels, expand=True).reshape((n,) + tuple(a.shape))
+            if type(a) is BatchedTensor else None for a in leaves]
+    results = []
+    for i in range(n):
+        # each sample a copy (an index, not a view): an in-place write of the stacked result
+        # into the batch must not invalidate what the per-sample ops saved
+        sample = [a if f is None else f[[i]][0] for a, f in zip(leaves, flat)]
+        a, k = tree_unflatten(sample, spec)
+        results.append(fn(*a, **k))
+    from .shape import stack
+    first = results[0]
+    if isinstance(first, Tensor):
+        return wrap(stack(results).reshape(sizes + tuple(first.shape)), levels)
+    outs = [wrap(stack([r[j] for r in results]).reshape(sizes + tuple(o.shape)), levels)
+            if isinstance(o, Tensor) else o for j, o in enumerate(first)]
+    return type(first)(*outs) if hasattr(first, "_fields") else type(first)(outs)
+
+
+def per_sample(fn, rule=None):
+    """Decorate a function whose tensor arguments it reads as raw data (index tensors, masks,
+    targets): under vmap with a batched argument it runs ``rule(fn, *args, **kwargs)`` (or
+    the per-sample :func:`loop`) instead."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if state.depth and (_union(args) or _union(kwargs.values())):
+            if rule is not None:
+                return rule(fn, *args, **kwargs)
+            return loop(fn, args, kwargs)
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def lined_up(fn, *args, **kwargs):
+    """A batching rule for functions whose tensor arguments broadcast together (``where``):
+    the batched ones lined up (see :func:`physical`), then one call on the whole batch."""
+    tensors = [a for a in (*args, *kwargs.values()) if isinstance(a, Tensor)]
+    levels = _union(tensors)
+    rank = max(t.ndim for t in tensors)
+
+    def line_up(a):
+        return physical(a, levels, rank) if type(a) is BatchedTensor else a
+    return wrap(fn(*map(line_up, args), **{k: line_up(v) for k, v in kwargs.items()}), levels)
+
+
+def lined_up_first(fn, input, *args, **kwargs):
+    """``lined_up`` for functions whose result has the first argument's shape (masked_fill):
+    the first argument is expanded to the whole batch. (A batched third argument, the fill
+    value, loops.)"""
+    if len(args) > 1 and type(args[1]) is BatchedTensor:
+        return loop(fn, (input, *args), kwargs)
+    levels = _union((input, *args, *kwargs.values()))
+    full = wrap(physical(input, levels, max(input.ndim, 0), expand=True), levels)
+    return lined_up(fn, full, *args, **kwargs)
+
+
+def per_sample_with(rule):
+    """``per_sample`` as a decorator with a batching rule."""
+    return lambda fn: per_sample(fn, rule)
+
+
+def random_batch():
+    """The levels (and their sizes) a fresh random tensor varies over: the innermost run of
+    ``randomness='different'`` levels, outermost first (none under 'same')."""
+    levels = [(lv, size) for lv, size, mode in state.levels if mode == "different"]
+    return tuple(lv for lv, _ in levels), tuple(size for _, size in levels)
+
+
+# ---------------------------------------------------------------------------- the rules
+
+def _loop_rule(op, args, levels):
+    return loop(op, args, levels=levels, name=op.name)
+
+
+def _pointwise(op, args, levels, like_first=False):
+    """Elementwise ops: batched inputs lined up so that broadcasting pairs the samples.
+    ``like_first``: the result has the first input's shape (copy, fill): it is expanded."""
+    n_in = op.n_in
+    inputs = args[:n_in]
+    rank = max((a.ndim for a in inputs if isinstance(a, Tensor)), default=0)
+    new = list(args)
+    cast = None
+    if op.promote:
+        cast = _dtypes.result_type(*(a for a in inputs if a is not None))
+        if op.promote == "float" and cast.category < 2:
+            cast = _dtypes.get_default_dtype()
+    for i, a in enumerate(inputs):
+        if isinstance(a, Tensor):
+            if type(a) is BatchedTensor or (like_first and i == 0):
+                a = physical(a, levels, rank, expand=like_first and i == 0)
+            if cast is not None and a.dtype != cast:
+                a = a.to(cast)
+            new[i] = a
+    return wrap(op(*new), levels)
+
+
+def _like_first(op, args, levels):
+    if op.name == "fill":  # a 0-d fill value per sample: the value expanded over the input
+        input, value = args
+        shape = tuple(physical(input, levels, expand=True).shape)
+        return wrap(physical(value, levels, input.ndim).expand(shape).to(input.dtype), levels)
+    return _pointwise(op, args, levels, like_first=True)
+
+
+def _single(fn):
+    """A rule for ops whose only batched argument is the first input: ``fn(op, x, params, nb,
+    batch shape, levels)`` gets its physical tensor; other batched inputs loop."""
+    def rule(op, args, levels):
+        x = args[0]
+        if type(x) is not BatchedTensor or any(type(a) is BatchedTensor for a in args[1:]):
+            return _loop_rule(op, args, levels)
+        value = physical(x, levels)
+        nb = len(levels)
+        return fn(op, x, value, list(args[1:]), nb, tuple(value.shape[:nb]), levels)
+    return rule
+
+
+def _shift(d, ndim, nb):
+    return _wrap_dim(d, ndim) + nb
+
+
+def _move_params(op, x, value, params, nb, batch, levels, extra=0):
+    """The op on the physical tensor, its dim/shape/index parameters moved past the batch."""
+    ndim = x.ndim + extra
+    names = op.argnames[op.n_in:]
+    for k, (name, p) in enumerate(zip(names, params)):
+        if name in ("dim", "dim0", "dim1", "dim2", "axis"):
+            if isinstance(p, int):
+                params[k] = _shift(p, ndim, nb)
+            elif isinstance(p, (tuple, list)):
+                params[k] = tuple(_shift(d, ndim, nb) for d in p)
+            elif p is None and name == "axis":
+                params[k] = tuple(range(nb, nb + x.ndim))
+        elif name == "dims":
+            if op.name == "permute":
+                params[k] = tuple(range(nb)) + tuple(_shift(d, ndim, nb) for d in p)
+            elif p is None:
+                params[k] = tuple(range(nb, nb + x.ndim))
+            elif isinstance(p, int):
+                params[k] = _shift(p, ndim, nb)
+            else:
+                params[k] = tuple(_shift(d, ndim, nb) for d in p)
+        elif name == "in_shape":  # the input's shape (for the backward)
+            params[k] = tuple(value.shape)
+        elif name in ("shape", "input_size") and isinstance(p, tuple):
+            params[k] = batch + tuple(p)
+        elif name == "key":
+            params[k] = (slice(None),) * nb + (p if isinstance(p, tuple) else (p,))
+        elif name == "repeats":
+            params[k] = (1,) * nb + tuple(p)
+        elif name == "index" and hasattr(p, "ndim"):  # take_along_dim's gather: broadcast
+            params[k] = p.reshape((1,) * nb + p.shape)
+    out = op(value, *params)
+    if op.name == "index":
+        out = _advanced_first(out, params[0][nb:], nb)
+    return _wrap_result(out, levels)
+
+
+def _advanced_first(out, key, nb):
+    """NumPy puts the dims of separated advanced indices first, ahead of the batch dims: move
+    the batch dims back to the front."""
+    arrays = [i for i, k in enumerate(key) if hasattr(k, "ndim") or isinstance(k, list)]
+    if not arrays or arrays == list(range(arrays[0], arrays[-1] + 1)):
+        return out
+    lead = np.broadcast_shapes(*(np.shape(key[i]) for i in arrays))
+    first = len(lead)
+    return out.movedim(tuple(range(first, first + nb)), tuple(range(nb)))
+
+
+def _dims_ok(op, x, params):
+    """Whether ``_move_params`` handles this call (else: the loop)."""
+    names = op.argnames[op.n_in:]
+    values = dict(zip(names, params))
+    if op.name in ("argmax", "argmin") and values.get("dim") is None:
+        return False
+    if x.ndim == 0 and set(names) & _DIM_NAMES and op.name != "unsqueeze":
+        # dim 0 of a 0-d sample: each op special-cases it
+        return False
+    return True
+
+
+_DIM_NAMES = {"dim", "dims", "axis", "dim0", "dim1", "dim2"}
+_READS = {"index", "gather", "index_select", "masked_select"}
+
+
+def _moved(op, x, value, params, nb, batch, levels):
+    if not _dims_ok(op, x, params):
+        return _loop_rule(op, (x,) + tuple(params), levels)
+    if op.name == "roll" and params[1] is None:  # a roll of the flattened sample
+        flat = _flat(value, nb)
+        return wrap(flat.roll(params[0], -1).reshape(value.shape), levels)
+    names = op.argnames[op.n_in:]
+    if op.name in ("expand", "repeat"):  # new leading dims go between batch and sample
+        value = physical(x, levels, rank=len(params[0]))
+    elif "shape" in names and op.name in _READS:  # the input broadcast to ``shape`` first
+        value = physical(x, levels, rank=len(params[names.index("shape")]))
+    extra = 1 if op.name in ("unsqueeze", "diag_embed") else 0
+    return _move_params(op, x, value, params, nb, batch, levels, extra)
+
+
+def _unchanged(op, x, value, params, nb, batch, levels):
+    """Ops that already map over leading dims (tril, the linalg decompositions)."""
+    return _wrap_result(op(value, *params), levels)
+
+
+def _transpose_last(op, x, value, params, nb, batch, levels):
+    """``t``: the last two dims swapped (a vector or scalar is returned as it is)."""
+    out = value.transpose(-1, -2) if x.ndim == 2 else value.view_as(value)
+    return wrap(out, levels)
+
+
+def _flat(value, nb):
+    return value.reshape(tuple(value.shape[:nb]) + (-1,))
+
+
+_FULL = {  # reductions over the whole sample: the same reduction over its flattened dims
+    "sum": lambda v, nb, p: _flat(v, nb).sum(-1, dtype=_dtype_of(p[-1])),
+    "mean": lambda v, nb, p: _flat(v, nb).mean(-1),
+    "prod": lambda v, nb, p: _flat(v, nb).prod(-1, dtype=_dtype_of(p[-1])),
+    "max": lambda v, nb, p: _flat(v, nb).amax(-1),
+    "min": lambda v, nb, p: _flat(v, nb).amin(-1),
+    "median": lambda v, nb, p: _flat(v, nb).median(-1).values,
+    "trace": lambda v, nb, p: v.diagonal(dim1=-2, dim2=-1).sum(-1),
+}
+
+
+def _dtype_of(np_dtype):
+    return None if np_dtype is None else _dtypes.from_numpy_dtype(np.dtype(np_dtype))
+
+
+def _full_reduction(op, x, value, params, nb, batch, levels):
+    return wrap(_FULL[op.name](value, nb, params), levels)
+
+
+def _matmul_family(op, args, levels):
+    """mm, bmm, mv, dot, vdot and the ``add*`` forms, as one broadcasting ``matmul`` of the
+    lined-up operands (an unbatched operand broadcasts over the batch as it is)."""
+    from .linalg import matmul
+    name = op.name
+
+    def p(a, rank):
+        return physical(a, levels, rank) if type(a) is BatchedTensor else a
+
+    if name in ("mm", "bmm"):
+        out = matmul(p(args[0], args[0].ndim), p(args[1], args[1].ndim))
+    elif name == "mv":
+        out = matmul(p(args[0], 2), p(args[1], 1).unsqueeze(-1)).squeeze(-1)
+    elif name in ("dot", "vdot"):
+        a = p(args[0], 1)
+        out = ((a.conj() if name == "vdot" else a) * p(args[1], 1)).sum(-1)
+    else:  # addmm, addmv, baddbmm, addr: beta * input + alpha * product
+        input, m1, m2, beta, alpha = args[:5]
+        if name == "addmv":
+            prod = matmul(p(m1, 2), p(m2, 1).unsqueeze(-1)).squeeze(-1)
+        elif name == "addr":
+            prod = p(m1, 1).unsqueeze(-1) * p(m2, 1).unsqueeze(-2)
+        else:
+            prod = matmul(p(m1, m1.ndim), p(m2, m2.ndim))
+        if not levels_of(m1) and not levels_of(m2):  # only ``input`` varies: expand
+            prod = prod.expand(tuple(batch_size(lv) for lv in levels) + tuple(prod.shape))
+        if alpha != 1:
+            prod = prod * alpha
+        if beta == 0:
+            out = prod
+        else:
+            base = p(input, {"addmv": 1, "baddbmm": 3}.get(name, 2))
+            out = prod + (base if beta == 1 else base * beta)
+    return wrap(out, levels)
+
+
+def _variadic(op, args, levels):
+    """cat and stack: every input expanded to the batch, ``dim`` moved past it."""
+    from .shape import cat, stack
+    inputs = args[:len(args) - op.variadic]
+    dim = args[len(inputs)]
+    values = [physical(t, levels, expand=True) for t in inputs]
+    nb = len(levels)
+    if op.name == "stack":
+        return wrap(stack(values, _shift(dim, inputs[0].ndim + 1, nb)), levels)
+    ndim = max(t.ndim for t in inputs)
+    values = [v for v, t in zip(values, inputs) if not (t.ndim == 1 and t.shape[0] == 0)
+              or ndim == 1]  # cat skips legacy empty 1-d inputs
+    return wrap(cat(values, _shift(dim, ndim, nb)), levels)
+
+
+def _loss(op, args, levels):
+    """A pointwise loss (input, target, reduction, ...): elementwise losses, then each sample's
+    mean or sum."""
+    input, target, *params = args
+    names = op.argnames[2:]
+    reduction = params[names.index("reduction")]
+    rank = max(input.ndim, target.ndim)
+    params[names.index("reduction")] = "none"
+    out = op(physical(input, levels, rank), physical(target, levels, rank), *params)
+    nb = len(levels)
+    if reduction != "none":
+        dims = tuple(range(nb, out.ndim))
+        out = (out.mean(dims) if reduction == "mean" else out.sum(dims)) if dims else out
+    return wrap(out, levels)
+
+
+def _dist(op, args, levels):
+    """``dist``: the norm of each sample's lined-up difference."""
+    from ..linalg import vector_norm
+    a, b, p = args
+    rank = max(a.ndim, b.ndim)
+    d = physical(a, levels, rank) - physical(b, levels, rank)
+    return wrap(vector_norm(_flat(d, len(levels)), p, -1), levels)
+
+
+def _cross(op, args, levels):
+    """``cross``: both operands lined up (plain ones too: NumPy counts the axis per operand)."""
+    a, b, dim = args
+    rank = max(a.ndim, b.ndim)
+    return wrap(op(physical(a, levels, rank), physical(b, levels, rank),
+                   _shift(dim, rank, len(levels))), levels)
+
+
+def _folded(op, args, levels):
+    """nn layers with a batch dim of their own (N, C, ...): the vmap batch folded into N."""
+    x = args[0]
+    if type(x) is not BatchedTensor or any(type(a) is BatchedTensor for a in args[1:]):
+        return _loop_rule(op, args, levels)
+    value = physical(x, levels)
+    nb = len(levels)
+    batch = tuple(value.shape[:nb])
+    folded = value.reshape((-1,) + tuple(x.shape[1:]))
+    out = op(folded, *args[1:])
+    return wrap(out.reshape(batch + (x.shape[0],) + tuple(out.shape[1:])), levels)
+
+
+_POINTWISE_EXTRA = {"add", "sub", "neg", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and",
+                    "bitwise_or", "bitwise_xor", "bitwise_not", "logical_and", "logical_or",
+                    "logical_xor", "logical_not", "isclose", "heaviside", "floor_divide",
+                    "conj", "clone", "to_copy", "alias"}
+_SHAPED_PARAMS = {"dim", "dim0", "dim1", "dim2", "axis", "dims", "shape", "in_shape", "key",
+                  "repeats", "index", "input_size", "saved", "mask", "src_shape",
+                  "source_shape"}
+_MOVED = {"view", "unsafe_view", "unsqueeze", "squeeze", "permute", "transpose", "expand",
+          "repeat", "slice", "select", "index", "gather", "index_select", "masked_select",
+          "split", "split_with_sizes", "unbind", "flip", "roll", "rot90", "unfold", "sum",
+          "mean", "prod", "nansum", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin",
+          "var", "std", "var_mean", "std_mean", "logsumexp", "softmax", "log_softmax",
+          "linalg_vector_norm", "count_nonzero", "all", "any", "cumsum", "cumprod", "sort",
+          "argsort", "topk", "kthvalue", "median", "cummax", "cummin", "diagonal",
+          "diag_embed"}
+_UNCHANGED = {"fill", "zero", "tril", "triu", "linalg_inv_ex", "linalg_det", "linalg_slogdet",
+              "linalg_cholesky_ex", "linalg_qr", "linalg_eigh", "linalg_svd", "linalg_pinv"}
+_MATMUL = {"mm", "bmm", "mv", "dot", "vdot", "addmm", "addmv", "baddbmm", "addr"}
+_LOSSES = {"mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits"}
+_FOLDED = {"max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool2d", "avg_pool3d",
+           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d",
+           "adaptive_max_pool3d", "convolution"}
+
+
+def _rule_for(op):
+    """The batching rule of ``op``, from its family (see the module docstring)."""
+    name = op.name
+    params = set(op.argnames[op.n_in:])
+    if op.variadic is not None:
+        return _variadic if name in ("cat", "stack") else _loop_rule
+    if name in ("copy", "fill") and op.n_in == 2:
+        return _like_first
+    if (op.jvp_kind == "elementwise" or name in _POINTWISE_EXTRA) and \
+            not params & _SHAPED_PARAMS:
+        return _pointwise
+    if name in _MATMUL:
+        return _matmul_family
+    if name in _LOSSES:
+        return _loss
+    if name in _FOLDED:
+        return _folded
+    if name == "dist":
+        return _dist
+    if name == "linalg_cross":
+        return _cross
+    if op.n_in == 1:
+        if name in _FULL and not params & {"dim", "dims"}:
+            return _single(_full_reduction)
+        if name == "t":
+            return _single(_transpose_last)
+        if name in _MOVED:
+            return _single(_moved)
+        if name in _UNCHANGED:
+            return _single(_unchanged)
+    return _loop_rule
+
+
+_RULES = {}
+state.call = call
