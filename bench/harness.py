@@ -58,6 +58,8 @@ class Case:
     seconds into ``unit``. ``rtol``/``atol`` bound the disagreement allowed between
     contenders; ``atol`` is relative to the largest magnitude of each compared array.
     ``saved_bytes``: what the graph must save; set, it asks for a memory measurement too.
+    ``references``: more contenders (ember computing the same another way), checked and timed
+    with the others, that a ``target`` may name as its ``ref``.
     """
 
     workload: str
@@ -70,6 +72,7 @@ class Case:
     atol: float = 1e-5
     saved_bytes: int | None = None
     memory_target: Target | None = None
+    references: dict | None = None  # name -> builder: timed too, a target's ``ref``, not shown
 
     @property
     def scale(self):

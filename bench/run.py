@@ -23,7 +23,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-WORKLOADS = ("overhead", "mlp", "cnn", "big", "hvp", "deep", "checkpoint")
+WORKLOADS = ("overhead", "mlp", "cnn", "big", "hvp", "deep", "checkpoint", "persample")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 MIB = 2**20
 
@@ -137,7 +137,7 @@ def run_case(case, args, harness):
     print(f"- {case.name}: ", end="", flush=True)
     try:
         contenders = {}
-        for lib, build in case.contenders.items():
+        for lib, build in {**case.contenders, **(case.references or {})}.items():
             try:
                 contenders[lib] = build()
             except Exception as exc:
@@ -149,11 +149,16 @@ def run_case(case, args, harness):
         word = {lib: "failed" for lib in case.contenders}
         return ([harness.make_row(case.workload, case.variant, case.unit, word, case.target)],
                 {"case": case.name, "ok": False, "message": str(exc)})
-    print(f"{', '.join(contenders)} agree on {len(names)} values (worst error "
+    shown = [lib for lib in contenders if lib not in (case.references or {})]
+    also = f" with {', '.join(case.references)}" if case.references else ""
+    print(f"{', '.join(shown)} agree on {len(names)} values{also} (worst error "
           f"{worst:.1e} of the largest magnitude); timing ...", end="", flush=True)
     samples, numbers = harness.time_case(contenders, args.repeat, args.min_time)
     values = {lib: harness.median(s) * case.scale for lib, s in samples.items()}
-    row = harness.make_row(case.workload, case.variant, case.unit, values, case.target)
+    refs = {lib: values.pop(lib) for lib in case.references or {}}
+    row = harness.make_row(case.workload, case.variant, case.unit, values, case.target, refs)
+    for value in refs.values():
+        row["target"] += f" ({value:.3g} {case.unit})"
     row["samples_s"], row["calls_per_sample"] = samples, numbers
     rows = [row]
     if case.saved_bytes:

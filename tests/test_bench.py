@@ -16,7 +16,7 @@ import pytest
 from bench import harness
 
 ROOT = Path(__file__).resolve().parent.parent
-WORKLOADS = ("overhead", "mlp", "cnn", "big", "hvp", "deep", "checkpoint")
+WORKLOADS = ("overhead", "mlp", "cnn", "big", "hvp", "deep", "checkpoint", "persample")
 
 
 def _run(*flags):
