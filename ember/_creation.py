@@ -135,8 +135,14 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=
 
 
 def _like(maker, input, dtype, device, requires_grad):
-    out = maker(input.shape, dtype=dtype or input.dtype, requires_grad=requires_grad)
-    return out.to(device or input.device)
+    levels = getattr(input, "_levels", None)  # inside vmap: one per sample, as PyTorch
+    out = maker(input._data.shape if levels else input.shape, dtype=dtype or input.dtype,
+                requires_grad=requires_grad)
+    out = out.to(device or input.device)
+    if levels:
+        from .ops import batching
+        out = batching.wrap(out, levels)
+    return out
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
@@ -153,8 +159,8 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
-    out = full(input.shape, fill_value, dtype=dtype or input.dtype, requires_grad=requires_grad)
-    return out.to(device or input.device)
+    return _like(lambda shape, **kw: full(shape, fill_value, **kw), input, dtype, device,
+                 requires_grad)
 
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):

@@ -355,3 +355,56 @@ def test_per_sample_gradients_match_pytorch():
     for name in out[ember]:
         np.testing.assert_allclose(out[ember][name].numpy(), out[torch][name].numpy(),
                                    rtol=1e-5, atol=1e-7)
+
+
+# --------------------------------------------------------------------------- built on vmap
+
+
+def _pow_and_sin(lib, a, b):
+    return (a ** 2 * b.sum(), (a * b).sin())
+
+
+BUILT_ON_VMAP = {
+    "grad_is_grads_batched": lambda L: L.autograd.grad(
+        *_graph_and_batched_seeds(L), is_grads_batched=True),
+    "grad_is_grads_batched_unused": lambda L: L.autograd.grad(
+        *_graph_and_batched_seeds(L, extra_input=True), is_grads_batched=True,
+        allow_unused=True)[:2],
+    "jacobian_vectorize": lambda L: L.autograd.functional.jacobian(
+        lambda a, b: _pow_and_sin(L, a, b), (L.tensor(X[0]), L.tensor(X[1])), vectorize=True),
+    "jacobian_vectorize_create_graph": lambda L: L.autograd.functional.jacobian(
+        lambda a: a.exp() * a.sum(), L.tensor(X[0]), create_graph=True, vectorize=True),
+    "hessian_vectorize": lambda L: L.autograd.functional.hessian(
+        lambda a: (a.sin() * a ** 2).sum(), L.tensor(X[1]), vectorize=True),
+    "jacrev_two_outputs": lambda L: L.func.jacrev(lambda a, b: _pow_and_sin(L, a, b),
+                                                  argnums=(0, 1))(L.tensor(X[0]), L.tensor(X[1])),
+    "jacfwd_has_aux": lambda L: L.func.jacfwd(lambda a: (a.exp() * a.sum(), a.cos()),
+                                              has_aux=True)(L.tensor(X[1])),
+    "hessian_of_vector_function": lambda L: L.func.hessian(lambda a: (a[:2] * a[1:].exp()))(
+        L.tensor(X[1])),
+}
+
+
+def _graph_and_batched_seeds(L, extra_input=False):
+    a = L.tensor(X[0] + 0.5, requires_grad=True)
+    b = L.tensor(X[1] * 0.3, requires_grad=True)
+    out = (a * b).sin() * a.sum()
+    seeds = L.tensor(np.random.default_rng(0).normal(size=(4, 3)))
+    inputs = (a, b, L.tensor(1.0, requires_grad=True)) if extra_input else (a, b)
+    return out, inputs, seeds
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch not installed")
+@pytest.mark.parametrize("name", sorted(BUILT_ON_VMAP))
+def test_batched_derivatives_are_pytorchs(name):
+    from ember.utils._pytree import tree_flatten
+    got, expected = _both(BUILT_ON_VMAP[name])
+    assert not isinstance(got, Exception), got
+    got_leaves, got_spec = tree_flatten(got)
+    exp_leaves, exp_spec = torch.utils._pytree.tree_flatten(expected)
+    assert str(got_spec) == str(exp_spec)
+    for g, e in zip(got_leaves, exp_leaves):
+        assert (g is None) == (e is None)
+        if g is not None:
+            assert g.shape == e.shape and g.requires_grad == e.requires_grad
+            np.testing.assert_allclose(g.detach().numpy(), e.detach().numpy(), rtol=1e-10)

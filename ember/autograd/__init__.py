@@ -47,10 +47,14 @@ def _seed_grads(tensors, grads, create_graph):
         if g.shape != t.shape:
             raise RuntimeError(_errors.SHAPE_MISMATCH.format(i=i, gshape=g.shape,
                                                              oshape=t.shape))
-        levels = getattr(t, "_levels", None)
-        if levels is not None:  # a batched output: one gradient per sample
+        levels = getattr(t, "_levels", ())
+        if levels or getattr(g, "_levels", None):  # inside vmap
             from ..ops import batching
-            g = batching.physical(g, levels, expand=True)
+            if set(batching.levels_of(g)) - set(levels):  # see _batched_seeds
+                g = batching.as_seed(g, levels)
+                out.append(g if g.dtype == t.dtype else g.to(t.dtype))
+                continue
+            g = batching.physical(g, levels, expand=True)  # one gradient per sample
         if g._data.dtype != data.dtype:
             g = g.to(t.dtype)
         out.append(g if create_graph else g._data)
@@ -128,11 +132,14 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused = materialize_grads
     if retain_graph is None:
         retain_graph = create_graph
-    seeds = _seed_grads(outputs, grad_outputs, create_graph)
+    if is_grads_batched:
+        return _grad_batched(outputs, inputs, _as_tuple(grad_outputs), retain_graph,
+                             create_graph, allow_unused, materialize_grads)
+    record = create_graph or _batched_seeds(outputs, grad_outputs)
+    seeds = _seed_grads(outputs, grad_outputs, record)
     roots = _root_edges(outputs)
     capture = _capture_edges(inputs)
-    got = run_backward(roots, seeds, retain_graph, create_graph, capture=capture,
-                       accumulate=False)
+    got = run_backward(roots, seeds, retain_graph, record, capture=capture, accumulate=False)
     result = []
     for i, t in enumerate(inputs):
         g = got[capture[gradient_edge(t)]]
@@ -147,9 +154,37 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         levels = getattr(t, "_levels", None)
         if levels is not None and g is not None:  # a batched input: gradients per sample
             from ..ops import batching
-            g = batching.wrap(g, levels)
+            g = batching.from_seed(g, levels)
+        if record and not create_graph and g is not None:
+            g = g.detach()
         result.append(g)
     return tuple(result)
+
+
+def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize_grads):
+    """``is_grads_batched``: one ``grad`` per slice of the gradients' first dim, computed
+    together by ``vmap`` (the backward's rules run batched)."""
+    from ..func import vmap
+    unused = []
+
+    def one(*gs):
+        got = grad(outputs, inputs, gs, retain_graph, create_graph,
+                   allow_unused=allow_unused, materialize_grads=materialize_grads)
+        unused[:] = [g is None for g in got]
+        return tuple(g for g in got if g is not None)
+    got = iter(vmap(one)(*grad_outputs))
+    return tuple(None if missing else next(got) for missing in unused)
+
+
+def _batched_seeds(outputs, grad_outputs):
+    """Whether a vmap batches gradients of outputs that are the same for every sample (a
+    ``vjp_fn`` mapped over cotangents): then the backward runs its rules as ops, on the
+    batched gradients, like ``create_graph`` (recorded, then dropped)."""
+    if grad_outputs is None:
+        return False
+    return any(set(getattr(g, "_levels", ())) - set(getattr(o, "_levels", ()))
+               for o, g in zip(outputs, _as_tuple(grad_outputs)))
 
 
 class _VariableMeta(type):

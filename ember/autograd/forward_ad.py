@@ -89,9 +89,10 @@ def make_dual(tensor, tangent, *, level=None):
     if tangent.shape != tensor.shape:
         raise RuntimeError(_errors.TANGENT_SIZE.format(size=list(tensor.shape),
                                                        tangent=list(tangent.shape)))
-    levels = getattr(tangent, "_levels", None)
-    if levels is not None and not set(levels) <= set(getattr(tensor, "_levels", ())):
+    levels = set(getattr(tangent, "_levels", ()))
+    if not levels <= set(getattr(tensor, "_levels", ())):
         from ..ops import batching  # inside vmap: a tangent per sample makes a primal per sample
+        levels = tuple(sorted(levels | set(batching.levels_of(tensor))))
         tensor = batching.wrap(batching.physical(tensor, levels, expand=True), levels)
     dual = tensor.view(tensor.shape)
     set_tangent(dual, tangent if tangent.dtype == tensor.dtype else tangent.to(tensor.dtype))

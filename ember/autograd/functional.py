@@ -7,10 +7,10 @@ Everything is built on ``autograd.grad``:
 
 - ``jvp`` and ``hvp`` use the double-backward trick, as PyTorch does: ``g(u) = Jᵀu`` is linear
   in a dummy ``u``, so the gradient of ``g(u)·v`` with respect to ``u`` is ``Jv``.
-- ``jacobian`` takes one vector-Jacobian product per output element. ``vectorize=True`` is
-  accepted and gives identical results: PyTorch batches those products with vmap, ember (which
-  has no vmap) stacks them. ``strategy="forward-mode"`` (and hessian's
-  ``outer_jacobian_strategy``) is checked as in PyTorch and computed the same reverse way.
+- ``jacobian`` takes one vector-Jacobian product per output element; with ``vectorize=True``
+  all at once, as PyTorch does (``grad(..., is_grads_batched=True)``, a vmap over the rows of
+  the identity). ``strategy="forward-mode"`` (and hessian's ``outer_jacobian_strategy``) is
+  checked as in PyTorch and computed the same reverse way.
 - Third and higher derivatives: differentiate a ``create_graph=True`` result again.
 
 Inputs are detached copies (``view_as`` under ``create_graph``, so results stay connected to
@@ -237,7 +237,8 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                                "`vectorized=True` are not supported together. Please either "
                                "set `strict=False` or `vectorize=False`.")
-        jac = tuple(_jacobian_of_output(i, out, inputs, strict, create_graph)
+        jac = tuple(_vectorized_jacobian(out, inputs, create_graph) if vectorize else
+                    _jacobian_of_output(i, out, inputs, strict, create_graph)
                     for i, out in enumerate(outputs))
         return _tuple_postprocess(_grad_postprocess(jac, create_graph),
                                   (is_outputs_tuple, is_inputs_tuple))
@@ -259,6 +260,20 @@ def _check_forward_mode(create_graph, strict, vectorize):
         raise NotImplementedError(
             "Computing Jacobian using forward-AD or forward-over-reverse Hessian isonly "
             "implemented for `vectorize=True`.")
+
+
+def _vectorized_jacobian(out, inputs, create_graph):
+    """The blocks ``d out / d inputs[j]`` from all of ``out``'s vector-Jacobian products at
+    once (``is_grads_batched``: a vmap over the rows of the identity)."""
+    from .._creation import eye
+    n = out.nelement()
+    if n == 0 or not out.requires_grad:
+        return tuple(_zeros_like(inp).new_zeros(out.size() + inp.size()) for inp in inputs)
+    basis = eye(n, dtype=out.dtype, device=out.device).view((n,) + tuple(out.shape))
+    rows = _grad((out,), inputs, (basis,), retain_graph=True, create_graph=create_graph,
+                 allow_unused=True, is_grads_batched=True)
+    return tuple((out.new_zeros(out.size() + inp.size()) if row is None else
+                  row.view(out.size() + inp.size())) for row, inp in zip(rows, inputs))
 
 
 def _jacobian_of_output(i, out, inputs, strict, create_graph):

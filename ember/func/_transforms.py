@@ -20,10 +20,8 @@ wrapped tensors instead):
   so a ``jvp`` inside another (``jacfwd(jacfwd(f))``, ``jvp`` of a ``jvp``) computes the inner
   product by the double-backward trick: ``u ↦ Jᵀu`` is linear, so the gradient of ``(Jᵀu)·t``
   with respect to ``u`` is ``J·t``. The outer level's tangents flow through it.
-- No vmap: PyTorch's ``jacrev`` and ``jacfwd`` push every basis vector through one vmapped
-  ``vjp``/``jvp``; ember loops, one reverse pass per output element and one forward pass per
-  input element. ``chunk_size`` and ``randomness`` are checked as in PyTorch; random ops in
-  ``jacfwd``'s function simply draw anew for each input element.
+- ``jacrev`` and ``jacfwd`` push every basis vector through one vmapped ``vjp``/``jvp``, as
+  PyTorch does (``func.vmap``); ``chunk_size`` and ``randomness`` go to that vmap.
 
 Global state (process-wide, like ``forward_ad``'s level): the number of transforms running now,
 and the leaves transforms made (weakly referenced).
@@ -34,7 +32,7 @@ import contextlib
 import functools
 import weakref
 
-from .._creation import zeros, zeros_like
+from .._creation import eye, zeros, zeros_like
 from .._tensor import Tensor
 from ..autograd import forward_ad
 from ..autograd.functional import _autograd_grad
@@ -43,6 +41,7 @@ from ..autograd.graph import AccumulateGrad, gradient_edge
 from ..ops import batching
 from ..ops.shape import stack
 from ..utils._pytree import tree_flatten, tree_leaves, tree_unflatten, treespec_pprint
+from ._vmap import vmap
 
 __all__ = ["grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian"]
 
@@ -231,14 +230,21 @@ def _filled(grads, like):
     return [zeros_like(x) if g is None else g for g, x in zip(grads, like)]
 
 
-def _one_hots(flat):
-    """A basis of the flattened tensors' joint space: for each element in order, tensors shaped
-    like ``flat``, zero but for a one at that element."""
-    for j, t in enumerate(flat):
-        for k in range(t.numel()):
-            basis = [zeros(u.shape, dtype=u.dtype, device=u.device) for u in flat]
-            basis[j].view(-1)[k] = 1
-            yield basis
+def _basis(flat):
+    """A basis of the flattened tensors' joint space, for vmap: for each tensor of ``flat``, a
+    stack (first dim: the basis vectors, one per element of all of them, in order) of tensors
+    shaped like it, zero but for a one at that vector's element."""
+    n = sum(t.numel() for t in flat)
+    return [eye(n, dtype=t.dtype, device=t.device).narrow(1, start, t.numel())
+            .reshape((n,) + tuple(t.shape)) for t, start in zip(flat, _offsets(flat))]
+
+
+def _offsets(flat):
+    starts, start = [], 0
+    for t in flat:
+        starts.append(start)
+        start += t.numel()
+    return starts
 
 
 def _error_if_complex(api, tree, is_input):
@@ -472,9 +478,8 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
 
     Each block is shaped ``output.shape + input.shape``, nested as the outputs (outside) and the
     selected arguments (inside; one argument for an int ``argnums``). ``has_aux``: ``func``
-    returns ``(output, aux)`` and the result is ``(jacobian, aux)``. PyTorch batches the
-    products with vmap, ``chunk_size`` at a time; ember (no vmap yet) loops, so ``chunk_size``
-    is only checked. ``jacrev(jacrev(f))`` is a Hessian.
+    returns ``(output, aux)`` and the result is ``(jacobian, aux)``. The products are computed
+    together by ``vmap``, ``chunk_size`` at a time. ``jacrev(jacrev(f))`` is a Hessian.
 
     Example::
 
@@ -493,9 +498,15 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None):
         flat_out, out_spec = tree_flatten(output)
         _error_if_complex("jacrev", flat_out, is_input=False)
         inputs, in_spec = tree_flatten(_diff_args(args, argnums_)[1])
-        rows = [tree_leaves(vjp_fn(tree_unflatten(basis, out_spec)))
-                for basis in _one_hots(flat_out)]
-        blocks = _blocks(rows, flat_out, inputs, per_output_element=True)
+        n = sum(o.numel() for o in flat_out)
+        if n == 0:  # nothing to differentiate: empty blocks
+            blocks = _blocks([], flat_out, inputs, per_output_element=True)
+        else:  # every output element's vector-Jacobian product at once
+            rows = vmap(lambda *basis: tuple(tree_leaves(vjp_fn(tree_unflatten(
+                list(basis), out_spec)))), chunk_size=chunk_size)(*_basis(flat_out))
+            blocks = [[row.narrow(0, start, o.numel()).reshape(o.shape + x.shape)
+                       for row, x in zip(rows, inputs)]
+                      for o, start in zip(flat_out, _offsets(flat_out))]
         jacobian = _jacobian_tree(blocks, argnums_, in_spec, out_spec)
         return (jacobian, aux[0]) if has_aux else jacobian
     return wrapper
@@ -505,9 +516,8 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     """A function that returns the Jacobian of ``func`` with respect to the arguments
     ``argnums`` selects, by forward mode: one Jacobian-vector product per input element.
 
-    Shapes, nesting and ``has_aux`` as in ``jacrev``. PyTorch pushes all the input elements
-    through one vmapped ``jvp``; ember (no vmap yet) loops, so random ops in ``func`` draw anew
-    for each element whatever ``randomness`` says (it is only checked).
+    Shapes, nesting and ``has_aux`` as in ``jacrev``. All the input elements go through one
+    vmapped ``jvp``; ``randomness`` is that vmap's.
 
     Example::
 
@@ -523,18 +533,34 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         if randomness not in ("error", "different", "same"):
             raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', "
                                f"or 'same'. Got {randomness}")
-        bases = list(_one_hots(inputs))
-        results = []  # with no input elements, one run (zero tangents) gives the outputs
-        for basis in bases or [[zeros_like(x) for x in inputs]]:
-            results.append(_jvp(func, args, tree_unflatten(basis, in_spec), argnums_,
-                                False, has_aux))
-            _error_if_complex("jacfwd", results[-1][0], is_input=False)
-        flat_out, out_spec = tree_flatten(results[0][1])
-        columns = [tree_leaves(r[1]) for r in results] if bases else []
-        blocks = _blocks(columns, flat_out, inputs, per_output_element=False)
+        if sum(x.numel() for x in inputs) == 0:  # one run (zero tangents) gives the outputs
+            out = _jvp(func, args, tree_unflatten([zeros_like(x) for x in inputs], in_spec),
+                       argnums_, False, has_aux)
+            _error_if_complex("jacfwd", out[0], is_input=False)
+            flat_out, out_spec = tree_flatten(out[1])
+            blocks = _blocks([], flat_out, inputs, per_output_element=False)
+            return _with_aux(_jacobian_tree(blocks, argnums_, in_spec, out_spec), out, has_aux)
+
+        def push(*basis):  # every input element's Jacobian-vector product at once
+            out = _jvp(func, args, tree_unflatten(list(basis), in_spec), argnums_, False,
+                       has_aux)
+            _error_if_complex("jacfwd", out[0], is_input=False)
+            return out[1:]
+        pushed = vmap(push, randomness=randomness)(*_basis(inputs))
+        columns, out_spec = tree_flatten(pushed[0])  # output i: (input elements, *shape)
+        blocks = [[col.narrow(0, start, x.numel()).movedim(0, -1).reshape(
+            col.shape[1:] + x.shape) for x, start in zip(inputs, _offsets(inputs))]
+            for col in columns]
         jacobian = _jacobian_tree(blocks, argnums_, in_spec, out_spec)
-        return (jacobian, results[0][2]) if has_aux else jacobian
+        if has_aux:  # the same for every element: the first
+            aux, aux_spec = tree_flatten(pushed[1])
+            return jacobian, tree_unflatten([a[0] for a in aux], aux_spec)
+        return jacobian
     return wrapper
+
+
+def _with_aux(jacobian, out, has_aux):
+    return (jacobian, out[2]) if has_aux else jacobian
 
 
 def hessian(func, argnums=0):

@@ -373,6 +373,8 @@ def _nll_loss_batched(fn, input, target, weight, reduction, ignore_index):
     dims = tuple(range(len(levels), out.ndim))  # a sample's elements (none for a 0-d target)
     if reduction == "sum" and dims:
         out = out.sum(dims)
+    elif reduction == "mean" and weight is None and not (t._data == ignore_index).any():
+        out = out.mean(dims) if dims else out  # every target counts once
     elif reduction == "mean":  # NaN where every target is ignored, with a zero gradient
         kept = (t != ignore_index).to(x.dtype)
         if weight is not None:

@@ -245,6 +245,36 @@ def over_all_levels(x):
     return wrap(physical(x, levels, expand=True), levels)
 
 
+def _reorder(value, have, want):
+    """``value``, whose leading dims are the batch dims of the levels ``have`` (in that order),
+    with them permuted into the order ``want``."""
+    perm = [have.index(level) for level in want]
+    if perm != sorted(perm):
+        value = value.permute(*perm, *range(len(perm), value.ndim))
+    return value
+
+
+def as_seed(g, out_levels):
+    """A gradient for an output batched at ``out_levels``, from ``g`` which varies over more
+    levels (a vmap over cotangents, as in ``jacrev``): batched at those extra levels only, its
+    sample is the output's physical shape — the graph was recorded on physical tensors."""
+    union = tuple(sorted(set(out_levels) | set(levels_of(g))))
+    extra = tuple(level for level in union if level not in out_levels)
+    value = physical(g, union, expand=True)
+    return wrap(_reorder(value, union, extra + tuple(out_levels)), extra)
+
+
+def from_seed(g, in_levels):
+    """The gradient of an input batched at ``in_levels`` from the backward's result ``g``
+    (plain and physical, or batched at extra levels as ``as_seed`` makes them)."""
+    extra = levels_of(g)
+    if not extra:
+        return wrap(g, in_levels)
+    have = extra + tuple(in_levels)
+    union = tuple(sorted(have))
+    return wrap(_reorder(g._value, have, union), union)
+
+
 def _union(args):
     """The levels any of ``args`` (or the tensors in a list/tuple argument) varies over."""
     found = set()
@@ -640,7 +670,7 @@ _MOVED = {"view", "unsafe_view", "unsqueeze", "squeeze", "permute", "transpose",
           "var", "std", "var_mean", "std_mean", "logsumexp", "softmax", "log_softmax",
           "linalg_vector_norm", "count_nonzero", "all", "any", "cumsum", "cumprod", "sort",
           "argsort", "topk", "kthvalue", "median", "cummax", "cummin", "diagonal",
-          "diag_embed"}
+          "diag_embed", "index_add_zeros"}
 _UNCHANGED = {"fill", "zero", "tril", "triu", "linalg_inv_ex", "linalg_det", "linalg_slogdet",
               "linalg_cholesky_ex", "linalg_qr", "linalg_eigh", "linalg_svd", "linalg_pinv"}
 _MATMUL = {"mm", "bmm", "mv", "dot", "vdot", "addmm", "addmv", "baddbmm", "addr"}

@@ -77,8 +77,15 @@ def _unique_dims(dims, ndim):
 
 
 def _new_zeros(like, shape):
-    """Zeros of ``shape`` with ``like``'s dtype and device (``Tensor.new_zeros``)."""
+    """Zeros of ``shape`` with ``like``'s dtype and device (``Tensor.new_zeros``); inside vmap,
+    per sample of ``like`` (a rule writes a batched gradient into them)."""
     from .._creation import zeros
+    levels = getattr(like, "_levels", None)
+    if levels:
+        from . import batching
+        batch = tuple(like._data.shape[:len(levels)])
+        return batching.wrap(zeros(batch + tuple(shape), dtype=like.dtype, device=like.device),
+                             levels)
     return zeros(tuple(shape), dtype=like.dtype, device=like.device)
 
 
@@ -89,7 +96,10 @@ _xp.register_extra("new_zeros", lambda xp, like, shape: xp.zeros(shape, dtype=li
 
 
 def _embed(xp, g, shape, key):
-    """Zeros of ``shape`` with ``g`` written at ``key``: the derivative of reading ``a[key]``."""
+    """Zeros of ``shape`` with ``g`` written at ``key``: the derivative of reading ``a[key]``.
+    (Recorded, under ``create_graph``, as one op rather than a write into a view.)"""
+    if isinstance(g, Tensor):
+        return xp.index_add_zeros(g, shape, key)
     out = xp.new_zeros(g, shape)
     out[key] = g
     return out
