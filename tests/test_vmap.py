@@ -208,6 +208,7 @@ RESULTS = {
                                             in_dims=(None, 0))(L.tensor(X), L.tensor(X)),
     "nested_outer_batched_only": lambda L: L.func.vmap(
         lambda a: L.func.vmap(lambda b: a * b)(L.tensor([1.0, 10.0])))(L.tensor(X)),
+    "top_level_alias": lambda L: L.vmap(L.outer)(L.tensor(X), L.tensor(X)),
     "chunks": lambda L: L.func.vmap(lambda t: (t.sum(), t * 2), chunk_size=1, out_dims=(0, 1))(
         L.tensor(X)),
     "same_randomness": lambda L: L.func.vmap(lambda t: L.rand(3) * 0 + t,
@@ -309,9 +310,11 @@ def test_batched_tensors_print_as_pytorchs():
 # --------------------------------------------------------------------------- per-sample grads
 
 
-def _mlp(lib):
+def _mlp(lib, norm=False):
     lib.manual_seed(0)
-    return lib.nn.Sequential(lib.nn.Linear(8, 16), lib.nn.Tanh(), lib.nn.Linear(16, 4))
+    return lib.nn.Sequential(lib.nn.Linear(8, 16),
+                             *([lib.nn.LayerNorm(16)] if norm else []),
+                             lib.nn.Tanh(), lib.nn.Linear(16, 4))
 
 
 def _per_sample_loss(lib, model):
@@ -339,12 +342,14 @@ def test_per_sample_gradients_match_a_loop_of_backward_passes():
 
 
 @pytest.mark.skipif(torch is None, reason="PyTorch not installed")
-def test_per_sample_gradients_match_pytorch():
+@pytest.mark.parametrize("norm", [False, True], ids=["mlp", "mlp_layernorm"])
+def test_per_sample_gradients_match_pytorch(norm):
     rng = np.random.default_rng(1)
     xn, yn = rng.normal(size=(6, 8)), rng.integers(0, 4, 6)
     out = {}
+    batching.fallbacks.clear()
     for lib in (ember, torch):
-        model = _mlp(lib)
+        model = _mlp(lib, norm)
         with lib.no_grad():
             for k, p in enumerate(model.parameters()):  # the same weights in both
                 p.copy_(lib.tensor(np.random.default_rng(k).normal(size=tuple(p.shape)) * 0.3))
@@ -352,9 +357,10 @@ def test_per_sample_gradients_match_pytorch():
         out[lib] = lib.func.vmap(lib.func.grad(_per_sample_loss(lib, model)),
                                  in_dims=(None, 0, 0))(params, lib.tensor(xn).float(),
                                                        lib.tensor(yn))
+    assert not batching.fallbacks
     for name in out[ember]:
         np.testing.assert_allclose(out[ember][name].numpy(), out[torch][name].numpy(),
-                                   rtol=1e-5, atol=1e-7)
+                                   rtol=1e-5, atol=1e-6)
 
 
 # --------------------------------------------------------------------------- built on vmap

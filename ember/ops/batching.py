@@ -19,8 +19,16 @@ once on the physical tensors, by the *batching rule* of its family:
 - losses and the nn layers that take a batch of their own (pooling, convolution with an
   unbatched weight) fold the vmap batch into theirs.
 
+Functions that read a tensor argument as raw data (an index, a mask, a target) are decorated
+with :func:`per_sample`, and have a rule of their own where it matters: ``x[i]`` with per-sample
+index tensors (``indexing._getitem_batched``: the batch dims indexed by aranges), ``where``,
+``masked_fill``, ``nll_loss``, ``embedding``.
+
 Anything else falls back to a loop (:func:`loop`): the op runs on each sample and the results
-are stacked — correct for every op, one call per sample. ``fallbacks`` counts them per op.
+are stacked — correct for every op, one call per sample. ``fallbacks`` counts them per op. The
+loop runs: indexing writes (``index_put_``, ``scatter*``, ``index_add/copy/fill``, ``put``,
+``take``, ``masked_scatter``), ``solve``/``solve_triangular``, masks that differ per sample,
+dim arguments of 0-d samples, batched weights of conv/embedding, group and batch norm.
 
 The rules call ordinary ops on the physical tensors, so autograd records the batched
 computation itself: backward needs no batched derivative rules. ``func.grad`` inside ``vmap``
@@ -643,6 +651,22 @@ def _cross(op, args, levels):
                    _shift(dim, rank, len(levels))), levels)
 
 
+def _layer_norm(op, args, levels):
+    """layer_norm: the normalized ``axes`` moved past the batch; a weight or bias that varies
+    per sample (per-sample gradients) is applied after, by the pointwise rules."""
+    input, weight, bias, axes, eps, saved = args
+    x = physical(input, levels, expand=True)
+    nb = len(levels)
+    own_weight = weight if type(weight) is not BatchedTensor else None
+    own_bias = bias if own_weight is weight and type(bias) is not BatchedTensor else None
+    out = wrap(op(x, own_weight, own_bias, tuple(a + nb for a in axes), eps, saved), levels)
+    if own_weight is not weight:
+        out = out * weight
+    if own_bias is not bias:
+        out = out + bias
+    return out
+
+
 def _folded(op, args, levels):
     """nn layers with a batch dim of their own (N, C, ...): the vmap batch folded into N."""
     x = args[0]
@@ -700,6 +724,8 @@ def _rule_for(op):
         return _folded
     if name == "dist":
         return _dist
+    if name == "native_layer_norm":
+        return _layer_norm
     if name == "linalg_cross":
         return _cross
     if op.n_in == 1:
