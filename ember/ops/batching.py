@@ -667,16 +667,9 @@ def _layer_norm(op, args, levels):
     return out
 
 
-def _folded(op, args, levels):
+def _fold(op, x, value, params, nb, batch, levels):
     """nn layers with a batch dim of their own (N, C, ...): the vmap batch folded into N."""
-    x = args[0]
-    if type(x) is not BatchedTensor or any(type(a) is BatchedTensor for a in args[1:]):
-        return _loop_rule(op, args, levels)
-    value = physical(x, levels)
-    nb = len(levels)
-    batch = tuple(value.shape[:nb])
-    folded = value.reshape((-1,) + tuple(x.shape[1:]))
-    out = op(folded, *args[1:])
+    out = op(value.reshape((-1,) + tuple(x.shape[1:])), *params)
     return wrap(out.reshape(batch + (x.shape[0],) + tuple(out.shape[1:])), levels)
 
 
@@ -721,7 +714,7 @@ def _rule_for(op):
     if name in _LOSSES:
         return _loss
     if name in _FOLDED:
-        return _folded
+        return _single(_fold)
     if name == "dist":
         return _dist
     if name == "native_layer_norm":
