@@ -349,15 +349,23 @@ def test_per_sample_gradients_match_a_loop_of_backward_passes():
                                        atol=1e-7)
 
 
+def _cnn(lib):
+    lib.manual_seed(0)
+    return lib.nn.Sequential(lib.nn.Conv2d(2, 4, 3, padding=1), lib.nn.ReLU(),
+                             lib.nn.MaxPool2d(2), lib.nn.Conv2d(4, 4, 3, groups=2),
+                             lib.nn.Flatten(), lib.nn.Linear(4, 4))
+
+
 @pytest.mark.skipif(torch is None, reason="PyTorch not installed")
-@pytest.mark.parametrize("norm", [False, True], ids=["mlp", "mlp_layernorm"])
-def test_per_sample_gradients_match_pytorch(norm):
+@pytest.mark.parametrize("kind", ["mlp", "mlp_layernorm", "cnn"])
+def test_per_sample_gradients_match_pytorch(kind):
     rng = np.random.default_rng(1)
-    xn, yn = rng.normal(size=(6, 8)), rng.integers(0, 4, 6)
+    xn = rng.normal(size=(6, 2, 6, 6) if kind == "cnn" else (6, 8))
+    yn = rng.integers(0, 4, 6)
     out = {}
     batching.fallbacks.clear()
     for lib in (ember, torch):
-        model = _mlp(lib, norm)
+        model = _cnn(lib) if kind == "cnn" else _mlp(lib, kind == "mlp_layernorm")
         with lib.no_grad():
             for k, p in enumerate(model.parameters()):  # the same weights in both
                 p.copy_(lib.tensor(np.random.default_rng(k).normal(size=tuple(p.shape)) * 0.3))

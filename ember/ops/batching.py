@@ -28,7 +28,8 @@ Anything else falls back to a loop (:func:`loop`): the op runs on each sample an
 are stacked — correct for every op, one call per sample. ``fallbacks`` counts them per op. The
 loop runs: indexing writes (``index_put_``, ``scatter*``, ``index_add/copy/fill``, ``put``,
 ``take``, ``masked_scatter``), ``solve``/``solve_triangular``, masks that differ per sample,
-dim arguments of 0-d samples, batched weights of conv/embedding, group and batch norm.
+dim arguments of 0-d samples, batched weights of transposed conv, embedding, group and batch
+norm.
 
 The rules call ordinary ops on the physical tensors, so autograd records the batched
 computation itself: backward needs no batched derivative rules. ``func.grad`` inside ``vmap``
@@ -667,6 +668,29 @@ def _layer_norm(op, args, levels):
     return out
 
 
+def _convolution(op, args, levels):
+    """convolution: with one weight, the vmap batch folded into N; with a weight per sample
+    (per-sample gradients), one grouped convolution — the samples side by side as channel
+    groups, each group with its own sample's weight."""
+    input, weight, bias, stride, pads, dilation, transposed, out_sp, groups = args
+    if type(weight) is not BatchedTensor and type(bias) is not BatchedTensor:
+        return _single(_fold)(op, args, levels)
+    if transposed:
+        return _loop_rule(op, args, levels)
+    sizes = tuple(batch_size(level) for level in levels)
+    n, c, space = input.shape[0], input.shape[1], tuple(input.shape[2:])
+    o, k = weight.shape[0], tuple(weight.shape[1:])
+    b = math.prod(sizes)
+    x = physical(input, levels, expand=True).reshape((b, n, c) + space)
+    x = x.movedim(0, 1).reshape((n, b * c) + space)
+    w = physical(weight, levels, expand=True).reshape((b * o,) + k)
+    if bias is not None:
+        bias = physical(bias, levels, expand=True).reshape(b * o)
+    out = op(x, w, bias, stride, pads, dilation, False, out_sp, groups * b)
+    out = out.reshape((n, b, o) + tuple(out.shape[2:])).movedim(1, 0)
+    return wrap(out.reshape(sizes + (n, o) + tuple(out.shape[3:])), levels)
+
+
 def _fold(op, x, value, params, nb, batch, levels):
     """nn layers with a batch dim of their own (N, C, ...): the vmap batch folded into N."""
     out = op(value.reshape((-1,) + tuple(x.shape[1:])), *params)
@@ -713,6 +737,8 @@ def _rule_for(op):
         return _matmul_family
     if name in _LOSSES:
         return _loss
+    if name == "convolution":
+        return _convolution
     if name in _FOLDED:
         return _single(_fold)
     if name == "dist":
