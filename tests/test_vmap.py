@@ -356,22 +356,42 @@ def _cnn(lib):
                              lib.nn.Flatten(), lib.nn.Linear(4, 4))
 
 
+def _as_input(lib, x):
+    return lib.tensor(x) if x.dtype.kind == "i" else lib.tensor(x).float()
+
+
+def _bag(lib):
+    """An embedding bag by hand: mean of the rows, then a linear layer."""
+    lib.manual_seed(0)
+
+    class Bag(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb, self.out = lib.nn.Embedding(9, 5), lib.nn.Linear(5, 4)
+
+        def forward(self, x):
+            return self.out(self.emb(x).mean(1))
+    return Bag()
+
+
 @pytest.mark.skipif(torch is None, reason="PyTorch not installed")
-@pytest.mark.parametrize("kind", ["mlp", "mlp_layernorm", "cnn"])
+@pytest.mark.parametrize("kind", ["mlp", "mlp_layernorm", "cnn", "embedding"])
 def test_per_sample_gradients_match_pytorch(kind):
     rng = np.random.default_rng(1)
-    xn = rng.normal(size=(6, 2, 6, 6) if kind == "cnn" else (6, 8))
+    xn = {"cnn": rng.normal(size=(6, 2, 6, 6)), "embedding": rng.integers(0, 9, (6, 3))}.get(
+        kind, rng.normal(size=(6, 8)))
     yn = rng.integers(0, 4, 6)
     out = {}
     batching.fallbacks.clear()
     for lib in (ember, torch):
-        model = _cnn(lib) if kind == "cnn" else _mlp(lib, kind == "mlp_layernorm")
+        model = {"cnn": _cnn, "embedding": _bag}.get(kind, lambda lib: _mlp(
+            lib, kind == "mlp_layernorm"))(lib)
         with lib.no_grad():
             for k, p in enumerate(model.parameters()):  # the same weights in both
                 p.copy_(lib.tensor(np.random.default_rng(k).normal(size=tuple(p.shape)) * 0.3))
         params = {k: v.detach() for k, v in model.named_parameters()}
         out[lib] = lib.func.vmap(lib.func.grad(_per_sample_loss(lib, model)),
-                                 in_dims=(None, 0, 0))(params, lib.tensor(xn).float(),
+                                 in_dims=(None, 0, 0))(params, _as_input(lib, xn),
                                                        lib.tensor(yn))
     assert not batching.fallbacks
     for name in out[ember]:

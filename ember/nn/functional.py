@@ -731,12 +731,18 @@ def _pad_circular(input, pad):
     return out
 
 
-def _embedding_batched(fn, input, weight, *args, **kwargs):
+def _embedding_batched(fn, input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+                       scale_grad_by_freq=False, sparse=False):
     """embedding under vmap: any shape of indices picks rows, so batched indices are just more
-    indices (a batched weight loops)."""
+    indices; a weight per sample (per-sample gradients) is indexed per sample — the same rows
+    and gradients while no padding row, renormalization or frequency scaling is asked for
+    (those loop)."""
+    options = (padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse)
     if batching.is_batched(weight):
-        return batching.loop(fn, (input, weight, *args), kwargs)
-    return batching.wrap(fn(input._value, weight, *args, **kwargs), input._levels)
+        if padding_idx is None and max_norm is None and not scale_grad_by_freq:
+            return weight[input]
+        return batching.loop(fn, (input, weight, *options))
+    return batching.wrap(fn(input._value, weight, *options), input._levels)
 
 
 @batching.per_sample_with(_embedding_batched)
