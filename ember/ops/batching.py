@@ -17,7 +17,8 @@ once on the physical tensors, by the *batching rule* of its family:
 - the matmul family: ``matmul`` broadcasts over leading dims, so batched operands are lined up
   and multiplied once; ``cat``/``stack`` expand every input to the batch and shift ``dim``;
 - losses and the nn layers that take a batch of their own (pooling, convolution with an
-  unbatched weight) fold the vmap batch into theirs.
+  unbatched weight) fold the vmap batch into theirs; a convolution with a weight per sample is
+  one grouped convolution; layer_norm moves its normalized axes.
 
 Functions that read a tensor argument as raw data (an index, a mask, a target) are decorated
 with :func:`per_sample`, and have a rule of their own where it matters: ``x[i]`` with per-sample
@@ -28,8 +29,8 @@ Anything else falls back to a loop (:func:`loop`): the op runs on each sample an
 are stacked — correct for every op, one call per sample. ``fallbacks`` counts them per op. The
 loop runs: indexing writes (``index_put_``, ``scatter*``, ``index_add/copy/fill``, ``put``,
 ``take``, ``masked_scatter``), ``solve``/``solve_triangular``, masks that differ per sample,
-dim arguments of 0-d samples, batched weights of transposed conv, embedding, group and batch
-norm.
+dim arguments of 0-d samples, weights per sample of transposed convolution, group and batch
+norm, and of embedding with padding_idx, max_norm or scale_grad_by_freq.
 
 The rules call ordinary ops on the physical tensors, so autograd records the batched
 computation itself: backward needs no batched derivative rules. ``func.grad`` inside ``vmap``
@@ -53,6 +54,7 @@ __all__ = ["BatchedTensor", "call", "loop", "fallbacks", "state"]
 
 state = registry.vmap_state
 fallbacks = collections.Counter()  # op name -> calls that ran the per-sample loop
+
 
 class BatchedTensor(Tensor):
     """A sample's view of a batch (see the module docstring): ``_value`` is the physical tensor,
@@ -719,7 +721,7 @@ _LOSSES = {"mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits"}
 _FOLDED = {"max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool2d", "avg_pool3d",
            "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d",
-           "adaptive_max_pool3d", "convolution"}
+           "adaptive_max_pool3d"}
 
 
 def _rule_for(op):
