@@ -440,3 +440,24 @@ def _graph_and_batched_seeds(L, extra_input=False):
 @pytest.mark.parametrize("name", sorted(BUILT_ON_VMAP))
 def test_batched_derivatives_are_pytorchs(name):
     _same_as_pytorchs(BUILT_ON_VMAP[name])
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch not installed")
+def test_a_module_in_eval_mode_runs_batched_with_its_norm_layers():
+    out = []
+    batching.fallbacks.clear()
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        model = lib.nn.Sequential(lib.nn.Conv2d(2, 4, 3), lib.nn.BatchNorm2d(4),
+                                  lib.nn.GroupNorm(2, 4), lib.nn.ReLU(),
+                                  lib.nn.AdaptiveAvgPool2d(1), lib.nn.Flatten())
+        with lib.no_grad():
+            for k, p in enumerate(model.parameters()):
+                p.copy_(lib.tensor(np.random.default_rng(k).normal(size=tuple(p.shape))))
+            model[1].running_mean.copy_(lib.tensor([0.1, -0.2, 0.3, 0.0]))
+            model[1].running_var.copy_(lib.tensor([1.5, 0.5, 2.0, 1.0]))
+        model.eval()
+        x = lib.tensor(np.random.default_rng(9).normal(size=(5, 3, 2, 6, 6))).float()
+        out.append(lib.func.vmap(model)(x).detach().numpy())
+    assert not batching.fallbacks
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-5, atol=1e-6)

@@ -17,8 +17,9 @@ once on the physical tensors, by the *batching rule* of its family:
 - the matmul family: ``matmul`` broadcasts over leading dims, so batched operands are lined up
   and multiplied once; ``cat``/``stack`` expand every input to the batch and shift ``dim``;
 - losses and the nn layers that take a batch of their own (pooling, convolution with an
-  unbatched weight) fold the vmap batch into theirs; a convolution with a weight per sample is
-  one grouped convolution; layer_norm moves its normalized axes.
+  unbatched weight, group norm, batch norm in eval mode) fold the vmap batch into theirs; a
+  convolution with a weight per sample is one grouped convolution; layer_norm moves its
+  normalized axes.
 
 Functions that read a tensor argument as raw data (an index, a mask, a target) are decorated
 with :func:`per_sample`, and have a rule of their own where it matters: ``x[i]`` with per-sample
@@ -29,8 +30,9 @@ Anything else falls back to a loop (:func:`loop`): the op runs on each sample an
 are stacked — correct for every op, one call per sample. ``fallbacks`` counts them per op. The
 loop runs: indexing writes (``index_put_``, ``scatter*``, ``index_add/copy/fill``, ``put``,
 ``take``, ``masked_scatter``), ``solve``/``solve_triangular``, masks that differ per sample,
-dim arguments of 0-d samples, weights per sample of transposed convolution, group and batch
-norm, and of embedding with padding_idx, max_norm or scale_grad_by_freq.
+dim arguments of 0-d samples, batch norm in training mode, weights per sample of transposed
+convolution, group and batch norm, and of embedding with padding_idx, max_norm or
+scale_grad_by_freq.
 
 The rules call ordinary ops on the physical tensors, so autograd records the batched
 computation itself: backward needs no batched derivative rules. ``func.grad`` inside ``vmap``
@@ -741,6 +743,11 @@ def _rule_for(op):
         return _loss
     if name == "convolution":
         return _convolution
+    if name == "native_group_norm":  # statistics per sample of N: the vmap batch is more N
+        return _single(_fold)
+    if name == "native_batch_norm":  # in eval mode a per-channel affine map: fold it into N
+        return lambda op, args, levels: (_loop_rule if args[5] else _single(_fold))(
+            op, args, levels)
     if name in _FOLDED:
         return _single(_fold)
     if name == "dist":
