@@ -199,10 +199,7 @@ def _drawn(sample, size, generator, dtype, device, requires_grad):
         levels, batch = batching.random_batch()
     arr = sample(_random.rng(generator), batch + size).astype(dtype.np)
     out = _finish(arr, dtype, device, requires_grad)
-    if levels:
-        from .ops import batching
-        out = batching.wrap(out, levels)
-    return out
+    return batching.wrap(out, levels) if levels else out
 
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
