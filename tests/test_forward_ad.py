@@ -9,13 +9,7 @@ import ember
 import ember.autograd.forward_ad as fwAD
 from ember.ops import registry
 
-from . import (
-    test_core_ops,
-    test_ops_linalg,
-    test_ops_pointwise,
-    test_ops_reduction,
-    test_ops_shape,
-)
+from . import spec_modules
 from .opspec import _float_outputs, _outputs, cases, inputs
 
 try:
@@ -24,8 +18,7 @@ except ImportError:
     torch = None
 
 FAMILIES = ("pointwise", "unary", "reduction", "linalg", "shape", "sorting")
-SPECS = [s for module in (test_core_ops, test_ops_pointwise, test_ops_reduction,
-                          test_ops_linalg, test_ops_shape) for s in module.SPECS]
+SPECS = spec_modules.FAMILY_SPECS
 
 
 def _tangents(xs, seed=2):
