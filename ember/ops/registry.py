@@ -555,11 +555,7 @@ class Op:
 
     def _recorded(self, args, arrays, out, n_in):
         """The result of a one-output call that records: its Tensor, made by a new node."""
-        node = self._record(args, arrays, out, n_in)
-        result = _Tensor._make(out, node, True)
-        if node._ans is not None:
-            node._ans_vc = ((result._vc, 0),)  # the result's version, checked in backward
-        return result
+        return _result(self._record(args, arrays, out, n_in), out)
 
     def _record(self, args, arrays, out, n_in):
         """The node of one call: edges to the inputs' nodes and what the rules will read."""
@@ -579,10 +575,8 @@ class Op:
             else:
                 nexts.append(_NO_EDGE)
                 meta.append(None)
-        plan = self._plans.get(mask)
-        if plan is None:
-            plan = self._plans[mask] = self._save_plan(mask, n_in)
-        dropped, kept_inputs, save_ans = plan
+        plan = self._plans.get(mask) or self._save_plan(mask, n_in)
+        dropped, kept_inputs, save_ans, _ = plan
         # Keep what the rules read (the raw arrays they will get), and each saved tensor input
         # with its version, for the check and for create_graph.
         for i in dropped:
@@ -597,13 +591,17 @@ class Op:
                     frees = True
                     if isinstance(a, Tensor):
                         inputs.append((i, a, a._vc[0]))
+        return self._node(tuple(nexts), meta, arrays, inputs, out if save_ans else None, frees)
+
+    def _node(self, nexts, meta, saved, inputs, ans, frees):
+        """A new node of this op with the edges and saved values of one call (see OpNode)."""
         node = self.node_cls.__new__(self.node_cls)
-        node.next_functions = tuple(nexts)
+        node.next_functions = nexts
         node._seq = next(sequence)  # after the edges: a leaf's AccumulateGrad comes first
         node._meta = meta
-        node._saved = arrays
+        node._saved = saved
         node._inputs = inputs
-        node._ans = out if save_ans else None
+        node._ans = ans
         node._frees = frees
         if saved_hooks.stack:
             _pack(node)
@@ -614,8 +612,9 @@ class Op:
     def _save_plan(self, mask, n_in):
         """What a node keeps when the inputs in ``mask`` require grad (computed once per mask).
 
-        Returns (inputs to drop, inputs to keep, whether to keep ``ans``). Plain parameters
-        (dims, shapes) are always kept; inputs only when a rule that will run reads them.
+        Returns (inputs to drop, inputs to keep, whether to keep ``ans``, and per input whether
+        it is kept). Plain parameters (dims, shapes) are always kept; inputs only when a rule
+        that will run reads them.
         """
         save, save_ans = set(), False
         for i in range(n_in):
@@ -628,11 +627,27 @@ class Op:
                     idx, ans_read = self._reads[i]
                     save.update(idx)
                 save_ans = save_ans or ans_read
-        return (tuple(i for i in range(n_in) if i not in save),
-                tuple(i for i in range(n_in) if i in save), save_ans)
+        plan = self._plans[mask] = (tuple(i for i in range(n_in) if i not in save),
+                                    tuple(i for i in range(n_in) if i in save), save_ans,
+                                    tuple(i in save for i in range(n_in)))
+        return plan
 
 
 _NO_EDGE = (None, 0)
+
+
+def _result(node, out):
+    """The Tensor of a one-output node's result ``out``."""
+    result = _Tensor._make(out, node, True)
+    if node._ans is not None:
+        node._ans_vc = ((result._vc, 0),)  # the result's version, checked in backward
+    return result
+
+
+def _edge(tensor):
+    """The edge a tensor that requires grad sends its gradient down (``gradient_edge``)."""
+    fn = tensor._grad_fn
+    return (fn, tensor._output_nr) if fn is not None else (accumulate_grad_of(tensor), 0)
 
 
 # Python scalar types that never change a result dtype of the given array kinds.
@@ -720,9 +735,13 @@ class _UnaryOp(Op):
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
         if not (a._rg and _state.grad) or self.rules is None or out.dtype.kind not in "fc":
             return _Tensor._make(out, None, False)
-        arrays = list(args)
-        arrays[0] = data
-        return self._recorded(args, arrays, out, 1)
+        # Op._record written out for one input that requires grad
+        _, _, save_ans, (keep,) = self._plans.get(3) or self._save_plan(3, 1)
+        node = self._node((_edge(a),), ((data.shape, data.dtype),),
+                          [data if keep else None, *args[1:]],
+                          ((0, a, a._vc[0]),) if keep else (),
+                          out if save_ans else None, keep or save_ans)
+        return _result(node, out)
 
 
 class _BinaryOp(Op):
@@ -737,12 +756,12 @@ class _BinaryOp(Op):
         da = a._data
         if isinstance(b, Tensor):
             db = b._data
-            requires = a._rg or b._rg
+            b_rg = b._rg
             if self.promote and da.dtype is not db.dtype:
                 return Op.__call__(self, *args)
         elif type(b) is float or type(b) is int:
             db = b
-            requires = a._rg
+            b_rg = False
             if self.promote and da.dtype.kind not in "fc":
                 return Op.__call__(self, *args)
         else:
@@ -756,12 +775,24 @@ class _BinaryOp(Op):
             return Op.__call__(self, *args)  # again, to raise PyTorch's error
         if type(out) is not np.ndarray:
             out = np.asarray(out)
-        if not (requires and _state.grad) or self.rules is None or out.dtype.kind not in "fc":
+        a_rg = a._rg
+        if not ((a_rg or b_rg) and _state.grad) or self.rules is None or \
+                out.dtype.kind not in "fc":
             return Tensor._make(out, None, False)
-        arrays = list(args)
-        arrays[0] = da
-        arrays[1] = db
-        return self._recorded(args, arrays, out, 2)
+        # Op._record written out for two inputs
+        mask = 4 | a_rg | b_rg << 1
+        _, _, save_ans, (keep_a, keep_b) = self._plans.get(mask) or self._save_plan(mask, 2)
+        inputs = ()
+        if keep_a:
+            inputs = ((0, a, a._vc[0]),)
+        if keep_b and isinstance(b, Tensor):  # not a Python number
+            inputs += ((1, b, b._vc[0]),)
+        node = self._node((_edge(a) if a_rg else _NO_EDGE, _edge(b) if b_rg else _NO_EDGE),
+                          ((da.shape, da.dtype) if a_rg else None,
+                           (db.shape, db.dtype) if b_rg else None),
+                          [da if keep_a else None, db if keep_b else None, *args[2:]],
+                          inputs, out if save_ans else None, keep_a or keep_b or save_ans)
+        return _result(node, out)
 
 
 def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None, jvp=None,
