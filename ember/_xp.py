@@ -26,6 +26,8 @@ def _raw_namespace(mod):
     ns = types.SimpleNamespace(**{k: getattr(mod, k) for k in dir(mod) if not k.startswith("__")})
     ns.astype = lambda x, dtype: x.astype(dtype)
     ns.name = mod.__name__
+    if mod is np:
+        vars(ns).update(_NUMPY_SHORTCUTS)
     for name, (raw, _) in EXTRAS.items():
         setattr(ns, name, functools.partial(raw, ns))
     _namespaces.append(ns)
@@ -46,6 +48,91 @@ def _add_at(xp, out, key, values):
         import cupyx
         cupyx.scatter_add(out, key, values)
 
+
+# ---------------------------------------------------------------- NumPy without its wrappers
+# NumPy's Python-level functions (``np.sum`` -> ``_wrapreduction`` -> ``np.add.reduce``,
+# ``np.broadcast_to`` -> ``nditer``, ...) spend 2-7 us per call before any work; on the small
+# arrays of a training step that is more than the work. For an ``ndarray`` each shortcut below
+# does what the function does, by the C-level method or ufunc the function ends in; anything
+# else (scalars, lists, other keyword arguments) goes to NumPy's own function.
+
+_ND = np.ndarray
+
+
+def _sum(a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    if type(a) is _ND and not kwargs:
+        return np.add.reduce(a, axis, dtype, out, keepdims)
+    return np.sum(a, axis, dtype, out, keepdims=keepdims, **kwargs)
+
+
+def _max(a, axis=None, out=None, keepdims=False, **kwargs):
+    if type(a) is _ND and not kwargs:
+        return np.maximum.reduce(a, axis, None, out, keepdims)
+    return np.max(a, axis, out, keepdims=keepdims, **kwargs)
+
+
+def _min(a, axis=None, out=None, keepdims=False, **kwargs):
+    if type(a) is _ND and not kwargs:
+        return np.minimum.reduce(a, axis, None, out, keepdims)
+    return np.min(a, axis, out, keepdims=keepdims, **kwargs)
+
+
+def _reshape(a, shape, **kwargs):
+    if type(a) is _ND and not kwargs:
+        return a.reshape(shape)
+    return np.reshape(a, shape, **kwargs)
+
+
+def _swapaxes(a, axis1, axis2):
+    return a.swapaxes(axis1, axis2) if type(a) is _ND else np.swapaxes(a, axis1, axis2)
+
+
+def _expand_dims(a, axis):
+    if type(a) is _ND and type(axis) is int and -a.ndim - 1 <= axis <= a.ndim:
+        shape = list(a.shape)
+        shape.insert(axis if axis >= 0 else axis + a.ndim + 1, 1)
+        return a.reshape(shape)
+    return np.expand_dims(a, axis)
+
+
+def _broadcast_to(a, shape):
+    """A read-only view of ``a`` with zero strides along the broadcast dims, as NumPy's."""
+    if type(a) is _ND and a.flags.c_contiguous:
+        shape = (shape,) if type(shape) is int else tuple(shape)
+        lead = len(shape) - a.ndim
+        if lead >= 0 and (not shape or min(shape) >= 0):
+            strides = [0] * lead
+            for n, m, stride in zip(a.shape, shape[lead:], a.strides):
+                if n == 1:
+                    strides.append(0)
+                elif n == m:
+                    strides.append(stride)
+                else:
+                    break  # NumPy raises its error
+            else:
+                out = np.ndarray(shape, a.dtype, a, 0, strides)
+                out.flags.writeable = False
+                return out
+    return np.broadcast_to(a, shape)
+
+
+def _zeros_like(a, dtype=None, **kwargs):
+    if type(a) is _ND and not kwargs and a.flags.c_contiguous:
+        return np.zeros(a.shape, a.dtype if dtype is None else dtype)
+    return np.zeros_like(a, dtype, **kwargs)
+
+
+def _ones(shape, dtype=None, **kwargs):
+    if kwargs:
+        return np.ones(shape, dtype, **kwargs)
+    a = np.empty(shape, dtype)
+    a.fill(1)
+    return a
+
+
+_NUMPY_SHORTCUTS = {"ones": _ones, "sum": _sum, "max": _max, "min": _min, "reshape": _reshape,
+                    "swapaxes": _swapaxes, "expand_dims": _expand_dims,
+                    "broadcast_to": _broadcast_to, "zeros_like": _zeros_like}
 
 NUMPY = _raw_namespace(np)
 register_extra("add_at", _add_at, None)

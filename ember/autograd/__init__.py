@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import warnings
 
-from .. import _device, _errors
+from .. import _device, _errors, _xp
 from . import engine
 from .engine import run_backward
 from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -39,7 +39,7 @@ def _seed_grads(tensors, grads, create_graph):
         if g is None:
             if t.numel() != 1:
                 raise RuntimeError(_errors.NON_SCALAR)
-            g = _device.namespace_of(data).ones(data.shape, dtype=data.dtype)
+            g = _xp.namespace_of(data).ones(data.shape, dtype=data.dtype)
             out.append(Tensor._make(g, None, False) if create_graph else g)
             continue
         if not isinstance(g, Tensor):
