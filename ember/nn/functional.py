@@ -73,6 +73,11 @@ def _word(dtype):
 
 def _floating_only(kernel, *tensors):
     """PyTorch's kernels for these functions exist for floating dtypes only."""
+    for t in tensors:
+        if t._data.dtype.kind != "f":
+            break
+    else:
+        return  # floating tensors promote to a floating type
     dt = _dtypes.result_type(*tensors)
     if not dt.is_floating_point:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_word(dt)}\'')
@@ -350,9 +355,10 @@ def _nll_loss_2d(input, target, weight, reduction, ignore_index):
     if four_d and target.dtype != _dtypes.int64:
         raise RuntimeError(f"expected scalar type Long but found {_word(target.dtype)}")
     t = target._data.astype(np.int64)
-    bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
-    if bad.size:
-        raise IndexError(f"Target {int(bad[0])} is out of bounds.")
+    if t.size and (t.min() < 0 or t.max() >= c):  # then look closer: ignore_index may be out
+        bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
+        if bad.size:
+            raise IndexError(f"Target {int(bad[0])} is out of bounds.")
     op = _nn._nll_loss2d if four_d else _nn._nll_loss
     return op(input, t, raw_weight, reduction, ignore_index)
 

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .. import _xp
+from ..autograd import grad_mode
 from . import batching
 from .registry import defop
 
@@ -106,7 +107,6 @@ _huber_loss.defvjp(_huber_grad, lambda xp, g, ans, input, target, reduction, del
 
 def _not_differentiable(tensor, arg, fn):
     """PyTorch refuses a class weight that requires grad (when grad mode is on)."""
-    from ..autograd import grad_mode
     if tensor is not None and tensor.requires_grad and grad_mode.is_grad_enabled():
         raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument "
                            f"'{arg}'. This input cannot have requires_grad True.")
