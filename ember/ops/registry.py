@@ -247,17 +247,44 @@ class _SimpleNode(OpNode):
         if ans is not None and self._ans_vc[0][0][0] != self._ans_vc[0][1]:
             raise RuntimeError(_ans_error(self, 0))
         xp = _NUMPY if type(g) is np.ndarray else _xp.namespace_of(g)
+        return self._gradients(xp, g, ans, saved)
+
+    def _gradients(self, xp, g, ans, saved):
+        """The rules' results, one per edge (None where no gradient is needed)."""
         out = []
         for (fn, _), rule, meta in zip(self.next_functions, self._op.rules, self._meta):
-            if fn is None:
-                out.append(None)
-                continue
-            gi = rule(xp, g, ans, *saved)
-            if gi is not None and (type(gi) is not np.ndarray or gi.shape != meta[0]
-                                   or gi.dtype is not meta[1]):
-                gi = _fit(xp, gi, meta, False)
-            out.append(gi)
+            out.append(None if fn is None else _fitted(xp, rule(xp, g, ans, *saved), meta))
         return out
+
+
+class _UnaryNode(_SimpleNode):
+    """``_SimpleNode`` of a one-input op: its one edge always needs a gradient."""
+
+    __slots__ = ()
+
+    def _gradients(self, xp, g, ans, saved):
+        return [_fitted(xp, self._op.rules[0](xp, g, ans, *saved), self._meta[0])]
+
+
+class _BinaryNode(_SimpleNode):
+    """``_SimpleNode`` of a two-input op, its two edges unrolled."""
+
+    __slots__ = ()
+
+    def _gradients(self, xp, g, ans, saved):
+        (fa, _), (fb, _) = self.next_functions
+        rule_a, rule_b = self._op.rules
+        meta_a, meta_b = self._meta
+        return [None if fa is None else _fitted(xp, rule_a(xp, g, ans, *saved), meta_a),
+                None if fb is None else _fitted(xp, rule_b(xp, g, ans, *saved), meta_b)]
+
+
+def _fitted(xp, gi, meta):
+    """A rule's result as an input's gradient (``_fit``, after a cheap test that it fits)."""
+    if gi is not None and (type(gi) is not np.ndarray or gi.shape != meta[0]
+                           or gi.dtype is not meta[1]):
+        return _fit(xp, gi, meta, False)
+    return gi
 
 
 def _pack(node):
@@ -377,7 +404,8 @@ class Op:
         self.jvp_rules = None
         self._reads = None
         self._plans = {}  # requires-grad mask (top bit: number of inputs) -> save plan
-        base = _SimpleNode if nout == 1 and variadic is None else OpNode
+        base = OpNode if nout != 1 or variadic is not None else \
+            {1: _UnaryNode, 2: _BinaryNode}.get(self.n_in, _SimpleNode)
         self.node_cls = type(f"{_camel(name)}Backward{overload}", (base,),
                              {"__slots__": (), "_op": staticmethod(self),  # no binding
                               "_n_outputs": nout if nout is not None else _count_outputs})
