@@ -111,7 +111,7 @@ def _broadcast_to(a, shape):
                     break  # NumPy raises its error
             else:
                 out = np.ndarray(shape, a.dtype, a, 0, strides)
-                out.flags.writeable = False
+                out.setflags(write=False)
                 return out
     return np.broadcast_to(a, shape)
 

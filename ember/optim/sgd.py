@@ -66,13 +66,15 @@ class SGD(Optimizer):
             group.setdefault("maximize", False)
 
     def _update(self, group):
+        hyper = {k: group[k] for k in ("lr", "weight_decay", "momentum", "dampening",
+                                       "nesterov", "maximize")}
         for p in group["params"]:
-            if p.grad is None:
+            grad = p.grad
+            if grad is None:
                 continue
-            state = self.state[p] if group["momentum"] != 0 else {}
-            buf = sgd(p, p.grad._data, state.get("momentum_buffer"), lr=group["lr"],
-                      weight_decay=group["weight_decay"], momentum=group["momentum"],
-                      dampening=group["dampening"], nesterov=group["nesterov"],
-                      maximize=group["maximize"])
-            if group["momentum"] != 0:
-                state["momentum_buffer"] = buf
+            if hyper["momentum"] == 0:  # no state
+                sgd(p, grad._data, None, **hyper)
+            else:
+                state = self.state[p]
+                state["momentum_buffer"] = sgd(p, grad._data, state.get("momentum_buffer"),
+                                               **hyper)
