@@ -270,14 +270,14 @@ def vdot(input, other):
 
 def _integral_scalars(input, beta, alpha):
     """Integer tensors take ``beta`` and ``alpha`` truncated to integers, as PyTorch does."""
-    if input.dtype.category < 2:
+    if input._data.dtype.kind in "biu":
         return int(beta), int(alpha)
     return beta, alpha
 
 
 def _check_expandable(input, shape):
     """PyTorch's error when ``input`` does not broadcast to the product's ``shape``."""
-    sizes = input.shape
+    sizes = tuple(input.shape)
     lead = len(shape) - len(sizes)
     if lead < 0:
         _shape.expand(input, *shape)  # raises: too few sizes
@@ -292,16 +292,18 @@ def _check_expandable(input, shape):
 
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape."""
-    for name, t in (("mat1", mat1), ("mat2", mat2)):
-        if t.ndim != 2:
-            raise RuntimeError(f"{name} must be a matrix, got {t.ndim}-D tensor")
-    (a0, a1), (b0, b1) = mat1.shape, mat2.shape
+    shapes = mat1.shape, mat2.shape
+    for name, shape in zip(("mat1", "mat2"), shapes):
+        if len(shape) != 2:
+            raise RuntimeError(f"{name} must be a matrix, got {len(shape)}-D tensor")
+    (a0, a1), (b0, b1) = shapes
     if a1 != b0:
         raise RuntimeError(_errors.MATMUL_SHAPES.format(a0=a0, a1=a1, b0=b0, b1=b1))
-    if mat1.dtype != mat2.dtype:
+    dtype = mat2._data.dtype  # (a batched tensor's is its samples')
+    if mat1._data.dtype != dtype:
         raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_word(mat1)} "
                            f"and {_word(mat2)}")
-    if input.dtype != mat2.dtype:
+    if input._data.dtype != dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} "
                            f"and {_word(mat2)}")
     _check_expandable(input, (a0, b1))
