@@ -122,17 +122,56 @@ def _zeros_like(a, dtype=None, **kwargs):
     return np.zeros_like(a, dtype, **kwargs)
 
 
+def _along_axis(shape, indices, axis):
+    """The index NumPy's ``take_along_axis``/``put_along_axis`` build: ``indices`` along
+    ``axis``, a range along every other dim (broadcast against it)."""
+    ndim = len(shape)
+    key = []
+    for d, n in enumerate(shape):
+        key.append(indices if d == axis else
+                   np.arange(n).reshape((1,) * d + (-1,) + (1,) * (ndim - d - 1)))
+    return tuple(key)
+
+
+def _plain_along_axis(arr, indices, axis):
+    return (type(arr) is _ND and type(indices) is _ND and indices.dtype.kind in "iu"
+            and indices.ndim == arr.ndim and type(axis) is int and -arr.ndim <= axis < arr.ndim)
+
+
+def _take_along_axis(arr, indices, axis=-1):
+    if _plain_along_axis(arr, indices, axis):
+        return arr[_along_axis(arr.shape, indices, axis % arr.ndim)]
+    return np.take_along_axis(arr, indices, axis)
+
+
+def _put_along_axis(arr, indices, values, axis):
+    if _plain_along_axis(arr, indices, axis):
+        arr[_along_axis(arr.shape, indices, axis % arr.ndim)] = values
+    else:
+        np.put_along_axis(arr, indices, values, axis)
+
+
 def _ones(shape, dtype=None, **kwargs):
-    if kwargs:
-        return np.ones(shape, dtype, **kwargs)
+    return np.ones(shape, dtype, **kwargs) if kwargs else _filled(shape, dtype, 1)
+
+
+def _full(shape, fill_value, dtype=None, **kwargs):
+    if (kwargs or dtype is None or type(fill_value) not in (int, float, bool)
+            or np.dtype(dtype).kind not in "fc"):
+        return np.full(shape, fill_value, dtype, **kwargs)
+    return _filled(shape, dtype, fill_value)
+
+
+def _filled(shape, dtype, value):
     a = np.empty(shape, dtype)
-    a.fill(1)
+    a.fill(value)
     return a
 
 
-_NUMPY_SHORTCUTS = {"ones": _ones, "sum": _sum, "max": _max, "min": _min, "reshape": _reshape,
+_NUMPY_SHORTCUTS = {"ones": _ones, "full": _full, "sum": _sum, "max": _max, "min": _min, "reshape": _reshape,
                     "swapaxes": _swapaxes, "expand_dims": _expand_dims,
-                    "broadcast_to": _broadcast_to, "zeros_like": _zeros_like}
+                    "broadcast_to": _broadcast_to, "zeros_like": _zeros_like,
+                    "take_along_axis": _take_along_axis, "put_along_axis": _put_along_axis}
 
 NUMPY = _raw_namespace(np)
 register_extra("add_at", _add_at, None)

@@ -93,6 +93,43 @@ def test_ones_is_numpys(shape, dtype):
     _same(X.ones(shape, dtype=dtype), np.ones(shape, dtype=dtype))
 
 
+@pytest.mark.parametrize("shape", [(5,), (3, 4), (2, 3, 4)])
+def test_along_axis_is_numpys(shape):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(shape)
+    for axis in range(-a.ndim - 1, a.ndim + 1):
+        ax = axis % a.ndim
+        for k in (1, shape[ax], 2 * shape[ax]):  # fewer, as many and more indices than entries
+            index = rng.integers(-shape[ax], shape[ax], shape[:ax] + (k,) + shape[ax + 1:])
+            got, err = _outcome(X.take_along_axis, a, index, axis=axis)
+            ref, ref_err = _outcome(np.take_along_axis, a, index, axis=axis)
+            assert err is ref_err
+            if ref is None:
+                continue
+            _same(got, ref)
+            out, ref_out = np.zeros_like(a), np.zeros_like(a)
+            X.put_along_axis(out, index, ref * 2, axis)
+            np.put_along_axis(ref_out, index, ref * 2, axis)
+            _same(out, ref_out)
+    index = np.zeros((1,) * a.ndim, dtype=np.int64)  # broadcasts against the ranges
+    _same(X.take_along_axis(a, index, axis=0), np.take_along_axis(a, index, axis=0))
+    for bad in (index.astype(np.float64), index[0]):  # not integers; a dim too few
+        assert _outcome(X.take_along_axis, a, bad, axis=0)[1] is \
+            _outcome(np.take_along_axis, a, bad, axis=0)[1] is not None
+
+
+@pytest.mark.parametrize("dtype", DTYPES + (np.uint8, np.int64))
+def test_full_is_numpys(dtype):
+    for value in (0, 1, -1, 2.5, -0.0, float("nan"), float("inf"), True, 300, 2 ** 40):
+        with np.errstate(all="ignore"):
+            got, err = _outcome(X.full, (2, 3), value, dtype=dtype)
+            ref, ref_err = _outcome(np.full, (2, 3), value, dtype=dtype)
+        assert err is ref_err, value
+        if ref is not None:
+            _same(got, ref)
+    _same(X.full((2,), 1), np.full((2,), 1))  # the dtype from the value
+
+
 def test_other_arguments_go_to_numpy():
     """Scalars, lists and NumPy's other keywords take NumPy's own functions."""
     _same(X.sum(np.float32(2.0)), np.sum(np.float32(2.0)))
