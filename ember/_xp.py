@@ -168,10 +168,12 @@ def _filled(shape, dtype, value):
     return a
 
 
-_NUMPY_SHORTCUTS = {"ones": _ones, "full": _full, "sum": _sum, "max": _max, "min": _min, "reshape": _reshape,
-                    "swapaxes": _swapaxes, "expand_dims": _expand_dims,
-                    "broadcast_to": _broadcast_to, "zeros_like": _zeros_like,
-                    "take_along_axis": _take_along_axis, "put_along_axis": _put_along_axis}
+_NUMPY_SHORTCUTS = {
+    "sum": _sum, "max": _max, "min": _min, "reshape": _reshape, "swapaxes": _swapaxes,
+    "expand_dims": _expand_dims, "broadcast_to": _broadcast_to, "zeros_like": _zeros_like,
+    "ones": _ones, "full": _full, "take_along_axis": _take_along_axis,
+    "put_along_axis": _put_along_axis,
+}
 
 NUMPY = _raw_namespace(np)
 register_extra("add_at", _add_at, None)
