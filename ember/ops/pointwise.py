@@ -80,10 +80,16 @@ def _check_divisor(xp, input, other):
         raise RuntimeError("ZeroDivisionError")
 
 
+_HALF = np.dtype(np.float16)
+
+
 def _opmath(xp, fn, *args):
     """``fn(xp, *args)`` with float16 arrays computed in float32 and the result rounded once,
     as PyTorch's half-precision kernels do (for forwards of more than one NumPy operation)."""
-    if not any(getattr(a, "dtype", None) == xp.float16 for a in args):
+    for a in args:  # (a loop, not any(): this runs once per sigmoid, softplus, ...)
+        if getattr(a, "dtype", None) == _HALF:
+            break
+    else:
         return fn(xp, *args)
     wide = [a.astype(xp.float32) if getattr(a, "dtype", None) == xp.float16 else a
             for a in args]
