@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from . import _device, _dtypes, _errors, _random
+from ._out import factory_out
 from ._tensor import Tensor
 from .ops.registry import vmap_state as _vmap
 
@@ -114,19 +115,28 @@ def _filled(fill, size, dtype, device, requires_grad):
 
 
 def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if out is not None:
+        return factory_out("aten::zeros", out, dtype, lambda dt: zeros(*size, dtype=dt))
     return _filled(np.zeros, size, dtype, device, requires_grad)
 
 
 def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+    if out is not None:
+        return factory_out("aten::ones", out, dtype, lambda dt: ones(*size, dtype=dt))
     return _filled(np.ones, size, dtype, device, requires_grad)
 
 
 def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
+    if out is not None:
+        return factory_out("aten::empty", out, dtype, lambda dt: empty(*size, dtype=dt))
     return _filled(np.empty, size, dtype, device, requires_grad)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
+    if out is not None:
+        return factory_out("aten::full", out, dtype,
+                           lambda dt: full(size, fill_value, dtype=dt))
     if dtype is None:
         dtype = _dtypes.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor)
                                      else fill_value)
@@ -165,6 +175,10 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
 
 def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a float is given."""
+    if out is not None:
+        return factory_out("aten::arange", out, dtype,
+                           lambda dt: arange(start, end, step, dtype=dt),
+                           resized=_errors.ARANGE_OUT_RESIZED)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -180,12 +194,17 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
 
 
 def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
+    if out is not None:
+        return factory_out("aten::linspace", out, dtype,
+                           lambda dt: linspace(start, end, steps, dtype=dt))
     dtype = dtype or _dtypes.get_default_dtype()
     arr = np.linspace(start, end, steps).astype(dtype.np)
     return _finish(arr, dtype, device, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
+    if out is not None:
+        return factory_out("aten::eye", out, dtype, lambda dt: eye(n, m, dtype=dt))
     dtype = dtype or _dtypes.get_default_dtype()
     return _finish(np.eye(n, m, dtype=dtype.np), dtype, device, requires_grad)
 
@@ -204,12 +223,18 @@ def _drawn(sample, size, generator, dtype, device, requires_grad):
 
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Uniform samples on [0, 1)."""
+    if out is not None:
+        return factory_out("aten::rand", out, dtype,
+                           lambda dt: rand(*size, generator=generator, dtype=dt))
     return _drawn(lambda rng, s: rng.random(s), _size(size), generator,
                   dtype or _dtypes.get_default_dtype(), device, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
     """Standard normal samples."""
+    if out is not None:
+        return factory_out("aten::randn", out, dtype,
+                           lambda dt: randn(*size, generator=generator, dtype=dt))
     return _drawn(lambda rng, s: rng.standard_normal(s), _size(size), generator,
                   dtype or _dtypes.get_default_dtype(), device, requires_grad)
 

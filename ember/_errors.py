@@ -98,3 +98,23 @@ NO_STORAGE = "Cannot access data pointer of Tensor that doesn't have storage"
 BACKWARD_IN_TRANSFORM = ("backward() called inside a functorch transform. This is not "
                          "supported, please use functorch.grad or functorch.vjp instead or call "
                          "backward() outside of functorch transforms.")
+
+# ``out=`` (ember/_out.py)
+OUT_AUTOGRAD = ("{name}(): functions with out=... arguments don't support automatic "
+                "differentiation, but one of the arguments requires grad.")
+OUT_CAST = "result type {result} can't be cast to the desired output type {out}"
+OUT_CAT_CAST = "torch.cat(): input types can't be cast to the desired output type {out}"
+OUT_EXACT = "Expected out tensor to have dtype {expected}, but got {got} instead"
+OUT_DTYPE = "dtype {dtype} does not match dtype of out parameter ({out})"
+ARANGE_OUT_RESIZED = (
+    "The number of elements in the out tensor of shape {old} is {old_numel} which does not match "
+    "the computed number of elements {numel}. Note that this may occur as a result of rounding "
+    "error. The out tensor will be resized to a tensor of shape {new_tuple}."
+)
+OUT_RESIZED = (
+    "An output with one or more elements was resized since it had shape {old}, which does not "
+    "match the required output shape {new}. This behavior is deprecated, and in a future "
+    "PyTorch release outputs will not be resized unless they have zero elements. You can "
+    "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+    "t.resize_(0)."
+)

@@ -11,6 +11,7 @@ from ..ops import batching
 from ..ops import conv as _conv
 from ..ops import nn_layers as _layers
 from ..ops import nn_ops as _nn
+from ..ops import pointwise as _pointwise
 from ..ops import reduction as _red
 from ..ops import shape as _shape
 from ..ops import unary as _unary
@@ -585,7 +586,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """``input / max(||input||_p, eps)`` along ``dim``."""
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom
+    return input / denom if out is None else _pointwise.div(input, denom, out=out)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _dtypes, _xp
 from .._broadcast import broadcast_shapes
+from .._out import write_out
 from .._tensor import Tensor, _dtype_word
 from ..autograd import grad_mode
 from ..autograd.graph import Node, gradient_edge, new_node
@@ -689,6 +690,8 @@ def _isclose(xp, input, other, rtol, atol, equal_nan):
 
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
+    if out is not None:
+        return write_out("add", out, add(input, other, alpha=alpha))
     return _add(input, other, alpha) if isinstance(input, Tensor) else _radd(other, input, alpha)
 
 
@@ -698,6 +701,8 @@ def _radd(tensor, scalar, alpha):
 
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
+    if out is not None:
+        return write_out("sub", out, sub(input, other, alpha=alpha))
     if not isinstance(input, Tensor):
         return _rsub(other, input, alpha)
     return _sub(input, other, alpha)
@@ -715,6 +720,8 @@ def rsub(input, other, *, alpha=1):
 
 def mul(input, other, *, out=None):
     """Elementwise product."""
+    if out is not None:
+        return write_out("mul", out, _mul(input, other))
     return _mul(input, other)
 
 
@@ -723,6 +730,8 @@ multiply = mul
 
 def div(input, other, *, rounding_mode=None, out=None):
     """True division (integers give the default float dtype); ``rounding_mode`` 'trunc'/'floor'."""
+    if out is not None:
+        return write_out("div", out, div(input, other, rounding_mode=rounding_mode))
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
             raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or "

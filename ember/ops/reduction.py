@@ -19,6 +19,7 @@ import warnings
 import numpy as np
 
 from .. import _dtypes, _xp
+from .._out import write_out
 from .._tensor import Tensor, _wrap_dim
 from .registry import defop
 
@@ -796,6 +797,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """``torch.norm``: vector norms (``p`` a number, or 'fro' over at most two dims) through
     :func:`vector_norm`; other string orders ('nuc') are matrix norms (``ember.linalg``)."""
+    if out is not None:
+        return write_out("linalg_vector_norm", out, norm(input, p, dim, keepdim, dtype=dtype),
+                         dtypes="exact")
     if isinstance(dim, int):
         dim = (dim,)
     if isinstance(p, str):

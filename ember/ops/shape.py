@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _dtypes, _errors, _xp
 from .._broadcast import broadcast_shapes
+from .._out import write_out
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import forward_ad
 from ..autograd.views import as_view
@@ -599,6 +600,8 @@ def _common_dtype(tensors):
 
 def cat(tensors, dim=0, *, out=None):
     """Join tensors along an existing dim (all other dims must match)."""
+    if out is not None:
+        return write_out("cat", out, cat(tensors, dim), dtypes="cat")
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
@@ -635,6 +638,8 @@ _stack.defvjp(lambda xp, g, ans, i, inputs, dim: g[(slice(None),) * dim + (i, El
 
 def stack(tensors, dim=0, *, out=None):
     """Join same-shaped tensors along a new dim."""
+    if out is not None:
+        return write_out("stack", out, stack(tensors, dim), dtypes="cat")
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -694,12 +699,12 @@ def _nonempty(tensors, name):
 def hstack(tensors, *, out=None):
     """Join along dim 1 (dim 0 for vectors); scalars count as vectors."""
     tensors = [_atleast_1d(t) for t in _nonempty(tensors, "hstack")]
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1, out=out)
 
 
 def vstack(tensors, *, out=None):
     """Stack rows: join along dim 0, vectors becoming ``1 x n`` rows."""
-    return cat([_atleast_2d(t) for t in _nonempty(tensors, "vstack")], 0)
+    return cat([_atleast_2d(t) for t in _nonempty(tensors, "vstack")], 0, out=out)
 
 
 row_stack = vstack
@@ -707,13 +712,13 @@ row_stack = vstack
 
 def dstack(tensors, *, out=None):
     """Join along the third dim, lower-rank inputs raised to 3 dims."""
-    return cat([_atleast_3d(t) for t in _nonempty(tensors, "dstack")], 2)
+    return cat([_atleast_3d(t) for t in _nonempty(tensors, "dstack")], 2, out=out)
 
 
 def column_stack(tensors, *, out=None):
     """Join columns: vectors (and scalars) become ``n x 1`` columns, then join along dim 1."""
     tensors = _nonempty(tensors, "column_stack")
-    return cat([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors], 1)
+    return cat([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors], 1, out=out)
 
 
 # --------------------------------------------------------------------------- splitting
