@@ -44,8 +44,8 @@ from .._broadcast import sum_to
 from ..autograd import anomaly_mode, forward_ad, grad_mode, saved_hooks
 from ..autograd.graph import (
     Node,
-    accumulate_grad_of,
     check_version,
+    gradient_edge,
     modified_error,
     raise_freed,
     sequence,
@@ -594,9 +594,7 @@ class Op:
         for i in range(n_in):
             a = args[i]
             if isinstance(a, Tensor) and a._rg:
-                fn = a._grad_fn
-                nexts.append((fn, a._output_nr) if fn is not None else
-                             (accumulate_grad_of(a), 0))
+                nexts.append(gradient_edge(a))
                 data = a._data
                 meta.append((data.shape, data.dtype))
                 mask |= 1 << i
@@ -670,12 +668,6 @@ def _result(node, out):
     if node._ans is not None:
         node._ans_vc = ((result._vc, 0),)  # the result's version, checked in backward
     return result
-
-
-def _edge(tensor):
-    """The edge a tensor that requires grad sends its gradient down (``gradient_edge``)."""
-    fn = tensor._grad_fn
-    return (fn, tensor._output_nr) if fn is not None else (accumulate_grad_of(tensor), 0)
 
 
 # Python scalar types that never change a result dtype of the given array kinds.
@@ -765,7 +757,7 @@ class _UnaryOp(Op):
             return _Tensor._make(out, None, False)
         # Op._record written out for one input that requires grad
         _, _, save_ans, (keep,) = self._plans.get(3) or self._save_plan(3, 1)
-        node = self._node((_edge(a),), ((data.shape, data.dtype),),
+        node = self._node((gradient_edge(a),), ((data.shape, data.dtype),),
                           [data if keep else None, *args[1:]],
                           ((0, a, a._vc[0]),) if keep else (),
                           out if save_ans else None, keep or save_ans)
@@ -815,7 +807,7 @@ class _BinaryOp(Op):
             inputs = ((0, a, a._vc[0]),)
         if keep_b and isinstance(b, Tensor):  # not a Python number
             inputs += ((1, b, b._vc[0]),)
-        node = self._node((_edge(a) if a_rg else _NO_EDGE, _edge(b) if b_rg else _NO_EDGE),
+        node = self._node((gradient_edge(a), gradient_edge(b) if b_rg else _NO_EDGE),
                           ((da.shape, da.dtype) if a_rg else None,
                            (db.shape, db.dtype) if b_rg else None),
                           [da if keep_a else None, db if keep_b else None, *args[2:]],
