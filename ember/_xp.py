@@ -51,7 +51,7 @@ def _add_at(xp, out, key, values):
 
 # ---------------------------------------------------------------- NumPy without its wrappers
 # NumPy's Python-level functions (``np.sum`` -> ``_wrapreduction`` -> ``np.add.reduce``,
-# ``np.broadcast_to`` -> ``nditer``, ...) spend 2-7 us per call before any work; on the small
+# ``np.broadcast_to`` -> ``nditer``, ...) spend 2-19 us per call before any work; on the small
 # arrays of a training step that is more than the work. For an ``ndarray`` each shortcut below
 # does what the function does, by the C-level method or ufunc the function ends in; anything
 # else (scalars, lists, other keyword arguments) goes to NumPy's own function.
