@@ -356,10 +356,13 @@ def _nll_loss_2d(input, target, weight, reduction, ignore_index):
     if four_d and target.dtype != _dtypes.int64:
         raise RuntimeError(f"expected scalar type Long but found {_word(target.dtype)}")
     t = target._data.astype(np.int64)
-    if t.size and (t.min() < 0 or t.max() >= c):  # then look closer: ignore_index may be out
+    lo, hi = (t.min(), t.max()) if t.size else (0, -1)
+    if lo < 0 or hi >= c:  # then look closer: ignore_index may be out
         bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
         if bad.size:
             raise IndexError(f"Target {int(bad[0])} is out of bounds.")
+    if t.size and not lo <= ignore_index <= hi:
+        ignore_index = None  # no target is ignored (the ops' shorter path)
     op = _nn._nll_loss2d if four_d else _nn._nll_loss
     return op(input, t, raw_weight, reduction, ignore_index)
 
