@@ -112,3 +112,26 @@ def test_inplace_error_names_the_optimizer_step():
         f'  File "{__file__}", line {_line("MARK-step")}, in '
         "test_inplace_error_names_the_optimizer_step\n"
         "    opt.step()  # MARK-step")
+
+
+def test_inplace_error_names_the_closures_own_write_not_the_step():
+    # The step finds its caller's line once for all its updates; writes the closure makes run
+    # before that and keep their own lines.
+    w = ember.nn.Parameter(ember.ones(2))
+    opt = ember.optim.SGD([w], lr=0.1)
+    a = ember.tensor([1.0, 2.0], requires_grad=True)
+    b = a * 1
+    c = b * b
+
+    def closure():
+        b.mul_(2)  # MARK-closure
+        w.grad = ember.ones(2)
+        return c
+
+    opt.step(closure)
+    with pytest.raises(RuntimeError) as info:
+        c.sum().backward()
+    assert str(info.value).endswith(
+        "it was last modified in place by mul_ at:\n"
+        f'  File "{__file__}", line {_line("MARK-closure")}, in closure\n'
+        "    b.mul_(2)  # MARK-closure")

@@ -8,6 +8,7 @@ the same order, each bumping its tensor's version counter once, as PyTorch's do.
 from __future__ import annotations
 
 import copy
+import sys
 import warnings
 from collections import defaultdict
 from itertools import chain
@@ -50,9 +51,11 @@ def _in_place(update):
     """An in-place PyTorch op on a tensor's storage: ``update(array, *args)`` overwrites the
     array (NumPy ``out=``; at most one temporary, itself updated in place), and the tensor's
     version counter goes up once."""
+    name = update.__name__.strip("_") + "_"
+
     def op(tensor, *args):
         update(tensor._data, *args)
-        anomaly_mode.note_write(tensor, update.__name__.strip("_") + "_")
+        anomaly_mode.note_write(tensor, name)
     op.__name__, op.__doc__ = update.__name__, update.__doc__
     return op
 
@@ -238,7 +241,7 @@ class Optimizer:
             from ..autograd.grad_mode import enable_grad
             with enable_grad():
                 loss = closure()
-        with no_grad():
+        with no_grad(), anomaly_mode.writes_from(sys._getframe(1)):
             for group in self.param_groups:
                 self._update(group)
         return loss
