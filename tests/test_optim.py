@@ -334,3 +334,31 @@ def test_scheduler_state_dict():
     sched2 = optim.lr_scheduler.StepLR(opt, 3)
     sched2.load_state_dict(sd)
     assert sched2.gamma == 0.5 and sched2.last_epoch == 4
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_large_parameter_update_is_one_pass_value_for_value(dtype, layout):
+    # Parameters above the optimizers' update block are updated a block at a time through a
+    # small buffer: every element must still be exactly p + (-lr * g), and match PyTorch.
+    rng = np.random.default_rng(3)
+    p0 = rng.standard_normal((400, 300)).astype(dtype)
+    g0 = rng.standard_normal((400, 300)).astype(dtype)
+    if layout == "transposed":  # a column-major parameter: not blocked, the same values
+        p0, g0 = p0.T, g0.T
+    out = {}
+    for lib in (ember, torch):
+        p = lib.tensor(p0, requires_grad=True)
+        if layout == "transposed":
+            p = lib.tensor(p0.T, requires_grad=True).t().detach().requires_grad_()
+        p.grad = lib.tensor(g0)
+        opt = lib.optim.SGD([p], lr=0.1, momentum=0.9, weight_decay=0.01)
+        for _ in range(2):
+            opt.step()
+        out[lib.__name__] = p.detach().numpy()
+    d_p = g0 + 0.01 * p0                      # the first step: the buffer is d_p itself
+    first = p0 + d_p * np.asarray(-0.1, dtype)
+    d_p2 = g0 + 0.01 * first
+    buf = d_p * 0.9 + d_p2                    # momentum_buffer.mul_(0.9).add_(d_p2)
+    np.testing.assert_array_equal(out["ember"], first + buf * np.asarray(-0.1, dtype))
+    np.testing.assert_allclose(out["ember"], out["torch"], rtol=1e-6, atol=1e-6)
