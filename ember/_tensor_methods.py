@@ -68,19 +68,11 @@ def _copy_(self, src, non_blocking=False):
     return self._inplace(_copy, src)
 
 
-def relu(self):
-    """``max(self, 0)`` (as ``torch.nn.functional.relu``)."""
-    from .nn import functional
-    return functional.relu(self)
-
-
 def _type_as(self, other):
     """Self converted to ``other``'s dtype (and device)."""
     return _to(self, other)
 
 
-Tensor.relu = relu
-Tensor.relu_ = _make_inplace(relu)
 Tensor.type_as = _type_as
 Tensor.fill_ = _fill_
 Tensor.zero_ = _zero_

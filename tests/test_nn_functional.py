@@ -22,6 +22,60 @@ def fn(L):
     return L.nn.functional
 
 
+def _inplace(name, *args, **kw):
+    """``nn.functional.<name>(b, *args, **kw)`` on a non-leaf copy ``b``, which it returns."""
+    def f(L, a):
+        b = a * 1
+        out = getattr(fn(L), name)(b, *args, **kw)
+        assert out is b
+        return out
+    return f
+
+
+def _at(tag, values, name, *args):
+    """``nn.functional.<name>`` at exactly ``values`` (kinks, thresholds, NaN, infinities),
+    still differentiable with respect to the spec's input: compared with PyTorch only (finite
+    differences cannot see one side of a kink). At most 7 values: PyTorch's CPU kernels run
+    shorter tensors through their scalar code, whose formulas ember follows; their vectorised
+    code (8 doubles at a time and more) gives another gradient at NaN."""
+    def f(L, a):
+        x = a - a.detach() + L.tensor(values, dtype=a.dtype)
+        return getattr(fn(L), name)(x, *args)
+    return Spec(f"{name}_at_{tag}", f, [((len(values),),)], finite_differences=False,
+                gradgrad=False)
+
+
+NAN, INF = float("nan"), float("inf")
+NONFINITE = [NAN, INF, -INF]
+SIGNED = [-1.0, -0.0, 0.0, 1.0, NAN, INF, -INF]
+SHRINK_KINKS = [-0.5, 0.5, -0.0, 0.0, 1.0, -1.0]
+KINK_SPECS = [
+    _at("kinks", [-1.0, -0.0, 0.0, 3.0, 6.0, 7.0], "relu6"),
+    _at("nonfinite", NONFINITE, "relu6"),
+    _at("kinks", [-1.0, -0.5, 0.0, 1.0, NAN, -INF, INF], "hardtanh", -0.5, 1.0),
+    _at("kinks", [-4.0, -3.0, -1.0, 0.0, 3.0, 4.0], "hardsigmoid"),
+    _at("nonfinite", NONFINITE, "hardsigmoid"),
+    _at("kinks", [-4.0, -3.0, -1.0, -0.0, 3.0, 4.0], "hardswish"),
+    _at("nonfinite", NONFINITE, "hardswish"),
+    _at("kinks", SHRINK_KINKS, "hardshrink"),
+    _at("nonfinite", NONFINITE, "hardshrink"),
+    _at("kinks", SHRINK_KINKS, "softshrink"),
+    _at("nonfinite", NONFINITE, "softshrink"),
+    _at("kinks", [0.3, 0.2, 0.4, -0.0, NAN, INF, -INF], "threshold", 0.3, 7.0),
+    _at("kinks", SIGNED, "elu", 0.8),
+    _at("kinks", SIGNED, "selu"),
+    _at("kinks", SIGNED, "celu", 0.5),
+    _at("kinks", SIGNED, "rrelu"),
+    _at("kinks", [-50.0, 0.0, 50.0, NAN, INF, -INF], "logsigmoid"),
+    _at("kinks", [-1.0, 0.0, 1.0, INF, -INF], "softsign"),
+    _at("kinks", [-1.0, 0.0, 1.0, INF, -INF], "tanhshrink"),
+    _at("kinks", [-INF, 0.0, INF], "softplus"),
+    Spec("prelu_at_kinks", lambda L, a, w: fn(L).prelu(
+        a - a.detach() + L.tensor([-1.0, 0.0, 1.0, NAN, INF, -INF], dtype=a.dtype), w),
+        [((6,), (1,))], finite_differences=False, gradgrad=False),
+]
+
+
 def conv_spec(name, f, xs, ws, bs=None, **kw):
     shapes = [(xs, ws) + ((bs,) if bs else ())]
     if bs:
@@ -56,6 +110,39 @@ SPECS = [
     Spec("softplus", lambda L, a: fn(L).softplus(a), ACT),
     Spec("softplus_beta", lambda L, a: fn(L).softplus(a, beta=2.0, threshold=1.5), ACT),
     Spec("hardtanh", lambda L, a: fn(L).hardtanh(a, -0.5, 1.0), ACT),
+    Spec("relu6", lambda L, a: fn(L).relu6(a), ACT, domain=(-3.0, 9.0)),
+    Spec("selu", lambda L, a: fn(L).selu(a), ACT),
+    Spec("celu", lambda L, a: fn(L).celu(a), ACT),
+    Spec("celu_alpha", lambda L, a: fn(L).celu(a, alpha=0.6), ACT),
+    Spec("glu", lambda L, a: fn(L).glu(a), [((2, 4),), ((6,),)]),
+    Spec("glu_dim0", lambda L, a: fn(L).glu(a, dim=0), [((4, 3),), ((2, 2, 3),)]),
+    Spec("glu_dim_neg2", lambda L, a: fn(L).glu(a, -2), [((3, 2, 2),)]),
+    Spec("hardsigmoid", lambda L, a: fn(L).hardsigmoid(a), ACT, domain=(-4.0, 4.0)),
+    Spec("hardswish", lambda L, a: fn(L).hardswish(a), ACT, domain=(-4.0, 4.0)),
+    Spec("logsigmoid", lambda L, a: fn(L).logsigmoid(a), ACT, domain=(-30.0, 30.0)),
+    Spec("softmin", lambda L, a: fn(L).softmin(a, 1), [((2, 3),), ((2, 3, 2),)]),
+    Spec("softmin_dim0_dtype", lambda L, a: fn(L).softmin(a, 0, dtype=L.float64), ACT),
+    Spec("softshrink", lambda L, a: fn(L).softshrink(a), ACT),
+    Spec("softshrink_lambd", lambda L, a: fn(L).softshrink(a, 1.2), ACT),
+    Spec("softsign", lambda L, a: fn(L).softsign(a), ACT),
+    Spec("tanhshrink", lambda L, a: fn(L).tanhshrink(a), ACT),
+    Spec("threshold", lambda L, a: fn(L).threshold(a, 0.3, -4.0), ACT),
+    Spec("hardshrink", lambda L, a: fn(L).hardshrink(a), ACT),
+    Spec("hardshrink_lambd", lambda L, a: fn(L).hardshrink(a, 1.1), ACT),
+    Spec("prelu", lambda L, a, w: fn(L).prelu(a, w),
+         [((2, 3, 4), (3,)), ((2, 3), (1,)), ((4,), (1,)), ((), (1,)), ((3, 2), ())]),
+    Spec("rrelu_eval", lambda L, a: fn(L).rrelu(a), ACT),
+    Spec("rrelu_eval_bounds", lambda L, a: fn(L).rrelu(a, 0.05, 0.5, training=False), ACT),
+    # in place: the nodes numbered 1 read the result (elus, rrelu) or a copy of the input
+    Spec("selu_", _inplace("selu_"), ACT),
+    Spec("celu_", _inplace("celu_", 0.7), ACT),
+    Spec("threshold_", _inplace("threshold_", 0.2, 1.5), ACT),
+    Spec("rrelu_", _inplace("rrelu_", 0.1, 0.4), ACT),
+    Spec("relu6_inplace", _inplace("relu6", inplace=True), ACT, domain=(-3.0, 9.0)),
+    Spec("hardsigmoid_inplace", _inplace("hardsigmoid", inplace=True), ACT, domain=(-4.0, 4.0)),
+    Spec("hardswish_inplace", _inplace("hardswish", inplace=True), ACT, domain=(-4.0, 4.0)),
+    Spec("threshold_inplace", _inplace("threshold", -0.2, 0.5, inplace=True), ACT),
+    Spec("rrelu_inplace", _inplace("rrelu", inplace=True), ACT),
     conv_spec("conv1d", c1, (2, 3, 7), (4, 3, 3), (4,)),
     conv_spec("conv1d_stride_pad_dil", c1, (2, 2, 9), (3, 2, 2), (3,), stride=2, padding=1,
               dilation=2),
@@ -81,6 +168,7 @@ def conv_weight_grad(L, x, w):
     return L.autograd.grad((y * y).sum(), w, create_graph=True)[0]
 
 
+SPECS += KINK_SPECS
 SPECS.append(Spec("conv2d_weight_grad", conv_weight_grad, [((2, 4, 5, 5), (4, 2, 3, 2))],
                   tol=20))
 

@@ -310,10 +310,14 @@ def _leaky_relu(xp, input, slope):
     return xp.where(input > 0, input, input * slope)
 
 
-_leaky_relu.defvjp(lambda xp, g, ans, input, slope: xp.where(input > 0, g, g * slope))
+def _leaky_relu_rule(xp, g, ans, input, slope):
+    return xp.where(input > 0, g, g * slope)
 
-# The in-place forms of leaky_relu and elu overwrite their input, so (as in PyTorch: nodes
-# numbered 1) their derivatives read the result instead, which needs a non-negative slope.
+
+_leaky_relu.defvjp(_leaky_relu_rule)
+
+# The in-place forms of leaky_relu, the elus and rrelu overwrite their input, so (as in PyTorch:
+# nodes numbered 1) their derivatives read the result instead, which needs a non-negative slope.
 _NEGATIVE_SLOPE = ("In-place {name} backward calculation is triggered with a negative slope which "
                    "is not supported. This is caused by calling in-place forward function with a "
                    "negative slope, please call out-of-place version instead.")
@@ -331,22 +335,70 @@ _leaky_relu_ = defop("leaky_relu", n_in=1, overload=1, jvp="elementwise")(
     _leaky_relu.forward).defvjp(_leaky_relu_result_rule)
 
 
-@defop("elu", n_in=1, jvp="elementwise")
-def _elu(xp, input, alpha):
-    return xp.where(input > 0, input, alpha * xp.expm1(xp.minimum(input, 0 * input)))
+# rrelu: ``input * noise``, the noise (drawn by ``nn.functional``: slopes in [lower, upper]
+# where input <= 0, 1 elsewhere) a raw array of the input's dtype, never differentiable; out of
+# training, leaky_relu with the mean slope. The same node (RreluWithNoiseBackward) either way.
+@defop("rrelu_with_noise", n_in=1, jvp="elementwise")
+def _rrelu(xp, input, noise, lower, upper, training):
+    if training:
+        return input * noise
+    return _leaky_relu.forward(xp, input, (lower + upper) / 2)
 
 
-_elu.defvjp(lambda xp, g, ans, input, alpha:
-            xp.where(input > 0, g, g * alpha * xp.exp(xp.minimum(input, 0 * input))))
+def _rrelu_rule(xp, g, ans, input, noise, lower, upper, training):
+    if training:
+        return g * noise
+    return _leaky_relu_rule(xp, g, None, input, (lower + upper) / 2)
 
 
-def _elu_result_rule(xp, g, ans, input, alpha):
+def _rrelu_result_rule(xp, g, ans, input, noise, lower, upper, training):
+    if training:
+        return g * noise
+    return _leaky_relu_result_rule(xp, g, ans, None, (lower + upper) / 2)
+
+
+_rrelu.defvjp(_rrelu_rule)
+_rrelu_ = defop("rrelu_with_noise", n_in=1, overload=1, jvp="elementwise")(
+    _rrelu.forward).defvjp(_rrelu_result_rule)
+
+
+# PyTorch's one elu kernel serves elu, selu (EluBackward) and celu (CeluBackward): ``x * scale``
+# above 0, ``alpha * scale * (exp(x * input_scale) - 1)`` at and below; the derivative at 0 is
+# the lower branch's, and NaN takes the upper one.
+def _elu_forward(xp, input, alpha, scale, input_scale):
+    below = xp.expm1(xp.minimum(input, 0) * input_scale) * (alpha * scale)
+    return xp.where(input <= 0, below, input * scale)
+
+
+def _elu_rule(xp, g, ans, input, alpha, scale, input_scale):
+    below = xp.exp(xp.where(input <= 0, input, 0) * input_scale)  # (no overflow above 0)
+    return xp.where(input <= 0, g * (input_scale * alpha * scale) * below, g * scale)
+
+
+def _elu_result_rule(xp, g, ans, input, alpha, scale, input_scale):
     if alpha < 0:
         raise RuntimeError(_NEGATIVE_SLOPE.format(name="elu"))
-    return xp.where(ans <= 0, g * (ans + alpha), g)  # alpha * exp(x) = result + alpha
+    # alpha * scale * exp(x * input_scale) = result + alpha * scale
+    return xp.where(ans <= 0, g * input_scale * (ans + alpha * scale), g * scale)
 
 
-_elu_ = defop("elu", n_in=1, overload=1, jvp="elementwise")(_elu.forward).defvjp(_elu_result_rule)
+# PyTorch's celu derivatives take input_scale as 1 / alpha with alpha rounded to a C float.
+def _celu_rule(xp, g, ans, input, alpha, scale, input_scale):
+    return _elu_rule(xp, g, None, input, alpha, scale, 1 / float(np.float32(alpha)))
+
+
+def _celu_result_rule(xp, g, ans, input, alpha, scale, input_scale):
+    return _elu_result_rule(xp, g, ans, None, alpha, scale, 1 / float(np.float32(alpha)))
+
+
+def _elu_ops(name, rule, result_rule):
+    """The op and its in-place form (overload 1)."""
+    return (defop(name, n_in=1, jvp="elementwise")(_elu_forward).defvjp(rule),
+            defop(name, n_in=1, overload=1, jvp="elementwise")(_elu_forward).defvjp(result_rule))
+
+
+_elu, _elu_ = _elu_ops("elu", _elu_rule, _elu_result_rule)
+_celu, _celu_ = _elu_ops("celu", _celu_rule, _celu_result_rule)
 
 _SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
 _INV_SQRT_2 = 1 / math.sqrt(2)
@@ -379,7 +431,7 @@ _silu = _act("silu", lambda xp, input: input / (1 + xp.exp(-input)),  # PyTorch'
 
 
 def _softplus_raw(xp, x):
-    return xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(x, 0 * x)
+    return xp.log1p(xp.exp(-xp.abs(x))) + xp.where(x > 0, x, 0)  # (max(x, 0 * x): NaN at -inf)
 
 
 def _mish_rule(xp, g, ans, input):
@@ -399,17 +451,179 @@ def _softplus(xp, input, beta, threshold):
 _softplus.defvjp(lambda xp, g, ans, input, beta, threshold:
                  xp.where(input * beta > threshold, g, g * xp.sigmoid(input * beta)))
 
+_log_sigmoid = _act("log_sigmoid",  # PyTorch's formula
+                    lambda xp, input: xp.minimum(input, 0) - xp.log1p(xp.exp(-xp.abs(input))),
+                    lambda xp, g, ans, input: g * xp.sigmoid(-input))
 
+
+# hardtanh keeps integer dtypes, NaN and -0.0 (a clamp, as PyTorch's); its derivative passes
+# ``g`` strictly between the bounds, and at NaN.
 @defop("hardtanh", n_in=1, jvp="elementwise")
 def _hardtanh(xp, input, low, high):
-    return xp.minimum(xp.maximum(input, 0 * input + low), 0 * input + high)
+    return xp.clip(input, low, high).astype(input.dtype, copy=False)
 
 
 _hardtanh.defvjp(lambda xp, g, ans, input, low, high:
-                 xp.where((input > low) & (input < high), g, 0))
+                 _zero_where(xp, (input <= low) | (input >= high), g))
+
+# hardsigmoid and hardswish, PyTorch's formulas; the derivatives' kinks as PyTorch's kernels
+# put them (hardsigmoid's slope 1/6 is a C float there, in every dtype).
+_ONE_SIXTH_F32 = float(np.float32(1 / 6))
+
+_hardsigmoid = _act("hardsigmoid", lambda xp, input: xp.clip(input + 3, 0, 6) / 6,
+                    lambda xp, g, ans, input: xp.where((input > -3) & (input < 3),
+                                                       g * _ONE_SIXTH_F32, 0))
+
+
+def _hardswish_rule(xp, g, ans, input):
+    return _zero_where(xp, input <= -3, xp.where(input < 3, g * (input / 3 + 0.5), g))
+
+
+_hardswish = _act("hardswish", lambda xp, input: input * xp.clip(input + 3, 0, 6) / 6,
+                  _hardswish_rule)
+
+
+def _shrunk(input, lambd):
+    """Where hardshrink and softshrink give 0 and pass no gradient: ``|input| <= lambd``."""
+    return (input >= -lambd) & (input <= lambd)
+
+
+def _shrink_rule(xp, g, ans, input, lambd):
+    return _zero_where(xp, _shrunk(input, lambd), g)
+
+
+_hardshrink = _act("hardshrink", lambda xp, input, lambd: _zero_where(
+    xp, _shrunk(input, lambd), input), _shrink_rule)
+
+
+def _softshrink_forward(xp, input, lambd):  # input * 0 inside: -0.0, NaN kept (PyTorch's)
+    return xp.where(input > lambd, input - lambd,
+                    xp.where(input < -lambd, input + lambd, input * 0))
+
+
+_softshrink = _act("softshrink", _softshrink_forward, _shrink_rule)
+
+
+# threshold keeps integer dtypes (``nn.functional`` truncates the numbers for them); in place,
+# PyTorch's node (numbered 1) reads the input as it was.
+def _threshold_rule(xp, g, ans, input, threshold, value):
+    return _zero_where(xp, input <= threshold, g)
+
+
+@defop("threshold", n_in=1, jvp="elementwise")
+def _threshold(xp, input, threshold, value):
+    return xp.where(input <= threshold, value, input)
+
+
+_threshold.defvjp(_threshold_rule)
+_threshold_ = defop("threshold", n_in=1, overload=1, jvp="elementwise")(
+    _threshold.forward).defvjp(_threshold_rule)
+
+
+# prelu's kernel, on a weight already shaped to broadcast along dim 1; the engine sums the
+# weight's gradient back to its shape.
+@defop("_prelu_kernel", n_in=2, jvp="elementwise")
+def _prelu_kernel(xp, input, weight):
+    return xp.where(input > 0, input, weight * input)
+
+
+_prelu_kernel.defvjp(lambda xp, g, ans, input, weight: xp.where(input > 0, g, weight * g),
+                     lambda xp, g, ans, input, weight: _zero_where(xp, input > 0, input * g))
+
+
+# glu: the first half of ``dim`` times the sigmoid of the second.
+def _halves(x, dim):
+    n = x.shape[dim] // 2
+    lead = (slice(None),) * dim
+    return x[lead + (slice(0, n),)], x[lead + (slice(n, None),)]
+
+
+@defop("glu", n_in=1, jvp="transpose")
+def _glu(xp, input, dim):
+    a, b = _halves(input, dim)
+    return a * xp.sigmoid(b)
+
+
+def _glu_rule(xp, g, ans, input, dim):
+    a, b = _halves(input, dim)
+    s = xp.sigmoid(b)
+    return xp.concatenate((g * s, g * a * s * (1 - s)), axis=dim)
+
+
+_glu.defvjp(_glu_rule)
 
 
 # --------------------------------------------------------------------------- the family's surface
-__all__ = ["binary_cross_entropy_with_logits"]
-METHODS = {}
-INPLACE = ()
+# PyTorch's top-level activations (``torch.relu``...) are the functions of ``nn.functional``,
+# which checks their arguments (and imports this module: looked up when called).
+
+
+def _functional():
+    from ..nn import functional
+    return functional
+
+
+def relu(input):
+    """``max(input, 0)``: :func:`ember.nn.functional.relu`."""
+    return _functional().relu(input)
+
+
+def relu_(input):
+    """In-place :func:`relu`."""
+    return _functional().relu_(input)
+
+
+def selu(input):
+    """:func:`ember.nn.functional.selu`."""
+    return _functional().selu(input)
+
+
+def selu_(input):
+    """In-place :func:`selu`."""
+    return _functional().selu_(input)
+
+
+def celu(input, alpha=1.0):
+    """:func:`ember.nn.functional.celu`."""
+    return _functional().celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    """In-place :func:`celu`."""
+    return _functional().celu_(input, alpha)
+
+
+def threshold(input, threshold, value):
+    """``value`` where ``input <= threshold``: :func:`ember.nn.functional.threshold`."""
+    return _functional().threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    """In-place :func:`threshold`."""
+    return _functional().threshold_(input, threshold, value)
+
+
+def hardshrink(input, lambd=0.5):
+    """:func:`ember.nn.functional.hardshrink`."""
+    return _functional().hardshrink(input, lambd)
+
+
+def prelu(input, weight):
+    """:func:`ember.nn.functional.prelu`."""
+    return _functional().prelu(input, weight)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """:func:`ember.nn.functional.rrelu`, its random slopes from ``generator``."""
+    return _functional()._rrelu(input, lower, upper, training, False, generator)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """In-place :func:`rrelu`."""
+    return _functional()._rrelu(input, lower, upper, training, True, generator)
+
+
+__all__ = ["binary_cross_entropy_with_logits", "relu", "relu_", "selu", "selu_", "celu", "celu_",
+           "threshold", "threshold_", "hardshrink", "prelu", "rrelu", "rrelu_"]
+METHODS = {"relu": relu, "hardshrink": hardshrink, "prelu": prelu}
+INPLACE = ("relu",)
