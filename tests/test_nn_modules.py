@@ -349,6 +349,24 @@ LAYERS = [
     ("Softmax", lambda nn: nn.Softmax(dim=1), [(3, 4)]),
     ("LogSoftmax", lambda nn: nn.LogSoftmax(dim=-1), [(3, 4)]),
     ("Hardtanh", lambda nn: nn.Hardtanh(-0.5, 0.5), [(3, 4)]),
+    ("ReLU6", lambda nn: nn.ReLU6(), [(3, 4)]),
+    ("SELU", lambda nn: nn.SELU(), [(3, 4)]),
+    ("CELU", lambda nn: nn.CELU(alpha=0.6), [(3, 4)]),
+    ("GLU", lambda nn: nn.GLU(), [(3, 4)]),
+    ("GLU-dim0", lambda nn: nn.GLU(dim=0), [(4, 3)]),
+    ("Hardsigmoid", lambda nn: nn.Hardsigmoid(), [(3, 4)]),
+    ("Hardswish", lambda nn: nn.Hardswish(), [(3, 4)]),
+    ("LogSigmoid", lambda nn: nn.LogSigmoid(), [(3, 4)]),
+    ("Softmin", lambda nn: nn.Softmin(dim=1), [(3, 4)]),
+    ("Softshrink", lambda nn: nn.Softshrink(0.3), [(3, 4)]),
+    ("Softsign", lambda nn: nn.Softsign(), [(3, 4)]),
+    ("Tanhshrink", lambda nn: nn.Tanhshrink(), [(3, 4)]),
+    ("Threshold", lambda nn: nn.Threshold(0.1, -2.0), [(3, 4)]),
+    ("Hardshrink", lambda nn: nn.Hardshrink(0.4), [(3, 4)]),
+    ("PReLU", lambda nn: nn.PReLU(), [(3, 4)]),
+    ("PReLU-channels", lambda nn: nn.PReLU(3, init=0.1), [(2, 3, 4)]),
+    ("PReLU-channels-4d", lambda nn: nn.PReLU(2), [(2, 2, 3, 3)]),
+    ("RReLU-eval", lambda nn: nn.RReLU(0.1, 0.3).eval(), [(3, 4)]),
     ("Conv1d", lambda nn: nn.Conv1d(3, 4, 3, stride=2, padding=1), [(2, 3, 9)]),
     ("Conv2d", lambda nn: nn.Conv2d(3, 4, (3, 2), padding=1, dilation=(1, 2)), [(2, 3, 7, 6)]),
     ("Conv2d-groups", lambda nn: nn.Conv2d(4, 6, 3, groups=2, bias=False), [(1, 4, 5, 5)]),
@@ -440,6 +458,113 @@ def test_dropout_train():
     with pytest.raises(ValueError) as ee:
         enn.Dropout(1.5)
     assert str(ee.value) == str(te.value)
+
+
+# ---------------------------------------------------------------------- activations
+ACTIVATION_REPRS = [
+    lambda nn: nn.SELU(), lambda nn: nn.SELU(inplace=True), lambda nn: nn.CELU(),
+    lambda nn: nn.CELU(0.5, inplace=True), lambda nn: nn.GLU(), lambda nn: nn.GLU(dim=0),
+    lambda nn: nn.Hardsigmoid(), lambda nn: nn.Hardsigmoid(inplace=True),
+    lambda nn: nn.Hardswish(), lambda nn: nn.Hardswish(inplace=True), lambda nn: nn.LogSigmoid(),
+    lambda nn: nn.Softmin(), lambda nn: nn.Softmin(dim=1), lambda nn: nn.Softshrink(),
+    lambda nn: nn.Softshrink(0.3), lambda nn: nn.Softsign(), lambda nn: nn.Tanhshrink(),
+    lambda nn: nn.Threshold(0.1, 20), lambda nn: nn.Threshold(1, 2.5, inplace=True),
+    lambda nn: nn.Hardshrink(), lambda nn: nn.Hardshrink(0.3), lambda nn: nn.PReLU(),
+    lambda nn: nn.PReLU(num_parameters=3, init=0.1), lambda nn: nn.RReLU(),
+    lambda nn: nn.RReLU(0.1, 0.3, inplace=True), lambda nn: nn.ReLU6(inplace=True),
+    lambda nn: nn.Sequential(nn.Linear(2, 4), nn.PReLU(4), nn.GLU(), nn.Hardshrink(0.3)),
+]
+
+
+@pytest.mark.parametrize("build", ACTIVATION_REPRS)
+def test_activation_repr(build):
+    em, tm = build(enn), build(tnn)
+    assert repr(em) == repr(tm)
+    assert str(em) == str(tm)
+
+
+def test_activation_modules_are_distinct_classes():
+    """Each new module is its own class in ember too (isinstance tests in user code)."""
+    assert not isinstance(enn.Hardshrink(), enn.Softshrink)
+    assert not isinstance(enn.Softmin(), enn.Softmax)
+    assert isinstance(enn.ReLU6(), enn.Hardtanh) == isinstance(tnn.ReLU6(), tnn.Hardtanh)
+
+
+def test_prelu_parameter():
+    m = enn.PReLU(3, init=0.1)
+    t = tnn.PReLU(3, init=0.1)
+    assert m.num_parameters == 3 and m.init == 0.1
+    assert repr(m.weight) == repr(t.weight)
+    assert [n for n, _ in m.named_parameters()] == ["weight"]
+    m64 = enn.PReLU(2, dtype=ember.float64)
+    assert repr(m64.weight) == repr(tnn.PReLU(2, dtype=torch.float64).weight)
+    # the slopes broadcast along dim 1; the weight's gradient sums over the other dims
+    x = randn(2, 3, 4)
+    em, tm = both(lambda nn: nn.PReLU(3))
+    with torch.no_grad():
+        tm.weight.copy_(torch.tensor([0.1, -0.5, 2.0]))
+    load(em, tm)
+    compare(em, tm, [x], atol=1e-6, rtol=1e-5)
+    assert type(em(ember.tensor(x)).grad_fn).__name__ == "PreluKernelBackward0"
+    # a 1-d input has one channel: only one slope fits
+    errors = []
+    for lib, nn in ((ember, enn), (torch, tnn)):
+        with pytest.raises(RuntimeError) as info:
+            nn.PReLU(3)(lib.ones(3))
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+
+
+def test_rrelu_training_draws_slopes_in_bounds():
+    ember.manual_seed(0)
+    m = enn.RReLU(0.1, 0.3)
+    x = ember.tensor(np.concatenate([-np.linspace(0.5, 2.0, 5000), np.linspace(0.01, 1.0, 5000)])
+                     .astype(np.float32), requires_grad=True)
+    y = m(x)
+    assert type(y.grad_fn).__name__ == "RreluWithNoiseBackward0"
+    slopes = (y[:5000] / x[:5000]).detach().numpy()
+    assert slopes.min() >= 0.1 and slopes.max() <= 0.3
+    assert abs(slopes.mean() - 0.2) < 0.005 and slopes.std() > 0.05  # uniform: std 0.058
+    np.testing.assert_array_equal(y[5000:].detach().numpy(), x[5000:].detach().numpy())
+    y.sum().backward()  # the gradient is each element's slope (1 where the input is positive)
+    np.testing.assert_allclose(x.grad[:5000].numpy(), slopes, rtol=1e-6)
+    np.testing.assert_array_equal(x.grad[5000:].numpy(), 1.0)
+    ember.manual_seed(0)
+    np.testing.assert_array_equal(m(x).detach().numpy(), y.detach().numpy())  # seeded
+    m.eval()  # the mean slope
+    np.testing.assert_allclose(m(x)[:5000].detach().numpy(), x[:5000].detach().numpy() * 0.2,
+                               rtol=1e-6)
+
+
+def test_softmin_implicit_dim_warns_like_pytorch():
+    messages, outs = [], []
+    for lib, nn in ((ember, enn), (torch, tnn)):
+        with pytest.warns(UserWarning) as record:
+            outs.append(nn.Softmin()(lib.tensor([[1.0, 2.0, 0.5]])).numpy())  # dim 1
+        messages.append(str(record[0].message))
+    assert messages[0] == messages[1]
+    np.testing.assert_allclose(outs[0], outs[1], rtol=1e-6)
+    np.testing.assert_allclose(outs[0].sum(1), [1.0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("build", [
+    lambda nn: nn.SELU(inplace=True), lambda nn: nn.CELU(0.8, inplace=True),
+    lambda nn: nn.Hardsigmoid(inplace=True), lambda nn: nn.Hardswish(inplace=True),
+    lambda nn: nn.Threshold(0.2, -1.0, inplace=True), lambda nn: nn.RReLU(inplace=True).eval(),
+    lambda nn: nn.ReLU6(inplace=True)])
+def test_inplace_activation_modules(build):
+    x = randn(3, 4) * 4
+    outs = []
+    for lib, nn in ((ember, enn), (torch, tnn)):
+        a = lib.tensor(x, requires_grad=True)
+        b = a * 1
+        out = build(nn)(b)
+        assert out is b
+        out.sum().backward()
+        outs.append((out.detach().numpy(), a.grad.numpy(), type(out.grad_fn).__name__))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(outs[0][1], outs[1][1], rtol=1e-5, atol=1e-6)
+    assert outs[0][2] == outs[1][2]
 
 
 def _sorted_sets(msg):

@@ -1,19 +1,33 @@
 """The layers of ``ember.nn``."""
 from ..module import Module  # noqa: F401
 from .activation import (  # noqa: F401
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
     Hardtanh,
     LeakyReLU,
+    LogSigmoid,
     LogSoftmax,
     Mish,
+    PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmin,
     Softplus,
+    Softshrink,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Threshold,
 )
 from .attention import MultiheadAttention, TransformerEncoderLayer  # noqa: F401
 from .container import ModuleDict, ModuleList, Sequential  # noqa: F401

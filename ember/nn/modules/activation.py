@@ -2,10 +2,15 @@
 from __future__ import annotations
 
 from .. import functional as F
+from .. import init
 from ..module import Module
+from ..parameter import Parameter
+from .linear import _empty
 
 __all__ = ["ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Sigmoid", "Tanh",
-           "Softmax", "LogSoftmax", "Hardtanh", "ReLU6"]
+           "Softmax", "LogSoftmax", "Hardtanh", "ReLU6", "SELU", "CELU", "GLU", "Hardsigmoid",
+           "Hardswish", "LogSigmoid", "Softmin", "Softshrink", "Softsign", "Tanhshrink",
+           "Threshold", "Hardshrink", "PReLU", "RReLU"]
 
 
 class ReLU(Module):
@@ -107,7 +112,9 @@ class Tanh(Module):
         return input.tanh()
 
 
-class Softmax(Module):
+class _AlongDim(Module):
+    """Softmax, Softmin, LogSoftmax: a function along ``dim``."""
+
     def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
@@ -117,23 +124,23 @@ class Softmax(Module):
         if not hasattr(self, "dim"):
             self.dim = None
 
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmax(_AlongDim):
     def forward(self, input):
         return F.softmax(input, self.dim)
 
-    def extra_repr(self):
-        return f"dim={self.dim}"
 
-
-class LogSoftmax(Module):
-    def __init__(self, dim=None):
-        super().__init__()
-        self.dim = dim
-
+class LogSoftmax(_AlongDim):
     def forward(self, input):
         return F.log_softmax(input, self.dim)
 
-    def extra_repr(self):
-        return f"dim={self.dim}"
+
+class Softmin(_AlongDim):
+    def forward(self, input):
+        return F.softmin(input, self.dim, _stacklevel=5)
 
 
 class Hardtanh(Module):
@@ -159,3 +166,148 @@ class ReLU6(Hardtanh):
 
     def extra_repr(self):
         return "inplace=True" if self.inplace else ""
+
+
+class SELU(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.selu(input, self.inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
+
+
+class CELU(Module):
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"alpha={self.alpha}{inplace_str}"
+
+
+class GLU(Module):
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Hardsigmoid(Module):  # (PyTorch's repr shows no inplace flag)
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
+
+
+class Hardswish(Module):
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
+
+
+class LogSigmoid(Module):
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class _Shrink(Module):
+    """Softshrink, Hardshrink: zero within ``lambd`` of 0."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Softshrink(_Shrink):
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+
+class Hardshrink(_Shrink):
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+
+class Softsign(Module):
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class Tanhshrink(Module):
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class Threshold(Module):
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"threshold={self.threshold}, value={self.value}{inplace_str}"
+
+
+class PReLU(Module):
+    """leaky_relu with a learned slope ``weight``: one (``num_parameters=1``) or one per
+    channel (dim 1 of the input), each starting at ``init``."""
+
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+        self.num_parameters = num_parameters
+        super().__init__()
+        self.init = init
+        self.weight = Parameter(_empty(num_parameters, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self):
+        init.constant_(self.weight, self.init)
+
+    def forward(self, input):
+        return F.prelu(input, self.weight)
+
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """leaky_relu with random slopes from ``[lower, upper]`` in training, their mean in eval."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        inplace_str = ", inplace=True" if self.inplace else ""
+        return f"lower={self.lower}, upper={self.upper}{inplace_str}"
