@@ -939,3 +939,203 @@ def test_bilinear_errors(torch, shapes):
         except RuntimeError as e:
             got.append(str(e))
     assert len(got) == 2 and got[0] == got[1]
+
+
+# --------------------------------------------------------------------------- activations
+
+
+TOP_LEVEL = {  # torch.<name>: arguments after the input
+    "relu": (), "selu": (), "celu": (0.7,), "threshold": (0.2, -3.0), "hardshrink": (0.3,),
+    "rrelu": (0.1, 0.3),
+}
+
+
+@pytest.mark.parametrize("name,args", sorted(TOP_LEVEL.items()))
+def test_top_level_activations_are_pytorchs(torch, name, args):
+    compare(torch, lambda L, a: getattr(L, name)(a, *args), [_rand((2, 3), 0)], dtype="float64")
+    grad_fns = [type(getattr(L, name)(L.ones(2, requires_grad=True), *args).grad_fn).__name__
+                for L in (ember, torch)]
+    assert grad_fns[0] == grad_fns[1]
+
+
+def test_top_level_prelu_and_tensor_methods(torch):
+    compare(torch, lambda L, a, w: L.prelu(a, w), [_rand((2, 3, 2), 0), _rand((3,), 1)])
+    compare(torch, lambda L, a, w: a.prelu(w), [_rand((4,), 0), _rand((1,), 1)])
+    compare(torch, lambda L, a: a.hardshrink(0.7) + a.hardshrink() + a.relu(),
+            [_rand((2, 3), 2)])
+    for name in ("relu", "relu_", "hardshrink", "prelu", "selu", "threshold", "rrelu"):
+        assert hasattr(ember.Tensor, name) == hasattr(torch.Tensor, name), name
+
+
+INPLACE = {  # in-place forms: (module, name, arguments after the input)
+    "torch.relu_": ("", "relu_", ()), "torch.selu_": ("", "selu_", ()),
+    "torch.celu_": ("", "celu_", (0.7,)), "torch.threshold_": ("", "threshold_", (0.2, 5.0)),
+    "torch.rrelu_": ("", "rrelu_", ()), "Tensor.relu_": ("Tensor", "relu_", ()),
+    "F.relu_": ("F", "relu_", ()), "F.elu_": ("F", "elu_", (0.5,)),
+    "F.leaky_relu_": ("F", "leaky_relu_", (0.2,)), "F.hardtanh_": ("F", "hardtanh_", (-0.5, 1.0)),
+    "F.selu_": ("F", "selu_", ()), "F.celu_": ("F", "celu_", ()),
+    "F.threshold_": ("F", "threshold_", (0.2, 5.0)), "F.rrelu_": ("F", "rrelu_", (0.2, 0.4)),
+    "F.relu6": ("F", "relu6", (True,)), "F.hardsigmoid": ("F", "hardsigmoid", (True,)),
+    "F.hardswish": ("F", "hardswish", (True,)),
+    "F.threshold": ("F", "threshold", (0.2, 5.0, True)),
+}
+
+
+def _inplace_fn(L, where, name):
+    if where == "Tensor":
+        return lambda x, *args: getattr(x, name)(*args)
+    return getattr(fn(L) if where == "F" else L, name)
+
+
+@pytest.mark.parametrize("key", sorted(INPLACE))
+def test_inplace_forms_are_pytorchs(torch, key):
+    """The result written into the input (its version counter bumped), PyTorch's node, the
+    gradient of the original input, and PyTorch's error for a leaf that requires grad."""
+    where, name, args = INPLACE[key]
+    seen = []
+    for L in (ember, torch):
+        f = _inplace_fn(L, where, name)
+        a = L.tensor([[-2.0, -0.5, 0.0], [0.1, 0.2, 3.0]], dtype=L.float64, requires_grad=True)
+        b = a * 1
+        version = b._version
+        out = f(b, *args)
+        assert out is b and b._version == version + 1
+        b.backward(L.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], dtype=L.float64))
+        with pytest.raises(RuntimeError) as info:
+            f(L.ones(2, requires_grad=True), *args)
+        seen.append((b.detach().numpy(), a.grad.numpy(), type(b.grad_fn).__name__,
+                     str(info.value)))
+    (eb, eg, en, ee), (tb, tg, tn, te) = seen
+    np.testing.assert_allclose(eb, tb, rtol=1e-12)
+    np.testing.assert_allclose(eg, tg, rtol=1e-12)
+    assert en == tn and ee == te
+
+
+def test_inplace_negative_slopes_refuse_backward(torch):
+    """In place, the elus and rrelu read their result: PyTorch's error for negative slopes."""
+    cases = [("celu_", (-0.5,)), ("rrelu_", (-0.5, -0.2))]
+    for name, args in cases:
+        errors = []
+        for L in (ember, torch):
+            b = L.tensor([[1.0, -2.0]], requires_grad=True) * 1
+            getattr(fn(L), name)(b, *args)
+            with pytest.raises(RuntimeError) as info:
+                b.sum().backward()
+            errors.append(str(info.value))
+        assert errors[0] == errors[1]
+
+
+def test_rrelu_training_slopes(torch):
+    """In training every non-positive element gets its own slope, uniform on [lower, upper]
+    (ember's RNG: the draws are not PyTorch's); the gradient is that slope; a generator
+    makes them reproducible; out of training the slope is (lower + upper) / 2."""
+    x = ember.tensor(-np.linspace(0.1, 2.0, 4000), requires_grad=True)
+    y = fn(ember).rrelu(x, 0.2, 0.6, training=True)
+    slopes = (y / x).detach().numpy()
+    assert 0.2 <= slopes.min() and slopes.max() <= 0.6
+    assert abs(slopes.mean() - 0.4) < 0.01 and len(np.unique(slopes)) > 3900
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), slopes, rtol=1e-12)
+    draws = [ember.rrelu(x.detach(), 0.2, 0.6, True, ember.Generator().manual_seed(5))
+             for _ in range(2)]
+    np.testing.assert_array_equal(draws[0].numpy(), draws[1].numpy())
+    for L in (ember, torch):
+        out = fn(L).rrelu(L.tensor([-1.0, 2.0]), 0.2, 0.6)
+        np.testing.assert_allclose(out.numpy(), [-0.4, 2.0], rtol=1e-7)
+
+
+# At most 7 values each (PyTorch's scalar kernels: see _at; its vectorised softshrink gives +0.0
+# where the scalar one keeps -0.0).
+SPECIAL = ([-4.0, -3.0, -0.5, -0.0, 0.0, 0.5, 3.0], [-0.0, 6.0, 7.0, NAN, INF, -INF])
+
+
+@pytest.mark.parametrize("name,args", [
+    ("relu6", ()), ("selu", ()), ("celu", (0.5,)), ("hardsigmoid", ()), ("hardswish", ()),
+    ("logsigmoid", ()), ("softshrink", ()), ("softsign", ()), ("tanhshrink", ()),
+    ("threshold", (0.0, 9.0)), ("hardshrink", ()), ("rrelu", ()), ("elu", ()), ("hardtanh", ()),
+    ("softplus", ())])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_activation_values_print_like_pytorchs(torch, name, args, dtype):
+    """Signed zeros, NaN and infinities, bit for bit (as printed)."""
+    for values in SPECIAL:
+        outs = [repr(getattr(fn(L), name)(L.tensor(values, dtype=getattr(L, dtype)), *args))
+                for L in (ember, torch)]
+        assert outs[0] == outs[1]
+
+
+def test_integer_inputs(torch):
+    """relu6 and threshold keep integer dtypes (threshold's numbers truncated); softsign and
+    tanhshrink compute in the default float dtype."""
+    i = [3, -2, 0, 7, 1]
+    for f in (lambda L, x: fn(L).relu6(x), lambda L, x: fn(L).threshold(x, 1.5, 7.9),
+              lambda L, x: fn(L).threshold(x, -0.5, -9.7), lambda L, x: fn(L).softsign(x),
+              lambda L, x: fn(L).tanhshrink(x), lambda L, x: fn(L).hardtanh(x, -1.5, 1.5),
+              lambda L, x: fn(L).relu6(x.to(L.uint8)), lambda L, x: L.relu(x)):
+        outs = [repr(f(L, L.tensor(i))) for L in (ember, torch)]
+        assert outs[0] == outs[1]
+
+
+def _activation_error_cases(L):
+    f = fn(L)
+    i, b, x = L.tensor([1, -2]), L.tensor([True, False]), L.tensor([[1.0, -2.0, 0.5]])
+    w = L.tensor([0.25])
+    return {
+        **{f"{name}_{kind}": (lambda name=name, t=t: getattr(f, name)(t))
+           for name in ("selu", "celu", "hardsigmoid", "hardswish", "logsigmoid", "softshrink",
+                        "hardshrink", "rrelu") for kind, t in (("int", i), ("bool", b))},
+        "relu6_bool": lambda: f.relu6(b),
+        "hardtanh_bool": lambda: f.hardtanh(b),
+        "hardtanh_uint8_negative": lambda: f.hardtanh(L.tensor([1], dtype=L.uint8)),
+        "threshold_bool": lambda: f.threshold(b, 0.0, 1.0),
+        "softsign_bool": lambda: f.softsign(b),
+        "softmin_int": lambda: f.softmin(i, 0),
+        "softmin_bool": lambda: f.softmin(b, 0),
+        "glu_int": lambda: f.glu(L.tensor([1, 2])),
+        "glu_odd": lambda: f.glu(x),
+        "glu_odd_int": lambda: f.glu(L.tensor([1, 2, 3])),
+        "glu_odd_dim0": lambda: f.glu(L.ones(3, 2), 0),
+        "glu_scalar": lambda: f.glu(L.tensor(1.0)),
+        "glu_dim": lambda: f.glu(x, 2),
+        "celu_zero_alpha": lambda: f.celu(x, 0.0),
+        "celu_zero_alpha_int": lambda: f.celu(i, 0.0),
+        "softshrink_negative": lambda: f.softshrink(x, -0.5),
+        "softshrink_negative_double": lambda: f.softshrink(x.double(), -0.5),
+        "softshrink_huge": lambda: f.softshrink(x, 1e39),
+        "softshrink_negative_int": lambda: f.softshrink(i, -0.5),
+        "rrelu_bounds": lambda: f.rrelu(x, 0.5, 0.2),
+        "rrelu_bounds_training": lambda: f.rrelu(x, 0.5, 0.2, training=True),
+        "rrelu_int_training": lambda: f.rrelu(i, training=True),
+        "prelu_int": lambda: f.prelu(i, w),
+        "prelu_int_int": lambda: f.prelu(i, L.tensor([1])),
+        "prelu_double_float": lambda: f.prelu(x.double(), w),
+        "prelu_channels": lambda: f.prelu(x, L.ones(2)),
+        "prelu_1d_channels": lambda: f.prelu(x[0], L.ones(3)),
+        "prelu_scalar_input": lambda: f.prelu(L.tensor(1.0), L.ones(3)),
+        "prelu_2d_weight": lambda: f.prelu(x, L.ones(3, 1)),
+        "torch_prelu_bool": lambda: L.prelu(b, w),
+        "torch_hardshrink_int": lambda: L.hardshrink(i),
+        "torch_selu_bool": lambda: L.selu(b),
+        "torch_relu_bool": lambda: L.relu(b),
+        "torch_threshold_bool": lambda: L.threshold(b, 0, 1),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_activation_error_cases(ember)))
+def test_activation_errors_are_pytorchs(torch, name):
+    errors = []
+    for L in (ember, torch):
+        with pytest.raises(Exception) as info:
+            _activation_error_cases(L)[name]()
+        errors.append((type(info.value).__name__, str(info.value)))
+    assert errors[0] == errors[1]
+
+
+def test_softmin_implicit_dim(torch):
+    """PyTorch's deprecated implicit dim: 0 for 0, 1 and 3 dims, else 1 (with its warning)."""
+    for shape in ((), (3,), (2, 3), (2, 3, 2), (2, 2, 3, 2)):
+        x = _rand(shape, 3)
+        outs = []
+        for L in (ember, torch):
+            with pytest.warns(UserWarning, match="Implicit dimension choice for softmin"):
+                outs.append(fn(L).softmin(L.tensor(x)).numpy())
+        np.testing.assert_allclose(outs[0], outs[1], rtol=1e-6)

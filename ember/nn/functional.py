@@ -114,6 +114,7 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
 
 
 def _rrelu(input, lower, upper, training, inplace, generator=None):
+    """rrelu, and ``torch.rrelu`` (which draws from ``generator``)."""
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     _floating_only("rrelu_with_noise_out_cpu" if training else "leaky_relu_cpu", input)

@@ -366,12 +366,12 @@ _rrelu_ = defop("rrelu_with_noise", n_in=1, overload=1, jvp="elementwise")(
 # above 0, ``alpha * scale * (exp(x * input_scale) - 1)`` at and below; the derivative at 0 is
 # the lower branch's, and NaN takes the upper one.
 def _elu_forward(xp, input, alpha, scale, input_scale):
-    below = xp.expm1(xp.minimum(input, 0) * input_scale) * (alpha * scale)
-    return xp.where(input <= 0, below, input * scale)
+    below = xp.where(input <= 0, input, 0)  # (no overflow above 0; -0.0 kept)
+    return xp.where(input <= 0, xp.expm1(below * input_scale) * (alpha * scale), input * scale)
 
 
 def _elu_rule(xp, g, ans, input, alpha, scale, input_scale):
-    below = xp.exp(xp.where(input <= 0, input, 0) * input_scale)  # (no overflow above 0)
+    below = xp.exp(xp.where(input <= 0, input, 0) * input_scale)
     return xp.where(input <= 0, g * (input_scale * alpha * scale) * below, g * scale)
 
 
