@@ -559,8 +559,13 @@ _glu.defvjp(_glu_rule)
 
 
 def _functional():
-    from ..nn import functional
-    return functional
+    global _F
+    if _F is None:  # (an import statement per call would cost more than relu itself)
+        from ..nn import functional as _F
+    return _F
+
+
+_F = None  # ember.nn.functional, once imported
 
 
 def relu(input):
