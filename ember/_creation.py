@@ -13,7 +13,8 @@ from .ops.registry import vmap_state as _vmap
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
            "ones_like", "full_like", "empty_like", "arange", "linspace", "eye", "rand", "randn",
-           "randint", "randperm", "rand_like", "randn_like", "randint_like", "scalar_tensor"]
+           "randint", "randperm", "rand_like", "randn_like", "randint_like", "scalar_tensor",
+           "tril_indices", "triu_indices"]
 
 
 def _finish(data, dtype, device, requires_grad):
@@ -303,3 +304,33 @@ ShortTensor = _legacy("ShortTensor", _dtypes.int16)
 CharTensor = _legacy("CharTensor", _dtypes.int8)
 ByteTensor = _legacy("ByteTensor", _dtypes.uint8)
 BoolTensor = _legacy("BoolTensor", _dtypes.bool)
+
+
+def _triangle_indices(name, upper, row, col, offset, dtype, device, requires_grad):
+    """The ``(2, N)`` row/column coordinates of a triangle of a ``row x col`` matrix, row by
+    row (``np.tril_indices`` / ``np.triu_indices`` give the same order)."""
+    dtype = _dtypes.int64 if dtype is None else dtype
+    if row < 0:
+        raise RuntimeError(f"row must be non-negative, got{row}")
+    if col < 0:
+        raise RuntimeError(f"col must be non-negative, got{col}")
+    if dtype not in (_dtypes.int64, _dtypes.int32):
+        raise NotImplementedError(f"\"{name}\" not implemented for '{dtype._legacy[:-6]}'")
+    make = np.triu_indices if upper else np.tril_indices
+    data = np.stack(make(row, offset, col)).astype(dtype.np) if row and col else \
+        np.zeros((2, 0), dtype=dtype.np)
+    return _finish(data, dtype, device, requires_grad)
+
+
+def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
+                 requires_grad=False):
+    """The coordinates of the lower triangle (on and below diagonal ``offset``)."""
+    return _triangle_indices("tril_indices", False, row, col, offset, dtype, device,
+                             requires_grad)
+
+
+def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
+                 requires_grad=False):
+    """The coordinates of the upper triangle (on and above diagonal ``offset``)."""
+    return _triangle_indices("triu_indices", True, row, col, offset, dtype, device,
+                             requires_grad)

@@ -163,6 +163,20 @@ SPECS = [
     Spec("squeeze_dims_", lambda L, a: (a * 1).squeeze_((0, 1)), [((1, 1, 3),)]),
     Spec("t_", lambda L, a: (a * 1).t_(), [((2, 3),)]),
     Spec("transpose_", lambda L, a: (a * 1).transpose_(0, 2), [((2, 1, 3),)]),
+    # grids and blocks
+    Spec("meshgrid_ij", lambda L, a, b: L.meshgrid(a, b, indexing="ij"), [((3,), (2,))]),
+    Spec("meshgrid_xy", lambda L, a, b, c: L.meshgrid([a, b, c], indexing="xy"),
+         [((3,), (2,), ()), ((1,), (4,), (2,))]),
+    Spec("meshgrid_one", lambda L, a: L.meshgrid(a, indexing="xy"), [((3,),), ((),)]),
+    Spec("cartesian_prod", lambda L, a, b: L.cartesian_prod(a, b), [((3,), (2,))]),
+    Spec("cartesian_prod_three", lambda L, a, b, c: L.cartesian_prod(a, b, c) * 1,
+         [((2,), (1,), (3,))]),
+    Spec("combinations", lambda L, a: L.combinations(a), [((4,),)]),
+    Spec("combinations_replacement", lambda L, a: L.combinations(a, 3, with_replacement=True),
+         [((3,),)]),
+    Spec("block_diag", lambda L, a, b, c: L.block_diag(a, b, c),
+         [((2, 3), (2,), ()), ((0, 2), (3, 1), (1, 0))]),
+    Spec("block_diag_one", lambda L, a: L.block_diag(a), [((2, 3),), ((3,),)]),
 ]
 
 test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)
@@ -446,3 +460,93 @@ def test_bad_input_raises_pytorchs_error(name):
     got, want = outcome(ember), outcome(torch)
     assert want is not None
     assert got == want
+
+
+# ---------------------------------------------------------------------------- grids and blocks
+
+
+def test_meshgrid_warns_once_without_indexing(torch):
+    a, b = ember.tensor([1.0, 2.0, 3.0]), ember.tensor([4.0, 5.0])
+    _shape._warned.clear()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        first = ember.meshgrid(a, b)
+        ember.meshgrid(a, b)
+        ember.meshgrid(a, b, indexing="ij")
+    with warnings.catch_warnings(record=True) as want:
+        warnings.simplefilter("always")
+        torch.meshgrid(torch.tensor([1.0]))
+        expected = torch.meshgrid(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([4.0, 5.0]))
+    assert [(w.category, str(w.message)) for w in caught] == [
+        (UserWarning, _shape.MESHGRID_INDEXING)]
+    assert caught[0].filename == __file__
+    # PyTorch warns once per process: only the first call of the whole session shows it
+    assert [str(w.message) for w in want] in ([], [_shape.MESHGRID_INDEXING])
+    assert [repr(t) for t in first] == [repr(t) for t in expected]  # indexing="ij"
+
+
+def test_grid_results_match_pytorch(torch):
+    def run(L):
+        a = L.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        b = L.tensor([4, 5])
+        c = L.tensor(7.0)
+        out = [*L.meshgrid(a, c, indexing="xy"), *L.meshgrid([b, b], indexing="xy"),
+               L.cartesian_prod(b, b, b), L.combinations(a, 0), L.combinations(b, 4),
+               L.combinations(b, 1), L.combinations(a, 2, True),
+               L.block_diag(b, L.ones(2, 2, dtype=L.float16), c), L.block_diag(),
+               L.block_diag(L.tensor([True]), b), L.block_diag(L.ones(0, 2), L.ones(2, 0)),
+               L.tril_indices(3, 3), L.triu_indices(3, 4, 1), L.tril_indices(4, 3, -1),
+               L.triu_indices(2, 4, -1, dtype=L.int32), L.triu_indices(0, 3),
+               L.tril_indices(3, 0), L.tril_indices(3, 3, 10), L.triu_indices(3, 3, 5),
+               L.tril_indices(2, 5, -3)]
+        same = L.cartesian_prod(a) is a
+        shapes = [L.broadcast_shapes((2, 1), (3,)), L.broadcast_shapes(2, (3, 1), [1, 1, 1]),
+                  L.broadcast_shapes(), L.broadcast_shapes(None, (0, 1), (5,)),
+                  L.broadcast_shapes(L.Size([2, 3]), 1)]
+        return [repr(t) for t in out] + [repr(s) for s in shapes] + [same]
+    assert run(ember) == run(torch)
+
+
+GRID_BAD = {
+    "meshgrid_empty": lambda L, a: L.meshgrid(indexing="ij"),
+    "meshgrid_indexing": lambda L, a: L.meshgrid(a, a, indexing="yx"),
+    "meshgrid_dtypes": lambda L, a: L.meshgrid(a, a.long(), indexing="ij"),
+    "cartesian_prod_2d": lambda L, a: L.cartesian_prod(a, a.expand(2, 3)),
+    "cartesian_prod_0d": lambda L, a: L.cartesian_prod(a[0]),
+    "combinations_2d": lambda L, a: L.combinations(a.expand(2, 3)),
+    "combinations_negative": lambda L, a: L.combinations(a, -1),
+    "block_diag_3d": lambda L, a: L.block_diag(a, a.expand(1, 2, 3)),
+    "broadcast_shapes": lambda L, a: L.broadcast_shapes((2,), (3,)),
+    "broadcast_shapes_later": lambda L, a: L.broadcast_shapes((3, 1), (1, 4), (2, 1, 5)),
+    "broadcast_shapes_negative": lambda L, a: L.broadcast_shapes((-1,), (3,)),
+    "broadcast_shapes_str": lambda L, a: L.broadcast_shapes((2,), "ab"),
+    "broadcast_shapes_type": lambda L, a: L.broadcast_shapes((2,), {3}),
+    "broadcast_shapes_float": lambda L, a: L.broadcast_shapes((2.0,)),
+    "tril_indices_row": lambda L, a: L.tril_indices(-1, 3),
+    "triu_indices_col": lambda L, a: L.triu_indices(3, -2),
+    "tril_indices_dtype": lambda L, a: L.tril_indices(3, 3, dtype=L.float32),
+    "triu_indices_dtype": lambda L, a: L.triu_indices(3, 3, dtype=L.int16),
+}
+
+
+@pytest.mark.parametrize("name", list(GRID_BAD))
+def test_grid_bad_input_raises_pytorchs_error(name, torch):
+    def outcome(L):
+        try:
+            GRID_BAD[name](L, L.tensor([1.0, 2.0, 3.0]))
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__, str(e)
+        return None
+    want = outcome(torch)
+    assert want is not None
+    assert outcome(ember) == want
+
+
+def test_meshgrid_rejects_matrices_like_pytorch(torch):
+    def outcome(L):
+        with pytest.raises(RuntimeError) as info:
+            L.meshgrid(L.tensor([1.0]), L.ones(2, 2), indexing="ij")
+        return str(info.value)
+    # PyTorch prints the offending tensor in its C++ format; the sentence before it is shared
+    prefix = "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
+    assert outcome(ember).startswith(prefix) and outcome(torch).startswith(prefix)

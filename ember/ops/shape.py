@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 
 import numpy as np
 
-from .. import _dtypes, _errors, _xp
-from .._broadcast import broadcast_shapes
+from .. import _broadcast, _dtypes, _errors, _xp
+from .._creation import tril_indices, triu_indices
 from .._out import write_out
-from .._tensor import Tensor, _wrap_dim
+from .._tensor import Size, Tensor, _wrap_dim
 from ..autograd import forward_ad
 from ..autograd.views import as_view
 from .registry import defop
@@ -474,7 +475,7 @@ def broadcast_to(input, size):
 
 def broadcast_tensors(*tensors):
     """The tensors expanded to their common shape (those already of that shape as they are)."""
-    shape = broadcast_shapes(*(tuple(t.shape) for t in tensors))
+    shape = _broadcast.broadcast_shapes(*(tuple(t.shape) for t in tensors))
     return tuple(t if t.shape == shape else expand(t, shape) for t in tensors)
 
 
@@ -1192,6 +1193,165 @@ def to_dtype(input, dtype, copy=False):
     return _to_copy(input, dtype.np)
 
 
+# --------------------------------------------------------------------------- grids and blocks
+MESHGRID_INDEXING = (
+    "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument. "
+    "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4215.)")
+
+
+def meshgrid(*tensors, indexing=None):
+    """Coordinate grids: output ``i`` is input ``i`` viewed along dim ``i`` and expanded to
+    the grid (``'xy'`` swaps the first two dims). PyTorch warns once when ``indexing`` is
+    left out."""
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        tensors = tuple(tensors[0])
+    if indexing is None:
+        _warn_once(MESHGRID_INDEXING, 2)
+        indexing = "ij"
+    if not tensors:
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
+    for a, b in zip(tensors, tensors[1:]):
+        if a.dtype != b.dtype:
+            raise RuntimeError("meshgrid expects all tensors to have the same dtype")
+    if indexing not in ("xy", "ij"):
+        raise RuntimeError('torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
+                           f"{indexing}")
+    for t in tensors:
+        if t.ndim > 1:
+            raise RuntimeError("torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "
+                               f"got: {t}")
+    axes = list(range(len(tensors)))
+    if indexing == "xy" and len(tensors) >= 2:
+        axes[0], axes[1] = 1, 0
+    shape = [0] * len(tensors)
+    for t, axis in zip(tensors, axes):
+        shape[axis] = t.numel()
+    grids = []
+    for t, axis in zip(tensors, axes):
+        view_shape = [1] * len(tensors)
+        view_shape[axis] = -1
+        grids.append(expand(view(t, view_shape), shape))
+    return tuple(grids)
+
+
+def _check_vector(t):
+    if t.ndim != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+
+
+def cartesian_prod(*tensors):
+    """The rows of all combinations of one element of each vector (``itertools.product``)."""
+    for t in tensors:
+        _check_vector(t)
+    if len(tensors) == 1:
+        return tensors[0]
+    return stack([flatten(g) for g in meshgrid(*tensors, indexing="ij")], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The rows of all length-``r`` combinations of the vector's elements
+    (``itertools.combinations``, or ``combinations_with_replacement``)."""
+    from .indexing import masked_select
+    _check_vector(input)
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return Tensor._make(_xp.namespace_of(input._data).empty((0,), dtype=input._data.dtype),
+                            None, False)
+    n = input.numel()
+    raw = _xp.namespace_of(input._data)
+    idx = raw.meshgrid(*([raw.arange(n)] * r), indexing="ij")
+    keep = raw.ones((n,) * r, dtype=bool)
+    for a, b in zip(idx, idx[1:]):  # PyTorch's triu mask: indices in order
+        keep &= (a <= b) if with_replacement else (a < b)
+    mask = Tensor._make(keep, None, False)
+    return stack([masked_select(g, mask) for g in meshgrid(*([input] * r), indexing="ij")], 1)
+
+
+@defop("block_diag", variadic=2, jvp="linear")
+def _block_diag(xp, *args):
+    *tensors, dtype, corners = args
+    rows = corners[-1][0] if corners else 1
+    cols = corners[-1][1] if corners else 0
+    out = xp.zeros((rows, cols), dtype=dtype)
+    for t, (r1, c1, r0, c0) in zip(tensors, _blocks(corners)):
+        out[r0:r1, c0:c1] = xp.reshape(t, (r1 - r0, c1 - c0))
+    return out
+
+
+def _blocks(corners):
+    """``(row end, col end, row start, col start)`` of each block."""
+    return [(r1, c1) + (corners[i - 1] if i else (0, 0)) for i, (r1, c1) in enumerate(corners)]
+
+
+def _block_diag_rule(xp, g, ans, i, inputs, dtype, corners):
+    r1, c1, r0, c0 = _blocks(corners)[i]
+    return xp.reshape(g[r0:r1, c0:c1], inputs[i].shape)
+
+
+_block_diag.defvjp(_block_diag_rule)
+
+
+def block_diag(*tensors):
+    """The tensors (at most 2-d; a vector is a row) as blocks along the diagonal."""
+    for k, t in enumerate(tensors):
+        if t.ndim > 2:
+            raise RuntimeError("torch.block_diag: Input tensors must have 2 or fewer dimensions. "
+                               f"Input {k} has {t.ndim} dimensions")
+    dtype = _dtypes.result_type(*tensors) if tensors else _dtypes.get_default_dtype()
+    corners, r, c = [], 0, 0
+    for t in tensors:
+        shape = (1,) * (2 - t.ndim) + tuple(t.shape)
+        r, c = r + shape[0], c + shape[1]
+        corners.append((r, c))
+    if any(getattr(t, "_levels", None) for t in tensors):
+        return _block_diag_batched(tensors, dtype, corners)
+    return _block_diag(*tensors, dtype.np, tuple(corners))
+
+
+def _block_diag_batched(tensors, dtype, corners):
+    """Inside ``vmap``: the blocks padded with zeros and joined, which ``cat`` batches."""
+    from .._creation import zeros
+    width = corners[-1][1]
+    rows = []
+    for t, (r1, c1, r0, c0) in zip(tensors, _blocks(corners)):
+        block = reshape(to_dtype(t, dtype), (r1 - r0, c1 - c0))
+        rows.append(cat([zeros(r1 - r0, c0, dtype=dtype), block,
+                         zeros(r1 - r0, width - c1, dtype=dtype)], 1))
+    return cat(rows, 0)
+
+
+def broadcast_shapes(*shapes):
+    """The ``torch.Size`` that tensors of ``shapes`` broadcast to (ints stand for 1-d shapes);
+    PyTorch's errors, which name the offending argument."""
+    shapes = tuple((x,) if isinstance(x, int) else x for x in shapes if x is not None)
+    if not shapes:
+        return Size([])
+    for shape in shapes:
+        if not isinstance(shape, Sequence):
+            raise RuntimeError("Input shapes should be of type ints, a tuple of ints, or a list "
+                               f"of ints, got {shape}")
+    common = [1] * max(len(shape) for shape in shapes)
+    for k, shape in enumerate(shapes):
+        for i in range(-1, -1 - len(shape), -1):
+            if shape[i] == common[i]:
+                continue
+            if common[i] == 1:
+                if shape[i] < 0:
+                    raise ValueError("Attempting to broadcast a dimension with negative length!")
+                common[i] = shape[i]
+            if shape[i] != 1 and common[i] != shape[i]:
+                raise RuntimeError(
+                    f"Attempting to broadcast a dimension of length {shape[i]} at {i}! "
+                    f"Mismatching argument at index {k} had {shape}; but expected shape "
+                    f"should be broadcastable to {common}")
+    for k, n in enumerate(common):
+        if not isinstance(n, int):
+            raise TypeError(f"torch.Size() takes an iterable of 'int' (item {k} is "
+                            f"'{type(n).__name__}')")
+    return Size(common)
+
+
 # --------------------------------------------------------------------------- the family's surface
 __all__ = ["view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "ravel", "clone",
            "contiguous", "unsqueeze", "squeeze", "permute", "t", "transpose", "swapaxes",
@@ -1200,10 +1360,13 @@ __all__ = ["view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "
            "concatenate", "stack", "atleast_1d", "atleast_2d", "atleast_3d", "hstack", "vstack",
            "row_stack", "dstack", "column_stack", "split", "split_with_sizes", "chunk",
            "tensor_split", "unbind", "narrow", "flip", "fliplr", "flipud", "roll", "rot90",
-           "select", "conj", "resolve_conj", "resolve_neg", "real", "imag", "diff"]
+           "select", "conj", "resolve_conj", "resolve_neg", "real", "imag", "diff", "meshgrid",
+           "cartesian_prod", "combinations", "block_diag", "broadcast_shapes", "tril_indices",
+           "triu_indices"]
 _FUNCTIONS_ONLY = ("cat", "concat", "concatenate", "stack", "atleast_1d", "atleast_2d",
                    "atleast_3d", "hstack", "vstack", "row_stack", "dstack", "column_stack",
-                   "broadcast_tensors")
+                   "broadcast_tensors", "meshgrid", "cartesian_prod", "combinations",
+                   "block_diag", "broadcast_shapes", "tril_indices", "triu_indices")
 METHODS = {name: globals()[name] for name in __all__ if name not in _FUNCTIONS_ONLY}
 METHODS.update(
     T=property(_numpy_T),
