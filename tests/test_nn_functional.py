@@ -367,6 +367,56 @@ LAYER_SPECS = [
 ]
 SPECS += LAYER_SPECS
 
+
+def instance_norm_running(L, x, w, b):
+    """Instance norm in training with running stats (updated in place, as PyTorch)."""
+    stats = L.zeros(3, dtype=x.dtype), L.ones(3, dtype=x.dtype)
+    return fn(L).instance_norm(x, *stats, w, b, momentum=0.3, eps=1e-3)
+
+
+def instance_norm_eval(L, x, w, b):
+    """``use_input_stats=False``: the running stats normalize every instance."""
+    stats = L.tensor([0.3, -0.2, 0.1], dtype=x.dtype), L.tensor([1.5, 0.5, 2.0], dtype=x.dtype)
+    return fn(L).instance_norm(x, *stats, w, b, use_input_stats=False)
+
+
+MORE_LAYER_SPECS = [
+    # pixel shuffle: PixelShuffleBackward0 / PixelUnshuffleBackward0, each the other's gradient
+    f_spec("pixel_shuffle", ("pixel_shuffle", 2), [((2, 8, 2, 3),), ((4, 3, 2),),
+                                                     ((2, 1, 4, 1, 2),)]),
+    f_spec("pixel_shuffle_3", ("pixel_shuffle", 3), [((1, 9, 2, 2),)]),
+    f_spec("pixel_shuffle_1", ("pixel_shuffle", 1), [((1, 2, 2, 3),)]),
+    f_spec("pixel_unshuffle", ("pixel_unshuffle", 2), [((2, 2, 4, 6),), ((1, 4, 2),)]),
+    f_spec("pixel_unshuffle_3", ("pixel_unshuffle", 3), [((2, 1, 1, 3, 6),)]),
+    # unfold (Im2ColBackward0) and fold (Col2ImBackward0), batched and unbatched
+    f_spec("unfold", ("unfold", 2), [((2, 2, 4, 5),), ((3, 3, 3),)]),
+    f_spec("unfold_options", ("unfold", (2, 3)), [((2, 2, 4, 5),), ((3, 4, 4),)],
+           options=dict(dilation=(1, 2), padding=1, stride=(2, 1))),
+    f_spec("unfold_1x1", ("unfold", 1), [((1, 2, 3, 3),)]),
+    f_spec("fold", ("fold", (4, 5), 2), [((2, 8, 12),), ((8, 12),)]),
+    f_spec("fold_options", ("fold", (5, 6), (2, 3)), [((1, 12, 6),)],
+           options=dict(dilation=(2, 1), padding=(1, 0), stride=2)),
+    f_spec("fold_overlap", ("fold", 3, 2), [((1, 4, 4),)]),
+    create_graph_grad("unfold_grad", lambda L, x: fn(L).unfold(x, 2, padding=1),
+                      (1, 2, 3, 3)),
+    create_graph_grad("pixel_shuffle_grad", lambda L, x: fn(L).pixel_shuffle(x, 2),
+                      (1, 4, 2, 3)),
+    # instance norm: batch norm over (1, N * C, ...), viewed back (ViewBackward0)
+    Spec("instance_norm", lambda L, x, w, b: fn(L).instance_norm(x, weight=w, bias=b),
+         [((2, 3, 4), (3,), (3,)), ((2, 3, 2, 3), (3,), (3,))], tol=10),
+    f_spec("instance_norm_plain", ("instance_norm",), [((3, 2, 5),), ((1, 2, 2, 2, 2),)],
+           tol=10),
+    Spec("instance_norm_running", instance_norm_running, [((2, 3, 4), (3,), (3,))], tol=10),
+    Spec("instance_norm_eval", instance_norm_eval, [((2, 3, 4), (3,), (3,))]),
+    # dropout with p=1: ``input * zeros(())`` (MulBackward0) in every form
+    f_spec("dropout1d_p1", ("dropout1d", 1.0), [((2, 3, 4),), ((3, 4),)]),
+    f_spec("dropout2d_p1", ("dropout2d", 1.0), [((2, 3, 2, 2),)]),
+    f_spec("dropout3d_p1", ("dropout3d", 1.0), [((2, 3, 2, 2, 2),), ((3, 2, 2, 2),)]),
+    f_spec("alpha_dropout_p1", ("alpha_dropout", 1.0, True), [((2, 3),)]),
+    f_spec("feature_alpha_dropout_p1", ("feature_alpha_dropout", 1.0, True), [((2, 3, 2),)]),
+]
+SPECS += MORE_LAYER_SPECS
+
 test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)
 
 
@@ -1139,3 +1189,202 @@ def test_softmin_implicit_dim(torch):
             with pytest.warns(UserWarning, match="Implicit dimension choice for softmin"):
                 outs.append(fn(L).softmin(L.tensor(x)).numpy())
         np.testing.assert_allclose(outs[0], outs[1], rtol=1e-6)
+
+
+# ----------------------------------------------------------------------- shuffle, fold, dropouts
+
+
+MORE_LAYER_ERRORS = [
+    lambda L: fn(L).pixel_shuffle(_x(L, 2, 3), 2),
+    lambda L: fn(L).pixel_shuffle(_x(L, 1, 4, 2, 2), 0),
+    lambda L: fn(L).pixel_shuffle(_x(L, 1, 3, 2, 2), 2),
+    lambda L: fn(L).pixel_unshuffle(_x(L, 2, 3), 2),
+    lambda L: fn(L).pixel_unshuffle(_x(L, 1, 3, 4, 4), -1),
+    lambda L: fn(L).pixel_unshuffle(_x(L, 1, 3, 3, 2), 2),
+    lambda L: fn(L).pixel_unshuffle(_x(L, 1, 3, 4, 3), 2),
+    lambda L: fn(L).unfold(_x(L, 2, 3), 2),
+    lambda L: fn(L).unfold(_x(L, 3), 2),
+    lambda L: fn(L).unfold(_x(L, 1, 2, 3, 5), 4),
+    lambda L: fn(L).unfold(_x(L, 1, 2, 3, 3), 0),
+    lambda L: fn(L).unfold(_x(L, 1, 2, 3, 3), 2, stride=0),
+    lambda L: fn(L).unfold(_x(L, 1, 2, 3, 3), 2, dilation=(1, 0)),
+    lambda L: fn(L).unfold(_x(L, 1, 2, 3, 3), 2, padding=-1),
+    lambda L: fn(L).unfold(_x(L, 1, 0, 3, 3), 2),
+    lambda L: fn(L).unfold(_x(L, 1, 1, 2, 3, 3), 2),
+    lambda L: fn(L).fold(_x(L, 1, 7, 4), (3, 3), 2),
+    lambda L: fn(L).fold(_x(L, 1, 8, 5), (3, 3), 2),
+    lambda L: fn(L).fold(_x(L, 8), (3, 3), 2),
+    lambda L: fn(L).fold(_x(L, 1, 8, 4, 1), (3, 3), 2),
+    lambda L: fn(L).fold(_x(L, 1, 8, 0), (3, 3), 2),
+    lambda L: fn(L).fold(_x(L, 1, 8, 4), (3, 3), 2, stride=-1),
+    lambda L: fn(L).fold(_x(L, 1, 8, 1), (1, 1), 3),
+    lambda L: fn(L).dropout1d(_x(L, 2, 3, 4, 5)),
+    lambda L: fn(L).dropout1d(_x(L, 3), 0.5),
+    lambda L: fn(L).dropout2d(_x(L, 2, 3, 4, 5), 1.5),
+    lambda L: fn(L).dropout3d(_x(L, 2, 3, 4, 5), -0.1),
+    lambda L: fn(L).alpha_dropout(_x(L, 3), 2.0),
+    lambda L: fn(L).feature_alpha_dropout(_x(L, 3), 0.5, True),
+    lambda L: fn(L).alpha_dropout(L.ones(3, dtype=L.int64), 0.5, True),
+    lambda L: fn(L).instance_norm(_x(L, 2, 3, 1)),
+    lambda L: fn(L).instance_norm(_x(L, 3, 4)),
+    lambda L: fn(L).instance_norm(_x(L, 2, 3, 4), _x(L, 4), _x(L, 4)),
+    lambda L: fn(L).instance_norm(_x(L, 2, 3, 4), _x(L, 3), None, use_input_stats=False),
+    lambda L: fn(L).instance_norm(_x(L, 2, 3, 4), weight=_x(L, 2)),
+]
+
+
+@pytest.mark.parametrize("case", range(len(MORE_LAYER_ERRORS)))
+def test_more_layer_errors(torch, case):
+    """Bad arguments raise PyTorch's exception type with PyTorch's message."""
+    raised = []
+    for L in (ember, torch):
+        with pytest.raises(Exception) as info:
+            MORE_LAYER_ERRORS[case](L)
+        raised.append((type(info.value).__name__, str(info.value)))
+    assert raised[0] == raised[1]
+
+
+def test_fold_inverts_unfold_counts(torch):
+    """fold(unfold(x)) multiplies each pixel by the number of blocks covering it."""
+    x = _rand((2, 3, 5, 6), 1)
+    outs = []
+    for L in (ember, torch):
+        t = L.tensor(x)
+        kw = dict(kernel_size=(2, 3), dilation=(2, 1), padding=1, stride=(1, 2))
+        folded = fn(L).fold(fn(L).unfold(t, **kw), (5, 6), **kw)
+        ones = fn(L).fold(fn(L).unfold(L.ones_like(t), **kw), (5, 6), **kw)
+        outs.append((folded.numpy(), ones.numpy()))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-6)
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    np.testing.assert_allclose(outs[0][0], x * outs[0][1], rtol=1e-6)
+
+
+def test_pixel_shuffle_round_trip_and_integers(torch):
+    x = np.arange(2 * 8 * 2 * 3).reshape(2, 8, 2, 3)
+    for L in (ember, torch):
+        t = L.tensor(x)
+        s = fn(L).pixel_shuffle(t, 2)
+        assert s.dtype == L.int64 and tuple(s.shape) == (2, 2, 4, 6)
+        np.testing.assert_array_equal(fn(L).pixel_unshuffle(s, 2).numpy(), x)
+    np.testing.assert_array_equal(fn(ember).pixel_shuffle(ember.tensor(x), 2).numpy(),
+                                  fn(torch).pixel_shuffle(torch.tensor(x), 2).numpy())
+    raised = []
+    for L in (ember, torch):  # PyTorch's im2col and col2im kernels are floating-point only
+        for f in (lambda t: fn(L).unfold(t, 2),
+                  lambda t: fn(L).fold(t[0].reshape(8, 6)[:, :4], 2, 1)):
+            with pytest.raises(NotImplementedError) as info:
+                f(L.tensor(x))
+            raised.append(str(info.value))
+    assert raised[:2] == raised[2:]
+
+
+@pytest.mark.parametrize("p,keepdim", [(2.0, False), (1.0, True), (3.0, False),
+                                       (float("inf"), False)])
+def test_pairwise_distance(torch, p, keepdim):
+    """Values and gradients as PyTorch, broadcasting and 1-d inputs too. (PyTorch's node is
+    NormBackward1, from at::norm; ember's norm records LinalgVectorNormBackward0.)"""
+    for shapes in (((4, 5), (4, 5)), ((4, 5), (1, 5)), ((5,), (3, 5)), ((6,), (6,))):
+        arrays = [_rand(s, k) for k, s in enumerate(shapes)]
+        compare(torch, lambda L, a, b: fn(L).pairwise_distance(a, b, p, keepdim=keepdim),
+                arrays)
+    a, b = (ember.tensor(_rand((3, 4), k), requires_grad=True) for k in (5, 6))
+    assert gradcheck(lambda u, v: fn(ember).pairwise_distance(u, v, p, 1e-3), (a, b))
+
+
+def test_instance_norm_running_stats_over_steps(torch):
+    """The running stats take the mean of the per-sample updates, each step, as PyTorch."""
+    stats = []
+    for L in (ember, torch):
+        rm, rv = L.zeros(3), L.ones(3)
+        for step in range(3):
+            x = L.tensor(_rand((4, 3, 5), step) * (step + 1) + step, dtype=L.float32)
+            fn(L).instance_norm(x, rm, rv, momentum=0.2)
+        stats.append((rm.numpy(), rv.numpy()))
+    np.testing.assert_allclose(stats[0][0], stats[1][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(stats[0][1], stats[1][1], rtol=1e-5, atol=1e-6)
+
+
+def test_feature_dropout_masks_whole_channels():
+    ember.manual_seed(0)
+    for name, shape in (("dropout1d", (40, 50, 6)), ("dropout1d", (800, 6)),
+                        ("dropout2d", (40, 50, 3, 2)), ("dropout3d", (40, 50, 2, 2, 2)),
+                        ("dropout3d", (800, 2, 3, 2))):
+        x = ember.ones(*shape)
+        y = getattr(fn(ember), name)(x, 0.3).numpy()
+        assert y.shape == shape
+        per_channel = y.reshape(y.shape[0], y.shape[1], -1) if len(shape) > 3 - \
+            (name == "dropout1d") else y.reshape(1, y.shape[0], -1)
+        assert (per_channel == per_channel[..., :1]).all()  # one draw per channel
+        assert set(np.unique(y).tolist()) <= {0.0, float(np.float32(1) / np.float32(0.7))}
+        assert abs((y == 0).mean() - 0.3) < 0.05
+        same = getattr(fn(ember), name)(x, 0.3, training=False)
+        assert (same is x) == (len(shape) == 3 + (name != "dropout1d") + (name == "dropout3d"))
+        assert same.shape == x.shape  # unbatched: a squeezed view of the unsqueezed input
+
+
+def test_alpha_dropout_values_and_statistics():
+    """Kept values ``a * x + alpha * a * p``, dropped ones ``-alpha * a * (1 - p)``; unit-normal
+    inputs keep zero mean and unit variance."""
+    ember.manual_seed(0)
+    alpha, p = 1.7580993408473766, 0.2
+    a = 1 / np.sqrt((alpha * alpha * p + 1) * (1 - p))
+    x = ember.randn(200000)
+    y = fn(ember).alpha_dropout(x, p, True).numpy()
+    xs = x.numpy()
+    dropped = np.isclose(y, -alpha * a * (1 - p), atol=1e-6)
+    np.testing.assert_allclose(y[~dropped], a * xs[~dropped] + alpha * a * p, rtol=1e-5,
+                               atol=1e-6)
+    assert abs(dropped.mean() - p) < 0.01
+    assert abs(y.mean()) < 0.02 and abs(y.std() - 1) < 0.02
+    assert fn(ember).alpha_dropout(x, p) is x  # training defaults to False
+    f = fn(ember).feature_alpha_dropout(ember.randn(30, 40, 5), 0.5, True).numpy()
+    low = np.isclose(f, -alpha * (1 / np.sqrt((alpha * alpha * 0.5 + 1) * 0.5)) * 0.5,
+                     atol=1e-6)
+    assert (low == low[..., :1]).all() and abs(low[..., 0].mean() - 0.5) < 0.06
+
+
+def test_dropout_gradient_is_the_mask():
+    """The input gradient of the sum is the multiplier each element got: per channel for the
+    feature forms, ``1 / (1 - p)`` or 0 for dropout2d, ``a`` or 0 for the alpha forms."""
+    ember.manual_seed(1)
+    a = 1 / np.sqrt((1.7580993408473766 ** 2 * 0.4 + 1) * 0.6)
+    cases = ((lambda x: fn(ember).dropout2d(x, 0.4), 1 / 0.6, True),
+             (lambda x: fn(ember).alpha_dropout(x, 0.4, True), a, False),
+             (lambda x: fn(ember).feature_alpha_dropout(x, 0.4, True), a, True))
+    for f, keep, per_channel in cases:
+        x = ember.randn(6, 8, 3, 3, requires_grad=True)
+        f(x).sum().backward()
+        g = x.grad.numpy()
+        assert np.all(np.isclose(g, 0) | np.isclose(g, keep, rtol=1e-6))
+        assert 0.2 < np.isclose(g, 0).mean() < 0.6
+        if per_channel:
+            flat = g.reshape(6, 8, -1)
+            assert (flat == flat[..., :1]).all()
+
+
+def test_dropout_inplace_forms(torch):
+    for L in (ember, torch):
+        x = L.ones(4, 5, 3)
+        assert fn(L).dropout1d(x, 0.5, inplace=True) is x
+        assert fn(L).dropout2d(L.ones(2, 3, 2, 2), 0.5, inplace=True) is not None
+        y = L.ones(5, 3)
+        assert fn(L).dropout1d(y, 1.0, inplace=True).shape == (5, 3)
+        assert float(y.abs().sum()) == 0.0
+        z = L.ones(6, 4)
+        out = fn(L).alpha_dropout(z, 0.5, True, inplace=True)
+        assert out is z
+
+
+@pytest.mark.parametrize("name,shape", [("dropout2d", (2, 3, 4)), ("dropout2d", (2, 3)),
+                                        ("dropout2d", (1, 2, 3, 4, 5)), ("dropout3d", (2, 3)),
+                                        ("dropout3d", (2, 3, 4, 5, 6, 7))])
+def test_feature_dropout_rank_warnings(torch, name, shape):
+    """PyTorch's deprecation warnings for unexpected ranks, word for word."""
+    import warnings
+    messages = []
+    for L in (ember, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            getattr(fn(L), name)(L.ones(*shape), 0.5, training=False)
+        messages.append([str(w.message) for w in caught])
+    assert messages[0] == messages[1] and messages[0]

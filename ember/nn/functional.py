@@ -363,6 +363,107 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return _apply(input, inplace, lambda x: x * noise)
 
 
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout_impl(input, p, train, inplace, feature, alpha):
+    """ATen's ``_dropout_impl``: a Bernoulli(1 - p) mask (one draw per channel for the
+    feature forms), scaled by ``1 / (1 - p)``; the alpha forms instead keep SELU's mean and
+    variance: ``input * a * mask + b`` with dropped values sent to ``-alpha * scale``."""
+    if p == 0 or not train or input.numel() == 0:
+        return input
+    if p == 1:
+        return _apply(input, inplace, lambda x: x * _creation.zeros((), dtype=input.dtype))
+    if feature and input.ndim < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    if not (input.is_floating_point() or input.is_complex()):
+        raise RuntimeError(f"result type Float can't be cast to the desired output type "
+                           f"{_word(input.dtype)}")
+    shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
+    noise = (_creation.rand(*shape, dtype=input.dtype) >= p).to(input.dtype)
+    if not alpha:
+        noise = noise / (1 - p)
+        return _apply(input, inplace, lambda x: x * noise)
+    alpha_ = 1.7580993408473766
+    a = 1.0 / math.sqrt((alpha_ * alpha_ * p + 1) * (1 - p))
+    b = (noise - 1) * (alpha_ * a) + alpha_ * a * p
+    noise = noise * a
+    if inplace:
+        return input.mul_(noise).add_(b)
+    return (input * noise).add_(b)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, L) or (C, L) inputs with probability ``p``."""
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note "
+            "that dropout1d exists to provide channel-wise dropout on inputs with 1 spatial "
+            "dimension, a channel dimension, and an optional batch dimension (i.e. 2D or 3D "
+            "inputs).")
+    return _feature_dropout_unbatched(input, p, training, inplace, input.dim() == 3)
+
+
+def _feature_dropout_unbatched(input, p, training, inplace, is_batched):
+    if not is_batched:
+        input = input.unsqueeze_(0) if inplace else input.unsqueeze(0)
+    result = _dropout_impl(input, p, training, inplace, True, False)
+    if not is_batched:
+        result = result.squeeze_(0) if inplace else result.squeeze(0)
+    return result
+
+
+def _feature_rank_warning(name, nd, got):
+    warnings.warn(
+        f"{name}: Received a {got}-D input to {name}, which is deprecated and will result in "
+        "an error in a future release. To retain the behavior and silence this warning, please "
+        f"use dropout instead. Note that {name} exists to provide channel-wise dropout on "
+        f"inputs with {nd} spatial dimensions, a channel dimension, and an optional batch "
+        f"dimension (i.e. {nd + 1}D or {nd + 2}D inputs).", stacklevel=3)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, H, W) inputs with probability ``p`` (a 3-d input is
+    taken as (N, C, L), with PyTorch's warning)."""
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (3, 4):
+        _feature_rank_warning("dropout2d", 2, inp_dim)
+    if inp_dim == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2)
+    return _dropout_impl(input, p, training, inplace, True, False)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs with probability ``p``."""
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (4, 5):
+        _feature_rank_warning("dropout3d", 3, inp_dim)
+    return _feature_dropout_unbatched(input, p, training, inplace, inp_dim == 5)
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """Dropout that keeps SELU's zero mean and unit variance (dropped values -> SELU's floor)."""
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace, False, True)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    """``alpha_dropout`` with one draw per channel (dims 0 and 1)."""
+    _check_p(p)
+    return _dropout_impl(input, p, training, inplace, True, True)
+
+
 def bilinear(input1, input2, weight, bias=None):
     """``y[..., o] = input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
     if input1.ndim != input2.ndim:
@@ -788,6 +889,11 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """``||x1 - x2 + eps||_p`` along the last dim (ATen's composite)."""
+    return (x1 - x2 + eps).norm(p, max(x1.ndim, x2.ndim) - 1, keepdim)
+
+
 def one_hot(tensor, num_classes=-1):
     """Class indices -> int64 one-hot vectors in a new last dim."""
     if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
@@ -1054,6 +1160,124 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     """Transposed 2-d convolution (the gradient of conv2d in its input)."""
     return _conv_transpose_nd(2, input, weight, bias, stride, padding, output_padding, groups,
                               dilation)
+
+
+# --------------------------------------------------------------------------- pixel shuffle, fold
+
+
+def _check_shuffle(name, input, factor, what):
+    if input.ndim < 3:
+        raise RuntimeError(f"{name} expects input to have at least 3 dimensions, but got input "
+                           f"with {input.ndim} dimension(s)")
+    if factor <= 0:
+        raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r)."""
+    _check_shuffle("pixel_shuffle", input, upscale_factor, "upscale_factor")
+    c, sq = input.shape[-3], upscale_factor * upscale_factor
+    if c % sq:
+        raise RuntimeError("pixel_shuffle expects its input's 'channel' dimension to be "
+                           "divisible by the square of upscale_factor, but input.size(-3)="
+                           f"{c} is not divisible by {sq}")
+    return _layers._pixel_shuffle(input, upscale_factor)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H * r, W * r) -> (*, C * r^2, H, W)."""
+    _check_shuffle("pixel_unshuffle", input, downscale_factor, "downscale_factor")
+    for what, dim in (("height", -2), ("width", -1)):
+        if input.shape[dim] % downscale_factor:
+            raise RuntimeError(f"pixel_unshuffle expects {what} to be divisible by "
+                               f"downscale_factor, but input.size({dim})={input.shape[dim]} is "
+                               f"not divisible by {downscale_factor}")
+    return _layers._pixel_unshuffle(input, downscale_factor)
+
+
+def _floating_kernel(kernel, input):
+    """PyTorch's im2col/col2im kernels exist for floating and complex dtypes only."""
+    if not (input.is_floating_point() or input.is_complex()):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_word(input.dtype)}\'')
+
+
+def _check_blocks(kernel, dilation, padding, stride):
+    """im2col's and col2im's argument checks, in ATen's order."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel, dilation, padding, stride
+    if kh <= 0 or kw <= 0:
+        raise RuntimeError("kernel size should be greater than zero, but got kernel_height: "
+                           f"{kh} kernel_width: {kw}")
+    if sh <= 0 or sw <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got stride_height: {sh} "
+                           f"stride_width: {sw}")
+    if dh <= 0 or dw <= 0:
+        raise RuntimeError("dilation should be greater than zero, but got dilation_height: "
+                           f"{dh} dilation_width: {dw}")
+    if ph < 0 or pw < 0:
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {ph} "
+                           f"pad_width: {pw}")
+
+
+def _dim_error(ndim, dim):
+    if ndim == 0:
+        return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                      f"{ndim - 1}], but got {dim})")
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding local blocks of (N, C, H, W) as columns: (N, C * kh * kw, L) (im2col)."""
+    args = tuple(_tuple(v, 2) for v in (kernel_size, dilation, padding, stride))
+    _check_blocks(*args)
+    if input.ndim < 3:
+        raise _dim_error(input.ndim, 2 if input.ndim == 2 else 1)
+    shape = tuple(input.shape)
+    if not ((input.ndim == 3 and all(shape)) or (input.ndim == 4 and all(shape[1:]))):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           "and other non-zero dimensions for input, but got: "
+                           f"{list(shape)}")
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = args
+    h, w = shape[-2:]
+    oh, ow = _conv._blocks((h, w), *args)
+    if oh < 1 or ow < 1:
+        raise RuntimeError(f"Given input with spatial size ({h}, {w}), kernel_size=({kh}, {kw}), "
+                           f"dilation=({dh}, {dw}), padding=({ph}, {pw}), calculated shape of "
+                           f"the array of sliding blocks as ({oh}, {ow}), but its components "
+                           "must be at least one.")
+    _floating_kernel("im2col_out_cpu", input)
+    return _conv._im2col(input, *args)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Columns of blocks (N, C * kh * kw, L) summed back into (N, C, *output_size) (col2im)."""
+    size = _tuple(output_size, 2)
+    args = tuple(_tuple(v, 2) for v in (kernel_size, dilation, padding, stride))
+    _check_blocks(*args)
+    shape = tuple(input.shape)
+    if not ((input.ndim == 2 and all(shape)) or (input.ndim == 3 and all(shape[1:]))):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{list(shape)}")
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = args
+    if shape[-2] % (kh * kw):
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={shape[-2]} and "
+                           f"kernel_size=({kh}, {kw}).")
+    bh, bw = _conv._blocks(size, *args)
+    given = (f"Given output_size=({size[0]}, {size[1]}), kernel_size=({kh}, {kw}), "
+             f"dilation=({dh}, {dw}), padding=({ph}, {pw}), stride=({sh}, {sw}), ")
+    if shape[-1] != bh * bw:
+        raise RuntimeError(given + "expected size of input's dimension 2 to match the "
+                           f"calculated number of sliding blocks {bh} * {bw} = {bh * bw}, but "
+                           f"got input.size(2)={shape[-1]}.")
+    if bh < 1 or bw < 1:
+        raise RuntimeError(given + f"calculated shape of the array of sliding blocks as ({bh}, "
+                           f"{bw}), which is too small (non-positive)")
+    if size[0] < 1 or size[1] < 1:
+        raise RuntimeError("Expected output spatial size to be positive, but got: "
+                           f"output_size=({size[0]}, {size[1]}).")
+    _floating_kernel("col2im_out_cpu", input)
+    return _conv._col2im(input, size, *args)
 
 
 # --------------------------------------------------------------------------- pooling
@@ -1423,6 +1647,39 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
                                f"input of shape {list(input.shape)}")
     _check_mixed_dtypes(input, weight, bias)
     return _layers._group_norm(input, weight, bias, num_groups, eps, {})
+
+
+def _verify_spatial_size(size):
+    if math.prod(size[2:]) == 1:
+        raise ValueError("Expected more than 1 spatial element when training, got input size "
+                         f"{_shape_repr(size)}")
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-5):
+    """Normalize each (sample, channel) plane: ATen's composite, ``batch_norm`` over the input
+    viewed as (1, N * C, ...) with the affine parameters and running stats repeated N times;
+    the running stats then take the mean of their N updated copies."""
+    from ..autograd.grad_mode import no_grad
+    if use_input_stats:
+        _verify_spatial_size(input.size())
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when "
+                           "use_input_stats is false")
+    b, c = input.shape[:2]
+
+    def repeat(t):
+        return None if t is None else t.repeat(b)
+
+    running_mean_, running_var_ = repeat(running_mean), repeat(running_var)
+    out = batch_norm(input.contiguous().view(1, b * c, *input.shape[2:]), running_mean_,
+                     running_var_, repeat(weight), repeat(bias), use_input_stats, momentum, eps)
+    with no_grad():
+        if running_mean is not None:
+            running_mean.copy_(running_mean_.view(b, c).mean(0))
+        if running_var is not None:
+            running_var.copy_(running_var_.view(b, c).mean(0))
+    return out.view(input.shape)
 
 
 # --------------------------------------------------------------------------- interpolate

@@ -78,8 +78,19 @@ def _transposed_raw(xp, g, w, stride, pads, dilation, groups, out_sp):
     gg = g.reshape(n, groups, o // groups, -1)
     dcols = xp.matmul(wg.transpose(0, 2, 1), gg)  # (N, g, C/g * K, P)
     dcols = dcols.reshape((n, groups * cg) + tuple(kernel) + tuple(osz))
+    return _col2im_raw(xp, dcols, out_sp, pads, stride, dilation)
+
+
+def _col2im_raw(xp, dcols, out_sp, pads, stride, dilation):
+    """col2im: ``dcols`` (N, C, *kernel, *blocks) added tap by tap into (N, C, *out_sp).
+
+    Each kernel tap's plane is one strided slice of the padded output; the pads are cropped.
+    """
+    nd = len(out_sp)
+    n, c = dcols.shape[:2]
+    kernel, osz = dcols.shape[2:2 + nd], dcols.shape[2 + nd:]
     full = tuple(s + a + b for s, (a, b) in zip(out_sp, pads))
-    dx = xp.zeros((n, groups * cg) + full, dtype=dcols.dtype)
+    dx = xp.zeros((n, c) + full, dtype=dcols.dtype)
     for taps in itertools.product(*(range(k) for k in kernel)):
         key = (slice(None), slice(None)) + tuple(
             slice(t * d, t * d + s * (m - 1) + 1, s)
@@ -155,6 +166,46 @@ def _cw_grad_rule(xp, g, ans, input, grad, stride, pads, dilation, groups, kerne
 
 
 _conv_weight.defvjp(_cw_input_rule, _cw_grad_rule)
+
+
+# --------------------------------------------------------------------------- im2col, col2im
+# ``F.unfold`` and ``F.fold``: the sliding-block extraction above as ops of their own, 2-d
+# spatial inputs (N, C, H, W) or unbatched (C, H, W); each is the other's derivative.
+
+
+def _blocks(size, kernel, dilation, padding, stride):
+    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
+                 for n, k, d, p, s in zip(size, kernel, dilation, padding, stride))
+
+
+@defop("im2col", n_in=1, jvp="linear")
+def _im2col(xp, input, kernel, dilation, padding, stride):
+    """(N, C, H, W) -> (N, C * kh * kw, L): row ``c * K + k`` is channel ``c`` under tap ``k``."""
+    x = input if input.ndim == 4 else input[None]
+    cols, _ = _columns(xp, x, kernel, stride, tuple((p, p) for p in padding), dilation, 1)
+    cols = cols.reshape(cols.shape[0], cols.shape[2], cols.shape[3])
+    if np.may_share_memory(cols, input):  # a 1x1 kernel's windows are the input itself
+        cols = cols.copy()
+    return cols if input.ndim == 4 else cols[0]
+
+
+@defop("col2im", n_in=1, jvp="linear")
+def _col2im(xp, input, output_size, kernel, dilation, padding, stride):
+    """(N, C * kh * kw, L) -> (N, C, *output_size): overlapping blocks summed."""
+    x = input if input.ndim == 3 else input[None]
+    blocks = _blocks(output_size, kernel, dilation, padding, stride)
+    c = x.shape[1] // math.prod(kernel)
+    dcols = x.reshape((x.shape[0], c) + tuple(kernel) + blocks)
+    out = _col2im_raw(xp, dcols, tuple(output_size), tuple((p, p) for p in padding), stride,
+                      dilation)
+    out = xp.ascontiguousarray(out)
+    return out if input.ndim == 3 else out[0]
+
+
+_im2col.defvjp(lambda xp, g, ans, input, kernel, dilation, padding, stride: _call(
+    _col2im, xp, g, tuple(input.shape[-2:]), kernel, dilation, padding, stride))
+_col2im.defvjp(lambda xp, g, ans, input, output_size, kernel, dilation, padding, stride: _call(
+    _im2col, xp, g, kernel, dilation, padding, stride))
 
 
 __all__ = []

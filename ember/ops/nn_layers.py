@@ -693,6 +693,40 @@ _constant_pad_nd.defvjp(lambda xp, g, ans, input, pad, value:
                         _apply(_constant_pad_nd, xp, g, tuple(-p for p in pad), 0))
 
 
+# --------------------------------------------------------------------------- pixel shuffle
+
+
+def _shuffle(x, r, down):
+    """(*, C*r*r, H, W) <-> (*, C, H*r, W*r): PyTorch's pixel_shuffle (``down``: unshuffle)."""
+    lead, (c, h, w) = x.shape[:-3], x.shape[-3:]
+    k = len(lead)
+    if down:
+        y = x.reshape(lead + (c, h // r, r, w // r, r))
+        y = y.transpose(tuple(range(k)) + (k, k + 2, k + 4, k + 1, k + 3))
+        out = y.reshape(lead + (c * r * r, h // r, w // r))
+    else:
+        y = x.reshape(lead + (c // (r * r), r, r, h, w))
+        y = y.transpose(tuple(range(k)) + (k, k + 3, k + 1, k + 4, k + 2))
+        out = y.reshape(lead + (c // (r * r), h * r, w * r))
+    return out.copy() if r == 1 else out  # the reshape copied unless nothing moved
+
+
+@defop("pixel_shuffle", n_in=1, jvp="linear")
+def _pixel_shuffle(xp, input, upscale_factor):
+    return _shuffle(input, upscale_factor, False)
+
+
+@defop("pixel_unshuffle", n_in=1, jvp="linear")
+def _pixel_unshuffle(xp, input, downscale_factor):
+    return _shuffle(input, downscale_factor, True)
+
+
+_pixel_shuffle.defvjp(lambda xp, g, ans, input, upscale_factor:
+                      _apply(_pixel_unshuffle, xp, g, upscale_factor))
+_pixel_unshuffle.defvjp(lambda xp, g, ans, input, downscale_factor:
+                        _apply(_pixel_shuffle, xp, g, downscale_factor))
+
+
 # --------------------------------------------------------------------------- normalization
 
 
