@@ -698,3 +698,188 @@ def test_vector_norm_is_importable_for_ember_linalg():
     from ember.ops.reduction import vector_norm as vn
     assert vn(ember.tensor([3.0, -4.0])).item() == 5.0
     assert math.isclose(vn(ember.tensor([3.0, -4.0]), 1).item(), 7.0)
+
+
+# --------------------------------------------------------------------------- sets and counts
+NAN = float("nan")
+
+SETS = {
+    "unique_inverse_counts": lambda L: L.unique(L.tensor([3.0, 1, 2, 1, 3, NAN, NAN]),
+                                                return_inverse=True, return_counts=True),
+    "unique_unsorted": lambda L: L.unique(L.tensor([3, 1, 2, 3, 9, 0, -4]), sorted=False,
+                                          return_inverse=True),
+    "unique_dim0": lambda L: L.tensor([[1, 2], [1, 2], [0, 5]]).unique(
+        dim=0, return_inverse=True, return_counts=True),
+    "unique_dim1": lambda L: L.unique(L.tensor([[1, 1], [2, 2]]), dim=1, return_inverse=True),
+    "unique_dim_neg": lambda L: L.unique(L.tensor([[1, 1], [2, 2]]), dim=-1, return_counts=True),
+    "unique_nan_rows": lambda L: L.unique(L.tensor([[2.0, NAN], [2.0, NAN], [1.0, 0.0]]), dim=0,
+                                          return_inverse=True),
+    "unique_bool": lambda L: L.unique(L.tensor([True, False, True]), return_counts=True),
+    "unique_0d": lambda L: L.unique(L.tensor(5.0), return_inverse=True),
+    "unique_inverse_shape": lambda L: L.unique(L.tensor([[2, 1], [2, 1]]).t(),
+                                               return_inverse=True),
+    "unique_empty": lambda L: L.unique(L.ones(0), return_counts=True, return_inverse=True),
+    "unique_empty_dim": lambda L: L.unique(L.ones(0, 3), dim=0, return_counts=True,
+                                           return_inverse=True),
+    "unique_empty_slices": lambda L: L.unique(L.ones(2, 0), dim=0, return_inverse=True,
+                                              return_counts=True),
+    "unique_no_columns": lambda L: L.unique(L.ones(3, 0), dim=1, return_inverse=True,
+                                            return_counts=True),
+    "unique_unselected_empty": lambda L: L.unique(L.ones(0, 3), dim=1),
+    "unique_dim_range": lambda L: L.unique(L.ones(2, 3), dim=2),
+    "unique_0d_dim": lambda L: L.unique(L.tensor(3.0), dim=0),
+    "consecutive": lambda L: L.unique_consecutive(L.tensor([1, 1, 2, 2, 3, 1, 1]),
+                                                  return_inverse=True, return_counts=True),
+    "consecutive_dim0": lambda L: L.tensor([[1, 2], [1, 2], [0, 5]]).unique_consecutive(
+        dim=0, return_counts=True),
+    "consecutive_dim1": lambda L: L.unique_consecutive(L.tensor([[1, 2], [1, 2], [1, 3]]), dim=1,
+                                                       return_inverse=True, return_counts=True),
+    "consecutive_nan": lambda L: L.unique_consecutive(L.tensor([3.0, 3, NAN, NAN])),
+    "consecutive_0d": lambda L: L.unique_consecutive(L.tensor(3.0), return_inverse=True,
+                                                     return_counts=True),
+    "consecutive_2d_flat": lambda L: L.unique_consecutive(L.tensor([[1, 1], [1, 2]]),
+                                                          return_inverse=True),
+    "consecutive_empty": lambda L: L.unique_consecutive(L.ones(0, 2), dim=0, return_inverse=True,
+                                                        return_counts=True),
+    "consecutive_no_columns": lambda L: L.unique_consecutive(L.ones(2, 0), dim=1,
+                                                             return_inverse=True,
+                                                             return_counts=True),
+    "bincount": lambda L: (L.bincount(L.tensor([0, 1, 1, 3])),
+                           L.tensor([0, 1, 1, 3]).bincount(minlength=6)),
+    "bincount_weights": lambda L: (
+        L.bincount(L.tensor([0, 1, 1]), L.tensor([0.5, 1.0, 2.0])),
+        L.bincount(L.tensor([0, 1, 1]), L.tensor([0.5, 1.0, 2.0], dtype=L.float64)),
+        L.bincount(L.tensor([0, 1, 1]), L.tensor([1, 2, 3])),
+        L.bincount(L.tensor([0, 1]), L.tensor([1.0, 2], dtype=L.float16))),
+    "bincount_empty": lambda L: (L.bincount(L.tensor([], dtype=L.long)),
+                                 L.bincount(L.tensor([2], dtype=L.uint8)),
+                                 L.bincount(L.tensor([], dtype=L.long), minlength=2)),
+    "bincount_negative": lambda L: L.bincount(L.tensor([-1, 1])),
+    "bincount_2d": lambda L: L.bincount(L.tensor([[1]])),
+    "bincount_float": lambda L: L.bincount(L.tensor([1.0])),
+    "bincount_bool": lambda L: L.bincount(L.tensor([True])),
+    "bincount_minlength": lambda L: L.bincount(L.tensor([1]), minlength=-1),
+    "bincount_weights_length": lambda L: L.bincount(L.tensor([1, 2]), L.tensor([1.0])),
+    "histc": lambda L: (L.histc(L.tensor([1.0, 2, 1, 2.5, 4, -1, 5]), bins=4, min=0, max=4),
+                        L.tensor([1.0, 2, 1, 2.5, 4, -1, 5]).histc(4)),
+    "histc_own_range": lambda L: (L.histc(L.tensor([1.0, 2, 1, 2.5, 4, -1, 5]).double(), 3, 1, 1),
+                                  L.histc(L.tensor([2.0, 2.0]), 3), L.histc(L.tensor([]), 3),
+                                  L.histc(L.tensor(3.0), 2)),
+    "histc_edges": lambda L: (L.histc(L.tensor([0.0, 1, 2, 3, 3.0000001, 0.9999999]), 3, 0, 3),
+                              L.histc(L.tensor([0.1, 0.2, 0.3, 0.7, 0.9]), 10, 0, 1),
+                              L.histc(L.tensor([1.0, 2.5], dtype=L.float16), 3, 0, 3)),
+    "histc_grad_input": lambda L: L.histc(L.tensor([[1.0, 2], [3, 4]], requires_grad=True), 4),
+    "histc_nan_ignored": lambda L: L.histc(L.tensor([1.0, NAN, 2]), 3, 0, 3),
+    "histc_nan_range": lambda L: L.histc(L.tensor([1.0, NAN, 2]), 3),
+    "histc_inf_range": lambda L: L.histc(L.tensor([1.0, float("inf")]), 3),
+    "histc_int": lambda L: L.histc(L.tensor([1, 2]), 3),
+    "histc_bins": lambda L: L.histc(L.tensor([1.0, 2]), 0),
+    "histc_order": lambda L: L.histc(L.tensor([1.0, 2]), 3, 2, 1),
+    "searchsorted": lambda L: (
+        L.searchsorted(L.tensor([1.0, 3, 5, 7, 9]), L.tensor([[3.0, 6, 9], [3, 6, 9]])),
+        L.searchsorted(L.tensor([1.0, 3, 5, 7, 9]), L.tensor([[3.0, 6, 9], [3, 6, 9]]),
+                       right=True)),
+    "searchsorted_scalar": lambda L: (
+        L.searchsorted(L.tensor([1.0, 3, 5, 7, 9]), 5),
+        L.searchsorted(L.tensor([1.0, 3, 5, 7, 9]), L.tensor(5), out_int32=True, side="right")),
+    "searchsorted_rows": lambda L: L.searchsorted(L.tensor([[1, 3, 5, 7, 9], [2, 4, 6, 8, 10]]),
+                                                  L.tensor([[3, 6, 9], [3, 6, 9]])),
+    "searchsorted_sorter": lambda L: (
+        L.searchsorted(L.tensor([5.0, 1, 3]), L.tensor([2.0, 4]), sorter=L.tensor([1, 2, 0])),
+        L.searchsorted(L.tensor([[1.0, 2], [0, 4]]), L.tensor([[1.0, 3, 4], [2, 3, 5]]),
+                       sorter=L.tensor([[0, 1], [0, 1]]), right=True)),
+    "searchsorted_promotes": lambda L: (L.searchsorted(L.tensor([1, 2, 3]), L.tensor([2.5])),
+                                        L.searchsorted(L.tensor([1.0, 2, 3]), L.tensor([2]))),
+    "searchsorted_nan": lambda L: L.searchsorted(L.tensor([1.0, NAN]), L.tensor([NAN, 2.0])),
+    "searchsorted_grad": lambda L: L.searchsorted(L.tensor([1.0, 2]),
+                                                  L.tensor([3.0, 0], requires_grad=True)),
+    "searchsorted_empty": lambda L: (L.searchsorted(L.tensor([]), L.tensor([1.0])),
+                                     L.searchsorted(L.tensor([1.0]), L.tensor([])),
+                                     L.searchsorted(L.ones(2, 0), L.ones(2, 3)),
+                                     L.searchsorted(L.ones(0, 2), L.ones(0, 3))),
+    "searchsorted_side": lambda L: L.searchsorted(L.tensor([1.0, 2]), L.tensor([3.0]),
+                                                  side="foo"),
+    "searchsorted_opposites": lambda L: L.searchsorted(L.tensor([1.0, 2]), L.tensor([3.0]),
+                                                       side="left", right=True),
+    "searchsorted_dims": lambda L: L.searchsorted(L.ones(2, 5), L.tensor([1.0])),
+    "searchsorted_0d": lambda L: L.searchsorted(L.tensor(1.0), L.tensor([1.0])),
+    "searchsorted_sorter_size": lambda L: L.searchsorted(L.tensor([1.0, 2]), L.tensor([1.0]),
+                                                         sorter=L.tensor([0])),
+    "searchsorted_sorter_dtype": lambda L: L.searchsorted(L.tensor([1.0, 2]), L.tensor([1.0]),
+                                                          sorter=L.tensor([0.0, 1])),
+    "bucketize": lambda L: (
+        L.bucketize(L.tensor([[3.0, 6, 9], [3, 6, 9]]), L.tensor([1.0, 3, 5, 7, 9])),
+        L.bucketize(L.tensor([3.0, 6, 9]), L.tensor([1.0, 3, 5, 7, 9]), right=True,
+                    out_int32=True),
+        L.bucketize(4, L.tensor([1, 3]))),
+    "bucketize_2d": lambda L: L.bucketize(L.tensor([1.0]), L.ones(2, 2)),
+    "bucketize_0d": lambda L: L.bucketize(L.tensor([1.0]), L.tensor(2.0)),
+    "isin": lambda L: (L.isin(L.tensor([[1, 2], [3, 4]]), L.tensor([2, 3])),
+                       L.isin(L.tensor([1.0, 2]), 2), L.isin(3, L.tensor([1, 3])),
+                       L.isin(L.tensor([1, 2]), L.tensor([2]), invert=True)),
+    "isin_dtypes": lambda L: (L.isin(L.tensor([1, 2]), L.tensor([2.0])),
+                              L.isin(L.tensor([NAN, 1.0]), L.tensor([NAN, 1.0])),
+                              L.isin(L.tensor([1.5]), L.tensor([1])),
+                              L.isin(L.tensor([1.0, 2], requires_grad=True), L.tensor([2.0]),
+                                     assume_unique=True)),
+    "isin_bool": lambda L: L.isin(L.tensor([1, 2]), L.tensor([True])),
+    "isin_complex": lambda L: L.isin(L.tensor([1 + 1j]), L.tensor([1])),
+    "isin_numbers": lambda L: L.isin(1, 2),
+}
+
+
+def _outcome(f, L):
+    try:
+        result = f(L)
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+    items = result if isinstance(result, tuple) else (result,)
+    return type(result).__name__, repr(result), [str(t.dtype) for t in items]
+
+
+@pytest.mark.parametrize("name", list(SETS))
+def test_sets_and_counts_match_pytorch(name, torch):
+    """Values, dtypes, result types (plain tuples), grad_fn names and error texts."""
+    assert _outcome(SETS[name], ember) == _outcome(SETS[name], torch)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, x: L.unique(x), lambda L, x: x.unique(return_counts=True)[0],
+    lambda L, x: L.unique(x, dim=0), lambda L, x: L.unique_consecutive(x),
+    lambda L, x: x.unique_consecutive(dim=0),
+    lambda L, x: L.bincount(L.tensor([0, 1, 1]), x)])
+def test_set_results_refuse_backward_like_pytorch(call, torch):
+    def outcome(L):
+        x = L.tensor([3.0, 1.0, 1.0], requires_grad=True)
+        out = call(L, x)
+        node = out.grad_fn
+        with pytest.raises(Exception) as info:
+            out.sum().backward()
+        return (type(node).__name__, out.requires_grad, len(node.next_functions),
+                type(info.value).__name__, str(info.value), x.grad)
+    assert outcome(ember) == outcome(torch)
+    with ember.no_grad():
+        assert ember.unique(ember.tensor([1.0], requires_grad=True)).grad_fn is None
+
+
+def test_set_ops_tensor_methods_as_pytorch(torch):
+    names = ["unique", "unique_consecutive", "bincount", "histc", "searchsorted", "bucketize",
+             "isin"]
+    assert [hasattr(ember.Tensor, n) for n in names] == [hasattr(torch.Tensor, n)
+                                                          for n in names]
+    assert all(hasattr(ember, n) for n in names)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(-3, 3), max_size=12), st.lists(st.integers(-4, 4), max_size=6),
+       st.booleans())
+def test_searches_agree_with_numpy(data, values, right):
+    """Sorted boundaries without NaN: NumPy's searchsorted; bucketize the same search."""
+    bounds = np.sort(np.array(data, dtype=np.float64))
+    got = ember.searchsorted(ember.tensor(bounds), ember.tensor(values, dtype=ember.float64),
+                             right=right)
+    want = np.searchsorted(bounds, np.array(values, dtype=np.float64),
+                           side="right" if right else "left")
+    assert got.dtype == ember.int64 and got.tolist() == want.tolist()
+    assert ember.bucketize(ember.tensor(values, dtype=ember.float64), ember.tensor(bounds),
+                           right=right).tolist() == want.tolist()
