@@ -389,6 +389,51 @@ LAYERS = [
     ("GroupNorm-nobias", lambda nn: nn.GroupNorm(3, 6, bias=False), [(2, 6, 2, 2)]),
     ("BatchNorm1d-nobias", lambda nn: nn.BatchNorm1d(3, bias=False), [(4, 3)]),
     ("Dropout-eval", lambda nn: nn.Dropout(0.3).eval(), [(3, 4)]),
+    ("Dropout1d-eval", lambda nn: nn.Dropout1d(0.3).eval(), [(2, 3, 4)]),
+    ("Dropout2d-eval", lambda nn: nn.Dropout2d(inplace=True).eval(), [(2, 3, 4, 4)]),
+    ("Dropout3d-eval", lambda nn: nn.Dropout3d(0.1).eval(), [(2, 3, 2, 2, 2)]),
+    ("AlphaDropout-eval", lambda nn: nn.AlphaDropout(0.2).eval(), [(3, 4)]),
+    ("FeatureAlphaDropout-eval", lambda nn: nn.FeatureAlphaDropout().eval(), [(2, 3, 4)]),
+    ("ZeroPad1d", lambda nn: nn.ZeroPad1d((1, 2)), [(2, 3, 4)]),
+    ("ZeroPad2d", lambda nn: nn.ZeroPad2d(2), [(2, 3, 4, 4)]),
+    ("ZeroPad2d-crop", lambda nn: nn.ZeroPad2d((-1, 2, 0, 1)), [(3, 4, 4)]),
+    ("ZeroPad3d", lambda nn: nn.ZeroPad3d((1, 0, 2, 1, 0, 1)), [(1, 2, 2, 3, 2)]),
+    ("ConstantPad1d", lambda nn: nn.ConstantPad1d(2, 3.5), [(3, 4)]),
+    ("ConstantPad2d", lambda nn: nn.ConstantPad2d((1, 0, 2, 1), -1), [(2, 2, 3, 3)]),
+    ("ConstantPad3d", lambda nn: nn.ConstantPad3d(1, 0.5), [(1, 2, 2, 3, 2)]),
+    ("ReflectionPad1d", lambda nn: nn.ReflectionPad1d((2, 1)), [(2, 3, 4)]),
+    ("ReflectionPad2d", lambda nn: nn.ReflectionPad2d(1), [(2, 2, 3, 4)]),
+    ("ReflectionPad3d", lambda nn: nn.ReflectionPad3d((1, 0, 1, 2, 0, 1)), [(1, 2, 2, 3, 3)]),
+    ("ReplicationPad1d", lambda nn: nn.ReplicationPad1d(3), [(3, 4)]),
+    ("ReplicationPad2d", lambda nn: nn.ReplicationPad2d((1, 2, 0, 3)), [(2, 2, 3, 3)]),
+    ("ReplicationPad3d", lambda nn: nn.ReplicationPad3d(1), [(2, 2, 2, 2)]),
+    ("CircularPad1d", lambda nn: nn.CircularPad1d(2), [(2, 3, 4)]),
+    ("CircularPad2d", lambda nn: nn.CircularPad2d((1, 0, 2, 1)), [(2, 2, 3, 3)]),
+    ("CircularPad3d", lambda nn: nn.CircularPad3d(1), [(1, 2, 2, 3, 2)]),
+    ("PixelShuffle", lambda nn: nn.PixelShuffle(2), [(2, 8, 3, 2)]),
+    ("PixelUnshuffle", lambda nn: nn.PixelUnshuffle(3), [(2, 1, 6, 3)]),
+    ("Unfold", lambda nn: nn.Unfold((2, 3), dilation=(2, 1), padding=1, stride=2),
+     [(2, 3, 5, 6)]),
+    ("Fold", lambda nn: nn.Fold((4, 5), 2), [(2, 12, 12)]),
+    ("Fold-options", lambda nn: nn.Fold(5, (2, 3), padding=(1, 0), stride=(2, 1)), [(6, 9)]),
+    ("CosineSimilarity", lambda nn: nn.CosineSimilarity(), [(3, 4), (3, 4)]),
+    ("CosineSimilarity-dim0", lambda nn: nn.CosineSimilarity(0, 1e-6), [(3, 4), (1, 4)]),
+    ("PairwiseDistance", lambda nn: nn.PairwiseDistance(), [(3, 4), (3, 4)]),
+    ("PairwiseDistance-p1", lambda nn: nn.PairwiseDistance(1.0, 1e-3, True), [(3, 4), (4,)]),
+    ("Softmax2d", lambda nn: nn.Softmax2d(), [(2, 3, 2, 2)]),
+    ("Softmax2d-unbatched", lambda nn: nn.Softmax2d(), [(3, 2, 4)]),
+    ("InstanceNorm1d", lambda nn: nn.InstanceNorm1d(3), [(2, 3, 5)]),
+    ("InstanceNorm1d-unbatched", lambda nn: nn.InstanceNorm1d(3, affine=True), [(3, 5)]),
+    ("InstanceNorm2d-affine-stats", lambda nn: nn.InstanceNorm2d(
+        3, affine=True, track_running_stats=True, momentum=0.3), [(2, 3, 4, 3)]),
+    ("InstanceNorm2d-eval-stats", lambda nn: nn.InstanceNorm2d(
+        3, track_running_stats=True).eval(), [(2, 3, 4, 3)]),
+    ("InstanceNorm3d", lambda nn: nn.InstanceNorm3d(2, eps=1e-3, affine=True, bias=False),
+     [(2, 2, 2, 3, 2)]),
+    ("ConvTranspose1d", lambda nn: nn.ConvTranspose1d(3, 4, 3, stride=2, padding=1,
+                                                      output_padding=1), [(2, 3, 5)]),
+    ("ConvTranspose1d-groups", lambda nn: nn.ConvTranspose1d(4, 2, 2, groups=2, bias=False,
+                                                             dilation=2), [(4, 6)]),
 ]
 
 
@@ -794,3 +839,181 @@ def test_module_tree_repr_nested():
     assert repr(em) == repr(tm)
     assert list(em.state_dict()) == list(tm.state_dict())
     compare(em, tm, [randn(2, 1, 8, 8)], atol=1e-4)
+
+
+# ---------------------------------------------------------------------- ParameterList / Dict
+def _raises_same(f):
+    """``f(nn, lib)`` raises the same exception type and text in ember and PyTorch."""
+    got = []
+    for nn, lib in ((enn, ember), (tnn, torch)):
+        with pytest.raises(Exception) as info:
+            f(nn, lib)
+        got.append((type(info.value).__name__, str(info.value)))
+    assert got[0] == got[1]
+
+
+def test_parameter_list():
+    built = []
+    for nn, lib in ((enn, ember), (tnn, torch)):
+        pl = nn.ParameterList([nn.Parameter(lib.ones(3, 4)), lib.zeros(2, dtype=lib.float64)])
+        assert isinstance(pl[1], nn.Parameter) and pl[1].requires_grad  # a plain tensor wraps
+        pl.append(lib.ones(5))
+        pl.extend([lib.ones(1, 2), "text"])
+        pl += [None]
+        pl[0] = lib.full((2, 2), 3.0)
+        built.append(pl)
+    epl, tpl = built
+    assert repr(epl) == repr(tpl)
+    assert repr(epl[1:4]) == repr(tpl[1:4]) and repr(epl[::-2]) == repr(tpl[::-2])
+    assert len(epl) == len(tpl) == 6 and epl[-2] == "text" and epl[5] is None
+    assert [n for n, _ in epl.named_parameters()] == [n for n, _ in tpl.named_parameters()]
+    assert list(epl.state_dict()) == list(tpl.state_dict()) == ["0", "1", "2", "3"]
+    assert [tuple(epl[i].shape) for i in range(4)] == [tuple(tpl[i].shape) for i in range(4)]
+    assert repr(enn.ParameterList()) == repr(tnn.ParameterList())
+    assert "0" not in dir(epl)
+    _raises_same(lambda nn, lib: nn.ParameterList([lib.ones(1)])[1])
+    _raises_same(lambda nn, lib: nn.ParameterList([lib.ones(1)])[-2])
+    _raises_same(lambda nn, lib: nn.ParameterList().extend(lib.ones(2)))
+    _raises_same(lambda nn, lib: nn.ParameterList().extend(3))
+    _raises_same(lambda nn, lib: nn.ParameterList()(lib.ones(1)))
+
+
+class _WithParams:
+    """A module holding a ParameterList and a ParameterDict, in both libraries."""
+
+    @staticmethod
+    def build(nn, lib):
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ws = nn.ParameterList([lib.tensor(randn(3, 2)), lib.tensor(randn(2, 2))])
+                self.bs = nn.ParameterDict({"out": lib.tensor(randn(2)),
+                                            "hidden": lib.tensor(randn(2))})
+
+            def forward(self, x):
+                h = (x @ self.ws[0] + self.bs["hidden"]).tanh()
+                return h @ self.ws[1] + self.bs["out"]
+        return M()
+
+
+def test_parameter_containers_in_a_module():
+    tm = _WithParams.build(tnn, torch)
+    em = _WithParams.build(enn, ember)
+    load(em, tm)
+    assert repr(em) == repr(tm)
+    assert list(em.state_dict()) == list(tm.state_dict()) == [
+        "ws.0", "ws.1", "bs.hidden", "bs.out"]
+    assert [n for n, _ in em.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    compare(em, tm, [randn(4, 3)])
+    em.zero_grad()
+    assert all(p.grad is None for p in em.parameters())
+    em.double()
+    assert em.ws[0].dtype == ember.float64 and em.bs["out"].dtype == ember.float64
+    assert isinstance(em.ws[0], enn.Parameter) and em.bs.out is em.bs["out"]
+
+
+def test_parameter_dict():
+    built = []
+    for nn, lib in ((enn, ember), (tnn, torch)):
+        pd = nn.ParameterDict({"b": lib.ones(2), "a": nn.Parameter(lib.zeros(3, 1)),
+                               "s": "not a tensor"})  # a plain dict: sorted keys
+        pd["c"] = lib.ones(1, dtype=lib.float64)
+        pd.update([("d", lib.zeros(4)), ("a", lib.ones(3, 1))])
+        pd.update(OrderedDict([("z", lib.ones(2)), ("y", lib.ones(2))]))
+        built.append(pd)
+    epd, tpd = built
+    assert repr(epd) == repr(tpd)
+    assert list(epd.keys()) == list(tpd.keys()) == ["a", "b", "s", "c", "d", "z", "y"]
+    assert list(epd.state_dict()) == list(tpd.state_dict())
+    assert isinstance(epd["c"], enn.Parameter) and epd["s"] == "not a tensor"
+    assert "a" in epd and "q" not in epd and epd.get("q", 5) == 5 and len(epd) == 7
+    assert list(reversed(epd)) == list(reversed(tpd))
+    for pd in built:
+        assert pd.pop("b").shape == (2,)
+        k, v = pd.popitem()
+        assert k == "y" and tuple(v.shape) == (2,)
+        assert pd.setdefault("a") is pd["a"]
+        assert pd.setdefault("new", None) is None
+    assert repr(epd) == repr(tpd)
+    assert list(epd.values())[0] is epd["a"] and dict(epd.items())["c"] is epd["c"]
+    merged = [pd | type(pd)({"w": lib.ones(2)}) for pd, lib in zip(built, (ember, torch))]
+    assert repr(merged[0]) == repr(merged[1])
+    assert repr(epd.copy()) == repr(tpd.copy())
+    assert repr(epd.fromkeys(["x", "y"])) == repr(tpd.fromkeys(["x", "y"]))
+    epd.clear()
+    assert len(epd) == 0 and list(epd.parameters()) == []
+    assert repr(enn.ParameterDict()) == repr(tnn.ParameterDict())
+    _raises_same(lambda nn, lib: nn.ParameterDict()[1])
+    _raises_same(lambda nn, lib: nn.ParameterDict().update(3))
+    _raises_same(lambda nn, lib: nn.ParameterDict().update([1]))
+    _raises_same(lambda nn, lib: nn.ParameterDict().update([("a", 1, 2)]))
+    _raises_same(lambda nn, lib: nn.ParameterDict()(lib.ones(1)))
+
+
+# ---------------------------------------------------------------------- new layers: extras
+def test_feature_dropout_modules_train():
+    ember.manual_seed(0)
+    y = enn.Dropout2d(0.5)(ember.ones(30, 40, 3, 3)).numpy().reshape(30, 40, 9)
+    assert (y == y[..., :1]).all() and set(np.unique(y).tolist()) == {0.0, 2.0}
+    assert abs((y == 0).mean() - 0.5) < 0.05
+    y = enn.FeatureAlphaDropout(0.3)(ember.ones(30, 40, 4)).numpy()
+    assert (y == y[..., :1]).all() and len(np.unique(y)) == 2
+    m = enn.AlphaDropout(0.3).eval()
+    x = ember.ones(3)
+    assert m(x) is x
+    for build in (lambda nn: nn.Dropout3d(1.5), lambda nn: nn.AlphaDropout(-1)):
+        _raises_same(lambda nn, lib: build(nn))
+
+
+def test_module_rank_warnings_and_errors():
+    import warnings
+    for call in (lambda nn, lib: nn.Dropout2d()(lib.ones(2, 3, 4)),
+                 lambda nn, lib: nn.Dropout3d()(lib.ones(2, 3)),
+                 lambda nn, lib: nn.InstanceNorm1d(4)(lib.ones(2, 3, 5))):
+        messages = []
+        for nn, lib in ((enn, ember), (tnn, torch)):
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                call(nn, lib)
+            messages.append([str(w.message) for w in caught])
+        assert messages[0] == messages[1] and messages[0]
+    _raises_same(lambda nn, lib: nn.InstanceNorm1d(4, affine=True)(lib.ones(2, 3, 5)))
+    _raises_same(lambda nn, lib: nn.InstanceNorm2d(3)(lib.ones(2, 3)))
+    _raises_same(lambda nn, lib: nn.InstanceNorm3d(3)(lib.ones(2, 3, 4)))
+    _raises_same(lambda nn, lib: nn.InstanceNorm1d(3)(lib.ones(2, 3, 1)))
+    _raises_same(lambda nn, lib: nn.Softmax2d()(lib.ones(2, 3)))
+    _raises_same(lambda nn, lib: nn.CircularPad2d(1)(lib.ones(2, 3)))
+    _raises_same(lambda nn, lib: nn.CircularPad1d(1)(lib.ones(1, 2, 3, 4)))
+    _raises_same(lambda nn, lib: nn.ReflectionPad1d(4)(lib.ones(2, 3)))
+    _raises_same(lambda nn, lib: nn.PixelShuffle(2)(lib.ones(1, 3, 2, 2)))
+    _raises_same(lambda nn, lib: nn.Fold(3, 2)(lib.ones(1, 7, 4)))
+    _raises_same(lambda nn, lib: nn.ConvTranspose1d(2, 3, 3, padding_mode="reflect"))
+    _raises_same(lambda nn, lib: nn.ConvTranspose1d(2, 3, 3, stride=2)(
+        lib.ones(1, 2, 4), output_size=[12]))
+
+
+def test_instance_norm_running_stats_over_steps():
+    em, tm = both(lambda nn: nn.InstanceNorm1d(3, affine=True, track_running_stats=True,
+                                               momentum=None))
+    for _ in range(3):
+        compare(em, tm, [randn(4, 3, 5) * 2 + 1])
+    assert em.num_batches_tracked.item() == tm.num_batches_tracked.item() == 0
+    em.eval()
+    tm.eval()
+    compare(em, tm, [randn(4, 3, 5)])
+    em, tm = both(lambda nn: nn.InstanceNorm2d(2, track_running_stats=True))
+    for _ in range(2):
+        compare(em, tm, [randn(2, 3, 3) + 2])  # unbatched input, stats updated as well
+
+
+def test_conv_transpose1d_output_size_and_types():
+    em, tm = both(lambda nn: nn.ConvTranspose1d(2, 3, 3, stride=2))
+    x = randn(1, 2, 4)
+    t_out = tm(torch.tensor(x), output_size=[10])
+    e_out = em(ember.tensor(x), output_size=[10])
+    np.testing.assert_allclose(e_out.detach().numpy(), t_out.detach().numpy(), atol=1e-5)
+    assert not isinstance(em, enn.ConvTranspose2d)
+    assert type(e_out.grad_fn).__name__ == type(t_out.grad_fn).__name__
+    assert repr(enn.ConvTranspose1d(4, 4, (2,), groups=2, dilation=3, output_padding=1,
+                                    stride=2)) == \
+        repr(tnn.ConvTranspose1d(4, 4, (2,), groups=2, dilation=3, output_padding=1, stride=2))

@@ -21,6 +21,7 @@ from .activation import (  # noqa: F401
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
     Softmin,
     Softplus,
     Softshrink,
@@ -30,9 +31,24 @@ from .activation import (  # noqa: F401
     Threshold,
 )
 from .attention import MultiheadAttention, TransformerEncoderLayer  # noqa: F401
-from .container import ModuleDict, ModuleList, Sequential  # noqa: F401
-from .conv import Conv1d, Conv2d, ConvTranspose2d  # noqa: F401
-from .dropout import Dropout  # noqa: F401
+from .container import (  # noqa: F401
+    ModuleDict,
+    ModuleList,
+    ParameterDict,
+    ParameterList,
+    Sequential,
+)
+from .conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
+from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
+from .dropout import (  # noqa: F401
+    AlphaDropout,
+    Dropout,
+    Dropout1d,
+    Dropout2d,
+    Dropout3d,
+    FeatureAlphaDropout,
+)
+from .fold import Fold, Unfold  # noqa: F401
 from .linear import Bilinear, Flatten, Identity, Linear, Unflatten  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss,
@@ -45,7 +61,34 @@ from .loss import (  # noqa: F401
     NLLLoss,
     SmoothL1Loss,
 )
-from .normalization import BatchNorm1d, BatchNorm2d, BatchNorm3d, GroupNorm, LayerNorm  # noqa: F401
+from .normalization import (  # noqa: F401
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+    LayerNorm,
+)
+from .padding import (  # noqa: F401
+    CircularPad1d,
+    CircularPad2d,
+    CircularPad3d,
+    ConstantPad1d,
+    ConstantPad2d,
+    ConstantPad3d,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReflectionPad3d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    ReplicationPad3d,
+    ZeroPad1d,
+    ZeroPad2d,
+    ZeroPad3d,
+)
+from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
 from .pooling import (  # noqa: F401
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,

@@ -10,7 +10,7 @@ from .linear import _empty
 __all__ = ["ReLU", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Softplus", "Sigmoid", "Tanh",
            "Softmax", "LogSoftmax", "Hardtanh", "ReLU6", "SELU", "CELU", "GLU", "Hardsigmoid",
            "Hardswish", "LogSigmoid", "Softmin", "Softshrink", "Softsign", "Tanhshrink",
-           "Threshold", "Hardshrink", "PReLU", "RReLU"]
+           "Threshold", "Hardshrink", "PReLU", "RReLU", "Softmax2d"]
 
 
 class ReLU(Module):
@@ -131,6 +131,16 @@ class _AlongDim(Module):
 class Softmax(_AlongDim):
     def forward(self, input):
         return F.softmax(input, self.dim)
+
+
+class Softmax2d(Module):
+    """Softmax over the channels at each spatial position of (N, C, H, W) or (C, H, W)."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             "instead")
+        return F.softmax(input, -3)
 
 
 class LogSoftmax(_AlongDim):

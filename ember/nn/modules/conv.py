@@ -1,4 +1,4 @@
-"""``Conv1d``, ``Conv2d``, ``ConvTranspose2d``."""
+"""``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ from ..module import Module
 from ..parameter import Parameter
 from .linear import _empty
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
 
 
 def _ntuple(n):
@@ -142,15 +142,18 @@ class Conv2d(_ConvNd):
                         self.groups)
 
 
-class ConvTranspose2d(_ConvNd):
+class _ConvTransposeNd(_ConvNd):
+    _nd = None
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0,
                  output_padding=0, groups=1, bias=True, dilation=1, padding_mode="zeros",
                  device=None, dtype=None):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride),
-                         _pair(padding), _pair(dilation), True, _pair(output_padding), groups,
-                         bias, padding_mode, device, dtype)
+        t = _ntuple(self._nd)
+        super().__init__(in_channels, out_channels, t(kernel_size), t(stride), t(padding),
+                         t(dilation), True, t(output_padding), groups, bias, padding_mode,
+                         device, dtype)
 
     def _output_padding(self, input, output_size, num_spatial_dims=2):
         if output_size is None:
@@ -179,6 +182,19 @@ class ConvTranspose2d(_ConvNd):
         return tuple(ret)
 
     def forward(self, input, output_size=None):
-        output_padding = self._output_padding(input, output_size)
-        return F.conv_transpose2d(input, self.weight, self.bias, self.stride, self.padding,
-                                  output_padding, self.groups, self.dilation)
+        output_padding = self._output_padding(input, output_size, self._nd)
+        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
+                  self.groups, self.dilation)
+
+
+class ConvTranspose1d(_ConvTransposeNd):
+    """Transposed 1-d convolution over (N, C, L) or (C, L) inputs."""
+
+    _nd = 1
+
+
+class ConvTranspose2d(_ConvTransposeNd):
+    """Transposed 2-d convolution over (N, C, H, W) or (C, H, W) inputs."""
+
+    _nd = 2

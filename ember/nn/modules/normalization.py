@@ -1,7 +1,8 @@
-"""``BatchNorm1d/2d/3d``, ``LayerNorm``, ``GroupNorm``."""
+"""``BatchNorm1d/2d/3d``, ``InstanceNorm1d/2d/3d``, ``LayerNorm``, ``GroupNorm``."""
 from __future__ import annotations
 
 import numbers
+import warnings
 
 from ... import _creation, _dtypes
 from .. import functional as F
@@ -10,7 +11,8 @@ from ..module import Module
 from ..parameter import Parameter
 from .linear import _empty
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
+           "InstanceNorm3d", "LayerNorm", "GroupNorm"]
 
 
 def _affine_parameters(module, shape, affine, bias, device, dtype):
@@ -117,6 +119,52 @@ class BatchNorm3d(_BatchNorm):
     def _check_input_dim(self, input):
         if input.dim() != 5:
             raise ValueError(f"expected 5D input (got {input.dim()}D input)")
+
+
+class _InstanceNorm(_NormBase):
+    _no_batch_dim = None  # the input's rank without a batch dim
+
+    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False,
+                 track_running_stats=False, device=None, dtype=None, *, bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
+
+    def _check_input_dim(self, input):
+        nd = self._no_batch_dim
+        if input.dim() not in (nd, nd + 1):
+            raise ValueError(f"expected {nd}D or {nd + 1}D input (got {input.dim()}D input)")
+
+    def _apply_instance_norm(self, input):
+        return F.instance_norm(input, self.running_mean, self.running_var, self.weight,
+                               self.bias, self.training or not self.track_running_stats,
+                               self.momentum if self.momentum is not None else 0.0, self.eps)
+
+    def forward(self, input):
+        self._check_input_dim(input)
+        feature_dim = input.dim() - self._no_batch_dim
+        if input.size(feature_dim) != self.num_features:
+            if self.affine:
+                raise ValueError(f"expected input's size at dim={feature_dim} to match "
+                                 f"num_features ({self.num_features}), but got: "
+                                 f"{input.size(feature_dim)}.")
+            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You "
+                          "can silence this warning by not passing in num_features, which is "
+                          "not used because affine=False", stacklevel=2)
+        if input.dim() == self._no_batch_dim:
+            return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
+        return self._apply_instance_norm(input)
+
+
+class InstanceNorm1d(_InstanceNorm):
+    _no_batch_dim = 2
+
+
+class InstanceNorm2d(_InstanceNorm):
+    _no_batch_dim = 3
+
+
+class InstanceNorm3d(_InstanceNorm):
+    _no_batch_dim = 4
 
 
 class LayerNorm(Module):
