@@ -91,6 +91,10 @@ def c2(m):
     return m.conv2d
 
 
+def c3(m):
+    return m.conv3d
+
+
 def ct2(m):
     return m.conv_transpose2d
 
@@ -158,6 +162,9 @@ SPECS = [
               output_padding=1),
     conv_spec("conv_transpose2d_groups", ct2, (1, 4, 3, 3), (4, 1, 3, 2), groups=2, dilation=2),
     conv_spec("conv_transpose1d", ct1, (2, 2, 5), (2, 3, 3), (3,), stride=3),
+    conv_spec("conv3d", c3, (2, 4, 4, 3, 5), (4, 2, 2, 2, 3), (4,), stride=(1, 2, 1),
+              padding=(1, 0, 1), dilation=(1, 1, 2), groups=2),
+    conv_spec("conv3d_unbatched_same", c3, (2, 3, 3, 4), (3, 2, 2, 1, 3), padding="same"),
 ]
 
 

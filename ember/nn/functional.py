@@ -1132,6 +1132,11 @@ def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv_nd(2, input, weight, bias, stride, padding, dilation, groups)
 
 
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d cross-correlation over (N, C, D, H, W) inputs."""
+    return _conv_nd(3, input, weight, bias, stride, padding, dilation, groups)
+
+
 def _conv_transpose_nd(nd, input, weight, bias, stride, padding, output_padding, groups,
                        dilation):
     _check_conv_dtypes(input, weight, bias)

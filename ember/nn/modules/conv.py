@@ -1,4 +1,4 @@
-"""``Conv1d``, ``Conv2d``, ``ConvTranspose1d``, ``ConvTranspose2d``."""
+"""``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ from ..module import Module
 from ..parameter import Parameter
 from .linear import _empty
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
 
 
 def _ntuple(n):
@@ -22,6 +22,7 @@ def _ntuple(n):
 
 _single = _ntuple(1)
 _pair = _ntuple(2)
+_triple = _ntuple(3)
 
 
 def _reverse_repeat_tuple(t, n):
@@ -139,6 +140,24 @@ class Conv2d(_ConvNd):
                             self.weight, self.bias, self.stride, _pair(0), self.dilation,
                             self.groups)
         return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
+                        self.groups)
+
+
+class Conv3d(_ConvNd):
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
+                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
+        padding_ = padding if isinstance(padding, str) else _triple(padding)
+        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
+                         padding_, _triple(dilation), False, _triple(0), groups, bias,
+                         padding_mode, device, dtype)
+
+    def forward(self, input):
+        if self.padding_mode != "zeros":
+            return F.conv3d(F.pad(input, self._reversed_padding_repeated_twice,
+                                  mode=self.padding_mode),
+                            self.weight, self.bias, self.stride, _triple(0), self.dilation,
+                            self.groups)
+        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
                         self.groups)
 
 
