@@ -1807,13 +1807,176 @@ def diagflat(input, offset=0):
     return _diag_embed(_shape.reshape(input, -1), offset, 0, 1)
 
 
+# --------------------------------------------------------------------------- addbmm, cdist
+
+
+@defop("addbmm", n_in=3, jvp="transpose")
+def _addbmm(xp, input, batch1, batch2, beta, alpha):
+    return _add_scaled(input, xp.sum(xp.matmul(batch1, batch2), axis=0), beta, alpha)
+
+
+_addbmm.defvjp(
+    lambda xp, g, ans, input, batch1, batch2, beta, alpha: _scaled(g, beta),
+    lambda xp, g, ans, input, batch1, batch2, beta, alpha:
+        _scaled(xp.matmul(xp.expand_dims(g, 0), _mT(xp, batch2)), alpha),
+    lambda xp, g, ans, input, batch1, batch2, beta, alpha:
+        _scaled(xp.matmul(_mT(xp, batch1), xp.expand_dims(g, 0)), alpha))
+
+
+def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
+    """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
+    _check_expandable(input, (batch1.shape[_wrap_dim(1, batch1.ndim)],
+                              batch2.shape[_wrap_dim(2, batch2.ndim)]))
+    for name, t in (("batch1", batch1), ("batch2", batch2)):
+        if t.ndim != 3:
+            raise RuntimeError(f"{name} must be a 3D tensor")
+    if batch1.shape[0] != batch2.shape[0]:
+        raise RuntimeError("batch1 and batch2 must have same number of batches, got "
+                           f"{batch1.shape[0]} and {batch2.shape[0]}")
+    if batch1.shape[2] != batch2.shape[1]:
+        raise RuntimeError(f"Incompatible matrix sizes for bmm ({batch1.shape[1]}x"
+                           f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
+    for a, b in ((input, batch1), (batch1, batch2)):
+        if a.dtype != b.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(a)} "
+                               f"and {_word(b)}")
+    beta, alpha = _integral_scalars(input, beta, alpha)
+    if _in_vmap(input, batch1, batch2):  # ops that batch: the product summed over its batch
+        product = _scaled(_reduction.sum(matmul(batch1, batch2), 0), alpha)
+        return product if beta == 0 else product + _scaled(input, beta)
+    return _addbmm(input, batch1, batch2, beta, alpha)
+
+
+def _in_vmap(*tensors):
+    """Whether any tensor is batched by ``vmap``: ops without a batching rule of their own are
+    then written with ops that have one (rather than run once per sample)."""
+    return any(getattr(t, "_levels", None) for t in tensors)
+
+
+def _pairwise_diff(xp, x1, x2):
+    """``x1[..., i, :] - x2[..., j, :]`` at ``[..., i, j, :]``."""
+    return xp.expand_dims(x1, -2) - xp.expand_dims(x2, -3)
+
+
+def _cdist_forward(xp, x1, x2, p):
+    diff = xp.abs(_pairwise_diff(xp, x1, x2))
+    if p == 0:
+        return xp.sum(diff != 0, axis=-1).astype(x1.dtype)
+    if p == 1:
+        return xp.sum(diff, axis=-1)
+    if p == 2:
+        return xp.sqrt(xp.sum(diff * diff, axis=-1))
+    if p == float("inf"):
+        return xp.max(diff, axis=-1) if diff.shape[-1] else xp.sum(diff, axis=-1)
+    return xp.sum(diff ** p, axis=-1) ** (1 / p)
+
+
+def _cdist_grad(xp, g, ans, x1, x2, p):
+    """PyTorch's ``_cdist_backward``: the gradient for ``x1``, zero where a distance is zero
+    (and, for ``p < 1``, where a coordinate difference is); at ``p = inf`` every coordinate
+    that attains the maximum gets the whole gradient."""
+    if p == 0:
+        return xp.zeros_like(x1)
+    diff = _pairwise_diff(xp, x1, x2)
+    dist = xp.expand_dims(ans, -1)
+    if p == 1:
+        term = xp.sign(diff)
+    elif p == float("inf"):
+        term = xp.where(xp.abs(diff) == dist, xp.sign(diff), 0)
+    else:
+        zero = dist == 0
+        safe = xp.where(zero, 1, dist)
+        if p == 2:
+            term = xp.where(zero, 0, diff / safe)
+        elif p < 1:
+            zero = zero | (diff == 0)
+            abs_diff = xp.where(zero, 1, xp.abs(diff))
+            term = xp.where(zero, 0, xp.sign(diff) * (abs_diff / safe) ** (p - 1))
+        elif p < 2:
+            term = xp.where(zero, 0, xp.sign(diff) * (xp.abs(diff) / safe) ** (p - 1))
+        else:
+            term = xp.where(zero, 0, diff * xp.abs(diff) ** (p - 2) / safe ** (p - 1))
+    return xp.sum(xp.expand_dims(g, -1) * term, axis=-2)
+
+
+@defop("cdist", n_in=2, jvp="transpose")
+def _cdist(xp, x1, x2, p):
+    return _cdist_forward(xp, x1, x2, p)
+
+
+_cdist.defvjp(lambda xp, g, ans, x1, x2, p: _cdist_grad(xp, g, ans, x1, x2, p),
+              lambda xp, g, ans, x1, x2, p: _cdist_grad(xp, _mT(xp, g), _mT(xp, ans), x2, x1, p))
+
+
+@defop("euclidean_dist", n_in=2, jvp="transpose")
+def _euclidean_dist(xp, x1, x2):
+    return _cdist_forward(xp, x1, x2, 2)
+
+
+_euclidean_dist.defvjp(
+    lambda xp, g, ans, x1, x2: _cdist_grad(xp, g, ans, x1, x2, 2),
+    lambda xp, g, ans, x1, x2: _cdist_grad(xp, _mT(xp, g), _mT(xp, ans), x2, x1, 2))
+
+def _cdist_composite(x1, x2, p):
+    """``cdist`` from ops that batch, with the same first derivatives: the vector norm of the
+    differences, except that at ``p = inf`` every tied maximum gets the whole gradient."""
+    diff = _shape.unsqueeze(x1, -2) - _shape.unsqueeze(x2, -3)
+    if p != float("inf"):
+        return _reduction.vector_norm(diff, p, -1)
+    a = diff.abs()
+    top = _reduction.amax(a.detach(), -1, keepdim=True)
+    return _shape.squeeze(top + _reduction.sum((a == top) * (a - a.detach()), -1,
+                                               keepdim=True), -1)
+
+
+_CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_dist",
+                "donot_use_mm_for_euclid_dist")
+
+
+def cdist(x1, x2, p=2.0, compute_mode=None):
+    """Distances between the rows of ``x1`` and of ``x2`` (batched over leading dims) in the
+    ``p``-norm. As in PyTorch, ``p = 2`` on more than 25 rows (or with
+    ``'use_mm_for_euclid_dist'``) records ``EuclideanDistBackward0``, computed the direct way
+    (PyTorch's matrix-product form loses digits to cancellation)."""
+    if compute_mode not in _CDIST_MODES:
+        raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t.ndim < 2:
+            raise RuntimeError(f"cdist only supports at least 2D tensors, {name} got: {t.ndim}D")
+    if x1.shape[-1] != x2.shape[-1]:
+        raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
+                           f"{x1.shape[-1]} X2: {x2.shape[-1]}")
+    for name, t in (("X1", x1), ("X2", x2)):
+        if t._data.dtype.kind != "f":
+            raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
+                               f"{_word(t)}")
+    if x1.dtype != x2.dtype:
+        raise RuntimeError(f"expected scalar type {_word(x1)} but found {_word(x2)}")
+    if p < 0:
+        raise RuntimeError("cdist only supports non-negative p values")
+    batch = _broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))
+    r1, r2 = x1.shape[-2], x2.shape[-2]
+    mm = p == 2 and (compute_mode == "use_mm_for_euclid_dist" or (
+        compute_mode in _CDIST_MODES[:2] and (r1 > 25 or r2 > 25)))
+    if _in_vmap(x1, x2):
+        return _cdist_composite(x1, x2, float(p))
+    if not mm:
+        return _cdist(x1, x2, float(p))
+    if batch:
+        n = int(np.prod(batch))
+        x1 = _shape.reshape(_shape.expand(x1, batch + tuple(x1.shape[-2:])), (n, r1, -1))
+        x2 = _shape.reshape(_shape.expand(x2, batch + tuple(x2.shape[-2:])), (n, r2, -1))
+    return _shape.view(_euclidean_dist(x1, x2), batch + (r1, r2))
+
+
 # --------------------------------------------------------------------------- the family's surface
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "addmv",
            "baddbmm", "einsum", "tensordot", "kron", "trace", "diag", "diagonal", "diag_embed",
            "tril", "triu", "det", "inverse", "slogdet", "logdet", "matrix_power", "cross",
-           "addr", "inner", "diagflat"]
-METHODS = {name: globals()[name] for name in __all__ if name not in ("einsum", "tensordot")}
+           "addr", "inner", "diagflat", "addbmm", "cdist"]
+METHODS = {name: globals()[name] for name in __all__
+           if name not in ("einsum", "tensordot", "cdist")}
 METHODS.update({name + "_": _in_place(globals()[name])
-                for name in ("addmm", "addmv", "baddbmm", "addr")})
+                for name in ("addmm", "addmv", "baddbmm", "addr", "addbmm")})
 INPLACE = ("tril", "triu")
 ARRAY_API = {}

@@ -741,6 +741,52 @@ def _vector_norm_rule(xp, g, ans, input, ord, dims, keepdim, dtype):
 _vector_norm.defvjp(_vector_norm_rule)
 
 
+def _other_dims(ndim, dim):
+    return tuple(d for d in range(ndim) if d != dim)
+
+
+@defop("renorm", n_in=1, jvp="transpose")
+def _renorm(xp, input, p, dim, maxnorm):
+    norm = _vector_norm.forward(xp, input, p, _other_dims(input.ndim, dim), True, None)
+    return input * xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+
+
+def _renorm_rule(xp, g, ans, input, p, dim, maxnorm):
+    """PyTorch's ``renorm_backward``: slices whose norm exceeds ``maxnorm`` were scaled by
+    ``maxnorm / (norm + 1e-7)``, which depends on the slice through its norm."""
+    dims = _other_dims(input.ndim, dim)
+    norm = _vector_norm.forward(xp, input, p, dims, True, None)
+    along = _vector_norm_rule(xp, xp.sum(input * g, axis=dims, keepdims=True), norm, input, p,
+                              dims, True, None)
+    inverse = 1 / (norm + 1e-7)
+    factor = inverse * maxnorm
+    return xp.where(norm > maxnorm, g * factor - along * factor * inverse, g)
+
+
+_renorm.defvjp(_renorm_rule)
+
+
+def renorm(input, p, dim, maxnorm):
+    """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to (just
+    under) ``maxnorm``; the other slices unchanged."""
+    if p <= 0:
+        raise RuntimeError("renorm: non-positive-norm not supported")
+    if maxnorm < 0:
+        raise RuntimeError(f"renorm: expected maxnorm to be >= 0 but got {maxnorm:g}")
+    if input.ndim < 2:
+        raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
+                           "dimensions")
+    if input._data.dtype.kind not in "fc":
+        raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {input.dtype._legacy[:-6]}")
+    d = _wrap_dim(dim, input.ndim)
+    if getattr(input, "_levels", None):  # inside vmap: from ops that batch, same derivative
+        from .pointwise import where
+        norm = vector_norm(input, p, _other_dims(input.ndim, d), True)
+        return input * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+    return _renorm(input, float(p), d, float(maxnorm))
+
+
 @defop("dist", promote="float", n_in=2, jvp="transpose")
 def _dist(xp, input, other, p):
     return _vector_norm.forward(xp, input - other, p, None, False, None)
@@ -847,7 +893,7 @@ any = _logical_reduce("any")  # noqa: A001
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
            "var_mean", "std_mean", "logsumexp", "softmax", "log_softmax", "norm",
            "count_nonzero", "all", "any", "return_types", "nansum", "nanmean", "aminmax",
-           "dist"]
+           "dist", "renorm"]
 METHODS = {name: globals()[name] for name in __all__
            if name not in ("var_mean", "std_mean", "return_types")}
 INPLACE = ()

@@ -145,6 +145,66 @@ def cumprod(input, dim, *, dtype=None):
     return _scan("cumprod", _cumprod, input, dim, dtype)
 
 
+@defop("logcumsumexp", n_in=1)
+def _logcumsumexp(xp, input, dim):
+    if input.ndim == 0:
+        return input.copy()
+    return xp.logaddexp.accumulate(input, axis=dim)  # stable, and exact at -inf / inf
+
+
+def _reversed_logcumsumexp(xp, x, dim):
+    return xp.flip(_running_logcumsumexp(xp, xp.flip(x, axis=dim), dim), axis=dim)
+
+
+def _logcumsumexp_rule(xp, g, ans, input, dim):
+    """PyTorch's stable form of ``sum_{j >= k} g_j * exp(x_k - ans_j)``: the positive and the
+    negative parts of ``g`` summed in log space."""
+    if g.ndim == 0 or g.shape[dim] == 1:
+        return g
+    lowest = float(np.finfo(_raw(g).dtype).min)
+    log_abs = xp.log(xp.abs(g))
+    positive = xp.where(g > 0, log_abs, lowest)
+    negative = xp.where(g < 0, log_abs, lowest)
+    return (xp.exp(_reversed_logcumsumexp(xp, positive - ans, dim) + input)
+            - xp.exp(_reversed_logcumsumexp(xp, negative - ans, dim) + input))
+
+
+def _logcumsumexp_jvp(xp, t, ans, input, dim):
+    """``sum_{i <= j} exp(x_i - ans_j) * t_i``, the positive and negative parts of ``t``
+    summed in log space (as the VJP rule does), so no weight underflows."""
+    if input.ndim == 0:
+        return t
+    lowest = float(np.finfo(_raw(t).dtype).min)
+    log_abs = xp.log(xp.abs(t))
+    positive = xp.where(t > 0, log_abs, lowest)
+    negative = xp.where(t < 0, log_abs, lowest)
+    return (xp.exp(_running_logcumsumexp(xp, positive + input, dim) - ans)
+            - xp.exp(_running_logcumsumexp(xp, negative + input, dim) - ans))
+
+
+def _running_logcumsumexp(xp, x, dim):
+    if isinstance(x, Tensor):
+        return logcumsumexp(x, dim)
+    return _logcumsumexp.forward(xp, x, dim)
+
+
+_logcumsumexp.defvjp(_logcumsumexp_rule)
+_logcumsumexp.defjvp(_logcumsumexp_jvp)
+
+
+def logcumsumexp(input, dim):
+    """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow."""
+    if input._data.dtype.kind not in "fc":
+        raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
+                                  f"'{_word(input)}'")
+    d = _wrap_dim(dim, input.ndim)
+    if getattr(input, "_levels", None) and input.ndim:  # inside vmap: ops that batch
+        top = input.detach().amax(d, keepdim=True)
+        top = top.masked_fill(~top.isfinite(), 0)
+        return cumsum((input - top).exp(), d).log() + top
+    return _logcumsumexp(input, d)
+
+
 # --------------------------------------------------------------------------- sort, argsort
 
 
@@ -663,7 +723,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 # --------------------------------------------------------------------------- the family's surface
 __all__ = ["cumsum", "cumprod", "sort", "argsort", "msort", "topk", "kthvalue", "median",
-           "cummax", "cummin", "unique", "unique_consecutive", "bincount", "histc",
+           "cummax", "cummin", "logcumsumexp", "unique", "unique_consecutive", "bincount", "histc",
            "searchsorted", "bucketize", "isin"]
 METHODS = {name: globals()[name] for name in __all__
            if name not in ("searchsorted", "bucketize", "isin")}
