@@ -108,6 +108,27 @@ SPECS = [
     Spec("norm_p1_5", lambda L, a: a.norm(1.5, dim=(0, -1)), DIM_SHAPES, domain=(0.2, 2.0)),
     Spec("vector_norm", lambda L, a: vector_norm(L, a), UNARY_SHAPES),
     Spec("renorm", lambda L, a: L.renorm(a, 2, 0, 1.0), [((3, 4),), ((2, 3, 2),)]),
+    # integration, covariance
+    Spec("trapezoid", lambda L, a: L.trapezoid(a), [((3,),), ((2, 3),), ((2, 1),)]),
+    Spec("trapezoid_dx", lambda L, a: L.trapz(a, dx=0.5, dim=0), [((3, 2),)]),
+    Spec("trapezoid_x", lambda L, a, b: L.trapezoid(a, b), [((2, 3), (3,)), ((2, 3), (2, 3)),
+                                                            ((4, 3), (3,))]),
+    Spec("trapezoid_x_dim", lambda L, a, b: L.trapz(a, b, dim=0), [((3, 2), (3,)),
+                                                                   ((3, 2), (3, 1))]),
+    Spec("cumulative_trapezoid", lambda L, a: L.cumulative_trapezoid(a), [((3,),), ((2, 4),)]),
+    Spec("cumulative_trapezoid_dx", lambda L, a: L.cumulative_trapezoid(a, dx=2, dim=0),
+         [((3, 2),)]),
+    Spec("cumulative_trapezoid_x", lambda L, a, b: L.cumulative_trapezoid(a, b),
+         [((2, 3), (3,)), ((2, 3), (2, 3))]),
+    Spec("cov", lambda L, a: L.cov(a), [((3, 4),), ((4,),), ((1, 3),)]),
+    Spec("cov_correction", lambda L, a: a.cov(correction=0), [((2, 5),)]),
+    Spec("cov_aweights", lambda L, a, b: L.cov(a, aweights=b), [((3, 4), (4,))],
+         domain=(0.5, 2.0)),
+    Spec("cov_weights", lambda L, a, b: L.cov(a, correction=2, aweights=b,
+                                              fweights=L.tensor([1, 2, 1, 3])),
+         [((2, 4), (4,))], domain=(0.5, 2.0)),
+    Spec("corrcoef", lambda L, a: L.corrcoef(a), [((3, 4),), ((2, 5),)]),
+    Spec("corrcoef_1d", lambda L, a: a.corrcoef(), [((4,),)]),
     Spec("renorm_p1_dim1", lambda L, a: a.renorm(1, 1, 0.8), [((3, 4),)]),
     Spec("renorm_inf", lambda L, a: L.renorm(a, float("inf"), -1, 0.5), [((2, 3),)],
          distinct=True),
@@ -951,4 +972,74 @@ def test_renorm_values_match_pytorch(torch):
         return [repr(L.renorm(x, 2, 0, 1.0)), repr(x.renorm(1, 1, 2.0)),
                 repr(L.renorm(x.detach().double(), float("inf"), 0, 0.5)),
                 repr(L.renorm(L.logcumsumexp(x, 0), 2, 1, 0.0))]
+    assert run(ember) == run(torch)
+
+
+INTEGRATION = {
+    "trapezoid_x_and_dx": lambda L: L.trapezoid(L.ones(2, 3), L.tensor([1.0, 2, 3]), dx=2),
+    "trapezoid_float_x": lambda L: L.trapezoid(L.ones(2, 3), 2.0),
+    "trapezoid_tensor_dx": lambda L: L.trapezoid(L.arange(6.0).view(2, 3), dx=L.tensor(2.0)),
+    "trapezoid_empty": lambda L: L.trapezoid(L.ones(2, 0)),
+    "trapezoid_one_sample": lambda L: (L.trapezoid(L.ones(2, 1)),
+                                       L.cumulative_trapezoid(L.ones(2, 1))),
+    "trapezoid_long": lambda L: (L.trapezoid(L.ones(2, 3, dtype=L.long)),
+                                 L.trapezoid(L.ones(2, 3, dtype=L.long), dx=2),
+                                 L.trapezoid(L.ones(2, 3, dtype=L.long), L.tensor([1, 2, 5])),
+                                 L.cumulative_trapezoid(L.ones(2, 3, dtype=L.long))),
+    "trapezoid_bool": lambda L: L.trapezoid(L.ones(3, dtype=L.bool)),
+    "trapezoid_bool_x": lambda L: L.trapezoid(L.ones(3, dtype=L.bool), L.ones(3)),
+    "cumulative_trapezoid_bool": lambda L: L.cumulative_trapezoid(L.ones(3, dtype=L.bool)),
+    "trapezoid_samples": lambda L: L.trapezoid(L.ones(2, 3), L.ones(2)),
+    "cumulative_trapezoid_samples": lambda L: L.cumulative_trapezoid(L.ones(2, 3), L.ones(2)),
+    "trapezoid_complex_dx": lambda L: L.trapezoid(L.ones(2, 3), dx=1j),
+    "trapezoid_bool_dx": lambda L: L.trapezoid(L.ones(2, 3), dx=True),
+    "trapezoid_0d": lambda L: L.trapezoid(L.tensor(1.0)),
+    "cumulative_trapezoid_empty": lambda L: (L.cumulative_trapezoid(L.ones(2, 0)),
+                                             L.cumulative_trapezoid(L.ones(2, 0, dtype=L.long),
+                                                                    dx=2)),
+    "cov_int": lambda L: (L.cov(L.tensor([[1, 2, 3], [4, 5, 9]])),
+                          L.corrcoef(L.tensor([[1, 2, 3], [4, 5, 9]]))),
+    "cov_fweights": lambda L: L.cov(L.tensor([[0.0, 1, 2, 5], [2, 1, 0, -1]]), correction=0,
+                                    fweights=L.tensor([1, 2, 0, 3])),
+    "cov_one_variable": lambda L: (L.cov(L.tensor([1.0, 3.0, 4.0])), L.corrcoef(
+        L.tensor([2.0, 2.0])), L.corrcoef(L.tensor([1.0, 3.0]))),
+    "cov_3d": lambda L: L.cov(L.ones(2, 2, 2)),
+    "corrcoef_3d": lambda L: L.corrcoef(L.ones(2, 2, 2)),
+    "cov_bool": lambda L: L.cov(L.ones(2, dtype=L.bool)),
+    "cov_fweights_dtype": lambda L: L.cov(L.ones(2, 4), fweights=L.ones(4)),
+    "cov_fweights_numel": lambda L: L.cov(L.ones(2, 4), fweights=L.ones(3, dtype=L.long)),
+    "cov_fweights_negative": lambda L: L.cov(L.ones(2, 4), fweights=L.tensor([1, -1, 1, 1])),
+    "cov_fweights_2d": lambda L: L.cov(L.ones(2, 4), fweights=L.ones(1, 4, dtype=L.long)),
+    "cov_aweights_dtype": lambda L: L.cov(L.ones(2, 4), aweights=L.ones(4, dtype=L.long)),
+    "cov_aweights_negative": lambda L: L.cov(L.ones(2, 4), aweights=-L.ones(4)),
+    "cov_weights_zero": lambda L: L.cov(L.ones(2, 4), aweights=L.zeros(4)),
+}
+
+
+@pytest.mark.parametrize("name", list(INTEGRATION))
+def test_integration_and_covariance_match_pytorch(name, torch):
+    """Values, dtypes, grad_fn names (PyTorch's Scalar overloads) and error texts."""
+    assert _outcome(INTEGRATION[name], ember) == _outcome(INTEGRATION[name], torch)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"correction": 4}])
+def test_cov_warns_about_degrees_of_freedom_like_pytorch(kwargs, torch):
+    def run(L):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = L.cov(L.tensor([[0.0, 1, 2, 5], [2, 1, 0, -1]])[:, :1 if not kwargs else 4],
+                        **kwargs)
+        return repr(out), [(w.category, str(w.message)) for w in caught]
+    got = run(ember)
+    assert got == run(torch)
+    assert got[1] == [(UserWarning, reduction.COV_DOF)]
+
+
+def test_scalar_overloads_record_pytorchs_nodes(torch):
+    """``trapezoid``'s scalar products are mul.Scalar / div.Scalar (MulBackward1, DivBackward1),
+    as in PyTorch, whose Python ``t * 2.0`` records MulBackward0."""
+    def run(L):
+        y = L.tensor([[1.0, 2.0, 4.0]], requires_grad=True)
+        outs = [L.trapezoid(y), L.trapezoid(y, L.tensor([0.0, 1.0, 3.0])), y * 2.0]
+        return [(type(o.grad_fn).__name__, repr(o)) for o in outs]
     assert run(ember) == run(torch)

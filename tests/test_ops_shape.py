@@ -499,6 +499,9 @@ def test_grid_results_match_pytorch(torch):
                L.triu_indices(2, 4, -1, dtype=L.int32), L.triu_indices(0, 3),
                L.tril_indices(3, 0), L.tril_indices(3, 3, 10), L.triu_indices(3, 3, 5),
                L.tril_indices(2, 5, -3)]
+        out += [L.vander(b), L.vander(b, 4, True), L.vander(L.tensor([1, 2], dtype=L.int8)),
+                L.vander(L.tensor([True, False])), L.vander(a, 0), L.vander(a, 1),
+                L.vander(L.tensor([], requires_grad=True))]
         same = L.cartesian_prod(a) is a
         shapes = [L.broadcast_shapes((2, 1), (3,)), L.broadcast_shapes(2, (3, 1), [1, 1, 1]),
                   L.broadcast_shapes(), L.broadcast_shapes(None, (0, 1), (5,)),
@@ -508,6 +511,8 @@ def test_grid_results_match_pytorch(torch):
 
 
 GRID_BAD = {
+    "vander_2d": lambda L, a: L.vander(a.expand(2, 3)),
+    "vander_negative": lambda L, a: L.vander(a, -1),
     "meshgrid_empty": lambda L, a: L.meshgrid(indexing="ij"),
     "meshgrid_indexing": lambda L, a: L.meshgrid(a, a, indexing="yx"),
     "meshgrid_dtypes": lambda L, a: L.meshgrid(a, a.long(), indexing="ij"),
@@ -550,3 +555,17 @@ def test_meshgrid_rejects_matrices_like_pytorch(torch):
     # PyTorch prints the offending tensor in its C++ format; the sentence before it is shared
     prefix = "torch.meshgrid: Expected 0D or 1D tensor in the tensor list but got: "
     assert outcome(ember).startswith(prefix) and outcome(torch).startswith(prefix)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"N": 4, "increasing": True}, {"N": 2}])
+def test_vander_gradients(kwargs, torch):
+    """PyTorch 2.13's own vander cannot be differentiated (its cumprod saves the slice it then
+    overwrites: backward raises); ember's gives the derivative, checked by finite differences,
+    and the same values and output node as PyTorch's forward."""
+    x = ember.tensor([0.5, -1.5, 2.0], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a: ember.vander(a, **kwargs), (x,))
+    assert ember.autograd.gradgradcheck(lambda a: ember.vander(a, **kwargs), (x,))
+    t = torch.tensor([0.5, -1.5, 2.0], dtype=torch.float64, requires_grad=True)
+    assert repr(ember.vander(x, **kwargs)) == repr(torch.vander(t, **kwargs))
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        torch.vander(t, **kwargs).sum().backward()

@@ -718,6 +718,40 @@ def rsub(input, other, *, alpha=1):
     return _rsub(input, other, alpha)
 
 
+# PyTorch's Scalar overloads (``mul.Scalar``, ``div.Scalar``), which C++ composites call with
+# a plain number: their nodes are MulBackward1 / DivBackward1 (Python's ``t * 2.0`` records
+# MulBackward0). Used by composites written as PyTorch writes them (trapezoid, ...).
+
+
+@defop("mul", n_in=1, overload=1, jvp="elementwise")
+def _mul_scalar(xp, input, other):
+    return xp.multiply(input, other)
+
+
+_mul_scalar.defvjp(lambda xp, g, ans, input, other: g * other)
+
+
+@defop("div", n_in=1, overload=1, jvp="elementwise")
+def _div_scalar(xp, input, other):
+    return xp.divide(input, other)
+
+
+_div_scalar.defvjp(lambda xp, g, ans, input, other: g / other)
+
+
+def mul_scalar(input, other):
+    """``input * other`` for a Python number ``other``, recorded as PyTorch's ``mul.Scalar``."""
+    return _mul_scalar(_promoted(input, other), other)
+
+
+def div_scalar(input, other):
+    """``input / other`` for a Python number ``other``, recorded as PyTorch's ``div.Scalar``."""
+    dt = _dtypes.result_type(input, other)
+    if dt.category < 2:  # true division of integers: the default float dtype
+        dt = _dtypes.get_default_dtype()
+    return _div_scalar(input if dt is input.dtype else input.to(dt), other)
+
+
 def mul(input, other, *, out=None):
     """Elementwise product."""
     if out is not None:

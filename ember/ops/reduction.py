@@ -889,13 +889,178 @@ all = _logical_reduce("all")  # noqa: A001 - PyTorch's name
 any = _logical_reduce("any")  # noqa: A001
 
 
+# --------------------------------------------------------------------------- integration
+# Composites, written as PyTorch writes them (Integration.cpp, Correlation.cpp), so the nodes
+# recorded and the rounding are PyTorch's.
+
+
+def _scalar_ops():
+    from .pointwise import div_scalar, mul_scalar
+    return mul_scalar, div_scalar
+
+
+def _sample_dim(name, y, dim):
+    if y.ndim == 0:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return _wrap_dim(dim, y.ndim)
+
+
+def _check_real_dx(name, dx):
+    if isinstance(dx, Tensor):
+        dx = dx.item()
+    if isinstance(dx, (bool, complex)):
+        raise RuntimeError(f"{name}: Currently, we only support dx as a real number.")
+    return float(dx)
+
+
+def _spacing(name, y, x, dim):
+    """``x``'s differences along ``dim``, shaped to broadcast against those of ``y``."""
+    if y._data.dtype == np.bool_ or x._data.dtype == np.bool_:
+        raise RuntimeError(f"{name}: received a bool input for `x` or `y`, but bool is not "
+                           "supported")
+    if x.ndim == 1:
+        if x.shape[0] != y.shape[dim]:
+            raise RuntimeError(f"{name}: There must be one `x` value for each sample point")
+        x = x.view([x.shape[0] if d == dim else 1 for d in range(y.ndim)])
+    elif x.ndim < y.ndim:
+        x = x.view((1,) * (y.ndim - x.ndim) + tuple(x.shape))
+    n = x.shape[dim]
+    return x.narrow(dim, 1, n - 1) - x.narrow(dim, 0, n - 1)
+
+
+def _pairs(y, dim):
+    n = y.shape[dim]
+    return y.narrow(dim, 0, n - 1) + y.narrow(dim, 1, n - 1)
+
+
+def _invalid_trapezoid_args(name, y, x, dx):
+    got = ", ".join([type(y).__name__, type(x).__name__] + ([f"dx={type(dx).__name__}"]
+                                                            if dx is not None else []))
+    raise TypeError(
+        f"{name}() received an invalid combination of arguments - got ({got}), but expected "
+        f"one of:\n * (Tensor y, Tensor x, *, int dim = -1)\n * (Tensor y, *, Number dx = 1, "
+        "int dim = -1)\n")
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The trapezoidal rule along ``dim``: with sample points ``x``, or spacing ``dx``
+    (default 1); no samples integrate to 0."""
+    mul_scalar, div_scalar = _scalar_ops()
+    if x is not None and (dx is not None or not isinstance(x, Tensor)):
+        _invalid_trapezoid_args("trapezoid", y, x, dx)
+    d = _sample_dim("trapezoid", y, dim)
+    if y.shape[d] == 0:
+        shape = tuple(n for i, n in enumerate(y.shape) if i != d)
+        return Tensor._make(_xp.namespace_of(y._data).zeros(shape, dtype=y._data.dtype),
+                            None, False)
+    if x is not None:
+        return div_scalar((_pairs(y, d) * _spacing("trapezoid", y, x, d)).sum(d), 2.0)
+    if y._data.dtype == np.bool_:
+        raise RuntimeError("trapezoid: received a bool input for `y`, but bool is not supported")
+    step = _check_real_dx("trapezoid", 1 if dx is None else dx)
+    return mul_scalar(y.sum(d) - mul_scalar(y.select(d, 0) + y.select(d, -1), 0.5), step)
+
+
+def trapz(y, x=None, *, dx=None, dim=-1):
+    """``trapezoid`` under its older name."""
+    return trapezoid(y, x, dx=dx, dim=dim)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running trapezoidal integral along ``dim`` (one element fewer than ``y``)."""
+    mul_scalar, div_scalar = _scalar_ops()
+    if x is not None and (dx is not None or not isinstance(x, Tensor)):
+        _invalid_trapezoid_args("cumulative_trapezoid", y, x, dx)
+    d = _sample_dim("cumulative_trapezoid", y, dim)
+    if x is not None:
+        return div_scalar((_pairs(y, d) * _spacing("cumulative_trapezoid", y, x, d)).cumsum(d),
+                          2.0)
+    if y._data.dtype == np.bool_:
+        raise RuntimeError("cumulative_trapezoid: received a bool input for `y`, but bool is "
+                           "not supported")
+    step = _check_real_dx("cumulative_trapezoid", 1 if dx is None else dx)
+    if y.shape[d] == 0:
+        return y.narrow(d, 0, 0) * 1.0
+    return mul_scalar(_pairs(y, d), step / 2.0).cumsum(d)
+
+
+# --------------------------------------------------------------------------- covariance
+COV_DOF = ("cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
+           "number of observations. (Triggered internally at "
+           "/__w/pytorch/pytorch/aten/src/ATen/native/Correlation.cpp:129.)")
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in the rows of ``input`` (observations in the
+    columns), optionally weighted by integer ``fweights`` and real ``aweights``."""
+
+    from .pointwise import div
+    if input.ndim > 2:
+        raise RuntimeError("cov(): expected input to have two or fewer dimensions but got an "
+                           f"input with {input.ndim} dimensions")
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("cov(): bool dtype is not supported for input")
+    x = input.view(1, -1) if input.ndim < 2 else input
+    n = x.shape[1]
+    w = None
+    for name, weights, kind, what in (("fweights", fweights, "iu", "integral"),
+                                      ("aweights", aweights, "f", "floating point")):
+        if weights is None:
+            continue
+        if weights.ndim > 1:
+            raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got "
+                               f"{name} with {weights.ndim} dimensions")
+        if weights._data.dtype.kind not in kind or weights._data.dtype == np.bool_:
+            raise RuntimeError(f"cov(): expected {name} to have {what} dtype but got {name} "
+                               f"with {weights.dtype._legacy[:-6]} dtype")
+        if weights.numel() != n:
+            raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
+                               f"observations in the input but got {weights.numel()} != {n}")
+        if n and bool((weights._data < 0).any()):
+            raise RuntimeError(f"cov(): {name} cannot be negative")
+        w = weights if w is None else w * weights
+    if w is None:
+        w_sum = Tensor._make(np.asarray(n, dtype=np.int64), None, False)
+    else:
+        w_sum = w.sum()
+        if not bool(w_sum._data != 0):
+            raise RuntimeError("cov(): weights sum to zero, can't be normalized")
+    avg = div((x if w is None else x * w).sum(1), w_sum)
+    if w is not None and correction != 0 and aweights is not None:
+        norm = w_sum - div((w * aweights).sum() * correction, w_sum)
+    else:
+        norm = w_sum - correction
+    if bool(norm._data <= 0):
+        warnings.warn(COV_DOF, UserWarning, stacklevel=2)
+        norm = norm * 0
+    x = x - avg.unsqueeze(1)
+    c = x.mm((x if w is None else x * w).t().conj())
+    return div(c, norm).squeeze()
+
+
+def corrcoef(input):
+    """Pearson correlation coefficients of the rows of ``input``, clipped to ``[-1, 1]``."""
+    if input.ndim > 2:
+        raise RuntimeError("corrcoef(): expected input to have two or fewer dimensions but got "
+                           f"an input with {input.ndim} dimensions")
+    c = cov(input)
+    if c.ndim == 0:  # one variable: nan where the variance is nan, inf or 0, else 1
+        return c / c
+    stddev = c.diagonal().sqrt()
+    c = c / stddev.view(-1, 1)
+    c = c / stddev.view(1, -1)
+    return c.clip(-1, 1)
+
+
 # --------------------------------------------------------------------------- the family's surface
 __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
            "var_mean", "std_mean", "logsumexp", "softmax", "log_softmax", "norm",
            "count_nonzero", "all", "any", "return_types", "nansum", "nanmean", "aminmax",
-           "dist", "renorm"]
+           "dist", "renorm", "trapezoid", "trapz", "cumulative_trapezoid", "cov",
+           "corrcoef"]
 METHODS = {name: globals()[name] for name in __all__
-           if name not in ("var_mean", "std_mean", "return_types")}
+           if name not in ("var_mean", "std_mean", "return_types", "trapezoid", "trapz",
+                           "cumulative_trapezoid")}
 INPLACE = ()
 
 

@@ -1352,6 +1352,29 @@ def broadcast_shapes(*shapes):
     return Size(common)
 
 
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of a vector: columns ``x**0 .. x**(N-1)`` (decreasing powers
+    unless ``increasing``); integers give int64. Built as PyTorch builds it (ones, a running
+    product written into columns 1.., flipped), so the result's node is PyTorch's."""
+    from .._creation import empty
+    from .sorting import cumprod
+    if x.ndim != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0] if N is None else N
+    if n < 0:
+        raise RuntimeError("N must be non-negative.")
+    dtype = _dtypes.promote_types(x.dtype, _dtypes.int64)
+    result = empty(x.shape[0], n, dtype=dtype, device=x.device)
+    if n > 0:
+        result.fill_(1)
+        if n > 1:
+            # PyTorch copies x in and then the running product of that slice over it; ember
+            # takes the product of x expanded (its cumprod saves its input, which the copy
+            # would overwrite): the same values, gradients and output node
+            result[:, 1:].copy_(cumprod(expand(unsqueeze(x, 1), (x.shape[0], n - 1)), 1))
+    return result if increasing else flip(result, (1,))
+
+
 # --------------------------------------------------------------------------- the family's surface
 __all__ = ["view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "ravel", "clone",
            "contiguous", "unsqueeze", "squeeze", "permute", "t", "transpose", "swapaxes",
@@ -1362,11 +1385,12 @@ __all__ = ["view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "
            "tensor_split", "unbind", "narrow", "flip", "fliplr", "flipud", "roll", "rot90",
            "select", "conj", "resolve_conj", "resolve_neg", "real", "imag", "diff", "meshgrid",
            "cartesian_prod", "combinations", "block_diag", "broadcast_shapes", "tril_indices",
-           "triu_indices"]
+           "triu_indices", "vander"]
 _FUNCTIONS_ONLY = ("cat", "concat", "concatenate", "stack", "atleast_1d", "atleast_2d",
                    "atleast_3d", "hstack", "vstack", "row_stack", "dstack", "column_stack",
                    "broadcast_tensors", "meshgrid", "cartesian_prod", "combinations",
-                   "block_diag", "broadcast_shapes", "tril_indices", "triu_indices")
+                   "block_diag", "broadcast_shapes", "tril_indices", "triu_indices",
+                   "vander")
 METHODS = {name: globals()[name] for name in __all__ if name not in _FUNCTIONS_ONLY}
 METHODS.update(
     T=property(_numpy_T),
