@@ -130,6 +130,7 @@ SPECS = [
     Spec("corrcoef", lambda L, a: L.corrcoef(a), [((3, 4),), ((2, 5),)]),
     Spec("corrcoef_1d", lambda L, a: a.corrcoef(), [((4,),)]),
     Spec("renorm_p1_dim1", lambda L, a: a.renorm(1, 1, 0.8), [((3, 4),)]),
+    Spec("renorm_", lambda L, a: (a * 1).renorm_(2, 1, 0.5), [((3, 4),)]),
     Spec("renorm_inf", lambda L, a: L.renorm(a, float("inf"), -1, 0.5), [((2, 3),)],
          distinct=True),
     Spec("renorm_p3_some", lambda L, a: L.renorm(a, 3, 0, 1.5), [((4, 3),)]),

@@ -782,8 +782,9 @@ def renorm(input, p, dim, maxnorm):
     d = _wrap_dim(dim, input.ndim)
     if getattr(input, "_levels", None):  # inside vmap: from ops that batch, same derivative
         from .pointwise import where
-        norm = vector_norm(input, p, _other_dims(input.ndim, d), True)
-        return input * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
+        x = input.clone()  # what the products save stays intact when renorm_ writes input
+        norm = vector_norm(x, p, _other_dims(input.ndim, d), True)
+        return x * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
     return _renorm(input, float(p), d, float(maxnorm))
 
 
@@ -1061,7 +1062,7 @@ __all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmi
 METHODS = {name: globals()[name] for name in __all__
            if name not in ("var_mean", "std_mean", "return_types", "trapezoid", "trapz",
                            "cumulative_trapezoid")}
-INPLACE = ()
+INPLACE = ("renorm",)
 
 
 def _api_dtype(dtype):
