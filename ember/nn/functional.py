@@ -713,14 +713,14 @@ def _cross_entropy_probs(input, target, weight, reduction, label_smoothing):
     logp = log_softmax(input, class_dim)
     if label_smoothing > 0.0:
         _check_label_smoothing(label_smoothing)
-        target = _nn._mul_scalar(target, 1 - label_smoothing) + label_smoothing / c
+        target = _pointwise._mul_scalar(target, 1 - label_smoothing) + label_smoothing / c
     prod = logp * target
     if weight is not None:
         prod = prod * (_class_weight_view(weight, input, class_dim) if input.ndim > 1 else weight)
     if reduction == "mean":
         if input.numel() == 0:
             return -prod.sum().fill_(math.nan)
-        return _nn._div_scalar(-prod.sum(), input.numel() // c)
+        return _pointwise._div_scalar(-prod.sum(), input.numel() // c)
     return -prod.sum() if reduction == "sum" else -prod.sum(class_dim)
 
 
@@ -746,8 +746,8 @@ def _cross_entropy_smoothed(input, target, weight, reduction, ignore_index, labe
         smooth = smooth.sum() / total
     elif reduction == "sum":
         smooth = smooth.sum()
-    return (_nn._mul_scalar(nll, 1 - label_smoothing)
-            + _nn._mul_scalar(smooth, label_smoothing / c))
+    return (_pointwise._mul_scalar(nll, 1 - label_smoothing)
+            + _pointwise._mul_scalar(smooth, label_smoothing / c))
 
 
 def _check_label_smoothing(label_smoothing):

@@ -30,28 +30,6 @@ def _mean_scale(grad, reduction):
     return grad / math.prod(grad.shape) if reduction == "mean" else grad
 
 
-# --------------------------------------------------------------------------- scalar overloads
-# PyTorch's C++ composites (cross_entropy) multiply and divide by C++ numbers through the
-# Scalar overloads, whose nodes are MulBackward1 / DivBackward1 (Python wraps numbers as
-# tensors instead: MulBackward0 / DivBackward0).
-
-
-@defop("mul", n_in=1, overload=1, jvp="elementwise")
-def _mul_scalar(xp, input, other):
-    return input * other
-
-
-_mul_scalar.defvjp(lambda xp, g, ans, input, other: g * other)
-
-
-@defop("div", n_in=1, overload=1, jvp="elementwise")
-def _div_scalar(xp, input, other):
-    return input / other
-
-
-_div_scalar.defvjp(lambda xp, g, ans, input, other: g / other)
-
-
 # --------------------------------------------------------------------------- regression losses
 # Input and target are differentiable (the target's gradient is minus the input's); the
 # forwards get tensors already broadcast to one shape.

@@ -720,7 +720,8 @@ def rsub(input, other, *, alpha=1):
 
 # PyTorch's Scalar overloads (``mul.Scalar``, ``div.Scalar``), which C++ composites call with
 # a plain number: their nodes are MulBackward1 / DivBackward1 (Python's ``t * 2.0`` records
-# MulBackward0). Used by composites written as PyTorch writes them (trapezoid, ...).
+# MulBackward0). Used by composites written as PyTorch writes them (cross_entropy's label
+# smoothing, trapezoid, ...).
 
 
 @defop("mul", n_in=1, overload=1, jvp="elementwise")

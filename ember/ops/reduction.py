@@ -987,8 +987,7 @@ def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
 
 # --------------------------------------------------------------------------- covariance
 COV_DOF = ("cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
-           "number of observations. (Triggered internally at "
-           "/__w/pytorch/pytorch/aten/src/ATen/native/Correlation.cpp:129.)")
+           "number of observations.")
 
 
 def cov(input, *, correction=1, fweights=None, aweights=None):

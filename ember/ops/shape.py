@@ -1195,8 +1195,7 @@ def to_dtype(input, dtype, copy=False):
 
 # --------------------------------------------------------------------------- grids and blocks
 MESHGRID_INDEXING = (
-    "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument. "
-    "(Triggered internally at /__w/pytorch/pytorch/aten/src/ATen/native/TensorShape.cpp:4215.)")
+    "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.")
 
 
 def meshgrid(*tensors, indexing=None):
