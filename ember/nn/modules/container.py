@@ -102,6 +102,14 @@ class Sequential(Module):
         return input
 
 
+def _list_key(idx, length):
+    """The name (``'0'``, ``'1'``, ...) under which a list container keeps item ``idx``."""
+    idx = operator.index(idx)
+    if not (-length <= idx < length):
+        raise IndexError(f"index {idx} is out of range")
+    return str(idx + length if idx < 0 else idx)
+
+
 class ModuleList(Module):
     """A list of submodules, registered under the names ``'0'``, ``'1'``, ..."""
 
@@ -111,12 +119,7 @@ class ModuleList(Module):
             self += modules
 
     def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+        return _list_key(idx, len(self))
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
@@ -283,12 +286,7 @@ class ParameterList(Module):
             self += values
 
     def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+        return _list_key(idx, len(self))
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
