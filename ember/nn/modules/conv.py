@@ -107,58 +107,37 @@ class _ConvNd(Module):
         return s.format(**self.__dict__)
 
 
-class Conv1d(_ConvNd):
+class _Conv(_ConvNd):
+    """Conv1d/2d/3d: ``_tuple`` makes an argument one int per spatial dim, ``_conv`` is the
+    functional form."""
+
     def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
                  groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
-        padding_ = padding if isinstance(padding, str) else _single(padding)
-        super().__init__(in_channels, out_channels, _single(kernel_size), _single(stride),
-                         padding_, _single(dilation), False, _single(0), groups, bias,
-                         padding_mode, device, dtype)
+        n = self._tuple
+        super().__init__(in_channels, out_channels, n(kernel_size), n(stride),
+                         padding if isinstance(padding, str) else n(padding), n(dilation), False,
+                         n(0), groups, bias, padding_mode, device, dtype)
 
     def forward(self, input):
         if self.padding_mode != "zeros":
-            return F.conv1d(F.pad(input, self._reversed_padding_repeated_twice,
-                                  mode=self.padding_mode),
-                            self.weight, self.bias, self.stride, _single(0), self.dilation,
-                            self.groups)
-        return F.conv1d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
+            return self._conv(F.pad(input, self._reversed_padding_repeated_twice,
+                                    mode=self.padding_mode),
+                              self.weight, self.bias, self.stride, self._tuple(0), self.dilation,
+                              self.groups)
+        return self._conv(input, self.weight, self.bias, self.stride, self.padding,
+                          self.dilation, self.groups)
 
 
-class Conv2d(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
-        padding_ = padding if isinstance(padding, str) else _pair(padding)
-        super().__init__(in_channels, out_channels, _pair(kernel_size), _pair(stride),
-                         padding_, _pair(dilation), False, _pair(0), groups, bias,
-                         padding_mode, device, dtype)
-
-    def forward(self, input):
-        if self.padding_mode != "zeros":
-            return F.conv2d(F.pad(input, self._reversed_padding_repeated_twice,
-                                  mode=self.padding_mode),
-                            self.weight, self.bias, self.stride, _pair(0), self.dilation,
-                            self.groups)
-        return F.conv2d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
+class Conv1d(_Conv):
+    _tuple, _conv = staticmethod(_single), staticmethod(F.conv1d)
 
 
-class Conv3d(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1,
-                 groups=1, bias=True, padding_mode="zeros", device=None, dtype=None):
-        padding_ = padding if isinstance(padding, str) else _triple(padding)
-        super().__init__(in_channels, out_channels, _triple(kernel_size), _triple(stride),
-                         padding_, _triple(dilation), False, _triple(0), groups, bias,
-                         padding_mode, device, dtype)
+class Conv2d(_Conv):
+    _tuple, _conv = staticmethod(_pair), staticmethod(F.conv2d)
 
-    def forward(self, input):
-        if self.padding_mode != "zeros":
-            return F.conv3d(F.pad(input, self._reversed_padding_repeated_twice,
-                                  mode=self.padding_mode),
-                            self.weight, self.bias, self.stride, _triple(0), self.dilation,
-                            self.groups)
-        return F.conv3d(input, self.weight, self.bias, self.stride, self.padding, self.dilation,
-                        self.groups)
+
+class Conv3d(_Conv):
+    _tuple, _conv = staticmethod(_triple), staticmethod(F.conv3d)
 
 
 class _ConvTransposeNd(_ConvNd):
