@@ -44,6 +44,7 @@ from .._broadcast import sum_to
 from ..autograd import anomaly_mode, forward_ad, grad_mode, saved_hooks
 from ..autograd.graph import (
     Node,
+    accumulate_grad_of,
     check_version,
     gradient_edge,
     modified_error,
@@ -59,6 +60,7 @@ _state = grad_mode._state
 _fw = forward_ad.state
 _anomaly = anomaly_mode.state
 _NUMPY = _xp.NUMPY
+_ndarray = np.ndarray
 _Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
 
@@ -231,30 +233,34 @@ class OpNode(Node):
 
 class _SimpleNode(OpNode):
     """The node of an op with one output and a fixed number of inputs, with the ordinary
-    backward (raw arrays, no ``create_graph``) written out: it runs once per node."""
+    backward (NumPy arrays, no ``create_graph``) written out: it runs once per node."""
 
     __slots__ = ()
 
     def apply(self, grad_outputs, create_graph):
-        saved = self._saved
         g = grad_outputs[0]
-        if create_graph or saved is None or self._packed is not None or g.dtype.kind == "c":
-            return OpNode.apply(self, grad_outputs, create_graph)  # complex: conjugations
+        if not self._plain(g, create_graph):
+            return OpNode.apply(self, grad_outputs, create_graph)
+        out = []
+        saved = self._saved
+        ans = self._ans
+        for (fn, _), rule, meta in zip(self.next_functions, self._op.rules, self._meta):
+            out.append(None if fn is None else _fitted(rule(_NUMPY, g, ans, *saved), meta))
+        return out
+
+    def _plain(self, g, create_graph):
+        """Whether this backward is an ordinary one: real NumPy gradients, the saved values
+        there and unmodified (else PyTorch's error) and nothing recorded, packed or conjugated.
+        """
+        if (create_graph or type(g) is not _ndarray or g.dtype.kind == "c"
+                or self._saved is None or self._packed is not None):
+            return False
         for _, tensor, version in self._inputs:
             if tensor._vc[0] != version:
                 check_version(tensor, version, saved_by=self)
-        ans = self._ans
-        if ans is not None and self._ans_vc[0][0][0] != self._ans_vc[0][1]:
+        if self._ans is not None and self._ans_vc[0][0][0] != self._ans_vc[0][1]:
             raise RuntimeError(_ans_error(self, 0))
-        xp = _NUMPY if type(g) is np.ndarray else _xp.namespace_of(g)
-        return self._gradients(xp, g, ans, saved)
-
-    def _gradients(self, xp, g, ans, saved):
-        """The rules' results, one per edge (None where no gradient is needed)."""
-        out = []
-        for (fn, _), rule, meta in zip(self.next_functions, self._op.rules, self._meta):
-            out.append(None if fn is None else _fitted(xp, rule(xp, g, ans, *saved), meta))
-        return out
+        return True
 
 
 class _UnaryNode(_SimpleNode):
@@ -262,8 +268,11 @@ class _UnaryNode(_SimpleNode):
 
     __slots__ = ()
 
-    def _gradients(self, xp, g, ans, saved):
-        return [_fitted(xp, self._op.rules[0](xp, g, ans, *saved), self._meta[0])]
+    def apply(self, grad_outputs, create_graph):
+        g = grad_outputs[0]
+        if not self._plain(g, create_graph):
+            return OpNode.apply(self, grad_outputs, create_graph)
+        return [_fitted(self._op.rules[0](_NUMPY, g, self._ans, *self._saved), self._meta[0])]
 
 
 class _BinaryNode(_SimpleNode):
@@ -271,19 +280,25 @@ class _BinaryNode(_SimpleNode):
 
     __slots__ = ()
 
-    def _gradients(self, xp, g, ans, saved):
+    def apply(self, grad_outputs, create_graph):
+        g = grad_outputs[0]
+        if not self._plain(g, create_graph):
+            return OpNode.apply(self, grad_outputs, create_graph)
         (fa, _), (fb, _) = self.next_functions
         rule_a, rule_b = self._op.rules
         meta_a, meta_b = self._meta
-        return [None if fa is None else _fitted(xp, rule_a(xp, g, ans, *saved), meta_a),
-                None if fb is None else _fitted(xp, rule_b(xp, g, ans, *saved), meta_b)]
+        ans = self._ans
+        saved = self._saved
+        return [None if fa is None else _fitted(rule_a(_NUMPY, g, ans, *saved), meta_a),
+                None if fb is None else _fitted(rule_b(_NUMPY, g, ans, *saved), meta_b)]
 
 
-def _fitted(xp, gi, meta):
-    """A rule's result as an input's gradient (``_fit``, after a cheap test that it fits)."""
-    if gi is not None and (type(gi) is not np.ndarray or gi.shape != meta[0]
+def _fitted(gi, meta):
+    """A rule's NumPy result as an input's gradient (``_fit``, after a cheap test that it
+    fits)."""
+    if gi is not None and (type(gi) is not _ndarray or gi.shape != meta[0]
                            or gi.dtype is not meta[1]):
-        return _fit(xp, gi, meta, False)
+        return _fit(_NUMPY, gi, meta, False)
     return gi
 
 
@@ -740,79 +755,116 @@ def _xp_of(arrays, n_in):
 
 
 class _UnaryOp(Op):
-    """An op of one input and one output: a shorter call for a NumPy-backed tensor input."""
+    """An op of one input and one output, with a shorter call for a NumPy-backed tensor input
+    (``_record``, ``_node`` and ``_result`` written out: it runs once per op)."""
 
-    def __call__(self, *args):
-        a = args[0]
-        if not isinstance(a, _Tensor) or _fw.active or _anomaly.forward or _vmap.depth:
-            return Op.__call__(self, *args)
+    def __call__(self, a, *params):
+        if _fw.active or _anomaly.forward or _vmap.depth or not isinstance(a, _Tensor):
+            return Op.__call__(self, a, *params)
         data = a._data
-        if type(data) is not np.ndarray or (self.promote == "float" and
-                                            data.dtype.kind not in "fc"):
-            return Op.__call__(self, *args)
-        out = self.forward(_NUMPY, data, *args[1:])
-        if type(out) is not np.ndarray:
+        if type(data) is not _ndarray or (self.promote == "float" and
+                                          data.dtype.kind not in "fc"):
+            return Op.__call__(self, a, *params)
+        out = self.forward(_NUMPY, data, *params) if params else self.forward(_NUMPY, data)
+        if type(out) is not _ndarray:
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
-        if not (a._rg and _state.grad) or self.rules is None or out.dtype.kind not in "fc":
+        if not a._rg or not _state.grad or self.rules is None or out.dtype.kind not in "fc":
             return _Tensor._make(out, None, False)
-        # Op._record written out for one input that requires grad
         _, _, save_ans, (keep,) = self._plans.get(3) or self._save_plan(3, 1)
-        node = self._node((gradient_edge(a),), ((data.shape, data.dtype),),
-                          [data if keep else None, *args[1:]],
-                          ((0, a, a._vc[0]),) if keep else (),
-                          out if save_ans else None, keep or save_ans)
-        return _result(node, out)
+        node = self.node_cls.__new__(self.node_cls)
+        fn = a._grad_fn
+        node.next_functions = ((fn, a._output_nr) if fn is not None else
+                               (accumulate_grad_of(a), 0),)
+        node._seq = next(sequence)  # after the edge: a leaf's AccumulateGrad comes first
+        node._meta = ((data.shape, data.dtype),)
+        if keep:
+            node._saved = [data, *params]
+            node._inputs = ((0, a, a._vc[0]),)
+        else:
+            node._saved = [None, *params]
+            node._inputs = ()
+        node._ans = out if save_ans else None
+        node._frees = keep or save_ans
+        return _finish(node, out)
 
 
 class _BinaryOp(Op):
-    """An op of two inputs and one output: a shorter call when both are NumPy-backed tensors
-    of one dtype, or a tensor and a Python number that does not change its dtype."""
+    """An op of two inputs and one output, with a shorter call when both are NumPy-backed
+    tensors of one dtype, or a tensor and a Python number that does not change its dtype."""
 
-    def __call__(self, *args):
-        a, b = args[0], args[1]
+    def __call__(self, a, b, *params):
         Tensor = _Tensor
-        if not isinstance(a, Tensor) or _fw.active or _anomaly.forward or _vmap.depth:
-            return Op.__call__(self, *args)
+        if _fw.active or _anomaly.forward or _vmap.depth or not isinstance(a, Tensor):
+            return Op.__call__(self, a, b, *params)
         da = a._data
         if isinstance(b, Tensor):
             db = b._data
             b_rg = b._rg
-            if self.promote and da.dtype is not db.dtype:
-                return Op.__call__(self, *args)
+            if type(db) is not _ndarray or self.promote and da.dtype is not db.dtype:
+                return Op.__call__(self, a, b, *params)
         elif type(b) is float or type(b) is int:
             db = b
             b_rg = False
             if self.promote and da.dtype.kind not in "fc":
-                return Op.__call__(self, *args)
+                return Op.__call__(self, a, b, *params)
         else:
-            return Op.__call__(self, *args)
-        if type(da) is not np.ndarray or (self.promote == "float" and
-                                          da.dtype.kind not in "fc"):
-            return Op.__call__(self, *args)
+            return Op.__call__(self, a, b, *params)
+        if type(da) is not _ndarray or (self.promote == "float" and
+                                        da.dtype.kind not in "fc"):
+            return Op.__call__(self, a, b, *params)
         try:
-            out = self.forward(_NUMPY, da, db, *args[2:])
+            out = (self.forward(_NUMPY, da, db, *params) if params else
+                   self.forward(_NUMPY, da, db))
         except (ValueError, TypeError):
-            return Op.__call__(self, *args)  # again, to raise PyTorch's error
-        if type(out) is not np.ndarray:
+            return Op.__call__(self, a, b, *params)  # again, to raise PyTorch's error
+        if type(out) is not _ndarray:
             out = np.asarray(out)
         a_rg = a._rg
-        if not ((a_rg or b_rg) and _state.grad) or self.rules is None or \
+        if not (a_rg or b_rg) or not _state.grad or self.rules is None or \
                 out.dtype.kind not in "fc":
             return Tensor._make(out, None, False)
-        # Op._record written out for two inputs
         mask = 4 | a_rg | b_rg << 1
         _, _, save_ans, (keep_a, keep_b) = self._plans.get(mask) or self._save_plan(mask, 2)
-        inputs = ()
-        if keep_a:
-            inputs = ((0, a, a._vc[0]),)
-        if keep_b and isinstance(b, Tensor):  # not a Python number
+        node = self.node_cls.__new__(self.node_cls)
+        if a_rg:
+            fn = a._grad_fn
+            edge = (fn, a._output_nr) if fn is not None else (accumulate_grad_of(a), 0)
+            meta = (da.shape, da.dtype)
+        else:
+            edge = _NO_EDGE
+            meta = None
+        if b_rg:
+            fn = b._grad_fn
+            node.next_functions = (edge, (fn, b._output_nr) if fn is not None else
+                                   (accumulate_grad_of(b), 0))
+            node._meta = (meta, (db.shape, db.dtype))
+        else:
+            node.next_functions = (edge, _NO_EDGE)
+            node._meta = (meta, None)
+        node._seq = next(sequence)  # after the edges: a leaf's AccumulateGrad comes first
+        # What the rules read, and each saved tensor with its version (a Python number ``b``
+        # has none).
+        node._saved = [da if keep_a else None, db if keep_b else None, *params]
+        inputs = ((0, a, a._vc[0]),) if keep_a else ()
+        if keep_b and b is not db:
             inputs += ((1, b, b._vc[0]),)
-        node = self._node((gradient_edge(a), gradient_edge(b) if b_rg else _NO_EDGE),
-                          ((da.shape, da.dtype) if a_rg else None,
-                           (db.shape, db.dtype) if b_rg else None),
-                          [da if keep_a else None, db if keep_b else None, *args[2:]],
-                          inputs, out if save_ans else None, keep_a or keep_b or save_ans)
-        return _result(node, out)
+        node._inputs = inputs
+        node._ans = out if save_ans else None
+        node._frees = keep_a or keep_b or save_ans
+        return _finish(node, out)
+
+
+def _finish(node, out):
+    """The result Tensor of a node that a fast path built (``_node``'s last steps, then
+    ``_result``)."""
+    if saved_hooks.stack:
+        _pack(node)
+    if _anomaly.enabled:
+        anomaly_mode.remember(node)
+    result = _Tensor._make(out, node, True)
+    if node._ans is not None:
+        node._ans_vc = ((result._vc, 0),)  # the result's version, checked in backward
+    return result
 
 
 def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None, jvp=None,

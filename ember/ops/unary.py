@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .. import _dtypes, _xp
+from .._tensor import Tensor
 from . import pointwise as _pw
 from .registry import defop
 
@@ -129,8 +130,9 @@ def _unary(name, forward, rule=None, *, promote="float", refuse="", kernel=None,
         op.defvjp(rule)
 
     def public(input):
-        _pw._check_tensor(name, input)
-        if input._data.dtype.kind in refuse:
+        if not isinstance(input, Tensor):
+            _pw._check_tensor(name, input)
+        if refuse and input._data.dtype.kind in refuse:
             raise _pw._unsupported(kernel, input.dtype)
         return op(input)
     public.__name__ = public.__qualname__ = name
@@ -241,7 +243,8 @@ atanh = _unary("atanh", lambda xp, input: xp.arctanh(input),
 
 def _sigmoid_raw(xp, x):
     """``1 / (1 + exp(-x))`` in one buffer (raw arrays only: a forward, or a plain backward)."""
-    e = xp.negative(x, out=xp.empty_like(x))
+    # (an array of its own to work in: NumPy makes a 0-d result a scalar)
+    e = xp.negative(x) if x.ndim else xp.negative(x, out=xp.empty_like(x))
     xp.exp(e, out=e)
     e += 1
     return xp.reciprocal(e, out=e)
