@@ -61,6 +61,9 @@ _fw = forward_ad.state
 _anomaly = anomaly_mode.state
 _NUMPY = _xp.NUMPY
 _ndarray = np.ndarray
+# The classes of the floating and complex dtypes (``type(d) in _INEXACT`` reads no attribute
+# of ``d``: cheaper than ``d.kind in "fc"`` on the hot path).
+_INEXACT = frozenset(type(np.dtype(c)) for c in "efdgFDG")
 _Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
 
@@ -208,7 +211,8 @@ class OpNode(Node):
             self._saved = None
             self._inputs = ()
             self._ans = None
-            self._packed = None
+            if self._packed is not None:  # (an instance attribute: made only under hooks)
+                self._packed = None
 
     def snapshot_input(self, tensor):
         """Before ``tensor`` is overwritten in place, keep a copy of it where this node saved it.
@@ -762,13 +766,16 @@ class _UnaryOp(Op):
         if _fw.active or _anomaly.forward or _vmap.depth or not isinstance(a, _Tensor):
             return Op.__call__(self, a, *params)
         data = a._data
+        dtype = data.dtype
         if type(data) is not _ndarray or (self.promote == "float" and
-                                          data.dtype.kind not in "fc"):
+                                          type(dtype) not in _INEXACT):
             return Op.__call__(self, a, *params)
         out = self.forward(_NUMPY, data, *params) if params else self.forward(_NUMPY, data)
         if type(out) is not _ndarray:
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
-        if not a._rg or not _state.grad or self.rules is None or out.dtype.kind not in "fc":
+        out_dtype = out.dtype
+        if not a._rg or not _state.grad or self.rules is None or (
+                out_dtype is not dtype and type(out_dtype) not in _INEXACT):
             return _Tensor._make(out, None, False)
         _, _, save_ans, (keep,) = self._plans.get(3) or self._save_plan(3, 1)
         node = self.node_cls.__new__(self.node_cls)
@@ -776,7 +783,7 @@ class _UnaryOp(Op):
         node.next_functions = ((fn, a._output_nr) if fn is not None else
                                (accumulate_grad_of(a), 0),)
         node._seq = next(sequence)  # after the edge: a leaf's AccumulateGrad comes first
-        node._meta = ((data.shape, data.dtype),)
+        node._meta = ((data.shape, dtype),)
         if keep:
             node._saved = [data, *params]
             node._inputs = ((0, a, a._vc[0]),)
@@ -797,20 +804,22 @@ class _BinaryOp(Op):
         if _fw.active or _anomaly.forward or _vmap.depth or not isinstance(a, Tensor):
             return Op.__call__(self, a, b, *params)
         da = a._data
+        dtype = da.dtype
         if isinstance(b, Tensor):
             db = b._data
             b_rg = b._rg
-            if type(db) is not _ndarray or self.promote and da.dtype is not db.dtype:
+            dtype_b = db.dtype
+            if type(db) is not _ndarray or self.promote and dtype_b is not dtype:
                 return Op.__call__(self, a, b, *params)
         elif type(b) is float or type(b) is int:
             db = b
             b_rg = False
-            if self.promote and da.dtype.kind not in "fc":
+            if self.promote and type(dtype) not in _INEXACT:
                 return Op.__call__(self, a, b, *params)
         else:
             return Op.__call__(self, a, b, *params)
         if type(da) is not _ndarray or (self.promote == "float" and
-                                        da.dtype.kind not in "fc"):
+                                        type(dtype) not in _INEXACT):
             return Op.__call__(self, a, b, *params)
         try:
             out = (self.forward(_NUMPY, da, db, *params) if params else
@@ -820,8 +829,9 @@ class _BinaryOp(Op):
         if type(out) is not _ndarray:
             out = np.asarray(out)
         a_rg = a._rg
-        if not (a_rg or b_rg) or not _state.grad or self.rules is None or \
-                out.dtype.kind not in "fc":
+        out_dtype = out.dtype
+        if not (a_rg or b_rg) or not _state.grad or self.rules is None or (
+                out_dtype is not dtype and type(out_dtype) not in _INEXACT):
             return Tensor._make(out, None, False)
         mask = 4 | a_rg | b_rg << 1
         _, _, save_ans, (keep_a, keep_b) = self._plans.get(mask) or self._save_plan(mask, 2)
@@ -829,7 +839,7 @@ class _BinaryOp(Op):
         if a_rg:
             fn = a._grad_fn
             edge = (fn, a._output_nr) if fn is not None else (accumulate_grad_of(a), 0)
-            meta = (da.shape, da.dtype)
+            meta = (da.shape, dtype)
         else:
             edge = _NO_EDGE
             meta = None
@@ -837,7 +847,7 @@ class _BinaryOp(Op):
             fn = b._grad_fn
             node.next_functions = (edge, (fn, b._output_nr) if fn is not None else
                                    (accumulate_grad_of(b), 0))
-            node._meta = (meta, (db.shape, db.dtype))
+            node._meta = (meta, (db.shape, dtype_b))
         else:
             node.next_functions = (edge, _NO_EDGE)
             node._meta = (meta, None)
