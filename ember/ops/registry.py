@@ -46,7 +46,6 @@ from ..autograd.graph import (
     Node,
     accumulate_grad_of,
     check_version,
-    gradient_edge,
     modified_error,
     raise_freed,
     sequence,
@@ -574,7 +573,8 @@ class Op:
             return results
         if type(out) is not np.ndarray and isinstance(out, np.generic):
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
-        if not (requires and _state.grad) or self.rules is None or out.dtype.kind not in "fc":
+        if not (requires and _state.grad) or self.rules is None or \
+                type(out.dtype) not in _INEXACT:
             result = Tensor._make(out, None, False)  # integer and bool results never need grad
         else:
             result = self._recorded(args, arrays, out, n_in)
@@ -613,7 +613,9 @@ class Op:
         for i in range(n_in):
             a = args[i]
             if isinstance(a, Tensor) and a._rg:
-                nexts.append(gradient_edge(a))
+                fn = a._grad_fn  # gradient_edge(a), written out
+                nexts.append((fn, a._output_nr) if fn is not None else
+                             (accumulate_grad_of(a), 0))
                 data = a._data
                 meta.append((data.shape, data.dtype))
                 mask |= 1 << i
