@@ -140,3 +140,22 @@ def test_other_arguments_go_to_numpy():
     _same(X.reshape(np.float64(1.0), (1, 1)), np.reshape(np.float64(1.0), (1, 1)))
     _same(X.broadcast_to([1.0, 2.0], (2, 2)), np.broadcast_to([1.0, 2.0], (2, 2)))
     _same(X.ones((2, 3), order="F"), np.ones((2, 3), order="F"))
+
+
+@pytest.mark.parametrize("dtype, value", [
+    (dtype, value) for dtype in (np.float16, np.float32, np.float64, np.complex64)
+    for value in (0, 1, -0.25, 1e-3)] + [(np.int32, 0), (np.int32, 1), (np.uint8, 1)])
+def test_constant_gives_what_the_python_number_gives(dtype, value):
+    """``constant(v, dtype)`` stands in for the number ``v`` next to an array of ``dtype``:
+    the same results bit for bit, the same result dtype; it is read-only and cached."""
+    c = _xp.constant(value, dtype)
+    assert c is _xp.constant(value, dtype)
+    assert c.shape == () and c.dtype == dtype and not c.flags.writeable
+    x = _array((2, 3), dtype, "contiguous")
+    for op in (np.add, np.subtract, np.multiply, np.less_equal):
+        for args, ref in (((x, c), (x, value)), ((c, x), (value, x))):
+            got, expected = op(*args), op(*ref)
+            assert got.dtype == expected.dtype
+            assert np.array_equal(got.view(np.uint8), expected.view(np.uint8))
+    with pytest.raises(ValueError):
+        c[()] = 2

@@ -268,7 +268,7 @@ def _zero_where(xp, cond, x):
     """
     if (type(x) is not np.ndarray or type(cond) is not np.ndarray or cond.shape != x.shape
             or x.dtype.char not in "efd" or x.size < _MASK_MIN_SIZE):
-        return xp.where(cond, 0, x)
+        return xp.where(cond, _xp.constant(0, x.dtype) if type(x) is np.ndarray else 0, x)
     word = np.dtype(f"u{x.itemsize}")
     mask = cond.astype(word)  # 1 where zeroed
     mask -= 1                 # there 0, elsewhere all ones (unsigned wrap-around)

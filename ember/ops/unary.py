@@ -222,7 +222,7 @@ def _tanh_rule(xp, g, ans, input):
     if not _numpy_pair(g, ans):
         return g * (1 - ans * ans)
     out = xp.multiply(ans, ans)
-    xp.subtract(1, out, out=out)
+    xp.subtract(_xp.constant(1, out.dtype), out, out=out)
     out *= g
     return out
 
@@ -246,7 +246,7 @@ def _sigmoid_raw(xp, x):
     # (an array of its own to work in: NumPy makes a 0-d result a scalar)
     e = xp.negative(x) if x.ndim else xp.negative(x, out=xp.empty_like(x))
     xp.exp(e, out=e)
-    e += 1
+    e += _xp.constant(1, e.dtype) if type(e) is np.ndarray else 1
     return xp.reciprocal(e, out=e)
 
 
@@ -255,7 +255,7 @@ def _sigmoid_rule(xp, g, ans, input):
     buffer on NumPy arrays."""
     if not _numpy_pair(g, ans):
         return g * (1 - ans) * ans
-    out = xp.subtract(1, ans)
+    out = xp.subtract(_xp.constant(1, ans.dtype), ans)
     out *= g
     out *= ans
     return out
