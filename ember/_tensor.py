@@ -15,11 +15,13 @@ import numpy as np
 
 from . import _device, _dtypes, _errors, autograd
 from .autograd import anomaly_mode, engine, forward_ad, grad_mode
+from .autograd.views import fresh
 from .ops import registry
 
 __all__ = ["Tensor", "Size", "layout", "strided"]
 
 _state = grad_mode._state
+_INEXACT = registry._INEXACT  # the classes of the floating and complex dtypes
 
 
 class Size(tuple):
@@ -69,7 +71,8 @@ class Tensor:
     """
 
     __slots__ = ("_data", "_rg", "_grad_fn", "_grad", "_vc", "_output_nr", "_base", "_view_fn",
-                 "_creation_meta", "_acc", "_hooks", "_retains_grad", "__dict__", "__weakref__")
+                 "_creation_meta", "_acc", "_hooks", "_retains_grad", "_vv", "__dict__",
+                 "__weakref__")
     # Rare state lives in the instance __dict__ (made on first use), as do users' own
     # attributes (PyTorch tensors accept them too).
     _fw = None  # the forward-mode tangent, inside autograd.forward_ad.dual_level
@@ -241,6 +244,8 @@ class Tensor:
 
     @property
     def output_nr(self):
+        if self._base is not None:
+            fresh(self)
         return self._output_nr
 
     @property
@@ -253,7 +258,8 @@ class Tensor:
     # ------------------------------------------------------------------ autograd metadata
     @property
     def requires_grad(self):
-        return self._rg
+        base = self._base  # a view requires grad when its base does (PyTorch reads, not remakes)
+        return self._rg or base is not None and base._rg
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -261,6 +267,8 @@ class Tensor:
 
     def requires_grad_(self, requires_grad=True):
         """Set whether autograd records ops on this leaf; returns self."""
+        if self._base is not None:
+            fresh(self)
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(_errors.NONLEAF_REQUIRES_GRAD)
@@ -272,14 +280,20 @@ class Tensor:
 
     @property
     def is_leaf(self):
+        if self._base is not None:
+            fresh(self)
         return self._grad_fn is None
 
     @property
     def grad_fn(self):
+        if self._base is not None:
+            fresh(self)
         return self._grad_fn
 
     @property
     def grad(self):
+        if self._base is not None:
+            fresh(self)
         if self._grad is None and self._grad_fn is not None and not self._retains_grad:
             warnings.warn(_errors.NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
@@ -311,6 +325,8 @@ class Tensor:
 
     def retain_grad(self):
         """Keep ``.grad`` for this non-leaf tensor during backward (no-op on leaves)."""
+        if self._base is not None:
+            fresh(self)
         if self._grad_fn is None:
             if not self._rg:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -353,6 +369,8 @@ class Tensor:
 
     def _add_hook(self, hook, retain=False):
         from .autograd.graph import _RemovableHandle
+        if self._base is not None:
+            fresh(self)
         if self._grad_fn is None:
             if self._hooks is None:
                 self._hooks = []
@@ -500,11 +518,16 @@ class Tensor:
     def _check_inplace(self):
         """PyTorch's errors for writing in place into a leaf (or its view) that requires grad."""
         if _state.grad:
+            base = self._base
+            if base is not None:
+                fresh(self)
+                if self._creation_meta is not None and self._rg:
+                    from .autograd.views import check_rebase
+                    check_rebase(self)
+                if base._rg and base._grad_fn is None:
+                    raise RuntimeError(_errors.VIEW_OF_LEAF_INPLACE)
             if self._rg and self._grad_fn is None:
                 raise RuntimeError(_errors.LEAF_INPLACE)
-            base = self._base
-            if base is not None and base._rg and base._grad_fn is None:
-                raise RuntimeError(_errors.VIEW_OF_LEAF_INPLACE)
 
     def _inplace(self, fn, *args, **kwargs):
         """Run ``fn(self, *args)`` out of place, write the result into self, rebase history."""
@@ -525,6 +548,8 @@ class Tensor:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                                f"broadcast shape {list(out.shape)}")
         node = result._grad_fn
+        if node is not None and type(self._data.dtype) not in _INEXACT:
+            node = None  # an integer or bool tensor never requires grad: the write is data only
         if node is not None and self._creation_meta is not None:
             from .autograd.views import check_rebase
             check_rebase(self)

@@ -22,7 +22,7 @@ def _as_tuple(x):
 
 def _root_edges(tensors):
     for i, t in enumerate(tensors):
-        if not t._rg:
+        if not t.requires_grad:
             raise RuntimeError(_errors.NO_GRAD_FN.format(i=i))
     return [gradient_edge(t) for t in tensors]
 
@@ -96,7 +96,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     for t, g in zip(inputs, got):
         if g is None:
             continue
-        if t._grad_fn is None:
+        if t.is_leaf:
             _accumulate(t, g, create_graph)
         else:
             g = g if isinstance(g, Tensor) else Tensor._make(g.copy(), None, False)
@@ -116,7 +116,7 @@ def _warn_create_graph_once():
 def _capture_edges(inputs):
     capture = {}
     for i, t in enumerate(inputs):
-        if not t._rg:
+        if not t.requires_grad:
             raise RuntimeError(_errors.INPUT_NO_GRAD)
         capture.setdefault(gradient_edge(t), i)
     return capture

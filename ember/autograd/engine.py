@@ -61,7 +61,7 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
         if fn not in buffers:
             heapq.heappush(ready, (-fn._seq, fn))
         _add(buffers, fn, nr, g)
-    captured = [None] * (len(capture) if capture else 0)
+    captured = [None] * (max(capture.values()) + 1 if capture else 0)  # slots: input indices
     prev = grad_mode._state.grad
     grad_mode._state.grad = create_graph
     outer_task, _current.task = getattr(_current, "task", None), GraphTask(roots, runs, targets)

@@ -247,10 +247,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
         inputs = [a for a in args if isinstance(a, Tensor)]
-        recording = grad_mode._state.grad and any(t._rg for t in inputs)
+        recording = grad_mode._state.grad and any(t.requires_grad for t in inputs)
         ctx = new_node(cls._backward_cls, tuple(gradient_edge(t) if recording else _NO_EDGE
                                                 for t in inputs))
-        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a._rg for a in args)
+        ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
         with grad_mode.no_grad():
             if separate:
                 output = cls.forward(*args, **kwargs)

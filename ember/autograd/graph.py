@@ -124,11 +124,19 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"  # PyTorch's C++ class name
 
 
+def NO_ACCUMULATOR():
+    """``_acc`` of a tensor that requires grad but accumulates none: a view made in no-grad
+    mode of a tensor that requires grad (see ``views.as_view``); its edge is ``(None, 0)``."""
+    return None
+
+
 def accumulate_grad_of(tensor):
     """The shared ``AccumulateGrad`` node of a leaf tensor (made on first use)."""
     ref = tensor._acc
     node = ref() if ref is not None else None
     if node is None:
+        if ref is NO_ACCUMULATOR:
+            return None
         node = AccumulateGrad(tensor)
         tensor._acc = weakref.ref(node)
     return node
@@ -146,6 +154,9 @@ def new_node(cls, next_functions):
 
 def gradient_edge(tensor):
     """The ``(node, input_nr)`` edge a tensor's gradient flows into (None for no grad)."""
+    if tensor._base is not None and tensor._vc[0] != tensor._vv:
+        from .views import fresh  # (views.py builds on this module)
+        fresh(tensor)
     if not tensor._rg:
         return (None, 0)
     fn = tensor._grad_fn

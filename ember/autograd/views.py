@@ -10,6 +10,13 @@ Tensor shaped like the base. That one function serves both directions:
 - the view itself then gets an ``AsStridedBackward0`` node reading its region of the base,
   as in PyTorch.
 
+Every other view of the same storage learns of the write through the version counter they
+share: a view remembers (``_vv``) the version at which its history was last made current, and
+whoever reads a view's autograd state first calls ``fresh(view)``. When the version moved and
+the base's history may have changed, the view's history is made anew from the base's current
+one (PyTorch's "regenerate grad_fn" rule: an ``AsStridedBackward0`` over the base), so
+``v = a[:2]; a.mul_(w); v.sum().backward()`` reaches ``w``.
+
 As in PyTorch, a view made in no-grad mode, or one of several views returned by one op
 (``split``, ``chunk``, ``unbind``), may not be written in place while autograd records: its
 ``_creation_meta`` says which, and ``check_rebase`` raises PyTorch's error.
@@ -19,7 +26,7 @@ from __future__ import annotations
 import re
 
 from . import grad_mode
-from .graph import Node, gradient_edge, new_node
+from .graph import NO_ACCUMULATOR, Node, gradient_edge, new_node
 
 NO_GRAD = "no_grad"            # made while grad mode was off
 MULTI_OUTPUT = "multi_output"  # one of several views returned by one op
@@ -38,10 +45,37 @@ def as_view(out, source, fn, multi_output=False):
         parent = source._view_fn
         out._base = base
         out._view_fn = lambda xp, a: fn(xp, parent(xp, a))
-    out._vc = source._vc
-    meta = NO_GRAD if not grad_mode._state.grad else MULTI_OUTPUT if multi_output else None
+    vc = out._vc = source._vc
+    out._vv = vc[0]
+    grad = grad_mode._state.grad
+    meta = NO_GRAD if not grad else MULTI_OUTPUT if multi_output else None
     out._creation_meta = meta or source._creation_meta  # a view of such a view is one too
+    if not grad and out._base._rg:
+        # As in PyTorch: it requires grad (its base does), yet it is no leaf of its own and
+        # not connected to the base either: ops on it record, with no edge to it.
+        out._rg = True
+        out._acc = NO_ACCUMULATOR
     return out
+
+
+def fresh(view):
+    """Make a view's history current before it is read (see the module docstring)."""
+    if view._vc[0] != view._vv:
+        _regenerate(view)
+
+
+def _regenerate(view):
+    base = view._base
+    if view._grad_fn is None and not base._rg:
+        return  # nothing to make: PyTorch keeps the view as it is (and its version mark)
+    if view._creation_meta is not None:
+        check_rebase(view, indirect=True)
+    node = new_node(AsStridedBackward0, (gradient_edge(base),))
+    node._view_fn = view._view_fn
+    node._base_shape = base._data.shape
+    node._base_dtype = base._data.dtype
+    view._grad_fn, view._output_nr, view._rg = node, 0, True
+    view._vv = view._vc[0]
 
 
 def _every_sample(fn, nb):
@@ -66,17 +100,19 @@ _REFUSAL = {
 }
 
 
-def check_rebase(view):
-    """PyTorch's error for a recorded in-place write into a view it cannot rebase."""
+def check_rebase(view, indirect=False):
+    """PyTorch's error for a recorded in-place write into a view it cannot rebase
+    (``indirect``: the write went to its base or another view of it)."""
     meta = view._creation_meta
     fn = view._grad_fn
     name = fn and re.sub(r"Backward\d*$", "", type(fn).__name__)
+    what = "its base or another view of its base has been" if indirect else "is being"
     if meta == NO_GRAD or fn is None:
         prefix = (f"Output {view._output_nr} of {name} is a view of a view which was created in"
                   if fn is not None else "A view was created in")
-        message = f"{prefix} no_grad mode and is being modified inplace with grad mode enabled."
+        message = f"{prefix} no_grad mode and {what} modified inplace with grad mode enabled."
     else:
-        message = f"Output {view._output_nr} of {name} is a view and is being modified inplace."
+        message = f"Output {view._output_nr} of {name} is a view and {what} modified inplace."
     raise RuntimeError(message + _REFUSAL[meta])
 
 
@@ -141,3 +177,4 @@ def rebase_view(view, node):
     vnode._base_shape = base._data.shape
     vnode._base_dtype = base._data.dtype
     view._grad_fn, view._output_nr, view._rg = vnode, 0, True
+    view._vv = view._vc[0]

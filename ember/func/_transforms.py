@@ -112,7 +112,7 @@ class _Call:
             x = batching.over_all_levels(x)
         if x.requires_grad:
             tracked = x.view_as(x)
-            self.views.append((tracked, tracked.grad_fn))
+            self.views.append((tracked, tracked._base._grad_fn))
         else:
             tangent = forward_ad.unpack_dual(x).tangent
             tracked = _internal_leaf(x)
@@ -124,8 +124,9 @@ class _Call:
     def check_unmodified(self):
         """PyTorch's error for an input modified in place (with grad mode on) by ``func``. A
         fresh leaf raises it at the op; a view of the caller's tensor cannot, so it is checked
-        after: the op gave the view a new ``grad_fn``."""
-        if any(t.grad_fn is not grad_fn for t, grad_fn in self.views):
+        after: a recorded write gave the view's base a new ``grad_fn`` (``CopySlices``; a
+        write under no_grad leaves it as it was)."""
+        if any(t._base._grad_fn is not grad_fn for t, grad_fn in self.views):
             raise RuntimeError("a leaf Variable that requires grad is being used in an "
                                "in-place operation.")
 

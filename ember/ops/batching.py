@@ -193,7 +193,7 @@ def _set_tangent(self, tangent):  # forward AD: the tangent of each sample, kept
 BatchedTensor._fw = property(_get_tangent, _set_tangent)
 
 for _name in ("_data", "_rg", "_grad_fn", "_grad", "_vc", "_output_nr", "_base", "_view_fn",
-              "_creation_meta", "_acc", "_hooks", "_retains_grad"):
+              "_creation_meta", "_acc", "_hooks", "_retains_grad", "_vv"):
     setattr(BatchedTensor, _name, _forward(_name))
 
 

@@ -162,7 +162,7 @@ _NotImplemented.__name__ = _NotImplemented.__qualname__ = "NotImplemented"
 
 def _underivable(out, name, *args):
     """``out`` (made by an op without rules from ``args``), with PyTorch's refusing node."""
-    edges = tuple(gradient_edge(a) for a in args if isinstance(a, Tensor) and a._rg)
+    edges = tuple(gradient_edge(a) for a in args if isinstance(a, Tensor) and a.requires_grad)
     if not edges or not grad_mode._state.grad or out._data.dtype.kind not in "fc":
         return out
     node = new_node(_NotImplemented, edges)

@@ -50,6 +50,7 @@ from ..autograd.graph import (
     raise_freed,
     sequence,
 )
+from ..autograd.views import fresh
 
 __all__ = ["defop", "Op", "OpNode", "OPS"]
 
@@ -548,6 +549,8 @@ class Op:
             a = args[i]
             if isinstance(a, Tensor):
                 data = arrays[i] = a._data
+                if a._base is not None and a._vc[0] != a._vv:
+                    fresh(a)  # a view whose storage was written since: its history anew
                 if a._rg:
                     requires = True
                 if xp is None:
@@ -776,6 +779,8 @@ class _UnaryOp(Op):
         if type(out) is not _ndarray:
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
         out_dtype = out.dtype
+        if a._base is not None and a._vc[0] != a._vv:
+            fresh(a)
         if not a._rg or not _state.grad or self.rules is None or (
                 out_dtype is not dtype and type(out_dtype) not in _INEXACT):
             return _Tensor._make(out, None, False)
@@ -809,6 +814,8 @@ class _BinaryOp(Op):
         dtype = da.dtype
         if isinstance(b, Tensor):
             db = b._data
+            if b._base is not None and b._vc[0] != b._vv:
+                fresh(b)
             b_rg = b._rg
             dtype_b = db.dtype
             if type(db) is not _ndarray or self.promote and dtype_b is not dtype:
@@ -830,6 +837,8 @@ class _BinaryOp(Op):
             return Op.__call__(self, a, b, *params)  # again, to raise PyTorch's error
         if type(out) is not _ndarray:
             out = np.asarray(out)
+        if a._base is not None and a._vc[0] != a._vv:
+            fresh(a)
         a_rg = a._rg
         out_dtype = out.dtype
         if not (a_rg or b_rg) or not _state.grad or self.rules is None or (

@@ -1067,6 +1067,8 @@ def _reshape_in_place(self, op, params, view):
     if out._fw is not None:
         forward_ad.set_tangent(self, out._fw)  # the tangent, reshaped alike
     self._vc[0] += 1  # PyTorch counts a reshape in place as a write
+    if self._base is not None:
+        self._vv = self._vc[0]  # (its history is the one just set)
     return self
 
 
