@@ -168,7 +168,10 @@ def check_version(tensor, saved_version, type_name=None, saved_by=None):
     ember adds which node saved it (``saved_by``) and which op last wrote it, where."""
     now = tensor._vc[0]
     if now != saved_version:
-        message = modified_error(type_name or tensor.type(), tensor.shape, tensor._grad_fn,
+        if type_name is None:  # PyTorch names a bool tensor by its C++ type
+            type_name = tensor.type() if tensor._data.dtype != bool else (
+                "CUDABoolType" if tensor.is_cuda else "CPUBoolType")
+        message = modified_error(type_name, tensor.shape, tensor._grad_fn,
                                  tensor._output_nr, now, saved_version)
         if saved_by is not None:
             message += anomaly_mode.explain_write(tensor._vc, type(saved_by).__name__)

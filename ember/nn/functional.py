@@ -17,6 +17,7 @@ from ..ops import reduction as _red
 from ..ops import shape as _shape
 from ..ops import unary as _unary
 from ..ops.nn_ops import binary_cross_entropy_with_logits
+from ..ops.registry import saves_also
 
 softmax = _red.softmax
 log_softmax = _red.log_softmax
@@ -635,7 +636,7 @@ def _nll_loss_2d(input, target, weight, reduction, ignore_index):
     if t.size and not lo <= ignore_index <= hi:
         ignore_index = None  # no target is ignored (the ops' shorter path)
     op = _nn._nll_loss2d if four_d else _nn._nll_loss
-    return op(input, t, raw_weight, reduction, ignore_index)
+    return saves_also(op(input, t, raw_weight, reduction, ignore_index), target, weight)
 
 
 def _nll_loss_batched(fn, input, target, weight, reduction, ignore_index):
@@ -1059,8 +1060,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
         raise IndexError("index out of range in self")
     if max_norm is not None:
         _embedding_renorm(weight, indices, max_norm, norm_type)
-    return _layers._embedding(weight, indices, weight.shape[0], padding_idx,
-                              bool(scale_grad_by_freq))
+    return saves_also(_layers._embedding(weight, indices, weight.shape[0], padding_idx,
+                                         bool(scale_grad_by_freq)), input)
 
 
 def _embedding_renorm(weight, indices, max_norm, norm_type):

@@ -28,7 +28,7 @@ from ..autograd.graph import Node, gradient_edge, new_node
 from ..autograd.views import as_view
 from . import batching
 from . import shape as _shape
-from .registry import defop
+from .registry import defop, saves_also
 
 # --------------------------------------------------------------------------- key helpers
 
@@ -501,7 +501,8 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         return write_out("gather", out, gather(input, dim, index), dtypes="exact")
     key = _scatter_args("gather", input, dim, index)
     # A 0-d input is read as a vector of one entry when the index is a vector.
-    return _gather(input, key, (1,) if input.ndim < len(key) else input.shape)
+    return saves_also(_gather(input, key, (1,) if input.ndim < len(key) else input.shape),
+                      index)
 
 
 def _scatter_reduce_arg(reduce, kind):
@@ -527,8 +528,8 @@ def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     if reduce is not None:
         return _scatter_legacy(input, src, key, reduce)
     if isinstance(src, Tensor):
-        return _scatter(input, src, key, tuple(src.shape))
-    return _scatter_value(input, key, src)
+        return saves_also(_scatter(input, src, key, tuple(src.shape)), index)
+    return saves_also(_scatter_value(input, key, src), index)
 
 
 class _NotImplemented(Node):
@@ -565,7 +566,7 @@ def _scatter_legacy(input, src, key, reduce):
 def scatter_add(input, dim, index, src):
     """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeats accumulate)."""
     key = _scatter_args("scatter", input, dim, index, src)
-    return _scatter_add(input, src, key, tuple(src.shape))
+    return saves_also(_scatter_add(input, src, key, tuple(src.shape)), index)
 
 
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
@@ -582,7 +583,8 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
         raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")
     key = _scatter_args("scatter", input, dim, index, src)
-    return _scatter_reduce(input, src, key, tuple(src.shape), reduce, include_self)
+    return saves_also(_scatter_reduce(input, src, key, tuple(src.shape), reduce, include_self),
+                      index)
 
 
 def take_along_dim(input, indices, dim=None):
@@ -602,7 +604,8 @@ def take_along_dim(input, indices, dim=None):
     shape[d] = input.shape[d]
     input = _shape.expand(input, shape)
     shape[d] = indices.shape[d]
-    return gather(input, d, _shape.expand(indices, shape))
+    # PyTorch gathers with a broadcast copy of the indices: later writes to them are harmless.
+    return gather(input, d, _shape.expand(indices, shape).clone())
 
 
 # --------------------------------------------------------------------------- index_*
@@ -623,7 +626,7 @@ def index_select(input, dim, index):
     if input.ndim == 0 and idx.size != 1:
         raise RuntimeError("index_select(): Index to scalar can have only 1 value, got "
                            f"{idx.size} value(s)")
-    return _index_select(input, _dim_key(input.ndim, d, idx), input.shape)
+    return saves_also(_index_select(input, _dim_key(input.ndim, d, idx), input.shape), index)
 
 
 def index_add(input, dim, index, source, *, alpha=1):
@@ -643,7 +646,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     bad = _first_out_of_range(idx, 0, _size(input, d))
     if bad is not None:
         raise RuntimeError(_errors.INDEX_RANGE.format(index=bad, dim=d, size=_size(input, d)))
-    return _index_add(input, source, _dim_key(input.ndim, d, idx), alpha)
+    return saves_also(_index_add(input, source, _dim_key(input.ndim, d, idx), alpha), index)
 
 
 def index_copy(input, dim, index, source):
@@ -664,7 +667,7 @@ def index_copy(input, dim, index, source):
     if bad is not None:
         raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {d} with "
                          f"size {size}")
-    return _index_copy(input, source, _dim_key(input.ndim, d, idx))
+    return saves_also(_index_copy(input, source, _dim_key(input.ndim, d, idx)), index)
 
 
 def index_fill(input, dim, index, value):
@@ -685,8 +688,9 @@ def index_fill(input, dim, index, value):
     xp = _xp.namespace_of(idx)
     key = _dim_key(input.ndim, d, xp.unique(idx % size))  # each entry filled once
     if isinstance(value, Tensor):
-        return _index_fill_tensor(input, _shape.to_dtype(value, input.dtype), key)
-    return _index_fill(input, key, value)
+        return saves_also(_index_fill_tensor(input, _shape.to_dtype(value, input.dtype), key),
+                          index)
+    return saves_also(_index_fill(input, key, value), index)
 
 
 # --------------------------------------------------------------------------- masks
@@ -708,8 +712,9 @@ def masked_fill(input, mask, value):
     m = _own(mask._data)
     broadcast_shapes(m.shape, tuple(input.shape))
     if isinstance(value, Tensor):
-        return _masked_fill_tensor(input, _shape.to_dtype(value, input.dtype), m)
-    return _masked_fill(input, m, value)
+        return saves_also(_masked_fill_tensor(input, _shape.to_dtype(value, input.dtype), m),
+                          mask)
+    return saves_also(_masked_fill(input, m, value), mask)
 
 
 def _mask_dtype_words(mask):
@@ -726,7 +731,7 @@ def masked_select(input, mask):
     shape = broadcast_shapes(tuple(mask.shape), tuple(input.shape)) or (1,)
     m = mask._data
     xp = _xp.namespace_of(m)
-    return _masked_select(input, xp.nonzero(xp.broadcast_to(m, shape)), shape)
+    return saves_also(_masked_select(input, xp.nonzero(xp.broadcast_to(m, shape)), shape), mask)
 
 
 def masked_scatter(input, mask, source):
@@ -742,7 +747,7 @@ def masked_scatter(input, mask, source):
     m = xp.broadcast_to(m, shape).copy()
     if int(m.sum()) > source.numel():
         raise RuntimeError("Number of elements of source < number of ones in mask")
-    return _masked_scatter(input, source, m, tuple(source.shape))
+    return saves_also(_masked_scatter(input, source, m, tuple(source.shape)), mask)
 
 
 # --------------------------------------------------------------------------- flat indices
@@ -763,7 +768,7 @@ def _flat_index(name, input, index):
 
 def take(input, index):
     """The entries of the flattened ``input`` at ``index`` (shaped like ``index``)."""
-    return _take(input, _flat_index("take", input, index), input.shape)
+    return saves_also(_take(input, _flat_index("take", input, index), input.shape), index)
 
 
 def put(input, index, source, accumulate=False):
@@ -776,8 +781,8 @@ def put(input, index, source, accumulate=False):
         raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
                            f"self.dtype = {_dtype_name(input)} and source.dtype = "
                            f"{_dtype_name(source)}")
-    return _put(input, source, _flat_index("put_", input, index).reshape(-1), accumulate,
-                tuple(source.shape))
+    return saves_also(_put(input, source, _flat_index("put_", input, index).reshape(-1),
+                           accumulate, tuple(source.shape)), index)
 
 
 # --------------------------------------------------------------------------- nonzero
@@ -974,7 +979,8 @@ def getitem(x, key):
         return as_view(_shape._alias(x), x, lambda xp, a: a)
     out, advanced = _apply_basic(x, key, lone_slice)
     if advanced:
-        return _index(out, _advanced_key(out, advanced), out.shape)
+        return saves_also(_index(out, _advanced_key(out, advanced), out.shape),
+                          *_tensors_in(key))
     if out is x:
         return as_view(_shape._alias(x), x, lambda xp, a: a)
     return out
@@ -1075,7 +1081,7 @@ def setitem(x, key, value):
     if stripped != tuple(value.shape):
         value = _shape.view(value, stripped)
     _index_put_(target, _advanced_key(target, advanced), value, False, _masked_fill_like(
-        target, advanced, value))
+        target, advanced, value), _tensors_in(key))
 
 
 def _masked_fill_like(t, advanced, value):
@@ -1084,14 +1090,20 @@ def _masked_fill_like(t, advanced, value):
             and advanced[0][1] == "mask")
 
 
-def _index_put_(t, key, values, accumulate, any_dtype=False):
-    """Write ``values`` into ``t`` at ``key`` in place (``IndexPutBackward0``)."""
+def _index_put_(t, key, values, accumulate, any_dtype=False, indices=()):
+    """Write ``values`` into ``t`` at ``key`` (made from the tensors ``indices``) in place
+    (``IndexPutBackward0``)."""
     if any_dtype:
         values = _shape.to_dtype(values, t.dtype)
     _check_index_put(t, key, values)
     t._check_inplace()
-    t._assign(_index_put(t, values, key, accumulate))
+    t._assign(saves_also(_index_put(t, values, key, accumulate), *indices))
     return t
+
+
+def _tensors_in(key):
+    """The index tensors of a key (a tensor or a tuple of entries), for ``saves_also``."""
+    return [k for k in (key if isinstance(key, tuple) else (key,)) if isinstance(k, Tensor)]
 
 
 def _index_put_key(input, indices):
@@ -1115,7 +1127,7 @@ def index_put(input, indices, values, accumulate=False):
     """A copy of ``input`` with ``values`` written (or added) at the tensor indices."""
     key = _index_put_key(input, indices)
     _check_index_put(input, key, values)
-    return _index_put(input, values, key, accumulate)
+    return saves_also(_index_put(input, values, key, accumulate), *_tensors_in(tuple(indices)))
 
 
 def _check_index_put(t, key, values):

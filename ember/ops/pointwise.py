@@ -18,7 +18,7 @@ from .._tensor import Tensor, _dtype_word
 from ..autograd import grad_mode
 from ..autograd.graph import Node, gradient_edge, new_node
 from . import batching
-from .registry import defop
+from .registry import defop, saves_also
 
 # --------------------------------------------------------------------------- argument checks
 
@@ -1031,7 +1031,7 @@ def where(condition, input=None, other=None):
     if not isinstance(input, Tensor) and not isinstance(other, Tensor):
         # Two numbers: their promoted dtype, on the condition's device.
         input = _xp.namespace_of(cond).asarray(input, dtype=dt.np)
-    return _where(_checked(input, dt), _checked(other, dt), cond)
+    return saves_also(_where(_checked(input, dt), _checked(other, dt), cond), condition)
 
 
 def _where_method(self, condition, other):

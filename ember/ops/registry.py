@@ -154,7 +154,8 @@ class OpNode(Node):
         """The arguments and result as Tensors, for rules recorded under ``create_graph``."""
         args = list(saved)
         for i, tensor, _ in inputs:
-            args[i] = tensor
+            if i is not None:  # (None: a tensor read through a parameter, see ``saves_also``)
+                args[i] = tensor
         if ans is not None:
             ans = (_output_tensor(ans, self, 0) if self._op.nout == 1 else
                    tuple(_output_tensor(a, self, k) for k, a in enumerate(ans)))
@@ -220,14 +221,14 @@ class OpNode(Node):
         PyTorch saves the original ``self`` of in-place ops whose other inputs' derivatives
         need it (``a.mul_(b)`` with ``b`` requiring grad); the copy keeps ``tensor``'s history.
         """
-        if not any(t is tensor for _, t, _ in self._inputs):
+        if not any(t is tensor and i is not None for i, t, _ in self._inputs):
             return
         old = _Tensor._make(tensor._data.copy(), tensor._grad_fn, tensor._rg)
         old._output_nr = tensor._output_nr
         saved = self._saved = list(self._saved)
         inputs = []
         for i, t, version in self._inputs:
-            if t is tensor:
+            if t is tensor and i is not None:
                 if saved[i] is tensor._data:  # not a promoted copy
                     saved[i] = old._data
                 t, version = old, 0
@@ -304,6 +305,28 @@ def _fitted(gi, meta):
                            or gi.dtype is not meta[1]):
         return _fit(_NUMPY, gi, meta, False)
     return gi
+
+
+def saves_also(result, *tensors):
+    """``result`` (a Tensor or a tuple of them) of an op call that reads ``tensors`` through
+    raw arrays among its parameters (index keys, masks, targets): the call's node checks their
+    versions too, as PyTorch checks every tensor a node saves, whatever its dtype. Returns
+    ``result``."""
+    node = (result[0] if isinstance(result, tuple) else result)._grad_fn
+    if isinstance(node, OpNode) and node._saved is not None and _reads_params(node):
+        node._inputs = (*node._inputs, *((None, t, t._vc[0]) for t in tensors
+                                         if isinstance(t, _Tensor)))
+    return result
+
+
+def _reads_params(node):
+    """Whether a rule that will run reads a parameter (the tensors are saved only then:
+    ``scatter_add`` keeps its index for ``src``'s gradient, not for ``self``'s)."""
+    op = node._op
+    if op.variadic is not None:
+        return True
+    return any(j >= op.n_in for (fn, _), (read, _) in zip(node.next_functions, op._reads)
+               if fn is not None for j in read)
 
 
 def _pack(node):
