@@ -56,8 +56,10 @@ def _smooth_l1_loss(xp, input, target, reduction, beta):
 
 
 def _smooth_l1_grad(xp, g, ans, input, target, reduction, beta):
-    # d/dd of the loss: d / beta inside (-beta, beta), the sign of d outside.
-    return g * _mean_scale(xp.clip((input - target) / beta, -1, 1), reduction)
+    # d/dd of the loss: d / beta strictly inside (-beta, beta), the sign of d elsewhere (so
+    # the second derivative is 1 / beta strictly inside only, as PyTorch's double backward).
+    d = input - target
+    return g * _mean_scale(xp.where(xp.abs(d) < beta, d / beta, xp.sign(d)), reduction)
 
 
 _smooth_l1_loss.defvjp(_smooth_l1_grad, lambda xp, g, ans, input, target, reduction, beta:
@@ -276,11 +278,33 @@ def _zero_where(xp, cond, x):
     return mask.view(x.dtype)
 
 
+def _backward_op(name, forward):
+    """A piecewise-linear activation's derivative as an op of its own, as PyTorch declares
+    ``name(grad, self, ...)``: linear in ``grad``, a function of ``self`` only through where
+    the pieces change (its derivative in ``self`` is zero). Rules call it as ``xp.<name>``; so
+    under ``create_graph`` the gradient requires grad whenever ``self`` does, and its own
+    derivative in ``self`` is zeros, as PyTorch's double backward gives
+    (``ThresholdBackwardBackward0``)."""
+    op = defop(name, n_in=2, jvp="transpose")(forward)
+    linear = lambda xp, gg, ans, grad, self, *params: getattr(xp, name)(gg, self, *params)
+    op.defvjp(linear, lambda xp, gg, ans, grad, self, *params: xp.zeros_like(self))
+    _xp.register_extra(name, forward, op)
+    return op
+
+
+_backward_op("threshold_backward",
+             lambda xp, grad, self, threshold: _zero_where(xp, self <= threshold, grad))
+_backward_op("hardtanh_backward", lambda xp, grad, self, low, high: _zero_where(
+    xp, (self <= low) | (self >= high), grad))
+_backward_op("leaky_relu_backward",
+             lambda xp, grad, self, slope: xp.where(self > 0, grad, grad * slope))
+
+
 # relu keeps integer dtypes, NaN and -0.0, as PyTorch's; negative numbers give 0 (not -0).
 # Its derivative passes ``g`` wherever the result is not <= 0, NaN included (threshold_backward).
 _relu = defop("relu", n_in=1, jvp="elementwise")(
     lambda xp, input: _zero_where(xp, input < 0, input)).defvjp(
-    lambda xp, g, ans, input: _zero_where(xp, ans <= 0, g))
+    lambda xp, g, ans, input: xp.threshold_backward(g, ans, 0))
 
 
 @defop("leaky_relu", n_in=1, jvp="elementwise")
@@ -289,7 +313,7 @@ def _leaky_relu(xp, input, slope):
 
 
 def _leaky_relu_rule(xp, g, ans, input, slope):
-    return xp.where(input > 0, g, g * slope)
+    return xp.leaky_relu_backward(g, input, slope)
 
 
 _leaky_relu.defvjp(_leaky_relu_rule)
@@ -306,7 +330,7 @@ def _leaky_relu_result_rule(xp, g, ans, input, slope):
         raise RuntimeError(_NEGATIVE_SLOPE.format(name="leakyReLu") + (
             " File an issue at https://github.com/pytorch/pytorch if you do require supporting "
             "in-place leakRelu backward calculation with negative slope"))
-    return xp.where(ans > 0, g, g * slope)
+    return xp.leaky_relu_backward(g, ans, slope)
 
 
 _leaky_relu_ = defop("leaky_relu", n_in=1, overload=1, jvp="elementwise")(
@@ -441,8 +465,7 @@ def _hardtanh(xp, input, low, high):
     return xp.clip(input, low, high).astype(input.dtype, copy=False)
 
 
-_hardtanh.defvjp(lambda xp, g, ans, input, low, high:
-                 _zero_where(xp, (input <= low) | (input >= high), g))
+_hardtanh.defvjp(lambda xp, g, ans, input, low, high: xp.hardtanh_backward(g, input, low, high))
 
 # hardsigmoid and hardswish, PyTorch's formulas; the derivatives' kinks as PyTorch's kernels
 # put them (hardsigmoid's slope 1/6 is a C float there, in every dtype).
@@ -466,12 +489,13 @@ def _shrunk(input, lambd):
     return (input >= -lambd) & (input <= lambd)
 
 
-def _shrink_rule(xp, g, ans, input, lambd):
-    return _zero_where(xp, _shrunk(input, lambd), g)
-
-
+_backward_op("hardshrink_backward",
+             lambda xp, grad, self, lambd: _zero_where(xp, _shrunk(self, lambd), grad))
+_backward_op("softshrink_backward",
+             lambda xp, grad, self, lambd: _zero_where(xp, _shrunk(self, lambd), grad))
 _hardshrink = _act("hardshrink", lambda xp, input, lambd: _zero_where(
-    xp, _shrunk(input, lambd), input), _shrink_rule)
+    xp, _shrunk(input, lambd), input),
+    lambda xp, g, ans, input, lambd: xp.hardshrink_backward(g, input, lambd))
 
 
 def _softshrink_forward(xp, input, lambd):  # input * 0 inside: -0.0, NaN kept (PyTorch's)
@@ -479,13 +503,14 @@ def _softshrink_forward(xp, input, lambd):  # input * 0 inside: -0.0, NaN kept (
                     xp.where(input < -lambd, input + lambd, input * 0))
 
 
-_softshrink = _act("softshrink", _softshrink_forward, _shrink_rule)
+_softshrink = _act("softshrink", _softshrink_forward,
+                   lambda xp, g, ans, input, lambd: xp.softshrink_backward(g, input, lambd))
 
 
 # threshold keeps integer dtypes (``nn.functional`` truncates the numbers for them); in place,
 # PyTorch's node (numbered 1) reads the input as it was.
 def _threshold_rule(xp, g, ans, input, threshold, value):
-    return _zero_where(xp, input <= threshold, g)
+    return xp.threshold_backward(g, input, threshold)
 
 
 @defop("threshold", n_in=1, jvp="elementwise")
