@@ -88,6 +88,7 @@ from .autograd.grad_mode import (
     enable_grad,
     inference_mode,
     is_grad_enabled,
+    is_inference_mode_enabled,
     no_grad,
     set_grad_enabled,
 )
@@ -103,6 +104,8 @@ from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
 from .serialization import load, save
+
+_tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for keepdim=
 
 # NumPy would warn on inf/nan results (log(0), exp overflow); PyTorch never does. This is
 # process-wide NumPy state, set once here.

@@ -64,6 +64,7 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
             "To copy construct from a tensor, it is recommended to use sourceTensor.detach()."
             "clone() or sourceTensor.detach().clone().requires_grad_(True), rather than "
             "torch.tensor(sourceTensor).", UserWarning, stacklevel=2)
+    dtype = as_dtype(dtype, "tensor")
     if dtype is None:
         if isinstance(data, np.ndarray):
             dtype = _dtypes.from_numpy_dtype(data.dtype)
@@ -97,55 +98,172 @@ def from_numpy(ndarray):
     return Tensor._make(ndarray, None, False)
 
 
-def _size(size, name="empty"):
+_PY_DTYPES = ((bool, _dtypes.bool), (int, _dtypes.int64), (float, _dtypes.float64),
+              (complex, _dtypes.complex128))
+
+
+def _type_name(obj):
+    """The type name PyTorch's argument parser reports for ``obj``."""
+    if isinstance(obj, Tensor):
+        return "Tensor"
+    t = type(obj)
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def as_dtype(dtype, name):
+    """``dtype`` as an ember dtype (None stays None): Python's ``bool``, ``int``, ``float`` and
+    ``complex`` stand for PyTorch's bool, int64, float64 and complex128, as in PyTorch."""
+    if dtype is None or isinstance(dtype, _dtypes.dtype):
+        return dtype
+    for py, dt in _PY_DTYPES:
+        if dtype is py:
+            return dt
+    raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not {_type_name(dtype)}")
+
+
+def _int_like(v):
+    """Whether PyTorch's argument parser reads ``v`` as an int (a 0-d integer tensor too)."""
+    if isinstance(v, Tensor):
+        return v.ndim == 0 and v._data.dtype.kind in "iu"
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+
+
+def _size(size, name="empty", keyword=None, position=1):
+    """The sizes of ``name(*size)`` or ``name(size=keyword)``, read as PyTorch's argument
+    parser reads an ``int[]`` argument, with its errors; negative sizes refused."""
+    where = f"argument 'size' (position {position})"
+    if keyword is not None:
+        if size:
+            raise TypeError(f"{name}() got multiple values for argument 'size'")
+        if not isinstance(keyword, (tuple, list)):
+            raise TypeError(f"{name}(): argument 'size' must be tuple of ints, not "
+                            f"{_type_name(keyword)}")
+        size, where = (keyword,), "argument 'size'"
     if len(size) == 1 and isinstance(size[0], (tuple, list)):
         size = tuple(size[0])
-    for s in size:
-        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
-            raise TypeError(f"empty(): argument 'size' must be tuple of ints, but found element "
-                            f"of type {type(s).__name__} at pos 0")
+    elif len(size) == 1 and not _int_like(size[0]):
+        raise TypeError(f"{name}(): {where} must be tuple of ints, not {_type_name(size[0])}")
+    elif size and not _int_like(size[0]):
+        raise TypeError(f"{name}() takes 1 positional argument but {len(size)} were given")
+    for k, s in enumerate(size):
+        if _int_like(s):
+            continue
+        if k == 0:
+            raise TypeError(f"{name}(): {where} must be tuple of ints, but found element of "
+                            f"type {_type_name(s)} at pos 0")
+        raise TypeError(f"{name}(): argument 'size' failed to unpack the object at pos {k + 1} "
+                        f"with error \"type must be tuple of ints,but got {_type_name(s)}\"")
+    return check_sizes(tuple(int(s.item() if isinstance(s, Tensor) else s) for s in size), name)
+
+
+def check_sizes(sizes, name=None):
+    """``sizes``, with PyTorch's error for a negative one (``zeros`` words it its own way)."""
+    for s in sizes:
         if s < 0:
-            raise RuntimeError(f"{name}: Dimension size must be non-negative.")
-    return tuple(int(s) for s in size)
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(sizes)}")
+    return sizes
 
 
-def _filled(fill, size, dtype, device, requires_grad):
-    dtype = dtype or _dtypes.get_default_dtype()
-    arr = fill(_size(size, fill.__name__), dtype=dtype.np)
+def _filled(fill, size, dtype, device, requires_grad, keyword):
+    name = fill.__name__
+    dtype = as_dtype(dtype, name) or _dtypes.get_default_dtype()
+    arr = fill(_size(size, name, keyword), dtype=dtype.np)
     return _finish(arr, dtype, device, requires_grad)
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, out=None,
+          layout=None):
     if out is not None:
-        return factory_out("aten::zeros", out, dtype, lambda dt: zeros(*size, dtype=dt))
-    return _filled(np.zeros, size, dtype, device, requires_grad)
+        return factory_out("aten::zeros", out, dtype,
+                           lambda dt: zeros(*args, size=size, dtype=dt))
+    return _filled(np.zeros, args, dtype, device, requires_grad, size)
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
     if out is not None:
-        return factory_out("aten::ones", out, dtype, lambda dt: ones(*size, dtype=dt))
-    return _filled(np.ones, size, dtype, device, requires_grad)
+        return factory_out("aten::ones", out, dtype, lambda dt: ones(*args, size=size, dtype=dt))
+    return _filled(np.ones, args, dtype, device, requires_grad, size)
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
           memory_format=None, pin_memory=False):
     if out is not None:
-        return factory_out("aten::empty", out, dtype, lambda dt: empty(*size, dtype=dt))
-    return _filled(np.empty, size, dtype, device, requires_grad)
+        return factory_out("aten::empty", out, dtype,
+                           lambda dt: empty(*args, size=size, dtype=dt))
+    return _filled(np.empty, args, dtype, device, requires_grad, size)
+
+
+# C++ type names in PyTorch's "cannot be converted" errors
+_CONVERT_NAMES = {"int8": "int8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+                  "uint8": "uint8_t", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+                  "float32": "float", "float64": "double"}
+
+
+def _check_fill(fill_value, dtype):
+    """PyTorch's overflow check of a fill value converted to ``dtype`` (c10::checked_convert):
+    integers may wrap into unsigned types, floats may be infinite, complex needs no imaginary
+    part unless ``dtype`` is complex; bool takes anything."""
+    v = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    if dtype is _dtypes.bool or dtype.is_complex:
+        return
+    if isinstance(v, complex) and v.imag:
+        bad = True
+    else:
+        v = v.real if isinstance(v, complex) else v
+        if dtype.is_floating_point:
+            info = _finfo(dtype)
+            bad = math.isfinite(v) and not -info.max <= v <= info.max
+        else:
+            info = np.iinfo(dtype.np)
+            if isinstance(v, (int, np.integer)) and info.min == 0 and v < 0:
+                bad = -int(v) > info.max  # negative integers wrap, as in two's complement
+            else:
+                bad = not (math.isfinite(v) and info.min <= v <= info.max)
+    if bad:
+        raise RuntimeError(f"value cannot be converted to type {_CONVERT_NAMES[dtype.name]} "
+                           "without overflow")
+
+
+def _finfo(dtype):
+    try:
+        return np.finfo(dtype.np)
+    except ValueError:  # bfloat16 (ml_dtypes)
+        import ml_dtypes
+        return ml_dtypes.finfo(dtype.np)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
     if out is not None:
         return factory_out("aten::full", out, dtype,
                            lambda dt: full(size, fill_value, dtype=dt))
-    if dtype is None:
-        dtype = _dtypes.scalar_dtype(fill_value.item() if isinstance(fill_value, Tensor)
-                                     else fill_value)
-    arr = np.full(_size((size,)), fill_value, dtype=dtype.np)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
+                        f"{_type_name(size)}")
+    if isinstance(fill_value, Tensor) and fill_value.ndim == 0:
+        fill_value = fill_value.item()
+    elif not isinstance(fill_value, (int, float, complex, np.number, np.bool_)):
+        raise TypeError(f"full(): argument 'fill_value' (position 2) must be Number, not "
+                        f"{_type_name(fill_value)}")
+    if isinstance(fill_value, (np.number, np.bool_)):
+        fill_value = fill_value.item()
+    dtype = as_dtype(dtype, "full") or _dtypes.scalar_dtype(fill_value)
+    shape = _size((size,), "full")
+    _check_fill(fill_value, dtype)
+    if dtype is _dtypes.uint8 and isinstance(fill_value, int):
+        fill_value %= 256  # a negative integer wraps, as in PyTorch
+    arr = np.full(shape, fill_value, dtype=dtype.np)
     return _finish(arr, dtype, device, requires_grad)
 
 
-def _like(maker, input, dtype, device, requires_grad):
+def _like(maker, input, dtype, device, requires_grad, name=None):
+    name = name or maker.__name__ + "_like"
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
+                        f"{_type_name(input)}")
+    dtype = as_dtype(dtype, name)
     levels = getattr(input, "_levels", None)  # inside vmap: one per sample, as PyTorch
     out = maker(input._data.shape if levels else input.shape, dtype=dtype or input.dtype,
                 requires_grad=requires_grad)
@@ -171,10 +289,11 @@ def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_fo
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     return _like(lambda shape, **kw: full(shape, fill_value, **kw), input, dtype, device,
-                 requires_grad)
+                 requires_grad, "full_like")
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None):
+def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
+           out=None):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a float is given."""
     if out is not None:
         return factory_out("aten::arange", out, dtype,
@@ -183,14 +302,30 @@ def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=Fa
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    if step == 0:
+    dtype = as_dtype(dtype, "arange") or (
+        _dtypes.int64 if all(isinstance(v, int) for v in vals) else _dtypes.get_default_dtype())
+    if dtype.category in (0, 3):  # bool, complex
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype._legacy[:-6]}'")
+    if dtype is _dtypes.int64:  # PyTorch sizes int64 ranges by the truncated bounds
+        if math.isfinite(vals[2]) and vals[2] and not int(vals[2]):
+            raise ValueError("step must be nonzero")
+        vals = [int(v) if math.isfinite(v) else v for v in vals]
+    first, last, by = vals
+    if not (by > 0 or by < 0):
         raise RuntimeError("step must be nonzero")
-    if dtype is None:
-        dtype = (_dtypes.int64 if all(isinstance(v, int) for v in vals)
-                 else _dtypes.get_default_dtype())
-    n = max(0, math.ceil((vals[1] - vals[0]) / vals[2]))
-    arr = (vals[0] + np.arange(n, dtype=np.float64 if dtype.category >= 2 else np.int64)
-           * vals[2]).astype(dtype.np)
+    if not (math.isfinite(first) and math.isfinite(last)):
+        raise RuntimeError(f"unsupported range: {first:g} -> {last:g}")
+    if not (by > 0 and last >= first or by < 0 and last <= first):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = math.ceil((last - first) / by)
+    if n >= 1 << 63:
+        raise RuntimeError("invalid size, possible overflow?")
+    if n * dtype.itemsize >= 1 << 63:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes=[{n}]")
+    if dtype.category == 1:  # start and step as the integer type, as PyTorch computes them
+        arr = (int(first) + np.arange(n, dtype=np.int64) * int(by)).astype(dtype.np)
+    else:
+        arr = (first + np.arange(n, dtype=np.float64) * by).astype(dtype.np)
     return _finish(arr, dtype, device, requires_grad)
 
 
@@ -198,15 +333,37 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     if out is not None:
         return factory_out("aten::linspace", out, dtype,
                            lambda dt: linspace(start, end, steps, dtype=dt))
-    dtype = dtype or _dtypes.get_default_dtype()
-    arr = np.linspace(start, end, steps).astype(dtype.np)
+    for label, v in (("start", start), ("end", end)):
+        if isinstance(v, Tensor) and v.ndim:
+            raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, "
+                               f"but got {label} with {v.ndim} dimension(s).")
+    start, end = (v.item() if isinstance(v, Tensor) else v for v in (start, end))
+    dtype = as_dtype(dtype, "linspace") or _dtypes.get_default_dtype()
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+    if dtype is _dtypes.bool:
+        raise NotImplementedError("\"linspace_cpu\" not implemented for 'Bool'")
+    if dtype.category == 1 and steps > 1:
+        # PyTorch's integer kernel: bounds cast to the type, a double step, from both ends
+        first, last = (int(np.array(v).astype(np.int64).astype(dtype.np)) for v in (start, end))
+        by = (last - first) / (steps - 1)
+        k = np.arange(steps)
+        arr = np.where(k < steps // 2, first + by * k, last - by * (steps - k - 1))
+        arr = np.trunc(arr).astype(np.int64).astype(dtype.np)
+    else:
+        arr = np.linspace(start, end, steps).astype(dtype.np)
     return _finish(arr, dtype, device, requires_grad)
 
 
 def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     if out is not None:
         return factory_out("aten::eye", out, dtype, lambda dt: eye(n, m, dtype=dt))
-    dtype = dtype or _dtypes.get_default_dtype()
+    if not _int_like(n):
+        raise TypeError(f"eye(): argument 'n' (position 1) must be int, not {_type_name(n)}")
+    for label, v in (("n", n), ("m", m)):
+        if v is not None and v < 0:
+            raise RuntimeError(f"{label} must be greater or equal to 0, got {v}")
+    dtype = as_dtype(dtype, "eye") or _dtypes.get_default_dtype()
     return _finish(np.eye(n, m, dtype=dtype.np), dtype, device, requires_grad)
 
 
@@ -222,52 +379,116 @@ def _drawn(sample, size, generator, dtype, device, requires_grad):
     return batching.wrap(out, levels) if levels else out
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def _sampled_dtype(dtype, name, kernel, size=None):
+    """The dtype of ``rand``/``randn``: floating or complex, else PyTorch's refusal (its
+    normal kernel does not run, nor refuse, for an empty ``size``)."""
+    dtype = as_dtype(dtype, name) or _dtypes.get_default_dtype()
+    if dtype.category < 2 and (size is None or math.prod(size)):
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dtype._legacy[:-6]}'")
+    return dtype
+
+
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+         out=None):
     """Uniform samples on [0, 1)."""
     if out is not None:
         return factory_out("aten::rand", out, dtype,
-                           lambda dt: rand(*size, generator=generator, dtype=dt))
-    return _drawn(lambda rng, s: rng.random(s), _size(size), generator,
-                  dtype or _dtypes.get_default_dtype(), device, requires_grad)
+                           lambda dt: rand(*args, size=size, generator=generator, dtype=dt))
+    shape = _size(args, "rand", size)
+    dtype = _sampled_dtype(dtype, "rand", "check_uniform_bounds")
+    return _drawn(lambda rng, s: rng.random(s), shape, generator, dtype, device, requires_grad)
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None):
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
+          out=None):
     """Standard normal samples."""
     if out is not None:
         return factory_out("aten::randn", out, dtype,
-                           lambda dt: randn(*size, generator=generator, dtype=dt))
-    return _drawn(lambda rng, s: rng.standard_normal(s), _size(size), generator,
-                  dtype or _dtypes.get_default_dtype(), device, requires_grad)
+                           lambda dt: randn(*args, size=size, generator=generator, dtype=dt))
+    shape = _size(args, "randn", size)
+    dtype = _sampled_dtype(dtype, "randn", "normal_kernel_cpu", shape)
+    return _drawn(lambda rng, s: rng.standard_normal(s), shape, generator, dtype, device,
+                  requires_grad)
+
+
+# C++ type names in PyTorch's random-bounds errors
+_BOUND_NAMES = {"int8": "signed char", "int16": "short int", "int32": "int",
+                "int64": "long int", "uint8": "unsigned char", "bool": "bool",
+                "float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float",
+                "float64": "double"}
+
+
+def _check_random_bounds(low, high, dtype):
+    """PyTorch's checks of ``random_(from, to)``: ``from < to``, both within the dtype."""
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
+    if dtype.is_complex:
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
+    info = _finfo(dtype) if dtype.is_floating_point else np.iinfo(
+        np.uint8 if dtype is _dtypes.bool else dtype.np)
+    top = 1 if dtype is _dtypes.bool else info.max
+    for label, v in (("from", low), ("to - 1", high - 1)):
+        if not info.min <= v <= top:
+            raise RuntimeError(f"{label} is out of bounds for {_BOUND_NAMES[dtype.name]}")
 
 
 def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
             requires_grad=False):
     """Integers drawn uniformly from [low, high)."""
-    if high is None:
+    position = 3
+    if size is None and high is not None:  # randint(high, size)
+        low, high, size, position = 0, low, high, 2
+    elif high is None:
         low, high = 0, low
-    return _drawn(lambda rng, s: rng.integers(low, high, size=s), _size((size,)), generator,
-                  dtype or _dtypes.int64, device, requires_grad)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size' (position {position}) must be tuple of "
+                        f"ints, not {_type_name(size)}")
+    shape = _size((size,), "randint", position=position)
+    dtype = as_dtype(dtype, "randint") or _dtypes.int64
+    _check_random_bounds(low, high, dtype)
+    return _drawn(lambda rng, s: rng.integers(low, high, size=s), shape, generator, dtype,
+                  device, requires_grad)
 
 
 def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
-    dtype = dtype or _dtypes.int64
+    if not _int_like(n):
+        raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
+                        f"{_type_name(n)}")
+    dtype = as_dtype(dtype, "randperm") or _dtypes.int64
+    check_sizes((n,))
+    if dtype.category in (0, 3):
+        raise NotImplementedError(f"\"randperm\" not implemented for '{dtype._legacy[:-6]}'")
+    if dtype.is_floating_point:
+        digits = _finfo(dtype).nmant + 1
+        if n > 2 ** digits + 1:
+            raise RuntimeError(f"n cannot be greater than {2 ** digits + 1} for "
+                               f"{dtype._legacy[:-6]} type." if dtype is _dtypes.float16 else
+                               f"n cannot be greater than 2^{digits}+1 for "
+                               f"{dtype._legacy[:-6]} type.")
+    elif n and n - 1 > np.iinfo(dtype.np).max:
+        raise RuntimeError(f"value cannot be converted to type {_CONVERT_NAMES[dtype.name]} "
+                           "without overflow")
     arr = _random.rng(generator).permutation(n).astype(dtype.np)
     return _finish(arr, dtype, device, requires_grad)
 
 
 def rand_like(input, *, dtype=None, device=None, requires_grad=False):
-    return rand(input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                requires_grad=requires_grad)
+    return _like(lambda shape, **kw: rand(shape, **kw), input, dtype, device, requires_grad,
+                 "rand_like")
 
 
 def randn_like(input, *, dtype=None, device=None, requires_grad=False):
-    return randn(input.shape, dtype=dtype or input.dtype, device=device or input.device,
-                 requires_grad=requires_grad)
+    return _like(lambda shape, **kw: randn(shape, **kw), input, dtype, device, requires_grad,
+                 "randn_like")
 
 
 def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
-    return randint(low, high, input.shape, dtype=dtype or input.dtype,
-                   device=device or input.device)
+    if high is None:
+        low, high = 0, low
+    return _like(lambda shape, **kw: randint(low, high, shape, **kw), input, dtype, device,
+                 requires_grad, "randint_like")
 
 
 # --------------------------------------------------------------------------- legacy types

@@ -1,6 +1,22 @@
 """PyTorch's error and warning texts, in one place, so every raise site says the same words."""
 from __future__ import annotations
 
+import os
+import sys
+import warnings
+
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def warn(message, category=UserWarning):
+    """``warnings.warn`` attributed to the first caller outside ember, as PyTorch's C++
+    warnings are to the Python line that called in (however many ember frames lie between:
+    a public function may be reached through a wrapper, see ``numpy_keywords``)."""
+    frame, level = sys._getframe(1), 2
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    warnings.warn(message, category, stacklevel=level)
+
 FREED = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
     "after they have already been freed). Saved intermediate values of the graph are freed "

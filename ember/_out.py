@@ -10,6 +10,7 @@ Factory functions (``zeros``, ``arange`` ...) take ``out``'s dtype when given no
 """
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 
@@ -47,6 +48,41 @@ def write_out(name, out, result, dtypes="cast", resized=_errors.OUT_RESIZED):
         out._data = data.astype(target.dtype)  # new storage, as resizing gives
     anomaly_mode.note_write(out, name + "(out=...)")
     return out
+
+
+def takes_out(fn):
+    """``fn`` (an op of ``ops/sorting.py``) with PyTorch's ``out=``: the result written into
+    ``out`` (for a ``(values, indices)`` result, a pair, the indices int64, checked before
+    anything is written). The scans take ``out``'s dtype as their ``dtype``."""
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def with_out(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        if name in ("cumsum", "cumprod"):
+            dtype = kwargs.setdefault("dtype", out.dtype) or out.dtype
+            if dtype != out.dtype:
+                raise RuntimeError(f"Expected out tensor to have dtype {_cpp_name(dtype)}, but "
+                                   f"got {_cpp_name(out.dtype)} instead")
+        result = fn(*args, **kwargs)
+        if not isinstance(result, tuple):
+            return write_out(name, out, result)
+        if out[1].dtype != result[1].dtype:
+            raise RuntimeError(
+                f"expected scalar_type Long but found {out[1].dtype._legacy[:-6]}" if name in (
+                    "cummax", "cummin") else "Expected out tensor to have dtype long int, but "
+                f"got {_cpp_name(out[1].dtype)} instead")
+        return type(result)((write_out(name, out[0], result[0]),
+                             write_out(name, out[1], result[1], dtypes="exact")))
+    return with_out
+
+
+def _cpp_name(dtype):
+    """The C++ name of ``dtype`` in PyTorch's out= dtype errors ('long int', 'float')."""
+    word = dtype._legacy[:-6]
+    return {"Long": "long int", "Short": "short int", "Char": "signed char",
+            "Byte": "unsigned char", "Half": "c10::Half"}.get(word, word.lower())
 
 
 def factory_out(name, out, dtype, make, resized=None):

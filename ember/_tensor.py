@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from . import _device, _dtypes, _errors, autograd
+from . import _device, _dtypes, _errors, _xp, autograd
 from .autograd import anomaly_mode, engine, forward_ad, grad_mode
 from .autograd.views import fresh
 from .ops import registry
@@ -122,7 +122,7 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return Size(self._data.shape)
-        return self._data.shape[_wrap_dim(dim, self._data.ndim)]
+        return self._data.shape[_wrap_dim(dim, self._data.ndim, False)]
 
     @property
     def dtype(self):
@@ -222,7 +222,7 @@ class Tensor:
                 st.insert(0, step)
                 step *= max(n, 1)
             st = tuple(st)
-        return st if dim is None else st[_wrap_dim(dim, data.ndim)]
+        return st if dim is None else st[_wrap_dim(dim, data.ndim, False)]
 
     def data_ptr(self):
         return self._data.__array_interface__["data"][0] if isinstance(self._data, np.ndarray) \
@@ -233,9 +233,13 @@ class Tensor:
         if dtype is None:
             prefix = "torch." if not self.is_cuda else "torch.cuda."
             return prefix + self.dtype._legacy
-        if isinstance(dtype, str):
-            name = dtype.rsplit(".", 1)[-1]
-            dtype = next(d for d in _dtypes.ALL if d._legacy == name)
+        if isinstance(dtype, type) and isinstance(getattr(dtype, "dtype", None), _dtypes.dtype):
+            dtype = dtype.dtype  # a legacy class (``torch.IntTensor``)
+        if isinstance(dtype, (str, type)):
+            name = dtype if isinstance(dtype, str) else dtype.__name__
+            dtype = next((d for d in _dtypes.ALL if d._legacy == name.rsplit(".", 1)[-1]), None)
+            if dtype is None:
+                raise ValueError(f"invalid type: '{name}'")
         return self.to(dtype)
 
     @property
@@ -553,9 +557,12 @@ class Tensor:
         if node is not None and self._creation_meta is not None:
             from .autograd.views import check_rebase
             check_rebase(self)
+        target = self._data
+        if type(target) is np.ndarray and not target.flags.writeable:
+            target = _xp.writable(target)
         if node is not None and hasattr(node, "snapshot_input"):
             node.snapshot_input(self)
-        self._data[...] = out
+        target[...] = out
         anomaly_mode.note_write(self, name or _inplace_name(node))
         if forward_ad.state.level is not None and (result._fw is not None or
                                                    self._fw is not None):
@@ -612,8 +619,11 @@ def _dtype_word(np_dtype):
             "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[np.dtype(np_dtype).name]
 
 
-def _wrap_dim(dim, ndim):
-    """A dim in ``[-ndim, ndim)`` made non-negative, with PyTorch's IndexError otherwise."""
+def _wrap_dim(dim, ndim, scalar=True):
+    """A dim in ``[-ndim, ndim)`` made non-negative, with PyTorch's IndexError otherwise.
+    A 0-d tensor takes dims 0 and -1, unless ``scalar`` is False (it has no dim to name)."""
+    if ndim == 0 and not scalar:
+        raise IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
     n = max(ndim, 1)
     if not -n <= dim < n:
         raise IndexError(_errors.DIM_RANGE.format(lo=-n, hi=n - 1, dim=dim))

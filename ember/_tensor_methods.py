@@ -5,6 +5,9 @@ result into ``x`` (``Tensor._inplace``), with PyTorch's version-counter and leaf
 """
 from __future__ import annotations
 
+import functools
+import inspect
+import math
 import warnings
 
 import numpy as np
@@ -38,11 +41,62 @@ def _make_inplace(fn):
     return method
 
 
+# ------------------------------------------------------------------ NumPy's keyword names
+# PyTorch's argument parser takes NumPy's spellings for two keywords of every native function
+# and method: ``axis`` for ``dim`` and ``keepdims`` for ``keepdim``. Functions PyTorch writes
+# in Python take neither (its ``Tensor.split``, ``torch.norm``, ``torch.nn.functional``...).
+_NUMPY_KEYWORDS = (("axis", "dim"), ("keepdims", "keepdim"))
+_PYTHON_FUNCTIONS = frozenset(("norm", "split", "unique", "unique_consecutive"))
+_PYTHON_METHODS = _PYTHON_FUNCTIONS | {"unflatten"}
+
+
+def numpy_keywords(fn):
+    """``fn`` also taking ``axis=`` for its ``dim`` and ``keepdims=`` for its ``keepdim``, as
+    PyTorch's argument parser does (both spellings at once: its TypeError); ``fn`` itself when
+    it has neither parameter."""
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return fn
+    positional = [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY,
+                                                             p.POSITIONAL_OR_KEYWORD)]
+    aliases = tuple((alias, name, positional.index(name) if name in positional else math.inf)
+                    for alias, name in _NUMPY_KEYWORDS if name in params and alias not in params)
+    if not aliases:
+        return fn
+    names = {alias for alias, _, _ in aliases}
+
+    def function(*args, **kwargs):
+        if not kwargs:
+            return fn(*args)
+        for alias, name, position in aliases:
+            if alias in kwargs and (name in kwargs or len(args) > position):
+                first = next(k for k in kwargs if k in names)  # PyTorch names the first
+                raise TypeError(f"{fn.__name__}() got an unexpected keyword argument "
+                                f"'{first}'")
+        for alias, name, _ in aliases:
+            if alias in kwargs:
+                kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    functools.update_wrapper(function, fn)
+    return function
+
+
+def add_numpy_keywords(namespace):
+    """Give the public functions in ``namespace`` (``ember``'s) NumPy's keyword names."""
+    for family in FAMILIES:
+        for name in family.__all__:
+            if name not in _PYTHON_FUNCTIONS and namespace.get(name) is getattr(family, name):
+                namespace[name] = numpy_keywords(namespace[name])
+
+
 for _family in FAMILIES:
-    for _name, _fn in _family.METHODS.items():
+    _methods = {name: fn if name in _PYTHON_METHODS else numpy_keywords(fn)
+                for name, fn in _family.METHODS.items()}
+    for _name, _fn in _methods.items():
         setattr(Tensor, _name, _fn)
     for _name in _family.INPLACE:
-        setattr(Tensor, _name + "_", _make_inplace(_family.METHODS[_name]))
+        setattr(Tensor, _name + "_", _make_inplace(_methods[_name]))
 
 
 def _fill_(self, value):
@@ -87,42 +141,81 @@ def _swap(fn):
     return reflected
 
 
-Tensor.__add__ = pointwise.add
-Tensor.__radd__ = lambda self, other: pointwise._add(self, other, 1)
-Tensor.__iadd__ = Tensor.add_
-Tensor.__sub__ = pointwise.sub
-Tensor.__rsub__ = lambda self, other: pointwise.rsub(self, other)
-Tensor.__isub__ = Tensor.sub_
-Tensor.__mul__ = pointwise.mul
-Tensor.__rmul__ = lambda self, other: pointwise._mul(self, other)
-Tensor.__imul__ = Tensor.mul_
-Tensor.__truediv__ = pointwise.div
-Tensor.__rtruediv__ = _swap(pointwise.div)
-Tensor.__itruediv__ = Tensor.div_
-Tensor.__floordiv__ = pointwise.floor_divide
-Tensor.__rfloordiv__ = _swap(pointwise.floor_divide)
-Tensor.__ifloordiv__ = Tensor.floor_divide_
-Tensor.__mod__ = pointwise.remainder
-Tensor.__rmod__ = _swap(pointwise.remainder)
-Tensor.__imod__ = Tensor.remainder_
-Tensor.__pow__ = pointwise.pow
-Tensor.__rpow__ = _swap(pointwise.pow)
-Tensor.__ipow__ = Tensor.pow_
+_OPERANDS = pointwise._OPERANDS
+_INEXACT = frozenset(type(np.dtype(c)) for c in "efdFD")
+_REAL = frozenset(type(np.dtype(c)) for c in "efd")
+_INT64_MIN, _UINT64_END = -(1 << 63), 1 << 64
+
+
+def _operator(fn, name, fast=None, extra=(), dtypes=_INEXACT, tensors=None):
+    """The operator ``name``: ``fn(self, other)`` for a Tensor or a number ``other`` (a NumPy
+    array too, as before); NotImplemented for anything else, so that Python raises its own
+    TypeError (and ``==`` falls back to identity), as PyTorch's operators do.
+
+    ``fast(self, other, *extra)``, the op itself, serves the common cases in short, where
+    ``fn`` would check and pass through: ``self`` of one of ``dtypes`` beside a Python float or
+    a Python int of PyTorch's range; beside a tensor, when ``tensors`` is "any", whatever the
+    dtypes (the op promotes them), when "same", of ``self``'s dtype only."""
+    def operator(self, other):
+        if fast is not None:
+            t = type(other)
+            if t is Tensor:
+                if tensors == "any" or tensors == "same" and (
+                        other._data.dtype is self._data.dtype and
+                        type(self._data.dtype) in dtypes):
+                    return fast(self, other, *extra) if extra else fast(self, other)
+            elif t is float or t is int and _INT64_MIN <= other < _UINT64_END:
+                if type(self._data.dtype) in dtypes:
+                    return fast(self, other, *extra) if extra else fast(self, other)
+        if not isinstance(other, _OPERANDS):
+            return NotImplemented
+        return fn(self, other)
+    operator.__name__ = operator.__qualname__ = name
+    return operator
+
+
+# PyTorch's operators: the function (``torch.add``...), the reflected form as PyTorch writes
+# it (``other - self`` is ``rsub``, ``other / self`` is ``self.reciprocal() * other``, the
+# commutative ones keep the tensor first) and the in-place method.
+for _op, _fn, _rfn, _inplace in [
+        ("add", pointwise.add, pointwise.add, "add_"),
+        ("sub", pointwise.sub, pointwise.rsub, "sub_"),
+        ("mul", pointwise.mul, pointwise.mul, "mul_"),
+        ("truediv", pointwise.div, pointwise._rtruediv, "div_"),
+        ("floordiv", pointwise.floor_divide, _swap(pointwise.floor_divide), "floor_divide_"),
+        ("mod", pointwise.remainder, _swap(pointwise.remainder), "remainder_"),
+        ("pow", pointwise.pow, _swap(pointwise.pow), "pow_"),
+        ("and", pointwise.bitwise_and, pointwise.bitwise_and, "bitwise_and_"),
+        ("or", pointwise.bitwise_or, pointwise.bitwise_or, "bitwise_or_"),
+        ("xor", pointwise.bitwise_xor, pointwise.bitwise_xor, "bitwise_xor_"),
+        ("lshift", pointwise.bitwise_left_shift, _swap(pointwise.bitwise_left_shift),
+         "bitwise_left_shift_"),
+        ("rshift", pointwise.bitwise_right_shift, _swap(pointwise.bitwise_right_shift),
+         "bitwise_right_shift_")]:
+    setattr(Tensor, f"__{_op}__", _operator(_fn, f"__{_op}__"))
+    setattr(Tensor, f"__r{_op}__", _operator(_rfn, f"__r{_op}__"))
+    setattr(Tensor, f"__i{_op}__", _operator(getattr(Tensor, _inplace), f"__i{_op}__"))
+# The hot ones with their ops for the common cases (see ``_operator``).
+Tensor.__add__ = _operator(pointwise.add, "__add__", pointwise._add, (1,), tensors="any")
+Tensor.__radd__ = _operator(pointwise.add, "__radd__", pointwise._add, (1,), tensors="any")
+Tensor.__sub__ = _operator(pointwise.sub, "__sub__", pointwise._sub, (1,), tensors="same")
+Tensor.__rsub__ = _operator(pointwise.rsub, "__rsub__", pointwise._rsub, (1,))
+Tensor.__mul__ = _operator(pointwise.mul, "__mul__", pointwise._mul, tensors="any")
+Tensor.__rmul__ = _operator(pointwise.mul, "__rmul__", pointwise._mul, tensors="any")
+Tensor.__truediv__ = _operator(pointwise.div, "__truediv__", pointwise._div, tensors="any")
+for _op in ("eq", "ne"):
+    setattr(Tensor, f"__{_op}__", _operator(getattr(pointwise, _op), f"__{_op}__",
+                                            getattr(pointwise, f"_{_op}"), tensors="any"))
+for _op in ("lt", "le", "gt", "ge"):  # (complex numbers are not ordered: those go the long way)
+    setattr(Tensor, f"__{_op}__", _operator(getattr(pointwise, _op), f"__{_op}__",
+                                            getattr(pointwise, f"_{_op}"), dtypes=_REAL,
+                                            tensors="same"))
 Tensor.__matmul__ = linalg.matmul
 Tensor.__rmatmul__ = _swap(linalg.matmul)
 Tensor.__neg__ = pointwise.neg
-Tensor.__pos__ = lambda self: self
-Tensor.__eq__ = pointwise.eq
-Tensor.__ne__ = pointwise.ne
-Tensor.__lt__ = pointwise.lt
-Tensor.__le__ = pointwise.le
-Tensor.__gt__ = pointwise.gt
-Tensor.__ge__ = pointwise.ge
+Tensor.__pos__ = pointwise.positive
 Tensor.__hash__ = lambda self: id(self)
-Tensor.__and__ = pointwise.bitwise_and
-Tensor.__or__ = pointwise.bitwise_or
-Tensor.__xor__ = pointwise.bitwise_xor
-Tensor.__invert__ = pointwise.bitwise_not
+Tensor.__invert__ = pointwise._invert
 Tensor.__abs__ = pointwise.abs
 
 # ------------------------------------------------------------------ conversions
@@ -134,15 +227,15 @@ def _to(self, *args, **kwargs):
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     for a in args:
-        if isinstance(a, _dtypes.dtype):
-            dtype = a
+        if isinstance(a, _dtypes.dtype) or any(a is t for t in (bool, int, float, complex)):
+            dtype = a  # (Python's types stand for PyTorch's dtypes, as in ``torch.zeros``)
         elif isinstance(a, Tensor):
             dtype, device = a.dtype, a.device
         elif isinstance(a, (str, _device.device)):
             device = a
     out = self
     if dtype is not None:
-        out = shape.to_dtype(out, dtype, copy)
+        out = shape.to_dtype(out, _creation.as_dtype(dtype, "to"), copy)
     if device is not None:
         dev = _device.canonical(device)
         if dev != out.device:
@@ -189,7 +282,8 @@ def _factory(maker):
     """``x.new_zeros(size)`` and the like: ``maker`` with x's dtype and device by default."""
     def method(self, *size, dtype=None, device=None, requires_grad=False, layout=None,
                pin_memory=False):
-        return maker(*size, dtype=dtype or self.dtype, device=device or self.device,
+        size = _creation._size(size, method.__name__)  # (PyTorch's errors, in its words)
+        return maker(size, dtype=dtype or self.dtype, device=device or self.device,
                      requires_grad=requires_grad)
     method.__name__ = f"new_{maker.__name__}"
     method.__doc__ = f"A new tensor like ``{maker.__name__}(size)``, by default of self's dtype " \

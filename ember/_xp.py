@@ -34,6 +34,28 @@ def _raw_namespace(mod):
     return ns
 
 
+def writable(a):
+    """A writable alias of the read-only NumPy view ``a`` (``expand``'s broadcast views are
+    made read-only): PyTorch writes through such a view when no two of its elements share
+    memory, and refuses with its own error when some do."""
+    if a.size == 0:
+        return np.empty(a.shape, a.dtype)  # nothing to write
+    if any(step == 0 and n > 1 for step, n in zip(a.strides, a.shape)):
+        raise RuntimeError("unsupported operation: more than one element of the written-to "
+                           "tensor refers to a single memory location. Please clone() the "
+                           "tensor before performing the operation.")
+    root = a
+    while isinstance(root.base, np.ndarray):
+        root = root.base
+    if not root.flags.writeable:
+        return a  # the user's own read-only memory: NumPy's error says so
+    offset = a.__array_interface__["data"][0] - root.__array_interface__["data"][0]
+    flat = root.reshape(-1).view(np.uint8) if root.flags.c_contiguous else None
+    if flat is None:
+        return a
+    return np.ndarray(a.shape, a.dtype, buffer=flat, offset=offset, strides=a.strides)
+
+
 def register_extra(name, raw, tensor_level):
     """Make ``name`` callable from rules in every namespace (see module docstring)."""
     EXTRAS[name] = (raw, tensor_level)

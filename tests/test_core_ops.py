@@ -24,6 +24,7 @@ SPECS = [
     Spec("sub", lambda L, a, b: a - b, BINARY_SHAPES),
     Spec("sub_alpha", lambda L, a, b: L.sub(a, b, alpha=0.5), BINARY_SHAPES),
     Spec("rsub_scalar", lambda L, a: 10 - a, UNARY_SHAPES),
+    Spec("rsub", lambda L, a, b: L.rsub(a, b, alpha=2), BINARY_SHAPES),
     Spec("mul", lambda L, a, b: a * b, BINARY_SHAPES),
     Spec("mul_scalar", lambda L, a: a * 3, UNARY_SHAPES),
     Spec("div", lambda L, a, b: a / b, BINARY_SHAPES, domain=(0.5, 2.0)),

@@ -133,6 +133,7 @@ SPECS = [
     Spec("deg2rad", lambda L, a: L.deg2rad(a), U),
     Spec("rad2deg", lambda L, a: a.rad2deg(), U),
     Spec("sinc", lambda L, a: L.sinc(a), U),
+    Spec("angle", lambda L, a: L.angle(a) * a, U),
     Spec("float_power", lambda L, a, b: L.float_power(a, b), B, domain=(0.5, 2.0)),
     Spec("float_power_scalar", lambda L, a: a.float_power(3), U),
     Spec("float_power_scalar_base", lambda L, a: L.float_power(2.5, a), U),
@@ -279,7 +280,13 @@ NO_DERIVATIVE = {
         L.where(_u8(L) > 1, _u8(L), -3), 300 % (_u8(L) + 1), L.fmod(_u8(L), 1000)]),
     "numbers_floor_divide": lambda L, a, b: L.floor_divide(7, 2),
     "heaviside": lambda L, a, b: L.heaviside(a, b),
+    "bitwise_left_shift": lambda L, a, b: L.bitwise_left_shift(_i8(L), _i8(L).flip(0)),
+    "bitwise_right_shift": lambda L, a, b: _i8(L) >> L.tensor([1, 8, -1, 2], dtype=L.int8),
 }
+
+
+def _i8(L):
+    return L.tensor([1, -1, 64, -128], dtype=L.int8)
 
 
 def _u8(L):

@@ -170,6 +170,8 @@ SPECS = [
          distinct=True),
     Spec("median_keepdim", lambda L, a: L.median(a, 0, keepdim=True), UNARY_SHAPES,
          distinct=True),
+    Spec("mode", lambda L, a: a.mode(), UNARY_SHAPES + [((2, 3, 4),)], distinct=True),
+    Spec("mode_keepdim", lambda L, a: L.mode(a, 0, keepdim=True), UNARY_SHAPES, distinct=True),
     # second derivatives whose graphs PyTorch builds from the same nodes
     Spec("sort_double_backward", lambda L, a: grad_of(L, lambda x: x.sort(-1).values * x, a),
          [((3,),), ((2, 3),)], distinct=True),

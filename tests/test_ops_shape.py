@@ -46,6 +46,7 @@ SPECS = [
     Spec("squeeze_all_none_one", lambda L, a: a.squeeze(), [((2, 3),)]),
     Spec("view_as", lambda L, a, b: a.view_as(b) * b, [((6,), (2, 3))]),
     Spec("reshape_as", lambda L, a, b: a.t().reshape_as(b) * b, [((2, 3), (6,))]),
+    Spec("reshape_alias", lambda L, a: a.transpose(0, 1).reshape(3, 2, 2, 2), [((2, 3, 4),)]),
     Spec("contiguous", lambda L, a: a.t().contiguous(), [((2, 3),)]),
     # permutations
     Spec("permute", lambda L, a: a.permute(2, 0, 1), [((2, 3, 4),)]),

@@ -175,7 +175,7 @@ def index_written_after_backward(lib, x):
 def index_without_grad(lib, x):
     i = lib.tensor([0, 1])
     with lib.no_grad():
-        y = x[i]
+        x[i]
     i[0] = 1
     x[i].sum().backward()
 
@@ -206,3 +206,33 @@ def test_raises_without_pytorch(program):
     assert got.message.startswith("one of the variables needed for gradient computation has "
                                   "been modified by an inplace operation: [")
     assert "is at version 1; expected version 0 instead." in got.message
+
+
+def _written_input(lib, read):
+    x = lib.arange(6.0).reshape(2, 3).requires_grad_()
+    a = x * 1
+    y = read(lib, a)
+    a.add_(1)
+    y.sum().backward()
+    return x.grad.tolist()
+
+
+READS = {  # which reads save their input (PyTorch's gather, take, masked_select do)
+    "gather": lambda lib, a: a.gather(0, lib.tensor([[0, 1, 0]])),
+    "take": lambda lib, a: a.take(lib.tensor([0, 2])),
+    "masked_select": lambda lib, a: a.masked_select(lib.tensor([True, False, True])),
+    "take_along_dim": lambda lib, a: a.take_along_dim(lib.tensor([[0, 1, 0]]), 0),
+    "index_select": lambda lib, a: a.index_select(1, lib.tensor([0])),
+    "index": lambda lib, a: a[lib.tensor([0])],
+    "mask_index": lambda lib, a: a[:, lib.tensor([True, False, True])],
+    "scatter": lambda lib, a: a.scatter(0, lib.tensor([[0, 1, 0]]), 1.0),
+    "masked_fill": lambda lib, a: a.masked_fill(lib.tensor([True, False, True]), 1.0),
+    "where": lambda lib, a: lib.where(lib.tensor([True, False, True]), a, 1.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(READS))
+def test_written_input_as_pytorch(name, torch):
+    read = READS[name]
+    got = _pytorch_part(outcome(_written_input, ember, read))
+    assert got == outcome(_written_input, torch, read)

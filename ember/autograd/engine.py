@@ -234,6 +234,8 @@ def _unshared(g):
 def _accumulate(var, g, create_graph):
     """``AccumulateGrad``: add ``g`` (its tensor hooks already ran) into ``var.grad``, then run
     the leaf's post-accumulate-grad hooks."""
+    if not var._rg:
+        return  # requires_grad_(False) since the graph was made: PyTorch accumulates nothing
     if create_graph:
         g = g if isinstance(g, Tensor) else Tensor._make(g, None, False)
         var._grad = g if var._grad is None else var._grad + g

@@ -171,8 +171,16 @@ def check_version(tensor, saved_version, type_name=None, saved_by=None):
         if type_name is None:  # PyTorch names a bool tensor by its C++ type
             type_name = tensor.type() if tensor._data.dtype != bool else (
                 "CUDABoolType" if tensor.is_cuda else "CPUBoolType")
-        message = modified_error(type_name, tensor.shape, tensor._grad_fn,
-                                 tensor._output_nr, now, saved_version)
+        fn = tensor._grad_fn
+        if tensor._base is not None:  # a view names its history as made anew (AsStrided)
+            from .views import fresh
+            try:
+                fresh(tensor)
+                fn = tensor._grad_fn
+            except RuntimeError:
+                pass  # (a view that may not be remade: named as it was)
+        message = modified_error(type_name, tensor.shape, fn, tensor._output_nr, now,
+                                 saved_version)
         if saved_by is not None:
             message += anomaly_mode.explain_write(tensor._vc, type(saved_by).__name__)
         raise RuntimeError(message)
@@ -182,10 +190,18 @@ def modified_error(type_name, shape, grad_fn, output_nr, version, expected):
     """PyTorch's message; it names the op that now produces the tensor (``Exp``, ``AsStrided``)."""
     which = ""
     if grad_fn is not None:
-        name = re.sub(r"Backward\d*$", "", type(grad_fn).__name__)
-        which = f", which is output {output_nr} of {name},"
+        which = f", which is output {output_nr} of {_short_name(grad_fn)},"
     return _errors.MODIFIED_INPLACE.format(type_name=type_name, shape=list(shape), which=which,
                                            version=version, expected=expected)
+
+
+def _short_name(node):
+    """How PyTorch's messages name a node: ``Mul`` for ``MulBackward0``, ``Prod1`` for
+    ``ProdBackward1``, ``torch::autograd::CopySlices``."""
+    name = type(node).__name__
+    if name in ("CopySlices", "CopyBackwards"):  # PyTorch's hand-written C++ nodes
+        return "torch::autograd::" + name
+    return re.sub(r"Backward(\d*)$", lambda m: "" if m.group(1) == "0" else m.group(1), name)
 
 
 def raise_freed():

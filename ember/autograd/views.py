@@ -23,10 +23,13 @@ As in PyTorch, a view made in no-grad mode, or one of several views returned by 
 """
 from __future__ import annotations
 
-import re
+import math
 
+import numpy as np
+
+from .. import _xp as _raw
 from . import grad_mode
-from .graph import NO_ACCUMULATOR, Node, gradient_edge, new_node
+from .graph import NO_ACCUMULATOR, Node, _short_name, gradient_edge, new_node
 
 NO_GRAD = "no_grad"            # made while grad mode was off
 MULTI_OUTPUT = "multi_output"  # one of several views returned by one op
@@ -105,7 +108,7 @@ def check_rebase(view, indirect=False):
     (``indirect``: the write went to its base or another view of it)."""
     meta = view._creation_meta
     fn = view._grad_fn
-    name = fn and re.sub(r"Backward\d*$", "", type(fn).__name__)
+    name = fn and _short_name(fn)
     what = "its base or another view of its base has been" if indirect else "is being"
     if meta == NO_GRAD or fn is None:
         prefix = (f"Output {view._output_nr} of {name} is a view of a view which was created in"
@@ -125,6 +128,14 @@ def _copy(g, create_graph):
     return g.clone() if create_graph else g.copy()
 
 
+def _region(view_fn, xp, grad_base, create_graph):
+    """The view's region of a base-shaped gradient, writable (``expand``'s are read-only)."""
+    region = view_fn(xp, grad_base)
+    if not create_graph and type(region) is np.ndarray and not region.flags.writeable:
+        region = _raw.writable(region)
+    return region
+
+
 class CopySlices(Node):
     """The base's node after an in-place op on one of its views."""
 
@@ -134,7 +145,7 @@ class CopySlices(Node):
         g = grad_outputs[0]
         xp = _xp(g, create_graph)
         grad_base = _copy(g, create_graph)
-        region = self._view_fn(xp, grad_base)
+        region = _region(self._view_fn, xp, grad_base, create_graph)
         inner = self._inner.apply([_copy(region, create_graph)], create_graph)
         region[...] = 0 if inner[0] is None else inner[0]
         first = grad_base if self.next_functions[0][0] is not None else None
@@ -156,8 +167,18 @@ class AsStridedBackward0(Node):
     def apply(self, grad_outputs, create_graph):
         g = grad_outputs[0]
         xp = _xp(g, create_graph)
-        grad_base = xp.zeros(self._base_shape, dtype=g.dtype)
-        region = self._view_fn(xp, grad_base)
+        shape = self._base_shape
+        if self._base_dtype.kind != "c":
+            # Where the view's elements lie in the base (its positions, viewed the same way):
+            # the gradient is added there, so elements the view repeats (``expand``) sum.
+            raw = _raw.namespace_of(g._data if create_graph else g)
+            n = math.prod(shape)
+            where = self._view_fn(raw, raw.arange(n).reshape(shape))
+            if any(step == 0 and k > 1 for step, k in zip(where.strides, where.shape)):
+                flat = xp.index_add_zeros(xp.reshape(g, (-1,)), (n,), (where.reshape(-1),))
+                return [xp.reshape(flat, shape)]
+        grad_base = xp.zeros(shape, dtype=g.dtype)
+        region = _region(self._view_fn, xp, grad_base, create_graph)
         region[...] = g
         return [grad_base]
 

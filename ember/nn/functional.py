@@ -1085,40 +1085,11 @@ def _tuple(v, n):
     return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
-def _check_conv_dtypes(input, weight, bias):
-    def word(t):
-        return t.dtype._legacy[:-6]
-    if weight.dtype != input.dtype:
-        raise RuntimeError(f"expected scalar type {word(input)} but found {word(weight)}")
-    if bias is not None and bias.dtype != input.dtype:
-        raise RuntimeError(f"Input type ({word(input).lower()}) and bias type "
-                           f"({word(bias).lower()}) should be the same")
-
-
 def _conv_nd(nd, input, weight, bias, stride, padding, dilation, groups):
-    _check_conv_dtypes(input, weight, bias)
-    stride, dilation = _tuple(stride, nd), _tuple(dilation, nd)
-    batched = input.ndim == nd + 2
+    batched, stride, pads, dilation, _ = _conv.check_conv(
+        f"conv{nd}d", nd, input, weight, bias, stride, padding, dilation, groups)
     if not batched:
         input = input.unsqueeze(0)
-    kernel = weight.shape[2:]
-    if input.shape[1] != weight.shape[1] * groups:
-        raise RuntimeError(
-            f"Given groups={groups}, weight of size {list(weight.shape)}, expected input"
-            f"{list(input.shape)} to have {weight.shape[1] * groups} channels, but got "
-            f"{input.shape[1]} channels instead")
-    if isinstance(padding, str):
-        if padding == "valid":
-            pads = ((0, 0),) * nd
-        elif padding == "same":
-            if any(s != 1 for s in stride):
-                raise RuntimeError("padding='same' is not supported for strided convolutions")
-            tot = [d * (k - 1) for d, k in zip(dilation, kernel)]
-            pads = tuple((t // 2, t - t // 2) for t in tot)
-        else:
-            raise ValueError(f"Invalid padding string '{padding}'")
-    else:
-        pads = tuple((p, p) for p in _tuple(padding, nd))
     out = _conv._convolution(input, weight, bias, stride, pads, dilation, False, None, groups)
     return out if batched else out.squeeze(0)
 
@@ -1140,16 +1111,13 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
 
 def _conv_transpose_nd(nd, input, weight, bias, stride, padding, output_padding, groups,
                        dilation):
-    _check_conv_dtypes(input, weight, bias)
-    stride, padding = _tuple(stride, nd), _tuple(padding, nd)
-    output_padding, dilation = _tuple(output_padding, nd), _tuple(dilation, nd)
-    batched = input.ndim == nd + 2
+    batched, stride, pads, dilation, output_padding = _conv.check_conv(
+        f"conv_transpose{nd}d", nd, input, weight, bias, stride, padding, dilation, groups,
+        output_padding)
     if not batched:
         input = input.unsqueeze(0)
-    kernel = weight.shape[2:]
-    out_sp = tuple((i - 1) * s - 2 * p + d * (k - 1) + op + 1 for i, s, p, d, k, op in
-                   zip(input.shape[2:], stride, padding, dilation, kernel, output_padding))
-    pads = tuple((p, p) for p in padding)
+    out_sp = tuple(_conv.transposed_size(input.shape[2:], weight.shape[2:], stride,
+                                         [p for p, _ in pads], dilation, output_padding))
     out = _conv._convolution(input, weight, bias, stride, pads, dilation, True, out_sp, groups)
     return out if batched else out.squeeze(0)
 
@@ -1165,6 +1133,13 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                      dilation=1):
     """Transposed 2-d convolution (the gradient of conv2d in its input)."""
     return _conv_transpose_nd(2, input, weight, bias, stride, padding, output_padding, groups,
+                              dilation)
+
+
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Transposed 3-d convolution (the gradient of conv3d in its input)."""
+    return _conv_transpose_nd(3, input, weight, bias, stride, padding, output_padding, groups,
                               dilation)
 
 
@@ -1312,8 +1287,9 @@ def _pool_args(name, nd, kernel_size, stride, padding, dilation=1):
     return kernel, stride, padding, dilation
 
 
-def _pool_output(input, nd, kernel, stride, padding, dilation, ceil_mode):
-    """PyTorch's pooling shape checks; returns the output sizes."""
+def _pool_output(input, nd, kernel, stride, padding, dilation, ceil_mode, name=None):
+    """PyTorch's pooling shape checks; returns the output sizes. ``name``: the 3-d check's
+    (average pooling's wants the input at least the size of the kernel)."""
     names = _DIM_NAMES[nd]
     outs = []
     for n, k, s, p, d in zip(input.shape[-nd:], kernel, stride, padding, dilation):
@@ -1336,6 +1312,7 @@ def _pool_output(input, nd, kernel, stride, padding, dilation, ceil_mode):
     if min(dilation) <= 0:
         raise RuntimeError(f"dilation should be greater than zero, but got "
                            f"{listing('dilation', dilation)}")
+    _check_pool_sizes(input, nd, kernel, name)
     if any(p > k // 2 for p, k in zip(padding, kernel)):
         if nd == 2:
             raise RuntimeError(
@@ -1354,16 +1331,32 @@ def _pool_output(input, nd, kernel, stride, padding, dilation, ceil_mode):
 
 
 def _check_pool_input(input, nd):
-    if input.ndim not in (nd + 1, nd + 2) or any(n == 0 for n in input.shape[1:]):
+    if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for "
                            "input")
+
+
+def _check_pool_sizes(input, nd, kernel, name):
+    """The input-size checks of ATen's pool2d_shape_check / pool3d_shape_check."""
+    shape = list(input.shape)
+    if nd == 2 and (input.ndim not in (3, 4) or 0 in shape[-3:]):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                           f"for input, but got:{shape}")
+    if nd == 3 and 0 in shape[-4:]:
+        raise RuntimeError(f"{name}: Expected input's non-batch dimensions to have positive "
+                           f"length, but input has a shape of {shape} and non-batch dimension 0 "
+                           "has length zero!")
+    if nd == 3 and name == "avg_pool3d()" and any(n < k for n, k in zip(shape[-3:], kernel)):
+        raise RuntimeError(f"input image (T: {shape[-3]} H: {shape[-2]} W: {shape[-1]}) smaller "
+                           f"than kernel size (kT: {kernel[0]} kH: {kernel[1]} kW: {kernel[2]})")
 
 
 def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     kernel, stride, padding, dilation = _pool_args(f"max_pool{nd}d", nd, kernel_size, stride,
                                                    padding, dilation)
     _check_pool_input(input, nd)
-    _pool_output(input, nd, kernel, stride, padding, dilation, ceil_mode)
+    _pool_output(input, nd, kernel, stride, padding, dilation, ceil_mode,
+                 "max_pool3d_with_indices_out_cpu_template()")
     op = _layers._max_pool2d if nd == 2 else _layers._max_pool3d
     saved = {}
     out = op(input, kernel, stride, padding, dilation, bool(ceil_mode), saved)
@@ -1372,10 +1365,12 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
 
 def _indices(saved, out):
     """The indices a max-pooling op saved, as an int64 tensor (a copy: the node keeps its own),
-    shaped like its output ``out`` (under vmap: batched like it)."""
+    shaped like its output ``out`` (under vmap: batched like it). The node checks its version,
+    as PyTorch's, which saves the very tensor it returns."""
     indices = _tensor_cls()._make(saved["indices"].copy(), None, False)
     if batching.levels_of(out):
-        indices = batching.wrap(indices.reshape(out._value.shape), out._levels)
+        return batching.wrap(indices.reshape(out._value.shape), out._levels)
+    saves_also(out, indices)
     return indices
 
 
@@ -1401,7 +1396,7 @@ def _check_1d_input(input, name):
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """1-d max pooling: PyTorch's 2-d op on a height-1 view."""
-    if input.ndim not in (2, 3):
+    if input.ndim not in (2, 3) or 0 in input.shape[-2:]:
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
                            f"dim batch size for input, but got:{list(input.shape)}")
     size = "of size 1 but got size {n}"
@@ -1445,6 +1440,8 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
               divisor_override):
     kernel, stride, padding, _ = _pool_args(f"avg_pool{nd}d", nd, kernel_size, stride, padding)
+    if nd == 3:
+        _check_pool_input(input, nd)
     if divisor_override is not None and divisor_override == 0:
         raise RuntimeError("divisor must be not zero")
     if input.ndim < nd + 1:
@@ -1453,7 +1450,7 @@ def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_
     if input.ndim > nd + 2:
         raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional "
                            f"0 dim batch size for input, but got:{list(input.shape)}")
-    _pool_output(input, nd, kernel, stride, padding, (1,) * nd, ceil_mode)
+    _pool_output(input, nd, kernel, stride, padding, (1,) * nd, ceil_mode, "avg_pool3d()")
     op = _layers._avg_pool2d if nd == 2 else _layers._avg_pool3d
     return op(input, kernel, stride, padding, bool(ceil_mode), bool(count_include_pad),
               divisor_override)
@@ -1486,27 +1483,46 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                      divisor_override)
 
 
-def _adaptive_size(name, nd, input, output_size, colon=""):
-    """Checked output sizes (``None`` keeps the input size)."""
+def _adaptive_sizes(input, output_size, nd):
+    """``output_size`` as a tuple, ``None`` taking the input's size (``_list_with_default``)."""
+    if not isinstance(output_size, (tuple, list)):
+        return (output_size,) * nd
+    if None in output_size and input.ndim <= len(output_size):
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
+    return tuple(n if o is None else o for o, n in zip(output_size,
+                                                       input.shape[-len(output_size):]))
+
+
+def _check_adaptive_input(name, nd, input, dims, colon=""):
+    """The rank and the non-zero sizes (of ``dims``) adaptive pooling wants."""
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got{colon} "
                            f"{list(input.shape)}")
-    sizes = tuple(output_size) if isinstance(output_size, (tuple, list)) else (output_size,) * nd
-    if len(sizes) != nd:
-        sep = "(): internal error: output_size.size()" if colon else ": output_size"
-        raise RuntimeError(f"{name}{sep} must be {nd}")
-    for dim in range(1, input.ndim):
+    _check_nonzero_sizes(name, input, dims)
+
+
+def _check_nonzero_sizes(name, input, dims):
+    for dim in dims:
         if input.shape[dim] == 0:
             raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
                                f"dimensions, but input has sizes {list(input.shape)} with "
                                f"dimension {dim} being empty")
-    return tuple(n if o is None else o for o, n in zip(sizes, input.shape[-nd:]))
 
 
 def _adaptive_avg(nd, input, output_size):
-    sizes = _adaptive_size(f"adaptive_avg_pool{nd}d", nd, input, output_size)
-    if all(o == 1 for o in sizes):  # PyTorch takes the mean, as here
+    name = f"adaptive_avg_pool{nd}d"
+    sizes = _adaptive_sizes(input, output_size, nd)
+    if len(sizes) != nd:
+        raise RuntimeError(f"{name}: output_size must be {nd}")
+    if min(sizes) < 0:
+        shown = ", ".join(map(str, sizes[:2])) + "".join(f",{s}" for s in sizes[2:])
+        raise RuntimeError(f"{name}: elements of output_size must be greater than or equal to 0 "
+                           f"but received {{{shown}}}")
+    if all(o == 1 for o in sizes):  # PyTorch takes the mean (no more checks), as here
         return input.mean(tuple(range(-1, -nd - 1, -1)), keepdim=True)
+    if nd == 3:  # (the 3-d op checks the sizes first)
+        _check_nonzero_sizes(name, input, range(1, input.ndim))
+    _check_adaptive_input(name, nd, input, (input.ndim - 2, input.ndim - 1))
     op = _layers._adaptive_avg_pool2d if nd == 2 else _layers._adaptive_avg_pool3d
     return op(input, sizes)
 
@@ -1530,7 +1546,12 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def _adaptive_max(nd, input, output_size, return_indices):
-    sizes = _adaptive_size(f"adaptive_max_pool{nd}d", nd, input, output_size, colon=":")
+    name = f"adaptive_max_pool{nd}d"
+    sizes = _adaptive_sizes(input, output_size, nd)
+    _check_adaptive_input(name, nd, input, range(1, input.ndim), colon=":")
+    if len(sizes) != nd:
+        raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
+    _creation.check_sizes(tuple(input.shape[:-nd]) + sizes)
     op = _layers._adaptive_max_pool2d if nd == 2 else _layers._adaptive_max_pool3d
     saved = {}
     out = op(input, sizes, saved)
@@ -1542,6 +1563,7 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     _check_1d_input(input, "adaptive_max_pool1d")
     size = _one(output_size, "adaptive_max_pool1d() argument 'output_size' should contain one "
                              "int (got {n})")
+    _check_nonzero_sizes("adaptive_max_pool1d", input, range(1, input.ndim))
     res = _adaptive_max(2, input.unsqueeze(-2), (1, size), return_indices)
     return (res[0].squeeze(-2), res[1].squeeze(-2)) if return_indices else res.squeeze(-2)
 
@@ -2138,7 +2160,8 @@ __all__ = [
     "softmax", "log_softmax", "linear", "bilinear", "dropout", "mse_loss", "l1_loss",
     "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
     "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity", "normalize", "one_hot",
-    "pad", "embedding", "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d",
+    "pad", "embedding", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d",
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",
     "layer_norm", "group_norm", "interpolate",
     "max_pool3d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool3d",

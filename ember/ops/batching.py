@@ -704,7 +704,8 @@ def _fold(op, x, value, params, nb, batch, levels):
 _POINTWISE_EXTRA = {"add", "sub", "neg", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and",
                     "bitwise_or", "bitwise_xor", "bitwise_not", "logical_and", "logical_or",
                     "logical_xor", "logical_not", "isclose", "heaviside", "floor_divide",
-                    "conj", "clone", "to_copy", "alias"}
+                    "conj", "clone", "to_copy", "alias", "angle", "rsub",
+                    "bitwise_left_shift", "bitwise_right_shift"}
 _SHAPED_PARAMS = {"dim", "dim0", "dim1", "dim2", "axis", "dims", "shape", "in_shape", "key",
                   "repeats", "index", "input_size", "saved", "mask", "src_shape",
                   "source_shape"}
@@ -714,7 +715,7 @@ _MOVED = {"view", "unsafe_view", "unsqueeze", "squeeze", "permute", "transpose",
           "mean", "prod", "nansum", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin",
           "var", "std", "var_mean", "std_mean", "logsumexp", "softmax", "log_softmax",
           "linalg_vector_norm", "count_nonzero", "all", "any", "cumsum", "cumprod", "sort",
-          "argsort", "topk", "kthvalue", "median", "cummax", "cummin", "diagonal",
+          "argsort", "topk", "kthvalue", "median", "mode", "cummax", "cummin", "diagonal",
           "diag_embed", "index_add_zeros"}
 _UNCHANGED = {"fill", "zero", "tril", "triu", "linalg_inv_ex", "linalg_det", "linalg_slogdet",
               "linalg_cholesky_ex", "linalg_qr", "linalg_eigh", "linalg_svd", "linalg_pinv"}

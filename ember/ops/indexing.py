@@ -341,10 +341,11 @@ def _mask_fill(xp, input, value, mask):
 
 _masked_fill = defop("masked_fill", n_in=1, jvp="transpose")(
     lambda xp, input, mask, value: _mask_fill(xp, input, value, mask))
-_masked_fill.defvjp(lambda xp, g, ans, input, mask, value: xp.where(mask, g * 0, g))
+# (``xp.where(mask, 0, g)``, not ``g * 0``: an infinite gradient where filled stays 0, not NaN)
+_masked_fill.defvjp(lambda xp, g, ans, input, mask, value: xp.where(mask, 0, g))
 _masked_fill_tensor = defop("masked_fill", n_in=2, overload=1, jvp="linear")(_mask_fill)
-_masked_fill_tensor.defvjp(lambda xp, g, ans, input, value, mask: xp.where(mask, g * 0, g),
-                           lambda xp, g, ans, input, value, mask: xp.sum(xp.where(mask, g, g * 0)))
+_masked_fill_tensor.defvjp(lambda xp, g, ans, input, value, mask: xp.where(mask, 0, g),
+                           lambda xp, g, ans, input, value, mask: xp.sum(xp.where(mask, g, 0)))
 
 
 @defop("masked_scatter", n_in=2, jvp="linear")
@@ -501,8 +502,9 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         return write_out("gather", out, gather(input, dim, index), dtypes="exact")
     key = _scatter_args("gather", input, dim, index)
     # A 0-d input is read as a vector of one entry when the index is a vector.
+    # (PyTorch's gather, take and masked_select also save their input, for its metadata)
     return saves_also(_gather(input, key, (1,) if input.ndim < len(key) else input.shape),
-                      index)
+                      index, input)
 
 
 def _scatter_reduce_arg(reduce, kind):
@@ -510,9 +512,9 @@ def _scatter_reduce_arg(reduce, kind):
     if reduce not in ("add", "multiply"):
         raise RuntimeError("reduce argument must be either add or multiply.")
     if kind == "src":
-        warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
-                      "will be removed in a future PyTorch release. Use torch.scatter_reduce "
-                      "instead for more reduction options.", UserWarning, stacklevel=3)
+        _errors.warn("The reduce argument of torch.scatter with Tensor src is deprecated and "
+                     "will be removed in a future PyTorch release. Use torch.scatter_reduce "
+                     "instead for more reduction options.")
 
 
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
@@ -731,7 +733,8 @@ def masked_select(input, mask):
     shape = broadcast_shapes(tuple(mask.shape), tuple(input.shape)) or (1,)
     m = mask._data
     xp = _xp.namespace_of(m)
-    return saves_also(_masked_select(input, xp.nonzero(xp.broadcast_to(m, shape)), shape), mask)
+    return saves_also(_masked_select(input, xp.nonzero(xp.broadcast_to(m, shape)), shape), mask,
+                      input)
 
 
 def masked_scatter(input, mask, source):
@@ -768,7 +771,7 @@ def _flat_index(name, input, index):
 
 def take(input, index):
     """The entries of the flattened ``input`` at ``index`` (shaped like ``index``)."""
-    return saves_also(_take(input, _flat_index("take", input, index), input.shape), index)
+    return saves_also(_take(input, _flat_index("take", input, index), input.shape), index, input)
 
 
 def put(input, index, source, accumulate=False):
@@ -902,8 +905,8 @@ def _apply_slice(t, dim, s, force):
         raise ValueError("slice step cannot be zero" if s.step == 0 else
                          "step must be greater than zero")
     start, stop, step = s.indices(size)
-    if start == 0 and stop == size and step == 1 and not force:
-        return t
+    if not force and s.start in (None, 0) and step == 1 and (s.stop is None or s.stop >= size):
+        return t  # PyTorch's test: the slice as written (``-1:`` of one element still slices)
     return _shape.slice_view(t, dim, start, stop, step)
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import operator
 import string
-import warnings
 from collections import Counter
 
 import numpy as np
@@ -1181,6 +1180,7 @@ def _slogdet_backward(xp, g, ans, A):
 
 
 _slogdet.defvjp(_slogdet_backward)
+_slogdet.saved_outputs = (0,)  # the sign (derivatives.yaml)
 _SlogdetResult = _reduction.return_type("linalg_slogdet", ("sign", "logabsdet"))
 
 
@@ -1759,12 +1759,13 @@ def linalg_cross(input, other, *, dim=-1):
 def cross(input, other, dim=None):
     """``torch.cross``: as ``linalg.cross``; without ``dim``, the first dim of size 3."""
     if dim is None:
-        warnings.warn(
+        _errors.warn(
             "Using torch.cross without specifying the dim arg is deprecated.\nPlease either "
             "pass the dim explicitly or simply use torch.linalg.cross.\nThe default value of "
-            "dim will change to agree with that of linalg.cross in a future release.",
-            UserWarning, stacklevel=2)
-        dim = next((i for i, n in enumerate(input.shape) if n == 3), -1)
+            "dim will change to agree with that of linalg.cross in a future release.")
+        dim = next((i for i, n in enumerate(input.shape) if n == 3), None)
+        if dim is None:
+            raise RuntimeError("no dimension of size 3 in input")
     return linalg_cross(input, other, dim=dim)
 
 

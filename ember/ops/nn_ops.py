@@ -373,7 +373,9 @@ def _elu_forward(xp, input, alpha, scale, input_scale):
 
 
 def _elu_rule(xp, g, ans, input, alpha, scale, input_scale):
-    below = xp.exp(xp.where(input <= 0, input, 0) * input_scale)
+    # (``input < 0`` inside: at 0 the slope is a constant, so the second derivative there is
+    # 0, as PyTorch's elu_double_backward masks it)
+    below = xp.exp(xp.where(input < 0, input, 0) * input_scale)
     return xp.where(input <= 0, g * (input_scale * alpha * scale) * below, g * scale)
 
 
@@ -381,7 +383,8 @@ def _elu_result_rule(xp, g, ans, input, alpha, scale, input_scale):
     if alpha < 0:
         raise RuntimeError(_NEGATIVE_SLOPE.format(name="elu"))
     # alpha * scale * exp(x * input_scale) = result + alpha * scale
-    return xp.where(ans <= 0, g * input_scale * (ans + alpha * scale), g * scale)
+    return xp.where(ans <= 0, g * input_scale * (xp.where(ans < 0, ans, 0) + alpha * scale),
+                    g * scale)
 
 
 # PyTorch's celu derivatives take input_scale as 1 / alpha with alpha rounded to a C float.
@@ -437,7 +440,10 @@ def _softplus_raw(xp, x):
 
 
 def _mish_rule(xp, g, ans, input):
-    tsp = xp.tanh(_softplus_raw(xp, input))
+    # tanh(softplus(x)) through the sigmoid, smooth everywhere (softplus's stable form has
+    # |x| and max(x, 0) in it, whose second derivatives vanish at 0 and give wrong Hessians)
+    s = xp.sigmoid(input)
+    tsp = s * (2 - s) / (1 + (1 - s) * (1 - s))
     return g * (tsp + input * xp.sigmoid(input) * (1 - tsp * tsp))
 
 

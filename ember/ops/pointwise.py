@@ -7,6 +7,7 @@ its exception and message, and are also Tensor methods. Functions of one tensor 
 """
 from __future__ import annotations
 
+import cmath
 import math
 
 import numpy as np
@@ -118,11 +119,12 @@ def _checked(value, dtype, floats=False):
     """A Python number converted to ``dtype`` where PyTorch checks for overflow (clamp bounds,
     ``where`` values): an error out of range, except that unsigned types take negative
     numbers (which wrap). Floats are checked only when ``floats``; infinities always fit."""
+    value = _in_range(value)
     kind = dtype.np.kind
     if kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
         info = np.iinfo(dtype.np)
         fits = (-info.max if kind == "u" else info.min) <= value <= info.max
-    elif floats and kind == "f" and isinstance(value, float):
+    elif floats and kind == "f" and isinstance(value, (int, float)):
         limit = float(np.finfo(dtype.np).max)
         fits = not math.isfinite(value) or -limit <= value <= limit
     else:
@@ -140,6 +142,87 @@ def _promoted(input, *scalars):
     """
     dt = _dtypes.result_type(input, *(s for s in scalars if s is not None))
     return input if dt is input.dtype else input.to(dt)
+
+
+# --------------------------------------------------------------------------- binary operands
+# How PyTorch takes the two operands of an elementwise kernel, in one place for every
+# arithmetic, bitwise and comparison function and operator: its argument parser's limits on
+# Python ints, its type promotion, the dtypes each kernel is compiled for, and the cast of a
+# Python number to the computation dtype (C++'s: modulo 2**bits for integers).
+
+_PY_NUMBERS = frozenset((bool, int, float, complex))
+_INT64_MIN, _INT64_MAX, _UINT64_END = -(1 << 63), (1 << 63) - 1, 1 << 64
+_ANY = "biufc"  # the dtype kinds of a kernel compiled for every dtype
+
+
+def _python_number(value):
+    """``value`` as PyTorch's argument parser takes a Scalar: a NumPy integer as a Python int,
+    other NumPy numbers as a Python float (PyTorch's reading: bools too, complex numbers
+    losing their imaginary part with NumPy's warning); a Python int only within int64 or
+    uint64 (PyTorch's OverflowError)."""
+    if isinstance(value, np.generic) and value.dtype.kind in _ANY:
+        value = int(value) if value.dtype.kind in "iu" else float(value)
+    return _in_range(value)
+
+
+def _in_range(value):
+    """``value``, unless a Python int outside int64 and uint64: PyTorch's OverflowError."""
+    if type(value) is int and not _INT64_MIN <= value < _UINT64_END:
+        raise OverflowError("int too big to convert" if value > 0 else
+                            "can't convert negative int to unsigned")
+    return value
+
+
+_INEXACT = frozenset(type(np.dtype(c)) for c in "efdFD")  # (see registry: a cheap test)
+
+
+def _operands(kernel, kinds, input, other, wrap=True):
+    """``(input, other)`` (tensors or Python numbers) as PyTorch hands them to a kernel.
+
+    Their result dtype (PyTorch's promotion) must be of one of the NumPy ``kinds``, else
+    PyTorch's NotImplementedError naming ``kernel``. A Python number passes
+    ``_python_number``; where the result dtype is an integer one and ``wrap`` (not for true
+    division, which computes in floats), a Python int becomes that dtype's value modulo
+    2**bits, so NumPy neither refuses it nor widens the result. Other operands (raw arrays)
+    are left to the op.
+    """
+    # The common cases first, cheaply: two tensors of one dtype of ``kinds``, or a floating
+    # tensor beside a Python float or int (of the parser's range) where every kind is taken.
+    if isinstance(input, Tensor):
+        tensor, number = input, other
+    elif isinstance(other, Tensor):
+        tensor, number = other, input
+    else:
+        return _converted(kernel, kinds, input, other, wrap)
+    t = type(number)
+    if t is float or t is int:
+        if kinds is _ANY and type(tensor._data.dtype) in _INEXACT and (
+                t is float or _INT64_MIN <= number < _UINT64_END):
+            return input, other
+    elif isinstance(number, Tensor):
+        dtype = tensor._data.dtype
+        if number._data.dtype is dtype and (kinds is _ANY or dtype.kind in kinds):
+            return input, other
+    return _converted(kernel, kinds, input, other, wrap)
+
+
+def _converted(kernel, kinds, input, other, wrap):
+    """``_operands`` in general."""
+    input, other = _python_number(input), _python_number(other)
+    if not all(isinstance(v, Tensor) or type(v) in _PY_NUMBERS for v in (input, other)):
+        return input, other
+    for number, tensor in ((input, other), (other, input)):
+        if type(number) is int and number > _INT64_MAX and isinstance(tensor, Tensor) and \
+                tensor._data.dtype.kind == "b":
+            # PyTorch reads such a number as a uint64, which it cannot promote with bool.
+            raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
+                               "attempted to promote Bool and UInt64")
+    dt = _dtypes.result_type(input, other)
+    if dt.np.kind not in kinds:
+        raise _unsupported(kernel, dt)
+    if wrap and dt.category == 1:  # integers
+        input, other = _wrapped(input, dt), _wrapped(other, dt)
+    return input, other
 
 
 # --------------------------------------------------------------------------- no derivative
@@ -197,6 +280,16 @@ def _rsub(xp, input, other, alpha):
 
 
 _rsub.defvjp(lambda xp, g, ans, input, other, alpha: -g if alpha == 1 else -g * alpha)
+
+
+@defop("rsub", n_in=2, promote=True, jvp="linear")
+def _rsub_tensor(xp, input, other, alpha):
+    """``torch.rsub(input, other)`` of two tensors: ``other - alpha * input``."""
+    return xp.subtract(other, input if alpha == 1 else input * alpha)
+
+
+_rsub_tensor.defvjp(lambda xp, g, ans, input, other, alpha: -g if alpha == 1 else -g * alpha,
+                    lambda xp, g, ans, input, other, alpha: g)
 
 
 @defop("mul", promote=True, jvp="elementwise")
@@ -267,37 +360,89 @@ def _reciprocal(xp, input):
 _reciprocal.defvjp(lambda xp, g, ans, input: -g * ans * ans)
 
 
+def _power(xp, input, exponent):
+    """``input ** exponent`` for an ``exponent`` array of the result dtype, as PyTorch computes
+    it: an integer to a negative integer power (which NumPy refuses) is 1 for a base of 1,
+    ±1 for -1 and 0 otherwise; complex numbers as C's ``cpow``, ``exp(exponent * log(input))``
+    (so ``0 ** 0`` is NaN)."""
+    kind = exponent.dtype.kind
+    if kind == "c":
+        return xp.exp(exponent * xp.log(xp.asarray(input, dtype=exponent.dtype)))
+    if kind != "i" or not bool(xp.any(exponent < 0)):
+        return xp.power(input, exponent)
+    negative = exponent < 0
+    out = xp.power(input, xp.where(negative, 0, exponent))
+    sign = xp.where(exponent % 2 == 0, 1, -1)
+    inverse = xp.where(input == 1, 1, xp.where(input == -1, sign, 0))
+    return xp.where(negative, inverse, out).astype(out.dtype)
+
+
+def _is_complex(x):
+    return x.is_complex() if isinstance(x, Tensor) else x.dtype.kind == "c"
+
+
+def _nonnegative(xp, exponent):
+    """Where an exponent is a real number >= 0: PyTorch's mask for the zero gradient of
+    ``0 ** exponent`` with respect to the exponent."""
+    if _is_complex(exponent):
+        return (xp.imag(exponent) == 0) & (xp.real(exponent) >= 0)
+    return exponent >= 0
+
+
 @defop("pow", n_in=1, jvp="elementwise")
 def _pow_scalar(xp, input, exponent):
+    if input.dtype.kind == "b":  # a bool exponent: PyTorch copies (True) or fills ones (False)
+        return input.copy() if exponent else xp.ones_like(input)
     return xp.power(input, exponent)
 
 
+# PyTorch's pow_backward: zeros for an exponent of 0, else ``exponent * input ** (exponent - 1)``.
 _pow_scalar.defvjp(
     lambda xp, g, ans, input, exponent:
-        g * 0 if exponent == 0 else g * (2 * input) if exponent == 2 else
+        xp.zeros_like(g) if exponent == 0 else g * (2 * input) if exponent == 2 else
         g * exponent * input ** (exponent - 1))
 
 
 @defop("pow", promote=True, overload=1, jvp="elementwise")
 def _pow_tensor(xp, input, exponent):
-    return xp.power(input, exponent)
+    return _power(xp, input, exponent)
+
+
+# PyTorch's pow_backward_self and pow_backward_exponent: 0 where the exponent is 0, and 0
+# where the base is 0 and the exponent >= 0 (NaN and -inf otherwise), first order and beyond.
+def _rule_power(xp, input, exponent):
+    """``input ** exponent`` in a rule, as the forward computes it (complex: ``cpow``)."""
+    return input ** exponent if isinstance(input, Tensor) else _power(xp, input, exponent)
 
 
 _pow_tensor.defvjp(
-    lambda xp, g, ans, input, exponent: g * exponent * input ** (exponent - 1),
     lambda xp, g, ans, input, exponent:
-        xp.where((input == 0) & (exponent >= 0), 0 * g, g * ans * xp.log(input)))
+        xp.where(exponent == 0, 0, g * (exponent * _rule_power(xp, input, exponent - 1))),
+    lambda xp, g, ans, input, exponent:
+        g * xp.where((input == 0) & _nonnegative(xp, exponent), 0, ans * xp.log(input)))
 
 
-@defop("pow", n_in=1, promote="float", overload=2, jvp="elementwise")
-def _pow_scalar_base(xp, exponent, base):
-    return xp.power(base, exponent)
+@defop("pow", n_in=1, overload=2, jvp="elementwise")
+def _pow_scalar_base(xp, exponent, base, dtype):
+    """``base ** exponent`` for a number ``base``, computed in ``dtype`` (the two's result)."""
+    return _power(xp, base, exponent if exponent.dtype == dtype else exponent.astype(dtype))
 
 
-_pow_scalar_base.defvjp(lambda xp, g, ans, exponent, base: g * ans * _log(base))
+def _pow_scalar_base_rule(xp, g, ans, exponent, base, dtype):
+    """``ans * log(base)`` (the log of a complex ``base`` for a complex exponent); for a base
+    of 0, 0 where the exponent >= 0, as PyTorch's pow_backward_exponent."""
+    log = _log(complex(base) if _is_complex(exponent) else base)
+    if base == 0:
+        return g * xp.where(_nonnegative(xp, exponent), 0, ans * log)
+    return g * (ans * log)
+
+
+_pow_scalar_base.defvjp(_pow_scalar_base_rule)
 
 
 def _log(x):
+    if isinstance(x, complex):
+        return complex(float("-inf"), 0.0) if x == 0 else cmath.log(x)
     return math.log(x) if x > 0 else (float("-inf") if x == 0 else float("nan"))
 
 
@@ -650,21 +795,105 @@ def _no_derivative(name, fn_name, n_in=2):
     return defop(name, promote=True)(forward)
 
 
-eq = _no_derivative("eq", "equal")
-ne = _no_derivative("ne", "not_equal")
-lt = _no_derivative("lt", "less")
-le = _no_derivative("le", "less_equal")
-gt = _no_derivative("gt", "greater")
-ge = _no_derivative("ge", "greater_equal")
-bitwise_and = _no_derivative("bitwise_and", "bitwise_and")
-bitwise_or = _no_derivative("bitwise_or", "bitwise_or")
-bitwise_xor = _no_derivative("bitwise_xor", "bitwise_xor")
-bitwise_not = _no_derivative("bitwise_not", "invert", n_in=1)
+_eq = _no_derivative("eq", "equal")
+_ne = _no_derivative("ne", "not_equal")
+_lt = _no_derivative("lt", "less")
+_le = _no_derivative("le", "less_equal")
+_gt = _no_derivative("gt", "greater")
+_ge = _no_derivative("ge", "greater_equal")
+_bitwise_and = _no_derivative("bitwise_and", "bitwise_and")
+_bitwise_or = _no_derivative("bitwise_or", "bitwise_or")
+_bitwise_xor = _no_derivative("bitwise_xor", "bitwise_xor")
+_bitwise_not = _no_derivative("bitwise_not", "invert", n_in=1)
 logical_and = _no_derivative("logical_and", "logical_and")
 logical_or = _no_derivative("logical_or", "logical_or")
 logical_xor = _no_derivative("logical_xor", "logical_xor")
 logical_not = _no_derivative("logical_not", "logical_not", n_in=1)
-less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
+
+
+def _shift(xp, input, other, left):
+    """PyTorch's shifts of integers: by a negative amount or the width or more, ``<<`` gives 0
+    and ``>>`` the sign (0 or -1); ``<<`` wraps. A number operand takes the other's dtype."""
+    dtype = (input if hasattr(input, "dtype") else other).dtype
+    a, b = xp.asarray(input, dtype=dtype), xp.asarray(other, dtype=dtype)
+    bits = 8 * dtype.itemsize
+    outside = (b < 0) | (b >= bits)
+    if left:
+        return xp.where(outside, 0, xp.left_shift(a, xp.where(outside, 0, b)))
+    if dtype.kind == "u":
+        return xp.where(outside, 0, xp.right_shift(a, xp.where(outside, 0, b)))
+    return xp.right_shift(a, xp.where(outside, bits - 1, b))
+
+
+_lshift = defop("bitwise_left_shift", promote=True)(
+    lambda xp, input, other: _shift(xp, input, other, True))
+_rshift = defop("bitwise_right_shift", promote=True)(
+    lambda xp, input, other: _shift(xp, input, other, False))
+
+
+# What an elementwise function or operator takes as an operand: a Tensor, a Python or NumPy
+# number, or a raw array (as internal callers pass).
+_OPERANDS = (Tensor, float, int, bool, complex, np.ndarray, np.generic)
+
+
+def _elementwise(name, op, kernel, kinds, number_first):
+    """The public function of a binary op without derivative (comparisons, bitwise ops):
+    PyTorch's overloads (a number first only where ``number_first``), then ``_operands``."""
+    tensor_first = ["Tensor input, Tensor other, *, Tensor out = None",
+                    "Tensor input, Number other, *, Tensor out = None"]
+
+    def function(input, other):
+        if isinstance(input, Tensor) and isinstance(other, Tensor) and \
+                input._data.dtype is other._data.dtype and (
+                    kinds is _ANY or input._data.dtype.kind in kinds):
+            return op(input, other)  # the common case, in short
+        if isinstance(input, Tensor) and isinstance(other, _OPERANDS) or number_first and \
+                isinstance(other, Tensor) and isinstance(input, _OPERANDS):
+            input, other = _operands(kernel, kinds, input, other)
+            return op(input, other)
+        flags = ", ".join(f"!{'Tensor' if isinstance(v, Tensor) else type(v).__name__}!"
+                          for v in (input, other))
+        raise _invalid_arguments(name, [(0, input), (1, other)], (
+            [tensor_first[0], ("Number self, Tensor other", flags), tensor_first[1]]
+            if number_first else tensor_first))
+
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = f"Elementwise ``{name}`` with PyTorch's promotion and dtype checks."
+    return function
+
+
+eq = _elementwise("eq", _eq, "eq_cpu", _ANY, False)
+ne = _elementwise("ne", _ne, "ne_cpu", _ANY, False)
+not_equal = _elementwise("not_equal", _ne, "ne_cpu", _ANY, False)
+lt = _elementwise("lt", _lt, "lt_cpu", "biuf", False)  # complex numbers are not ordered
+less = _elementwise("less", _lt, "lt_cpu", "biuf", False)
+le = _elementwise("le", _le, "le_cpu", "biuf", False)
+less_equal = _elementwise("less_equal", _le, "le_cpu", "biuf", False)
+gt = _elementwise("gt", _gt, "gt_cpu", "biuf", False)
+greater = _elementwise("greater", _gt, "gt_cpu", "biuf", False)
+ge = _elementwise("ge", _ge, "ge_cpu", "biuf", False)
+greater_equal = _elementwise("greater_equal", _ge, "ge_cpu", "biuf", False)
+bitwise_and = _elementwise("bitwise_and", _bitwise_and, "bitwise_and_cpu", "biu", True)
+bitwise_or = _elementwise("bitwise_or", _bitwise_or, "bitwise_or_cpu", "biu", True)
+bitwise_xor = _elementwise("bitwise_xor", _bitwise_xor, "bitwise_xor_cpu", "biu", True)
+bitwise_left_shift = _elementwise("bitwise_left_shift", _lshift, "lshift_cpu", "iu", True)
+bitwise_right_shift = _elementwise("bitwise_right_shift", _rshift, "rshift_cpu", "iu", True)
+
+
+def bitwise_not(input):
+    """``~input`` for integer and bool tensors."""
+    _check_tensor("bitwise_not", input)
+    if input._data.dtype.kind not in "biu":
+        raise _unsupported("bitwise_not_cpu", input.dtype)
+    return _bitwise_not(input)
+
+
+def _invert(self):
+    """The ``~`` operator: PyTorch words its refusal of other dtypes differently."""
+    if self._data.dtype.kind not in "biu":
+        raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type "
+                        "tensors")
+    return _bitwise_not(self)
 
 
 @defop("isclose", n_in=2)
@@ -688,10 +917,35 @@ def _isclose(xp, input, other, rtol, atol, equal_nan):
 # --------------------------------------------------------------------------- public API
 
 
+def _with_alpha(input, other, alpha):
+    """``(other, alpha)`` of ``add``/``sub`` as PyTorch's kernel takes them: ``alpha`` checked
+    as its ``alpha_check`` does and cast to the result dtype (overflow checked, any nonzero
+    number True for bool); beside an integer or bool result a number ``other`` is multiplied
+    by it there, as the kernel multiplies (modulo 2**bits), and ``alpha`` becomes 1."""
+    dt = _dtypes.result_type(input, other)
+    alpha = _python_number(alpha)
+    if type(alpha) is bool and dt is not _dtypes.bool:
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if dt.category < 2 and type(alpha) is not int and type(alpha) is not bool:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+    if dt.category < 3 and type(alpha) is complex:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
+    alpha = bool(alpha) if dt is _dtypes.bool else _checked(alpha, dt, floats=True)
+    if dt.category < 2 and not isinstance(other, Tensor):
+        return (other and alpha) if dt is _dtypes.bool else _wrapped(other * alpha, dt), 1
+    return other, alpha
+
+
 def add(input, other, *, alpha=1, out=None):
     """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
     if out is not None:
         return write_out("add", out, add(input, other, alpha=alpha))
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        input, other = _operands(None, _ANY, input, other)
+    if alpha != 1 or type(alpha) is not int:
+        other, alpha = _with_alpha(input, other, alpha)
     return _add(input, other, alpha) if isinstance(input, Tensor) else _radd(other, input, alpha)
 
 
@@ -699,13 +953,56 @@ def _radd(tensor, scalar, alpha):
     return _add(scalar, tensor, alpha)
 
 
+_BOOL_SUB = ("Subtraction, the `-` operator, with two bool tensors is not supported. Use the "
+             "`^` or `logical_xor()` operator instead.")
+_BOOL_SUB_ONE = ("Subtraction, the `-` operator, with a bool tensor is not supported. If you "
+                 "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                 "instead.")
+
+
+_NP_BOOL = np.dtype(bool)
+
+
+def _is_bool(value):
+    return type(value) is bool or isinstance(value, Tensor) and value._data.dtype is _NP_BOOL
+
+
+def _subtraction(input, other, alpha):
+    """The operands of ``input - alpha * other`` (PyTorch's ``sub``, ``rsub`` and ``-``): a
+    bool operand (a Python bool too) is refused, with PyTorch's messages (after the parser's
+    checks of numbers, before promotion)."""
+    both = isinstance(input, Tensor) and isinstance(other, Tensor)
+    if not both:
+        input, other = _python_number(input), _python_number(other)
+    if _is_bool(input) or _is_bool(other):
+        raise RuntimeError(_BOOL_SUB if _is_bool(input) and _is_bool(other) else _BOOL_SUB_ONE)
+    if not both:
+        input, other = _operands(None, _ANY, input, other)
+    if alpha != 1 or type(alpha) is not int:
+        other, alpha = _with_alpha(input, other, alpha)
+    return input, other, alpha
+
+
 def sub(input, other, *, alpha=1, out=None):
     """``input - alpha * other``."""
     if out is not None:
         return write_out("sub", out, sub(input, other, alpha=alpha))
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and alpha == 1 and \
+            input._data.dtype is not _NP_BOOL and other._data.dtype is not _NP_BOOL and \
+            type(alpha) is int:  # the common case, in short
+        return _sub(input, other, 1)
+    input, other, alpha = _subtraction(input, other, alpha)
     if not isinstance(input, Tensor):
-        return _rsub(other, input, alpha)
+        return _number_minus(input, other, alpha)
     return _sub(input, other, alpha)
+
+
+def _number_minus(number, tensor, alpha):
+    """``number - alpha * tensor`` (``rsub.Scalar``), in the two's result dtype: an integer or
+    bool tensor is cast first, as ``rsub`` takes no part in the registry's promotion."""
+    if tensor.dtype.category < 2:
+        tensor = _promoted(tensor, number)
+    return _rsub(tensor, number, alpha)
 
 
 subtract = sub
@@ -713,9 +1010,14 @@ subtract = sub
 
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
+    if not isinstance(input, Tensor):
+        raise _invalid_arguments("rsub", [(0, input), (1, other)], [
+            "Tensor input, Tensor other, *, Number alpha = 1",
+            "Tensor input, Number other, Number alpha = 1"])
+    other, input, alpha = _subtraction(other, input, alpha)
     if isinstance(other, Tensor):
-        return _sub(other, input, alpha)
-    return _rsub(input, other, alpha)
+        return _rsub_tensor(input, other, alpha)
+    return _number_minus(other, input, alpha)
 
 
 # PyTorch's Scalar overloads (``mul.Scalar``, ``div.Scalar``), which C++ composites call with
@@ -756,7 +1058,9 @@ def div_scalar(input, other):
 def mul(input, other, *, out=None):
     """Elementwise product."""
     if out is not None:
-        return write_out("mul", out, _mul(input, other))
+        return write_out("mul", out, mul(input, other))
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        input, other = _operands(None, _ANY, input, other)
     return _mul(input, other)
 
 
@@ -771,13 +1075,19 @@ def div(input, other, *, rounding_mode=None, out=None):
         if rounding_mode not in ("trunc", "floor"):
             raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or "
                                f"'floor' but found '{rounding_mode}'")
+        input, other = _operands(f"div_{rounding_mode}_cpu", "iuf", input, other)
         return _rounding_div(input, other, rounding_mode)
-    if not isinstance(input, Tensor):
-        return _mul(_reciprocal(other), input)
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        input, other = _operands(None, _ANY, input, other, wrap=False)
     return _div(input, other)
 
 
 divide = true_divide = div
+
+
+def _rtruediv(self, other):
+    """``other / self`` for a number ``other``: PyTorch's ``self.reciprocal() * other``."""
+    return mul(reciprocal(self), other)
 
 
 def floor_divide(input, other):
@@ -787,17 +1097,43 @@ def floor_divide(input, other):
         # Two numbers give a 0-dim tensor of their promoted dtype.
         return _floor_divide(_xp.NUMPY.asarray(input, _dtypes.result_type(input, other).np),
                              other)
-    dt = _require("div_floor_cpu", "iuf", input, other)
-    return _underivable(_floor_divide(_wrapped(input, dt), _wrapped(other, dt)), "floor_divide",
-                        input, other)
+    input, other = _operands("div_floor_cpu", "iuf", input, other)
+    return _underivable(_floor_divide(input, other), "floor_divide", input, other)
+
+
+def _check_result_fits(self, other, true_division=False):
+    """PyTorch's first check of an in-place binary op, before its kernel's of dtypes: the
+    result dtype (floating for a true division) must be one ``self`` can hold."""
+    other = _python_number(other)
+    if isinstance(other, Tensor) or type(other) in _PY_NUMBERS:
+        _converted(None, _ANY, self, other, False)  # (PyTorch's promotion errors come first)
+        dt = _dtypes.result_type(self, other)
+        if true_division and dt.category < 2:
+            dt = _dtypes.get_default_dtype()
+        if dt.category > self.dtype.category:
+            raise RuntimeError(f"result type {_dtype_word(dt.np)} can't be cast to the desired "
+                               f"output type {_dtype_word(self._data.dtype)}")
+
+
+def _result_checked_inplace(name):
+    """The in-place method of ``name``, an op whose kernel refuses some dtypes."""
+    fn = globals()[name]
+
+    def method(self, other, *args, **kwargs):
+        self._check_inplace()
+        _check_result_fits(self, other, fn is div and kwargs.get("rounding_mode") is None)
+        return self._inplace(fn, other, *args, **kwargs)
+    method.__name__ = method.__qualname__ = f"{name}_"
+    method.__doc__ = f"In-place version of :func:`{name}`."
+    return method
 
 
 def _floor_divide_(self, other):
     """In-place ``floor_divide`` (its refusing node names ``floor_divide_``)."""
     self._check_inplace()
-    dt = _require("div_floor_cpu", "iuf", self, other)
-    return self._assign(_underivable(_floor_divide(self, _wrapped(other, dt)), "floor_divide_",
-                                     self, other))
+    _check_result_fits(self, other)
+    self, other = _operands("div_floor_cpu", "iuf", self, other)
+    return self._assign(_underivable(_floor_divide(self, other), "floor_divide_", self, other))
 
 
 def neg(input):
@@ -823,14 +1159,35 @@ def reciprocal(input):
     return _reciprocal(input)
 
 
+_NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
+_REAL = frozenset((int, float))
+
+
 def pow(input, exponent):
-    """``input ** exponent`` for tensor/scalar on either side."""
+    """``input ** exponent`` for tensor/scalar on either side, in the two's result dtype (bool
+    refused); integers take negative integer exponent tensors (see ``_power``) but not
+    negative Python ints, and a number exponent must fit the result dtype, as in PyTorch."""
     if not isinstance(input, Tensor):
-        return _pow_scalar_base(exponent, input)
+        input, exponent = _operands("pow", "iufc", input, exponent)
+        return _pow_scalar_base(exponent, input, _dtypes.result_type(input, exponent).np)
     if isinstance(exponent, Tensor):
+        _operands("pow", "iufc", input, exponent)
         return _pow_tensor(input, exponent)
-    if input._data.dtype.kind in "biu" and isinstance(exponent, float):
-        input = input.to(_dtypes.get_default_dtype())
+    if type(exponent) in _REAL and input._data.dtype.kind in "fc" and \
+            -65504 <= exponent <= 65504:  # the common case: fits every floating dtype
+        return _pow_scalar(input, exponent)
+    exponent = _python_number(exponent)
+    dt = _dtypes.result_type(input, exponent)
+    if dt.category < 2:  # an integer or bool tensor to an int or bool exponent
+        if exponent < 0:
+            raise RuntimeError(_NEGATIVE_POWER)
+        exponent = _checked(_checked(exponent, _dtypes.int64), dt)
+        if dt is not input.dtype:
+            input = input.to(dt)
+    else:
+        exponent = _checked(exponent, dt, floats=True)
+        if input.dtype.category < 2:
+            input = input.to(dt)
     return _pow_scalar(input, exponent)
 
 
@@ -887,15 +1244,15 @@ def xlogy(input, other):
 
 def fmod(input, other):
     """C's remainder: ``input - trunc(input / other) * other``, the sign of ``input``."""
-    if not isinstance(input, Tensor) or not isinstance(other, (Tensor, int, float)):
+    if not isinstance(input, Tensor) or not isinstance(other, (Tensor, int, float, complex,
+                                                                 np.generic)):
         raise _invalid_arguments("fmod", [(0, input), (1, other)], [
             "Tensor input, Tensor other, *, Tensor out = None",
             "Tensor input, Number other, *, Tensor out = None"])
-    _require("fmod_cpu", "iuf", input, other)
+    input, other = _operands("fmod_cpu", "iuf", input, other)
     if isinstance(other, Tensor):
         return _fmod(input, other)
-    input = _promoted(input, other)
-    return _fmod_scalar(input, _wrapped(other, input.dtype))
+    return _fmod_scalar(_promoted(input, other), other)
 
 
 def remainder(input, other):
@@ -907,14 +1264,12 @@ def remainder(input, other):
                 ("Number self, Tensor other",
                  f"!{type(input).__name__}!, !{type(other).__name__}!"),
                 "Tensor input, Number other, *, Tensor out = None"])
-        _require("remainder_cpu", "iuf", input, other)
-        input = _wrapped(input, _dtypes.result_type(input, other))
+        input, other = _operands("remainder_cpu", "iuf", input, other)
         return _underivable(_remainder_scalar_self(input, other), "remainder", other)
-    _require("remainder_cpu", "iuf", input, other)
+    input, other = _operands("remainder_cpu", "iuf", input, other)
     if isinstance(other, Tensor):
         return _remainder(input, other)
-    input = _promoted(input, other)
-    return _remainder_scalar(input, _wrapped(other, input.dtype))
+    return _remainder_scalar(_promoted(input, other), other)
 
 
 def maximum(input, other):
@@ -1116,8 +1471,10 @@ def _logaddexp(xp, input, other):
     return xp.logaddexp(input, other)
 
 
-_logaddexp.defvjp(lambda xp, g, ans, input, other: g * xp.exp(input - ans),
-                  lambda xp, g, ans, input, other: g * xp.exp(other - ans))
+# PyTorch's formulas, which read the inputs only (the result is not saved: writing it in place
+# leaves the backward valid).
+_logaddexp.defvjp(lambda xp, g, ans, input, other: g / (1 + xp.exp(other - input)),
+                  lambda xp, g, ans, input, other: g / (1 + xp.exp(input - other)))
 
 
 @defop("logaddexp2", promote="float", jvp="elementwise")
@@ -1125,8 +1482,8 @@ def _logaddexp2(xp, input, other):
     return xp.logaddexp2(input, other)
 
 
-_logaddexp2.defvjp(lambda xp, g, ans, input, other: g * 2.0 ** (input - ans),
-                   lambda xp, g, ans, input, other: g * 2.0 ** (other - ans))
+_logaddexp2.defvjp(lambda xp, g, ans, input, other: g / (1 + 2.0 ** (other - input)),
+                   lambda xp, g, ans, input, other: g / (1 + 2.0 ** (input - other)))
 
 
 def logaddexp(input, other):
@@ -1215,17 +1572,21 @@ __all__ = ["add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide",
            "minimum", "fmax", "fmin", "clamp", "clip", "clamp_min", "clamp_max", "where", "lerp",
            "addcmul", "addcdiv", "eq", "ne", "lt", "le", "gt", "ge", "less", "less_equal",
            "greater", "greater_equal", "not_equal", "isclose", "allclose", "equal",
-           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "logical_and",
+           "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "bitwise_left_shift",
+           "bitwise_right_shift", "logical_and",
            "logical_or", "logical_xor", "logical_not", "logaddexp", "logaddexp2", "copysign",
            "heaviside", "float_power"]
 METHODS = {name: globals()[name] for name in __all__ if name != "rsub"}
 METHODS["where"] = _where_method
-INPLACE = ("add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "neg",
-           "negative", "reciprocal", "pow", "abs", "absolute", "sign", "sgn", "atan2", "arctan2",
-           "hypot", "xlogy", "fmod", "remainder", "lerp", "addcmul", "addcdiv", "logical_and",
-           "logical_or", "logical_xor", "logical_not", "bitwise_and", "bitwise_or",
-           "bitwise_xor", "bitwise_not", "copysign", "heaviside", "eq", "ne", "lt", "le", "gt",
-           "ge", "less", "less_equal", "greater", "greater_equal", "not_equal")
+INPLACE = ("add", "sub", "subtract", "mul", "multiply", "neg", "negative", "reciprocal", "pow",
+           "abs", "absolute", "sign", "sgn", "atan2", "arctan2", "hypot", "xlogy", "lerp",
+           "addcmul", "addcdiv", "logical_and", "logical_or", "logical_xor", "logical_not",
+           "bitwise_not", "copysign", "heaviside", "eq", "ne", "lt", "le", "gt", "ge", "less",
+           "less_equal", "greater", "greater_equal", "not_equal")
+# In-place forms that check their result dtype before their kernel's dtypes, as PyTorch does.
+METHODS.update({f"{name}_": _result_checked_inplace(name) for name in (
+    "div", "divide", "true_divide", "fmod", "remainder", "bitwise_and", "bitwise_or",
+    "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift")})
 METHODS.update({f"{name}_": _clamp_inplace(f"{name}_", globals()[name])
                 for name in ("clamp", "clip", "clamp_min", "clamp_max")})
 METHODS["floor_divide_"] = _floor_divide_

@@ -18,7 +18,7 @@ import warnings
 
 import numpy as np
 
-from .. import _dtypes, _xp
+from .. import _dtypes, _errors, _xp
 from .._out import write_out
 from .._tensor import Tensor, _wrap_dim
 from .registry import defop
@@ -354,6 +354,7 @@ def _extreme_ops(name):
 
     over_dim.defvjp(lambda xp, g, ans, input, dim, keepdim, shape:
                     _unselect(xp, g[0], ans[1], dim, keepdim, shape))
+    over_dim.saved_outputs = (1,)  # the indices only
 
     @defop("a" + name, n_in=1, jvp="transpose")
     def amax(xp, input, dims, keepdim):
@@ -440,7 +441,8 @@ def aminmax(input, *, dim=None, keepdim=False):
                                "the operation has no identity.")
         dims = tuple(range(input.ndim))
     else:
-        dims = (_wrap_dim(dim, input.ndim),) if input.ndim else ()
+        d = _wrap_dim(dim, input.ndim)
+        dims = (d,) if input.ndim else ()
         _check_nonempty("aminmax", input, dim)
     return return_type("aminmax", ("min", "max"))(_aminmax(input, dims, keepdim))
 
@@ -558,9 +560,19 @@ def _var_mean(xp, input, dims, correction, keepdim):
             _mean_raw(xp, input, dims, keepdim))
 
 
-_var_mean.defvjp(lambda xp, g, ans, input, dims, correction, keepdim:
-                 _var_grad(xp, g[0], input, dims, correction, keepdim)
-                 + _mean_grad(xp, g[1], input, dims, keepdim))
+def _with_mean_part(first, g_mean, input, dims, keepdim, xp):
+    """A moment's gradient part plus the mean's, skipping either whose output gradient did
+    not arrive (None: PyTorch's undefined gradient, see ``Op.missing_grads_as_none``)."""
+    if g_mean is None:
+        return first
+    mean = _mean_grad(xp, g_mean, input, dims, keepdim)
+    return mean if first is None else first + mean
+
+
+_var_mean.defvjp(lambda xp, g, ans, input, dims, correction, keepdim: _with_mean_part(
+    None if g[0] is None else _var_grad(xp, g[0], input, dims, correction, keepdim),
+    g[1], input, dims, keepdim, xp))
+_var_mean.missing_grads_as_none = True
 
 
 @defop("std_mean", n_in=1, nout=2, jvp="transpose")
@@ -569,9 +581,11 @@ def _std_mean(xp, input, dims, correction, keepdim):
             _mean_raw(xp, input, dims, keepdim))
 
 
-_std_mean.defvjp(lambda xp, g, ans, input, dims, correction, keepdim:
-                 _std_grad(xp, g[0], ans[0], input, dims, correction, keepdim)
-                 + _mean_grad(xp, g[1], input, dims, keepdim))
+_std_mean.defvjp(lambda xp, g, ans, input, dims, correction, keepdim: _with_mean_part(
+    None if g[0] is None else _std_grad(xp, g[0], ans[0], input, dims, correction, keepdim),
+    g[1], input, dims, keepdim, xp))
+_std_mean.missing_grads_as_none = True
+_std_mean.saved_outputs = (0,)  # the std only
 
 
 def _moments(name, op):
@@ -588,9 +602,9 @@ def _moments(name, op):
         out_numel = math.prod(s for i, s in enumerate(input.shape) if dims and i not in dims)
         n = input.numel() // out_numel if out_numel else 0  # PyTorch's reduction factor
         if n - c <= 0:
-            warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
-                          "less than the reduction factor (input numel divided by output "
-                          "numel).", UserWarning, stacklevel=2)
+            _errors.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                         "less than the reduction factor (input numel divided by output "
+                         "numel).")
         return op(input, dims, c, keepdim)
 
     public.__name__ = public.__qualname__ = name

@@ -27,7 +27,8 @@ Contract for declaring an op (see the op modules for examples)::
   ``rule(xp, g, ans, i, inputs, *params)`` giving the gradient of input ``i``.
 - Several outputs: ``defop(..., nout=2)``; the forward returns a tuple, and rules receive ``g``
   and ``ans`` as tuples (a missing output gradient arrives as zeros). Integer outputs (indices)
-  never require grad.
+  never require grad. A rule reading ``ans`` saves every output, unless the op's
+  ``saved_outputs`` names those derivatives.yaml saves (``sort``: ``(1,)``, its indices).
 - The grad_fn class is named from the op name: ``defop("mul")`` -> ``MulBackward0``;
   ``overload=1`` -> ``...Backward1``, as PyTorch numbers its overloads.
 """
@@ -199,9 +200,12 @@ class OpNode(Node):
         return out
 
     def _output_grads(self, grad_outputs, create_graph):
-        """The gradients of all outputs, zeros standing in for those that did not arrive."""
+        """The gradients of all outputs, zeros standing in for those that did not arrive
+        (None instead for ops whose rules skip them: ``Op.missing_grads_as_none``)."""
         first = next(g for g in grad_outputs if g is not None)
         xp = _xp_for(first, create_graph)
+        if self._op.missing_grads_as_none:
+            return xp, tuple(grad_outputs)
         return xp, tuple(
             g if g is not None else (xp.zeros(shape, dtype=dtype) if dtype.kind in "fc" else None)
             for g, (shape, dtype) in zip(grad_outputs, self._out_meta))
@@ -221,14 +225,14 @@ class OpNode(Node):
         PyTorch saves the original ``self`` of in-place ops whose other inputs' derivatives
         need it (``a.mul_(b)`` with ``b`` requiring grad); the copy keeps ``tensor``'s history.
         """
-        if not any(t is tensor and i is not None for i, t, _ in self._inputs):
+        if not any(t is tensor and i == 0 for i, t, _ in self._inputs):
             return
         old = _Tensor._make(tensor._data.copy(), tensor._grad_fn, tensor._rg)
         old._output_nr = tensor._output_nr
         saved = self._saved = list(self._saved)
         inputs = []
         for i, t, version in self._inputs:
-            if t is tensor and i is not None:
+            if t is tensor and i == 0:  # (the same tensor as another input stays: ``t *= t``)
                 if saved[i] is tensor._data:  # not a promoted copy
                     saved[i] = old._data
                 t, version = old, 0
@@ -316,6 +320,7 @@ def saves_also(result, *tensors):
     if isinstance(node, OpNode) and node._saved is not None and _reads_params(node):
         node._inputs = (*node._inputs, *((None, t, t._vc[0]) for t in tensors
                                          if isinstance(t, _Tensor)))
+        node._frees = True  # it saved a tensor: a second backward through it raises
     return result
 
 
@@ -391,7 +396,8 @@ def _ans_error(node, k):
     arr = node._ans if node._op.nout == 1 else node._ans[k]
     dt = _dtypes.from_numpy_dtype(arr.dtype)
     vc, expected = node._ans_vc[k]
-    return modified_error(f"torch.{dt._legacy}", arr.shape, node, k, vc[0], expected)
+    fn = node if arr.dtype.kind in "fc" else None  # (indices have no grad_fn to name)
+    return modified_error(f"torch.{dt._legacy}", arr.shape, fn, k, vc[0], expected)
 
 
 def _variadic_rule(shared, i, inputs, params):
@@ -428,6 +434,15 @@ def _zero_like(a):
 
 class Op:
     """A differentiable primitive: forward on raw arrays plus one vjp rule per input."""
+
+    # The outputs a multi-output node saves when its rules read ``ans`` (None: all of them), as
+    # derivatives.yaml says: ``sort`` saves only its indices, so writing into its values in
+    # place leaves its backward valid.
+    saved_outputs = None
+    # Whether a multi-output op's rules take None for an output whose gradient did not arrive
+    # (PyTorch's undefined gradient: ``var_mean`` skips its variance part, which is NaN for a
+    # single element even times zero).
+    missing_grads_as_none = False
 
     def __init__(self, name, forward, n_in, promote, overload, nout=1, variadic=None, jvp=None,
                  holomorphic=True):
@@ -572,7 +587,7 @@ class Op:
             a = args[i]
             if isinstance(a, Tensor):
                 data = arrays[i] = a._data
-                if a._base is not None and a._vc[0] != a._vv:
+                if a._base is not None and a._vc[0] != a._vv and _state.grad:
                     fresh(a)  # a view whose storage was written since: its history anew
                 if a._rg:
                     requires = True
@@ -623,7 +638,9 @@ class Op:
             else:
                 results.append(_Tensor._make(o, None, False))
         if node is not None and node._ans is not None:
-            node._ans_vc = tuple((t._vc, t._vc[0]) for t in results)
+            keep = self.saved_outputs
+            node._ans_vc = tuple((t._vc, t._vc[0]) if keep is None or k in keep else _UNSAVED
+                                 for k, t in enumerate(results))
         return tuple(results)
 
     def _recorded(self, args, arrays, out, n_in):
@@ -707,6 +724,7 @@ class Op:
 
 
 _NO_EDGE = (None, 0)
+_UNSAVED = ([0], 0)  # the version check of an output not saved: never fails
 
 
 def _result(node, out):
@@ -802,7 +820,7 @@ class _UnaryOp(Op):
         if type(out) is not _ndarray:
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
         out_dtype = out.dtype
-        if a._base is not None and a._vc[0] != a._vv:
+        if a._base is not None and a._vc[0] != a._vv and _state.grad:
             fresh(a)
         if not a._rg or not _state.grad or self.rules is None or (
                 out_dtype is not dtype and type(out_dtype) not in _INEXACT):
@@ -837,7 +855,7 @@ class _BinaryOp(Op):
         dtype = da.dtype
         if isinstance(b, Tensor):
             db = b._data
-            if b._base is not None and b._vc[0] != b._vv:
+            if b._base is not None and b._vc[0] != b._vv and _state.grad:
                 fresh(b)
             b_rg = b._rg
             dtype_b = db.dtype
@@ -860,7 +878,7 @@ class _BinaryOp(Op):
             return Op.__call__(self, a, b, *params)  # again, to raise PyTorch's error
         if type(out) is not _ndarray:
             out = np.asarray(out)
-        if a._base is not None and a._vc[0] != a._vv:
+        if a._base is not None and a._vc[0] != a._vv and _state.grad:
             fresh(a)
         a_rg = a._rg
         out_dtype = out.dtype

@@ -58,8 +58,13 @@ def infer_size(shape, numel):
     return tuple(shape)
 
 
-def _shape_args(shape):
-    """``f(2, 3)`` and ``f((2, 3))`` alike: the sizes as a tuple."""
+def _shape_args(shape, keyword=None, name=None, label=None):
+    """``f(2, 3)`` and ``f((2, 3))`` alike: the sizes as a tuple; or ``f(label=keyword)``,
+    PyTorch's keyword for them."""
+    if keyword is not None:
+        if shape:
+            raise TypeError(f"{name}() got multiple values for argument '{label}'")
+        return _int_list(keyword)
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         return tuple(shape[0])
     return tuple(shape)
@@ -148,26 +153,33 @@ def _viewable(input, shape):
         return False
 
 
-def _reshaped_view(input, shape):
-    out = _view(input, shape, input.shape)
+# ``reshape`` of a tensor whose elements are not in row-major order, when a view serves:
+# the same op as ``view`` under PyTorch's name for it.
+_reshape_alias = defop("_reshape_alias", n_in=1, jvp="linear")(_view.forward).defvjp(
+    lambda xp, g, ans, input, shape, in_shape: xp.reshape(g, in_shape))
+
+
+def _reshaped_view(input, shape, op=_view):
+    out = op(input, shape, input.shape)
     return as_view(out, input, lambda xp, a: xp.reshape(a, shape))
 
 
-def view(input, *shape):
+def view(input, *shape, size=None):
     """A view with a new shape (one dim may be -1); the storage must allow it."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
         return input.to(shape[0])  # view(dtype) is not supported beyond same-size casts
-    shape = infer_size(_shape_args(shape), input.numel())
+    shape = infer_size(_shape_args(shape, size, "view", "size"), input.numel())
     if not _viewable(input, shape):
         raise RuntimeError(_errors.VIEW_STRIDE)
     return _reshaped_view(input, shape)
 
 
-def reshape(input, *shape):
+def reshape(input, *args, shape=None):
     """``view`` when the storage allows it, otherwise a copy."""
-    shape = infer_size(_shape_args(shape), input.numel())
+    shape = infer_size(_shape_args(args, shape, "reshape", "shape"), input.numel())
     if _viewable(input, shape):
-        return _reshaped_view(input, shape)
+        contiguous = input._data.flags.c_contiguous or getattr(input, "_levels", None)
+        return _reshaped_view(input, shape, _view if contiguous else _reshape_alias)
     return _unsafe_view(_clone(input), shape, input.shape)
 
 
@@ -181,9 +193,9 @@ def reshape_as(input, other):
 
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a view when the storage allows it)."""
+    start, end = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
     if input.ndim == 0:
         return reshape(input, (1,))
-    start, end = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
     if start > end:
         raise RuntimeError("flatten() has invalid args: start_dim cannot come after end_dim")
     if start == end:
@@ -300,9 +312,11 @@ _permute.defvjp(lambda xp, g, ans, input, dims:
                 xp.transpose(g, tuple(sorted(range(len(dims)), key=dims.__getitem__))))
 
 
-def permute(input, *dims):
+def permute(input, *args, dims=None):
     """Reorder the dims (a view): output dim ``i`` is input dim ``dims[i]``."""
-    dims = _shape_args(dims)
+    if not args and dims is None:
+        raise TypeError('permute() missing 1 required positional arguments: "dims"')
+    dims = _shape_args(args, dims, "permute", "dims")
     if len(dims) != input.ndim:
         raise RuntimeError(
             "permute(sparse_coo): number of dimensions in the tensor input does not match the "
@@ -329,22 +343,32 @@ def t(input):
     return as_view(_t(input), input, lambda xp, a: a.T)
 
 
+def _swapaxes(xp, a, dim0, dim1):
+    """``a`` with two dims swapped; a 0-d ``a`` (dims 0 and -1 name it) as it is, a view."""
+    return xp.swapaxes(a, dim0, dim1) if a.ndim else a[...]
+
+
 @defop("transpose", n_in=1, overload=0, jvp="linear")
 def _transpose(xp, input, dim0, dim1):
-    return xp.swapaxes(input, dim0, dim1)
+    return _swapaxes(xp, input, dim0, dim1)
 
 
-_transpose.defvjp(lambda xp, g, ans, input, dim0, dim1: xp.swapaxes(g, dim0, dim1))
+_transpose.defvjp(lambda xp, g, ans, input, dim0, dim1: _swapaxes(xp, g, dim0, dim1))
 
 
 def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
     d0, d1 = _wrap_dim(dim0, input.ndim), _wrap_dim(dim1, input.ndim)
     return as_view(_transpose(input, d0, d1), input,
-                   lambda xp, a: xp.swapaxes(a, d0, d1))
+                   lambda xp, a: _swapaxes(xp, a, d0, d1))
 
 
-swapaxes = swapdims = transpose
+swapdims = transpose
+
+
+def swapaxes(input, axis0, axis1):
+    """``transpose`` under NumPy's name (and argument names)."""
+    return transpose(input, axis0, axis1)
 
 
 @defop("conj", n_in=1, jvp="linear")
@@ -365,7 +389,10 @@ def _numpy_T(input):
 
 def _matrix_transpose(input, name, conjugate):
     """``x.mT``, ``x.mH``, ``x.adjoint()``: the last two dims swapped (conjugated for mH)."""
-    if input.ndim == 0 and name != "adjoint()":
+    if input.ndim == 0 and name == "adjoint()":  # PyTorch conjugates here (but not for mH)
+        _warn_once("adjoint() is deprecated on 0-D tensors. Consider using x.conj().", 3)
+        return _conj(input) if input.is_complex() else input
+    if input.ndim == 0:
         hint = ("This function is the identity in these cases." if name == "mT" else
                 "Consider using x.conj().")
         _warn_once(ZERO_DIM_DEPRECATED.format(name=name, hint=hint), 3)
@@ -414,6 +441,8 @@ def movedim(input, source, destination):
     for name, given, wrapped in (("source", src, wsrc), ("destination", dst, wdst)):
         if len(set(wrapped)) != len(wrapped):
             raise RuntimeError(f"movedim: repeated dim in `{name}` ({list(given)})")
+    if n == 0:  # PyTorch's alias of a 0-d tensor
+        return as_view(_alias(input), input, lambda xp, a: a[...])
     order = [None] * n
     for s, d in zip(wsrc, wdst):
         order[d] = s
@@ -435,9 +464,9 @@ def _expand(xp, input, shape):
 _expand.defvjp(lambda xp, g, ans, input, shape: g)  # the engine sums g back to input's shape
 
 
-def expand(input, *sizes):
+def expand(input, *sizes, size=None):
     """A broadcast view with ``sizes`` (-1 keeps a dim); no memory is copied."""
-    sizes = _shape_args(sizes)
+    sizes = _shape_args(sizes, size, "expand", "size")
     if len(sizes) < input.ndim:
         raise RuntimeError(
             f"expand(torch.{input.dtype._legacy}{{{list(input.shape)}}}, size={list(sizes)}): "
@@ -497,9 +526,9 @@ def _repeat_rule(xp, g, ans, input, repeats, in_shape):
 _repeat.defvjp(_repeat_rule)
 
 
-def repeat(input, *sizes):
+def repeat(input, *sizes, repeats=None):
     """Tile the tensor ``sizes[i]`` times along each dim (new leading dims as needed)."""
-    sizes = _shape_args(sizes)
+    sizes = _shape_args(sizes, repeats, "repeat", "repeats")
     if len(sizes) < input.ndim:
         raise RuntimeError("Number of dimensions of repeat dims can not be smaller than number "
                            "of dimensions of tensor")
@@ -511,9 +540,9 @@ def repeat(input, *sizes):
     return _repeat(input, sizes, input.shape)
 
 
-def tile(input, *dims):
+def tile(input, *args, dims=None):
     """``repeat`` with missing leading repeats taken as 1."""
-    dims = _shape_args(dims)
+    dims = _shape_args(args, dims, "tile", "dims")
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 
@@ -529,11 +558,13 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         return _repeated_indices(input, input.numel())
     if dim is None:
         input, dim = flatten(input), 0
-    d = _wrap_dim(dim, input.ndim)
     if isinstance(repeats, Tensor):
+        d = _wrap_dim(dim, input.ndim, scalar=False)
         return _repeat_interleave_tensor(input, repeats, d, dim)
+    d = _wrap_dim(dim, input.ndim)
     if repeats < 0:
         raise RuntimeError("Repeats must be non-negative")
+    _wrap_dim(d + 1, input.ndim + 1)  # PyTorch unsqueezes the input at d + 1
     if input.ndim == 0:
         input = reshape(input, (1,))
     shape = input.shape
@@ -605,7 +636,7 @@ def cat(tensors, dim=0, *, out=None):
         return write_out("cat", out, cat(tensors, dim), dtypes="cat")
     tensors = list(tensors)
     if not tensors:
-        raise RuntimeError("torch.cat(): expected a non-empty list of Tensors")
+        raise ValueError("torch.cat(): expected a non-empty list of Tensors")
     ref = next((t for t in tensors if t.ndim), tensors[0])
     if ref.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
@@ -854,6 +885,7 @@ _unbind.defvjp(lambda xp, g, ans, input, dim: xp.stack(g, axis=dim))
 def unbind(input, dim=0):
     """The slices along ``dim``, as a tuple of views."""
     d = _wrap_dim(dim, input.ndim)
+    _wrap_dim(d, input.ndim, scalar=False)  # a 0-d tensor has no slices
     outs = _unbind(input, d)
     return tuple(as_view(o, input, lambda xp, a, k=k: a[(slice(None),) * d + (k, Ellipsis)],
                          multi_output=True)
@@ -891,9 +923,13 @@ def _flip(xp, input, dims):
 _flip.defvjp(lambda xp, g, ans, input, dims: xp.flip(g, axis=dims))
 
 
-def flip(input, *dims):
+def flip(input, *args, dims=None):
     """A copy with the order of entries reversed along each of ``dims``."""
-    dims = _unique_dims(_shape_args(dims), input.ndim)
+    if dims is not None and args:
+        raise TypeError("flip() got multiple values for argument 'dims'")
+    if dims is None and not args:
+        raise TypeError('flip() missing 1 required positional arguments: "dims"')
+    dims = _unique_dims(_shape_args(args) if dims is None else _int_list(dims), input.ndim)
     return _flip(input, dims if input.ndim else ())
 
 
@@ -931,7 +967,7 @@ def roll(input, shifts, dims=None):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, "
                            f"dims:{len(dims)}")
     if input.ndim == 0 and dims:
-        raise IndexError("Dimension specified as 0 but tensor has no dimensions")
+        _wrap_dim(dims[0], 0, scalar=False)
     if not dims:
         return _roll(input, shifts[0], None)  # over the flattened tensor
     return _roll(input, shifts, tuple(_wrap_dim(d, input.ndim) for d in dims))
@@ -995,7 +1031,7 @@ _unfold.defvjp(_unfold_rule)
 def unfold(input, dimension, size, step):
     """``Tensor.unfold``: the windows of ``size`` elements along ``dimension``, ``step``
     apart, as a view with a new last dim."""
-    d = _wrap_dim(dimension, input.ndim) if input.ndim else 0
+    d = _wrap_dim(dimension, input.ndim)
     length = input.shape[d] if input.ndim else 1
     if size > length:
         raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is "
@@ -1103,10 +1139,14 @@ def transpose_(self, dim0, dim1):
     """In-place ``transpose``: two dims swapped."""
     d0, d1 = _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim)
     return _reshape_in_place(self, _transpose_inplace, (d0, d1),
-                             lambda xp, a: xp.swapaxes(a, d0, d1))
+                             lambda xp, a: _swapaxes(xp, a, d0, d1))
 
 
-swapaxes_ = swapdims_ = transpose_
+swapdims_ = transpose_
+
+
+def swapaxes_(self, axis0, axis1):
+    return transpose_(self, axis0, axis1)
 
 # --------------------------------------------------------------------------- select, complex
 
@@ -1114,6 +1154,8 @@ swapaxes_ = swapdims_ = transpose_
 def select(input, dim, index):
     """The slice at ``index`` along ``dim`` (a view with one dim fewer): ``input[..., index]``."""
     from . import indexing
+    if input.ndim == 0:
+        raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input.ndim)
     size = input.shape[d]
     if not -size <= index < size:

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _xp
+from .. import _device, _xp
+from .._out import takes_out as _takes_out
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.graph import Node, gradient_edge, new_node
+from ._cpp_sort import mode_index
 from .reduction import (
     _accumulation_dtype,
     _api_dtype,
@@ -30,6 +32,7 @@ _sort_result = return_type("sort", ("values", "indices"))
 _topk_result = return_type("topk", ("values", "indices"))
 _kthvalue_result = return_type("kthvalue", ("values", "indices"))
 _median_result = return_type("median", ("values", "indices"))
+_mode_result = return_type("mode", ("values", "indices"))
 
 
 def _order(xp, x, axis, descending):
@@ -135,11 +138,13 @@ def _scan(name, op, input, dim, dtype):
     return op(input, _wrap_dim(dim, input.ndim), _accumulation_dtype(input, dtype))
 
 
+@_takes_out
 def cumsum(input, dim, *, dtype=None):
     """Running sum along ``dim``; integers accumulate in int64."""
     return _scan("cumsum", _cumsum, input, dim, dtype)
 
 
+@_takes_out
 def cumprod(input, dim, *, dtype=None):
     """Running product along ``dim``; integers accumulate in int64; gradients exact at zeros."""
     return _scan("cumprod", _cumprod, input, dim, dtype)
@@ -192,6 +197,7 @@ _logcumsumexp.defvjp(_logcumsumexp_rule)
 _logcumsumexp.defjvp(_logcumsumexp_jvp)
 
 
+@_takes_out
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow."""
     if input._data.dtype.kind not in "fc":
@@ -222,6 +228,8 @@ _sort.defvjp(lambda xp, g, ans, input, dim, descending:
 # ``sort(..., stable=...)`` is PyTorch's second overload (SortBackward1), whatever the flag.
 _sort_stable = defop("sort", n_in=1, nout=2, overload=1, jvp="transpose")(_sort.forward)
 _sort_stable.defvjp(*_sort.rules)
+# These ops save only their indices (derivatives.yaml): their values may be written in place.
+_sort.saved_outputs = _sort_stable.saved_outputs = (1,)
 
 
 @defop("argsort", n_in=1)
@@ -231,6 +239,7 @@ def _argsort(xp, input, dim, descending):
     return _order(xp, input, dim, descending)
 
 
+@_takes_out
 def sort(input, dim=-1, descending=False, stable=None):
     """``(values, indices)`` sorted along ``dim``; always stable (equal elements keep order)."""
     op = _sort if stable is None else _sort_stable
@@ -242,6 +251,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return _argsort(input, _wrap_dim(dim, input.ndim), bool(descending))
 
 
+@_takes_out
 def msort(input):
     """``input`` sorted along its first dim."""
     return sort(input, 0).values
@@ -260,8 +270,10 @@ def _topk(xp, input, k, dim, largest, shape):
 
 _topk.defvjp(lambda xp, g, ans, input, k, dim, largest, shape:
              _unselect(xp, g[0], ans[1], dim, True, shape))
+_topk.saved_outputs = (1,)
 
 
+@_takes_out
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``, in order.
 
@@ -347,8 +359,10 @@ def _kthvalue(xp, input, k, dim, keepdim, shape):
 
 _kthvalue.defvjp(lambda xp, g, ans, input, k, dim, keepdim, shape:
                  _unselect(xp, g[0], ans[1], dim, keepdim, shape))
+_kthvalue.saved_outputs = (1,)
 
 
+@_takes_out
 def kthvalue(input, k, dim=-1, keepdim=False):
     """``(values, indices)`` of the ``k``-th smallest element along ``dim``."""
     d = _wrap_dim(dim, input.ndim)
@@ -396,8 +410,10 @@ def _median_dim(xp, input, dim, keepdim, shape):
 
 _median_dim.defvjp(lambda xp, g, ans, input, dim, keepdim, shape:
                    _unselect(xp, g[0], ans[1], dim, keepdim, shape))
+_median_dim.saved_outputs = (1,)
 
 
+@_takes_out
 def median(input, dim=None, keepdim=False):
     """The lower median of all elements (ties share the gradient), or ``(values, indices)``
     along ``dim``; NaN if a NaN is present."""
@@ -408,6 +424,38 @@ def median(input, dim=None, keepdim=False):
     _not_for_bool(input, "median_out")
     _check_nonempty("median", input, d)
     return _median_result(_median_dim(input, d, bool(keepdim), input.shape))
+
+
+# --------------------------------------------------------------------------- mode
+
+
+@defop("mode", n_in=1, nout=2, jvp="transpose")
+def _mode(xp, input, dim, keepdim, shape):
+    if input.ndim == 0:
+        return _scalar_result(xp, input)
+    x = np.moveaxis(_device.to_numpy(input), dim, -1)
+    index = mode_index(x.reshape(-1, x.shape[-1])).reshape(x.shape[:-1] + (1,))
+    index = xp.asarray(np.moveaxis(index, -1, dim))
+    values = xp.take_along_axis(input, index, axis=dim)
+    if not keepdim:
+        values, index = xp.squeeze(values, axis=dim), xp.squeeze(index, axis=dim)
+    return values, index
+
+
+_mode.defvjp(lambda xp, g, ans, input, dim, keepdim, shape:
+             _unselect(xp, g[0], ans[1], dim, keepdim, shape))
+_mode.saved_outputs = (1,)
+
+
+@_takes_out
+def mode(input, dim=-1, keepdim=False):
+    """``(values, indices)``: the most frequent value along ``dim`` (the smallest of those
+    equally frequent) and where it occurs (the position PyTorch's CPU kernel reports)."""
+    d = _wrap_dim(dim, input.ndim)
+    if input.is_complex():
+        raise NotImplementedError(f"\"mode_cpu\" not implemented for '{_word(input)}'")
+    _check_nonempty("mode", input, d)
+    return _mode_result(_mode(input, d, bool(keepdim), input.shape))
 
 
 # --------------------------------------------------------------------------- running extrema
@@ -423,6 +471,8 @@ def _running_extreme(name, better):
             return input.copy(), xp.zeros((), dtype=np.int64)
         x = xp.moveaxis(input, dim, 0)
         values, indices = xp.empty_like(x), xp.empty(x.shape, dtype=np.int64)
+        if x.shape[0] == 0:  # an empty dim: empty results
+            return input.copy(), xp.empty(input.shape, dtype=np.int64)
         values[0], indices[0] = x[0], 0
         for i in range(1, x.shape[0]):
             take = better(x[i], values[i - 1]) | (x[i] != x[i])  # NaN, once seen, stays
@@ -437,14 +487,19 @@ def _running_extreme(name, better):
         return xp.index_add_zeros(g[0], input.shape, _scatter_key(_raw(ans[1]), dim))
 
     op.defvjp(rule)
+    op.saved_outputs = (1,)  # and the input (derivatives.yaml: cummaxmin_backward)
     fields = return_type(name, ("values", "indices"))
 
     def public(input, dim):
+        if input.ndim == 0 and dim not in (0, -1):
+            raise IndexError(f"{name}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
+        if input.is_complex():
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_word(input)}'")
         return fields(op(input, _wrap_dim(dim, input.ndim)))
     public.__name__ = public.__qualname__ = name
     public.__doc__ = (f"``(values, indices)``: the running {name[3:]}imum along ``dim`` and "
                       "the index where it was (last) reached.")
-    return public
+    return _takes_out(public)
 
 
 def _scatter_key(index, dim):
@@ -722,7 +777,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
 
 
 # --------------------------------------------------------------------------- the family's surface
-__all__ = ["cumsum", "cumprod", "sort", "argsort", "msort", "topk", "kthvalue", "median",
+__all__ = ["cumsum", "cumprod", "sort", "argsort", "msort", "topk", "kthvalue", "median", "mode",
            "cummax", "cummin", "logcumsumexp", "unique", "unique_consecutive", "bincount", "histc",
            "searchsorted", "bucketize", "isin"]
 METHODS = {name: globals()[name] for name in __all__

@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from .. import _dtypes, _xp
+from .._out import write_out
 from .._tensor import Tensor
 from . import pointwise as _pw
 from .registry import defop
@@ -129,12 +130,12 @@ def _unary(name, forward, rule=None, *, promote="float", refuse="", kernel=None,
     if rule is not None:
         op.defvjp(rule)
 
-    def public(input):
+    def public(input, *, out=None):
         if not isinstance(input, Tensor):
             _pw._check_tensor(name, input)
         if refuse and input._data.dtype.kind in refuse:
             raise _pw._unsupported(kernel, input.dtype)
-        return op(input)
+        return op(input) if out is None else write_out(name, out, op(input))
     public.__name__ = public.__qualname__ = name
     public.__doc__ = doc
     return public
@@ -409,13 +410,43 @@ rad2deg = _unary("rad2deg", lambda xp, input: xp.rad2deg(input),
 
 
 def _sinc_rule(xp, g, ans, input):
-    """``(cos(pi x) - sinc(x)) / x``, 0 at ``x = 0`` (PyTorch's formula)."""
+    """``(pi x cos(pi x) - sin(pi x)) / (pi x^2)``, 0 at ``x = 0`` (PyTorch's formula: it
+    reads the input only)."""
     safe = xp.where(input == 0, 1, input)
-    return xp.where(input == 0, 0, g * (xp.cos(math.pi * safe) - ans) / safe)
+    px = math.pi * safe
+    # At 0 the slope's Taylor term, -pi^2 x / 3: 0 there, and the right second derivative
+    # (PyTorch's masked formula gives NaN for it).
+    return xp.where(input == 0, g * (-math.pi ** 2 / 3) * input,
+                    g * ((px * xp.cos(px) - xp.sin(px)) / (px * safe)))
 
 
 sinc = _unary("sinc", lambda xp, input: xp.sinc(input), _sinc_rule,
               doc="The normalised sinc: ``sin(pi x) / (pi x)``, 1 at 0.")
+
+
+@defop("angle", promote="float", jvp="transpose", holomorphic=False)
+def _angle(xp, input):
+    if input.dtype.kind == "c":
+        return xp.angle(input)
+    return xp.where(input < 0, math.pi, xp.where(input == input, 0, input))  # -0.0 gives 0
+
+
+def _angle_rule(xp, g, ans, input):
+    """PyTorch's angle_backward: ``g * z / |z|^2 * i`` (0 at z = 0); zeros for a real input."""
+    if not (input.is_complex() if isinstance(input, Tensor) else input.dtype.kind == "c"):
+        return xp.zeros_like(input)
+    return xp.where(input == 0, 0, g * input / (xp.abs(input) ** 2) * 1j)
+
+
+_angle.defvjp(_angle_rule)
+
+
+def angle(input, *, out=None):
+    """The argument of each element, ``atan2(imag, real)``: 0 or pi for real numbers (NaN
+    stays NaN); integers give the default float dtype."""
+    if not isinstance(input, Tensor):
+        _pw._check_tensor("angle", input)
+    return _angle(input) if out is None else write_out("angle", out, _angle(input))
 
 
 # --------------------------------------------------------------------------- the family's surface
@@ -432,6 +463,6 @@ __all__ = ["sqrt", "rsqrt", "square", "exp", "exp2", "expm1", "log", "log2", "lo
            "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh",
            "sigmoid", "logit", "erf", "erfc", "erfinv", "floor", "ceil", "round", "trunc", "fix",
            "frac", "nan_to_num", "isnan", "isinf", "isposinf", "isneginf", "isfinite",
-           "signbit", "deg2rad", "rad2deg", "sinc"]
+           "signbit", "deg2rad", "rad2deg", "sinc", "angle"]
 METHODS = {name: globals()[name] for name in __all__}
-INPLACE = tuple(name for name in __all__ if not name.startswith(("is", "signbit")))
+INPLACE = tuple(name for name in __all__ if not name.startswith(("is", "signbit", "angle")))

@@ -38,7 +38,14 @@ from .container import (  # noqa: F401
     ParameterList,
     Sequential,
 )
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d  # noqa: F401
+from .conv import (  # noqa: F401
+    Conv1d,
+    Conv2d,
+    Conv3d,
+    ConvTranspose1d,
+    ConvTranspose2d,
+    ConvTranspose3d,
+)
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .dropout import (  # noqa: F401
     AlphaDropout,

@@ -1,4 +1,5 @@
-"""``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``."""
+"""``Conv1d``, ``Conv2d``, ``Conv3d``, ``ConvTranspose1d``, ``ConvTranspose2d``,
+``ConvTranspose3d``."""
 from __future__ import annotations
 
 import math
@@ -9,7 +10,8 @@ from ..module import Module
 from ..parameter import Parameter
 from .linear import _empty
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+           "ConvTranspose3d"]
 
 
 def _ntuple(n):
@@ -181,7 +183,7 @@ class _ConvTransposeNd(_ConvNd):
 
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size, self._nd)
-        fn = F.conv_transpose1d if self._nd == 1 else F.conv_transpose2d
+        fn = (F.conv_transpose1d, F.conv_transpose2d, F.conv_transpose3d)[self._nd - 1]
         return fn(input, self.weight, self.bias, self.stride, self.padding, output_padding,
                   self.groups, self.dilation)
 
@@ -196,3 +198,9 @@ class ConvTranspose2d(_ConvTransposeNd):
     """Transposed 2-d convolution over (N, C, H, W) or (C, H, W) inputs."""
 
     _nd = 2
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """Transposed 3-d convolution over (N, C, D, H, W) or (C, D, H, W) inputs."""
+
+    _nd = 3
