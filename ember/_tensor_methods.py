@@ -26,7 +26,7 @@ from .ops import (
     sorting,
     unary,
 )
-from .ops.pointwise import _CPP_NAMES
+from .ops.operands import _CPP_NAMES
 from .ops.registry import defop
 
 FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops, conv,

@@ -17,7 +17,8 @@ try:
 except ImportError:
     torch = None
 
-FAMILIES = ("pointwise", "unary", "reduction", "linalg", "shape", "sorting")
+FAMILIES = ("pointwise", "arithmetic", "binary_math", "selection", "comparison", "unary",
+            "reduction", "linalg", "shape", "sorting")
 SPECS = spec_modules.FAMILY_SPECS
 
 

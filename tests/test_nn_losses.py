@@ -44,6 +44,9 @@ def _pointwise_specs():
             Spec(f"smooth_l1_beta0_{r}", lambda L, a, b, r=r: fn(L).smooth_l1_loss(
                 a, b, reduction=r, beta=0.0), pairs),
             Spec(f"huber_{r}", lambda L, a, b, r=r: fn(L).huber_loss(a, b, reduction=r), pairs),
+            Spec(f"soft_margin_{r}", lambda L, a, r=r: fn(L).soft_margin_loss(  # +-1 targets
+                a, _weight(L, a, np.sign(np.arange(a.numel()) % 3 - 0.5).reshape(a.shape)),
+                reduction=r), [((2, 3),), ((4,),), ((),)]),
             Spec(f"huber_delta_{r}", lambda L, a, b, r=r: fn(L).huber_loss(
                 a, b, reduction=r, delta=0.6), pairs),
             Spec(f"huber_weight_{r}", lambda L, a, b, r=r: fn(L).huber_loss(

@@ -73,6 +73,7 @@ from .modules import (  # noqa: F401
     Sigmoid,
     SiLU,
     SmoothL1Loss,
+    SoftMarginLoss,
     Softmax,
     Softmin,
     Softplus,

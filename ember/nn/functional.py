@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import _creation, _dtypes
 from .._tensor import _wrap_dim
+from ..autograd import grad_mode as _grad_mode
 from ..ops import batching
 from ..ops import conv as _conv
 from ..ops import nn_layers as _layers
@@ -561,6 +562,16 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _floating_only("smooth_l1_cpu", input, target)
     return _nn._smooth_l1_loss(input, target, reduction, beta)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Two-class logistic loss ``log(1 + exp(-target * input))``, targets of 1 or -1."""
+    if target.requires_grad and _grad_mode._state.grad:
+        raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
+                           "to argument 'target'. This input cannot have requires_grad True.")
+    t = target._data if target.dtype == input.dtype else target.to(input.dtype)._data
+    return saves_also(_nn._soft_margin_loss(input, t, _reduction(size_average, reduce,
+                                                                 reduction)), target)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -2158,8 +2169,9 @@ __all__ = [
     "softshrink", "softsign", "tanhshrink", "threshold", "hardshrink", "prelu", "rrelu", "relu_",
     "elu_", "leaky_relu_", "hardtanh_", "selu_", "celu_", "threshold_", "rrelu_",
     "softmax", "log_softmax", "linear", "bilinear", "dropout", "mse_loss", "l1_loss",
-    "smooth_l1_loss", "huber_loss", "nll_loss", "cross_entropy", "binary_cross_entropy",
-    "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity", "normalize", "one_hot",
+    "smooth_l1_loss", "soft_margin_loss", "huber_loss", "nll_loss", "cross_entropy",
+    "binary_cross_entropy", "binary_cross_entropy_with_logits", "kl_div", "cosine_similarity",
+    "normalize", "one_hot",
     "pad", "embedding", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
     "conv_transpose3d",
     "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d", "adaptive_avg_pool2d", "batch_norm",

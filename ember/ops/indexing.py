@@ -963,6 +963,8 @@ def _indexed_shape(shape, key):
 
 def _check_scalar_index(x, key):
     """PyTorch's errors for ``x[i]`` on a 0-d ``x`` (a tuple key gets "too many indices")."""
+    if x.ndim == 0 and isinstance(key, slice):
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
     if x.ndim == 0 and _is_int(key):
         if key == 0:
             raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "

@@ -66,6 +66,21 @@ _smooth_l1_loss.defvjp(_smooth_l1_grad, lambda xp, g, ans, input, target, reduct
                        -_smooth_l1_grad(xp, g, ans, input, target, reduction, beta))
 
 
+@defop("soft_margin_loss", n_in=1, jvp="transpose")  # (the target is not differentiable)
+def _soft_margin_loss(xp, input, target, reduction):
+    return _reduce(xp, xp.log1p(xp.exp(-input * target)), reduction)
+
+
+def _soft_margin_grad(xp, g, ans, input, target, reduction):
+    """PyTorch's soft_margin_loss_backward: ``-target * z / (1 + z)``, ``z = exp(-input *
+    target)``."""
+    z = xp.exp(-input * target)
+    return g * _mean_scale(-target * z / (1 + z), reduction)
+
+
+_soft_margin_loss.defvjp(_soft_margin_grad)
+
+
 @defop("huber_loss", n_in=2, promote=True, jvp="transpose")
 def _huber_loss(xp, input, target, reduction, delta):
     z = xp.abs(input - target)

@@ -461,6 +461,9 @@ class Op:
         self.jvp_rules = None
         self._reads = None
         self._plans = {}  # requires-grad mask (top bit: number of inputs) -> save plan
+        torch_names = [("self" if n == "input" else n) for n in argnames]
+        self._check_order = lambda i: torch_names[i] if i < len(torch_names) else ""
+        self._b_first = len(argnames) > 1 and torch_names[1] < torch_names[0]  # (_BinaryOp)
         base = OpNode if nout != 1 or variadic is not None else \
             {1: _UnaryNode, 2: _BinaryNode}.get(self.n_in, _SimpleNode)
         self.node_cls = type(f"{_camel(name)}Backward{overload}", (base,),
@@ -717,9 +720,11 @@ class Op:
                     idx, ans_read = self._reads[i]
                     save.update(idx)
                 save_ans = save_ans or ans_read
+        # Kept inputs in the order PyTorch checks its saved variables (by name: ``mat2``
+        # before ``self``), so that of two modified ones the same is named in the error.
+        kept = sorted((i for i in range(n_in) if i in save), key=self._check_order)
         plan = self._plans[mask] = (tuple(i for i in range(n_in) if i not in save),
-                                    tuple(i for i in range(n_in) if i in save), save_ans,
-                                    tuple(i in save for i in range(n_in)))
+                                    tuple(kept), save_ans, tuple(i in save for i in range(n_in)))
         return plan
 
 
@@ -909,7 +914,8 @@ class _BinaryOp(Op):
         node._saved = [da if keep_a else None, db if keep_b else None, *params]
         inputs = ((0, a, a._vc[0]),) if keep_a else ()
         if keep_b and b is not db:
-            inputs += ((1, b, b._vc[0]),)
+            inputs = (((1, b, b._vc[0]),) + inputs if self._b_first else
+                      inputs + ((1, b, b._vc[0]),))
         node._inputs = inputs
         node._ans = out if save_ans else None
         node._frees = keep_a or keep_b or save_ans

@@ -637,10 +637,14 @@ def cat(tensors, dim=0, *, out=None):
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
-    ref = next((t for t in tensors if t.ndim), tensors[0])
+    # The tensor that sets the rank: the first that is not a legacy 1-d empty one (those
+    # join tensors of any rank), or failing that the first of any rank.
+    ref = next((t for t in tensors if t.ndim and tuple(t.shape) != (0,)),
+               next((t for t in tensors if t.ndim), tensors[0]))
     if ref.ndim == 0:
         raise RuntimeError("zero-dimensional tensor (at position 0) cannot be concatenated")
-    d = _wrap_dim(dim, ref.ndim)
+    # (legacy empty tensors only: any dim joins them)
+    d = 0 if all(tuple(t.shape) == (0,) for t in tensors) else _wrap_dim(dim, ref.ndim)
     for k, t in enumerate(tensors):
         if _legacy_empty(tuple(t.shape), ref.ndim):
             continue

@@ -620,7 +620,7 @@ def bincount(input, weights=None, minlength=0):
     """How often each value ``0..max`` occurs in a vector of non-negative integers (summing
     ``weights`` instead of ones: float32/float64 weights keep their dtype, others give
     float64)."""
-    from .pointwise import _underivable
+    from .operands import _underivable
     a = input._data
     xp = _xp.namespace_of(a)
     if a.dtype == np.bool_ or a.dtype.kind not in "iu":

@@ -67,6 +67,7 @@ from .loss import (  # noqa: F401
     MSELoss,
     NLLLoss,
     SmoothL1Loss,
+    SoftMarginLoss,
 )
 from .normalization import (  # noqa: F401
     BatchNorm1d,

@@ -5,8 +5,8 @@ from .. import functional as F
 from ..functional import _legacy_get_string
 from ..module import Module
 
-__all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "HuberLoss", "CrossEntropyLoss", "NLLLoss",
-           "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"]
+__all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "SoftMarginLoss", "HuberLoss", "CrossEntropyLoss",
+           "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss"]
 
 
 class _Loss(Module):
@@ -32,6 +32,11 @@ class L1Loss(_Loss):
 class MSELoss(_Loss):
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
+
+
+class SoftMarginLoss(_Loss):
+    def forward(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):

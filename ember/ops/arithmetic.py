@@ -1,0 +1,456 @@
+"""Elementwise arithmetic with derivatives: ``add``, ``sub``/``rsub``, ``mul``, ``div``,
+``floor_divide``, ``fmod``, ``remainder``, ``neg``/``positive``, ``reciprocal``, ``abs``,
+``sign``/``sgn``, and the Scalar overloads ``mul_scalar``/``div_scalar``.
+
+Each op: a forward on raw arrays, then one rule per input (see ``registry.py``); the public
+functions follow ``torch``'s signatures and take their operands through ``operands.py``. The
+family's surface (``__all__``, ``METHODS``...) is ``pointwise.py``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtypes, _xp
+from .._out import write_out
+from .._tensor import Tensor
+from .operands import (
+    _ANY,
+    _NP_BOOL,
+    _check_divisor,
+    _check_result_fits,
+    _check_tensor,
+    _integral,
+    _invalid_arguments,
+    _operands,
+    _promoted,
+    _subtraction,
+    _underivable,
+    _unsupported,
+    _with_alpha,
+)
+from .registry import defop
+
+# --------------------------------------------------------------------------- arithmetic
+
+
+@defop("add", n_in=2, promote=True, jvp="linear")
+def _add(xp, input, other, alpha):
+    return xp.add(input, other) if alpha == 1 else xp.add(input, other * alpha)
+
+
+_add.defvjp(lambda xp, g, ans, input, other, alpha: g,
+            lambda xp, g, ans, input, other, alpha: g if alpha == 1 else g * alpha)
+
+
+@defop("sub", n_in=2, promote=True, jvp="linear")
+def _sub(xp, input, other, alpha):
+    return xp.subtract(input, other) if alpha == 1 else xp.subtract(input, other * alpha)
+
+
+_sub.defvjp(lambda xp, g, ans, input, other, alpha: g,
+            lambda xp, g, ans, input, other, alpha: -g if alpha == 1 else -g * alpha)
+
+
+@defop("rsub", n_in=1, promote=True, overload=1, jvp="elementwise")
+def _rsub(xp, input, other, alpha):
+    return xp.subtract(other, input if alpha == 1 else input * alpha)
+
+
+_rsub.defvjp(lambda xp, g, ans, input, other, alpha: -g if alpha == 1 else -g * alpha)
+
+
+@defop("rsub", n_in=2, promote=True, jvp="linear")
+def _rsub_tensor(xp, input, other, alpha):
+    """``torch.rsub(input, other)`` of two tensors: ``other - alpha * input``."""
+    return xp.subtract(other, input if alpha == 1 else input * alpha)
+
+
+_rsub_tensor.defvjp(lambda xp, g, ans, input, other, alpha: -g if alpha == 1 else -g * alpha,
+                    lambda xp, g, ans, input, other, alpha: g)
+
+
+@defop("mul", promote=True, jvp="elementwise")
+def _mul(xp, input, other):
+    return xp.multiply(input, other)
+
+
+_mul.defvjp(lambda xp, g, ans, input, other: g * other,
+            lambda xp, g, ans, input, other: g * input)
+
+
+@defop("div", promote="float", jvp="elementwise")
+def _div(xp, input, other):
+    return xp.true_divide(input, other)
+
+
+_div.defvjp(lambda xp, g, ans, input, other: g / other,
+            lambda xp, g, ans, input, other: -g * input / (other * other))
+
+
+@defop("div", n_in=2, promote=True, overload=2, jvp="elementwise")
+def _rounding_div(xp, input, other, mode):
+    """Division rounded toward zero ('trunc') or down ('floor'); piecewise constant."""
+    if mode == "floor":
+        return _floor_divide_raw(xp, input, other)
+    if _integral(input) and _integral(other):
+        _check_divisor(xp, input, other)
+        q = xp.floor_divide(input, other)
+        return q + ((xp.remainder(input, other) != 0) & ((input < 0) != (other < 0)))
+    return xp.trunc(xp.true_divide(input, other))
+
+
+# Zero almost everywhere; PyTorch returns zeros rather than no gradient, and so does ember.
+_rounding_div.defvjp(lambda xp, g, ans, input, other, mode: xp.zeros_like(g),
+                     lambda xp, g, ans, input, other, mode: xp.zeros_like(g))
+
+
+def _floor_divide_raw(xp, input, other):
+    _check_divisor(xp, input, other)
+    if _integral(input) and _integral(other):
+        return xp.floor_divide(input, other)
+    # PyTorch's float algorithm (CuPy's differs at infinities): the quotient of the exact
+    # multiple ``input - fmod(input, other)``, moved down when the remainder has the other
+    # sign, then snapped to the nearest integer.
+    mod = xp.fmod(input, other)
+    div = (input - mod) / other
+    div = xp.where((mod != 0) & ((other < 0) != (mod < 0)), div - 1, div)
+    floor = xp.floor(div)
+    floor = xp.where(div - floor > 0.5, floor + 1, floor)
+    quotient = input / other
+    out = xp.where(div == 0, xp.copysign(0.0, quotient), floor)
+    return xp.where(other == 0, quotient, out)
+
+
+@defop("neg", jvp="linear")
+def _neg(xp, input):
+    return xp.negative(input)
+
+
+_neg.defvjp(lambda xp, g, ans, input: -g)
+
+
+@defop("reciprocal", promote="float", jvp="elementwise")
+def _reciprocal(xp, input):
+    return xp.reciprocal(input)
+
+
+_reciprocal.defvjp(lambda xp, g, ans, input: -g * ans * ans)
+
+
+def _sign_raw(xp, x):
+    """PyTorch's sign: ``(x > 0) - (x < 0)``, so 0 for NaN and +0 for -0 (NumPy keeps both)."""
+    if x.dtype.kind == "b":
+        return x.copy()
+    return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
+
+
+@defop("abs", jvp="elementwise")
+def _abs(xp, input):
+    return xp.abs(input)
+
+
+_abs.defvjp(lambda xp, g, ans, input: g * xp.sgn(input))  # 0 at 0: PyTorch's subgradient
+
+
+@defop("sign", jvp="elementwise")
+def _sign(xp, input):
+    return _sign_raw(xp, input)
+
+
+_sign.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
+
+
+@defop("sgn", jvp="elementwise", holomorphic=False)  # its rule is in PyTorch's convention
+def _sgn(xp, input):
+    """``input / |input|`` (0 at 0) for complex inputs, ``sign`` for real ones."""
+    if input.dtype.kind != "c":
+        return _sign_raw(xp, input)
+    size = xp.abs(input)
+    return xp.where(size == 0, 0, input / xp.where(size == 0, 1, size)).astype(input.dtype)
+
+
+def _sgn_grad(xp, g, ans, input):
+    """Real inputs: piecewise constant, so 0. Complex: PyTorch's ``sgn_backward``,
+    ``(g - s * Re(g * conj(s))) / |z|``, 0 at 0."""
+    if not (input.is_complex() if hasattr(input, "is_complex") else input.dtype.kind == "c"):
+        return xp.zeros_like(g)
+    size = xp.abs(input)
+    tangent = g - ans * (g * xp.conj(ans)).real
+    return xp.where(size == 0, 0, tangent / xp.where(size == 0, 1, size))
+
+
+_sgn.defvjp(_sgn_grad)
+
+
+def _fmod_raw(xp, input, other):
+    _check_divisor(xp, input, other)
+    return xp.fmod(input, other)
+
+
+@defop("fmod", n_in=1, jvp="elementwise")
+def _fmod_scalar(xp, input, other):
+    return _fmod_raw(xp, input, other)
+
+
+_fmod_scalar.defvjp(lambda xp, g, ans, input, other: g)
+
+
+@defop("fmod", promote=True, overload=1, jvp="elementwise")
+def _fmod(xp, input, other):
+    return _fmod_raw(xp, input, other)
+
+
+_fmod.defvjp(lambda xp, g, ans, input, other: g,
+             lambda xp, g, ans, input, other: -g * xp.trunc(input / other))
+
+
+def _remainder_raw(xp, input, other):
+    """Python's modulo (the sign of ``other``), with PyTorch's -0 where an exact multiple."""
+    _check_divisor(xp, input, other)
+    if _integral(input) and _integral(other):
+        return xp.remainder(input, other)
+    r = xp.fmod(input, other)
+    return xp.where((r != 0) & ((r < 0) != (other < 0)), r + other, r)
+
+
+@defop("remainder", n_in=1, jvp="elementwise")
+def _remainder_scalar(xp, input, other):
+    return _remainder_raw(xp, input, other)
+
+
+_remainder_scalar.defvjp(lambda xp, g, ans, input, other: g)
+
+
+@defop("remainder", promote=True, overload=1, jvp="elementwise")
+def _remainder(xp, input, other):
+    return _remainder_raw(xp, input, other)
+
+
+_remainder.defvjp(lambda xp, g, ans, input, other: g,
+                  lambda xp, g, ans, input, other: -g * xp.floor_divide(input, other))
+
+# Ops that PyTorch records with a NotImplemented node (see ``_underivable``).
+_remainder_scalar_self = defop("remainder", promote=True, overload=2, jvp="elementwise")(
+    _remainder.forward)
+_floor_divide = defop("floor_divide", promote=True)(
+    lambda xp, input, other: _floor_divide_raw(xp, input, other))
+
+
+# --------------------------------------------------------------------------- public API
+
+
+def add(input, other, *, alpha=1, out=None):
+    """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
+    if out is not None:
+        return write_out("add", out, add(input, other, alpha=alpha))
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        input, other = _operands(None, _ANY, input, other)
+    if alpha != 1 or type(alpha) is not int:
+        other, alpha = _with_alpha(input, other, alpha)
+    return _add(input, other, alpha) if isinstance(input, Tensor) else _radd(other, input, alpha)
+
+
+def _radd(tensor, scalar, alpha):
+    return _add(scalar, tensor, alpha)
+
+
+def sub(input, other, *, alpha=1, out=None):
+    """``input - alpha * other``."""
+    if out is not None:
+        return write_out("sub", out, sub(input, other, alpha=alpha))
+    if isinstance(input, Tensor) and isinstance(other, Tensor) and alpha == 1 and \
+            input._data.dtype is not _NP_BOOL and other._data.dtype is not _NP_BOOL and \
+            type(alpha) is int:  # the common case, in short
+        return _sub(input, other, 1)
+    input, other, alpha = _subtraction(input, other, alpha)
+    if not isinstance(input, Tensor):
+        return _number_minus(input, other, alpha)
+    return _sub(input, other, alpha)
+
+
+def _number_minus(number, tensor, alpha):
+    """``number - alpha * tensor`` (``rsub.Scalar``), in the two's result dtype: an integer or
+    bool tensor is cast first, as ``rsub`` takes no part in the registry's promotion."""
+    if tensor.dtype.category < 2:
+        tensor = _promoted(tensor, number)
+    return _rsub(tensor, number, alpha)
+
+
+subtract = sub
+
+
+def rsub(input, other, *, alpha=1):
+    """``other - alpha * input``."""
+    if not isinstance(input, Tensor):
+        raise _invalid_arguments("rsub", [(0, input), (1, other)], [
+            "Tensor input, Tensor other, *, Number alpha = 1",
+            "Tensor input, Number other, Number alpha = 1"])
+    other, input, alpha = _subtraction(other, input, alpha)
+    if isinstance(other, Tensor):
+        return _rsub_tensor(input, other, alpha)
+    return _number_minus(other, input, alpha)
+
+
+# PyTorch's Scalar overloads (``mul.Scalar``, ``div.Scalar``), which C++ composites call with
+# a plain number: their nodes are MulBackward1 / DivBackward1 (Python's ``t * 2.0`` records
+# MulBackward0). Used by composites written as PyTorch writes them (cross_entropy's label
+# smoothing, trapezoid, ...).
+
+
+@defop("mul", n_in=1, overload=1, jvp="elementwise")
+def _mul_scalar(xp, input, other):
+    return xp.multiply(input, other)
+
+
+_mul_scalar.defvjp(lambda xp, g, ans, input, other: g * other)
+
+
+@defop("div", n_in=1, overload=1, jvp="elementwise")
+def _div_scalar(xp, input, other):
+    return xp.divide(input, other)
+
+
+_div_scalar.defvjp(lambda xp, g, ans, input, other: g / other)
+
+
+def mul_scalar(input, other):
+    """``input * other`` for a Python number ``other``, recorded as PyTorch's ``mul.Scalar``."""
+    return _mul_scalar(_promoted(input, other), other)
+
+
+def div_scalar(input, other):
+    """``input / other`` for a Python number ``other``, recorded as PyTorch's ``div.Scalar``."""
+    dt = _dtypes.result_type(input, other)
+    if dt.category < 2:  # true division of integers: the default float dtype
+        dt = _dtypes.get_default_dtype()
+    return _div_scalar(input if dt is input.dtype else input.to(dt), other)
+
+
+def mul(input, other, *, out=None):
+    """Elementwise product."""
+    if out is not None:
+        return write_out("mul", out, mul(input, other))
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        input, other = _operands(None, _ANY, input, other)
+    return _mul(input, other)
+
+
+multiply = mul
+
+
+def div(input, other, *, rounding_mode=None, out=None):
+    """True division (integers give the default float dtype); ``rounding_mode`` 'trunc'/'floor'."""
+    if out is not None:
+        return write_out("div", out, div(input, other, rounding_mode=rounding_mode))
+    if rounding_mode is not None:
+        if rounding_mode not in ("trunc", "floor"):
+            raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or "
+                               f"'floor' but found '{rounding_mode}'")
+        input, other = _operands(f"div_{rounding_mode}_cpu", "iuf", input, other)
+        return _rounding_div(input, other, rounding_mode)
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        input, other = _operands(None, _ANY, input, other, wrap=False)
+    return _div(input, other)
+
+
+divide = true_divide = div
+
+
+def _rtruediv(self, other):
+    """``other / self`` for a number ``other``: PyTorch's ``self.reciprocal() * other``."""
+    return mul(reciprocal(self), other)
+
+
+def floor_divide(input, other):
+    """``input // other``: division rounded down. Like PyTorch, it has no derivative: a result
+    that requires grad refuses backward."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two numbers give a 0-dim tensor of their promoted dtype.
+        return _floor_divide(_xp.NUMPY.asarray(input, _dtypes.result_type(input, other).np),
+                             other)
+    input, other = _operands("div_floor_cpu", "iuf", input, other)
+    return _underivable(_floor_divide(input, other), "floor_divide", input, other)
+
+
+def _floor_divide_(self, other):
+    """In-place ``floor_divide`` (its refusing node names ``floor_divide_``)."""
+    self._check_inplace()
+    _check_result_fits(self, other)
+    self, other = _operands("div_floor_cpu", "iuf", self, other)
+    return self._assign(_underivable(_floor_divide(self, other), "floor_divide_", self, other))
+
+
+def neg(input):
+    """``-input``; bool tensors are refused, as in PyTorch."""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return _neg(input)
+
+
+negative = neg
+
+
+def positive(input):
+    """``+input``: the tensor itself; PyTorch refuses bool tensors."""
+    if input.dtype is _dtypes.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+def reciprocal(input):
+    return _reciprocal(input)
+
+
+def abs(input):  # noqa: A001 - PyTorch's name
+    """``|input|``; its gradient at 0 is 0."""
+    _check_tensor("abs", input)
+    if input._data.dtype.kind == "b":
+        raise _unsupported("abs_cpu", input.dtype)
+    return _abs(input)
+
+
+absolute = abs
+
+
+def sign(input):
+    """-1, 0 or 1 by the sign of each element (0 for NaN); zero gradient."""
+    _check_tensor("sign", input)
+    return _sign(input)
+
+
+def sgn(input):
+    """``sign`` for real tensors (PyTorch's complex-aware variant)."""
+    _check_tensor("sgn", input)
+    return _sgn(input)
+
+
+def fmod(input, other):
+    """C's remainder: ``input - trunc(input / other) * other``, the sign of ``input``."""
+    if not isinstance(input, Tensor) or not isinstance(other, (Tensor, int, float, complex,
+                                                                 np.generic)):
+        raise _invalid_arguments("fmod", [(0, input), (1, other)], [
+            "Tensor input, Tensor other, *, Tensor out = None",
+            "Tensor input, Number other, *, Tensor out = None"])
+    input, other = _operands("fmod_cpu", "iuf", input, other)
+    if isinstance(other, Tensor):
+        return _fmod(input, other)
+    return _fmod_scalar(_promoted(input, other), other)
+
+
+def remainder(input, other):
+    """Python's modulo: ``input - floor(input / other) * other``, the sign of ``other``."""
+    if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            raise _invalid_arguments("remainder", [(0, input), (1, other)], [
+                "Tensor input, Tensor other, *, Tensor out = None",
+                ("Number self, Tensor other",
+                 f"!{type(input).__name__}!, !{type(other).__name__}!"),
+                "Tensor input, Number other, *, Tensor out = None"])
+        input, other = _operands("remainder_cpu", "iuf", input, other)
+        return _underivable(_remainder_scalar_self(input, other), "remainder", other)
+    input, other = _operands("remainder_cpu", "iuf", input, other)
+    if isinstance(other, Tensor):
+        return _remainder(input, other)
+    return _remainder_scalar(_promoted(input, other), other)
