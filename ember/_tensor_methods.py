@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import re
 import warnings
 
 import numpy as np
@@ -35,10 +36,32 @@ FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_op
 
 def _make_inplace(fn):
     def method(self, *args, **kwargs):
-        return self._inplace(fn, *args, **kwargs)
+        try:
+            return self._inplace(fn, *args, **kwargs)
+        except TypeError as e:
+            raise TypeError(_as_method_error(str(e), fn.__name__)) from None
     method.__name__ = fn.__name__ + "_"
     method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
     return method
+
+
+def _as_method_error(message, name):
+    """The argument parser's TypeError for ``torch.name(input, ...)`` as PyTorch words it for
+    the method ``input.name_(...)``: ``self`` is no argument there, so positions shift by one
+    and the signatures lose ``Tensor input`` and ``out``."""
+    head = f"{name}(): argument "
+    if message.startswith(head):
+        m = re.match(r"'(\w+)' \(position (\d+)\)(.*)", message[len(head):], re.S)
+        if m:
+            return f"{name}_(): argument '{m[1]}' (position {int(m[2]) - 1}){m[3]}"
+    head = f"{name}() received an invalid combination of arguments - got ("
+    if message.startswith(head):
+        got, _, rest = message[len(head):].partition("), but expected one of:")
+        got = got[len("Tensor, "):] if got.startswith("Tensor, ") else got
+        rest = re.sub(r"\(Tensor input, ", "(", rest).replace(", *, Tensor out = None", "")
+        return f"{name}_() received an invalid combination of arguments - got ({got}), " \
+               f"but expected one of:{rest}"
+    return message
 
 
 # ------------------------------------------------------------------ NumPy's keyword names
@@ -102,6 +125,7 @@ for _family in FAMILIES:
 def _fill_(self, value):
     """Fill with ``value`` (a number or a 0-dim tensor) in place."""
     if isinstance(value, Tensor):
+        self._check_inplace()  # (PyTorch refuses a leaf before looking at the value)
         if value.ndim != 0:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")

@@ -172,13 +172,10 @@ def check_version(tensor, saved_version, type_name=None, saved_by=None):
             type_name = tensor.type() if tensor._data.dtype != bool else (
                 "CUDABoolType" if tensor.is_cuda else "CPUBoolType")
         fn = tensor._grad_fn
-        if tensor._base is not None:  # a view names its history as made anew (AsStrided)
-            from .views import fresh
-            try:
-                fresh(tensor)
-                fn = tensor._grad_fn
-            except RuntimeError:
-                pass  # (a view that may not be remade: named as it was)
+        if tensor._base is not None:  # a view names its history as made anew (AsStrided);
+            from .views import fresh  # one that may not be remade raises, as in PyTorch
+            fresh(tensor)
+            fn = tensor._grad_fn
         message = modified_error(type_name, tensor.shape, fn, tensor._output_nr, now,
                                  saved_version)
         if saved_by is not None:

@@ -1663,6 +1663,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
         raise RuntimeError(
             f"Given normalized_shape={list(shape)}, expected input with shape "
             f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"LayerNormKernelImpl" not implemented for '
+                                  f"'{_word(input.dtype)}'")
     _check_mixed_dtypes(input, weight, bias)
     axes = tuple(range(input.ndim - len(shape), input.ndim))
     return _layers._layer_norm(input, weight, bias, axes, eps, {})

@@ -58,14 +58,22 @@ def _nonnegative(xp, exponent):
 def _pow_scalar(xp, input, exponent):
     if input.dtype.kind == "b":  # a bool exponent: PyTorch copies (True) or fills ones (False)
         return input.copy() if exponent else xp.ones_like(input)
-    return xp.power(input, exponent)
+    return _scalar_power(xp, input, exponent)
+
+
+def _scalar_power(xp, x, exponent):
+    """``x ** exponent`` as PyTorch's kernel computes it: ``-0.5`` as ``1 / sqrt(x)`` (-inf at
+    -0.0, NaN at -inf, where ``pow`` gives inf and 0)."""
+    if exponent == -0.5:
+        return 1 / xp.sqrt(x)
+    return xp.power(x, exponent) if not isinstance(x, Tensor) else x ** exponent
 
 
 # PyTorch's pow_backward: zeros for an exponent of 0, else ``exponent * input ** (exponent - 1)``.
 _pow_scalar.defvjp(
     lambda xp, g, ans, input, exponent:
         xp.zeros_like(g) if exponent == 0 else g * (2 * input) if exponent == 2 else
-        g * exponent * input ** (exponent - 1))
+        g * exponent * _scalar_power(xp, input, exponent - 1))
 
 
 @defop("pow", promote=True, overload=1, jvp="elementwise")

@@ -41,9 +41,25 @@ _bitwise_and = _no_derivative("bitwise_and", "bitwise_and")
 _bitwise_or = _no_derivative("bitwise_or", "bitwise_or")
 _bitwise_xor = _no_derivative("bitwise_xor", "bitwise_xor")
 _bitwise_not = _no_derivative("bitwise_not", "invert", n_in=1)
-logical_and = _no_derivative("logical_and", "logical_and")
-logical_or = _no_derivative("logical_or", "logical_or")
-logical_xor = _no_derivative("logical_xor", "logical_xor")
+_logical_and = _no_derivative("logical_and", "logical_and")
+_logical_or = _no_derivative("logical_or", "logical_or")
+_logical_xor = _no_derivative("logical_xor", "logical_xor")
+
+
+def _logical(op, position):
+    """``logical_and``/``or``/``xor``: PyTorch takes two tensors only (``position``: where
+    ``other`` stands, 2 in the function and 1 in the method)."""
+    def logical(input, other):
+        _check_tensor(op.name, input)
+        _check_tensor(op.name, other, "other", position)
+        return op(input, other)
+    logical.__name__ = logical.__qualname__ = op.name
+    return logical
+
+
+logical_and, logical_or, logical_xor = (_logical(op, 2) for op in (
+    _logical_and, _logical_or, _logical_xor))
+LOGICAL_METHODS = {op.name: _logical(op, 1) for op in (_logical_and, _logical_or, _logical_xor)}
 logical_not = _no_derivative("logical_not", "logical_not", n_in=1)
 
 

@@ -647,6 +647,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     _check_slices("index_add_", input, d, idx, source)
     bad = _first_out_of_range(idx, 0, _size(input, d))
     if bad is not None:
+        if input.ndim <= 1:  # PyTorch's one-dimensional kernel words it so
+            raise IndexError("index out of range in self")
         raise RuntimeError(_errors.INDEX_RANGE.format(index=bad, dim=d, size=_size(input, d)))
     return saves_also(_index_add(input, source, _dim_key(input.ndim, d, idx), alpha), index)
 

@@ -22,7 +22,7 @@ from collections import Counter
 
 import numpy as np
 
-from .. import _array_api, _errors, _xp
+from .. import _array_api, _dtypes, _errors, _xp
 from .._broadcast import broadcast_shapes as _broadcast_shapes
 from .._tensor import Tensor, _wrap_dim
 from ..autograd.views import as_view
@@ -206,7 +206,15 @@ def mm(input, mat2):
     if input.dtype != mat2.dtype:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
                            f"{_cpp(input)} != {_cpp(mat2)}")
+    _no_bool("addmm_impl_cpu_", input, input.shape[0] * mat2.shape[1])
     return _mm(input, mat2, (_column_major(input), _column_major(mat2)))
+
+
+def _no_bool(kernel, t, size=1):
+    """PyTorch's products have no kernel for bool tensors (``size``: the result's: an empty
+    one is made without calling the kernel)."""
+    if t.dtype is _dtypes.bool and size:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
 def bmm(input, mat2):
@@ -217,6 +225,7 @@ def bmm(input, mat2):
     _check_batch2(input, mat2)
     if input.dtype != mat2.dtype:
         raise RuntimeError(f"expected scalar type {_word(input)} but found {_word(mat2)}")
+    _no_bool("bmm", input, input.shape[0] * input.shape[1] * mat2.shape[2])
     return _bmm(input, mat2)
 
 
@@ -238,6 +247,7 @@ def mv(input, vec):
     if input.dtype != vec.dtype:  # PyTorch runs addmv into a vector of vec's dtype
         raise RuntimeError("addmv input tensors must have the same dtype, but got "
                            f"{_word(vec)}, {_word(input)}, and {_word(vec)}")
+    _no_bool("addmv_impl_cpu", input, input.shape[0])
     return _mv(input, vec)
 
 
@@ -258,6 +268,7 @@ def _check_vectors(input, other):
 def dot(input, other):
     """Inner product of two 1-d tensors."""
     _check_vectors(input, other)
+    _no_bool("dot", input)
     return _dot(input, other)
 
 

@@ -46,7 +46,7 @@ def _mse_grad(xp, g, ans, input, target, reduction):
 
 
 _mse_loss.defvjp(_mse_grad, lambda xp, g, ans, input, target, reduction:
-                 -_mse_grad(xp, g, ans, input, target, reduction))
+                 -_mse_grad(xp, g, None, input, target, reduction))
 
 
 @defop("smooth_l1_loss", n_in=2, promote=True, jvp="transpose")
@@ -63,7 +63,7 @@ def _smooth_l1_grad(xp, g, ans, input, target, reduction, beta):
 
 
 _smooth_l1_loss.defvjp(_smooth_l1_grad, lambda xp, g, ans, input, target, reduction, beta:
-                       -_smooth_l1_grad(xp, g, ans, input, target, reduction, beta))
+                       -_smooth_l1_grad(xp, g, None, input, target, reduction, beta))
 
 
 @defop("soft_margin_loss", n_in=1, jvp="transpose")  # (the target is not differentiable)
@@ -92,7 +92,7 @@ def _huber_grad(xp, g, ans, input, target, reduction, delta):
 
 
 _huber_loss.defvjp(_huber_grad, lambda xp, g, ans, input, target, reduction, delta:
-                   -_huber_grad(xp, g, ans, input, target, reduction, delta))
+                   -_huber_grad(xp, g, None, input, target, reduction, delta))
 
 
 # --------------------------------------------------------------------------- classification

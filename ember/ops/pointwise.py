@@ -72,14 +72,8 @@ from .binary_math import (
     pow,
     xlogy,
 )
-from .comparison import _eq as _eq
-from .comparison import _ge as _ge
-from .comparison import _gt as _gt
-from .comparison import _invert as _invert
-from .comparison import _le as _le
-from .comparison import _lt as _lt
-from .comparison import _ne as _ne
 from .comparison import (
+    LOGICAL_METHODS,
     allclose,
     bitwise_and,
     bitwise_left_shift,
@@ -105,6 +99,13 @@ from .comparison import (
     ne,
     not_equal,
 )
+from .comparison import _eq as _eq
+from .comparison import _ge as _ge
+from .comparison import _gt as _gt
+from .comparison import _invert as _invert
+from .comparison import _le as _le
+from .comparison import _lt as _lt
+from .comparison import _ne as _ne
 from .operands import _OPERANDS as _OPERANDS
 from .operands import (
     _check_result_fits,
@@ -161,6 +162,7 @@ __all__ = ["add", "sub", "subtract", "rsub", "mul", "multiply", "div", "divide",
            "heaviside", "float_power"]
 METHODS = {name: globals()[name] for name in __all__ if name != "rsub"}
 METHODS["where"] = _where_method
+METHODS.update(LOGICAL_METHODS)
 INPLACE = ("add", "sub", "subtract", "mul", "multiply", "neg", "negative", "reciprocal", "pow",
            "abs", "absolute", "sign", "sgn", "atan2", "arctan2", "hypot", "xlogy", "lerp",
            "addcmul", "addcdiv", "logical_and", "logical_or", "logical_xor", "logical_not",

@@ -818,6 +818,9 @@ _dist.defvjp(_dist_rule, lambda xp, g, ans, input, other, p:
 
 def dist(input, other, p=2):
     """The ``p``-norm of ``input - other`` (broadcast)."""
+    if input.dtype is _dtypes.bool and other.dtype is _dtypes.bool:
+        from .operands import _BOOL_SUB  # (dist subtracts first, as PyTorch's does)
+        raise RuntimeError(_BOOL_SUB)
     return _dist(input, other, float(p))
 
 

@@ -590,7 +590,7 @@ class Op:
             a = args[i]
             if isinstance(a, Tensor):
                 data = arrays[i] = a._data
-                if a._base is not None and a._vc[0] != a._vv and _state.grad:
+                if a._base is not None and a._vc[0] != a._vv and _state.grad and self.rules:
                     fresh(a)  # a view whose storage was written since: its history anew
                 if a._rg:
                     requires = True
@@ -709,17 +709,19 @@ class Op:
         it is kept). Plain parameters (dims, shapes) are always kept; inputs only when a rule
         that will run reads them.
         """
-        save, save_ans = set(), False
+        save = set()
         for i in range(n_in):
             if mask >> i & 1:
                 if self.variadic is not None:
-                    reads_inputs, ans_read = self._reads
-                    if reads_inputs:
+                    if self._reads[0]:  # (the variadic rule reads its inputs)
                         save.update(range(n_in))
                 else:
-                    idx, ans_read = self._reads[i]
-                    save.update(idx)
-                save_ans = save_ans or ans_read
+                    save.update(self._reads[i][0])
+        # The result is kept whenever a rule reads it, whichever inputs require grad: PyTorch
+        # saves outputs unconditionally (``pow(x, int_exponent)`` keeps its result), inputs
+        # only for the rules that will run.
+        save_ans = self._reads[1] if self.variadic is not None else any(
+            ans_read for _, ans_read in self._reads)
         # Kept inputs in the order PyTorch checks its saved variables (by name: ``mat2``
         # before ``self``), so that of two modified ones the same is named in the error.
         kept = sorted((i for i in range(n_in) if i in save), key=self._check_order)
@@ -825,7 +827,7 @@ class _UnaryOp(Op):
         if type(out) is not _ndarray:
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
         out_dtype = out.dtype
-        if a._base is not None and a._vc[0] != a._vv and _state.grad:
+        if a._base is not None and a._vc[0] != a._vv and _state.grad and self.rules:
             fresh(a)
         if not a._rg or not _state.grad or self.rules is None or (
                 out_dtype is not dtype and type(out_dtype) not in _INEXACT):
@@ -860,7 +862,7 @@ class _BinaryOp(Op):
         dtype = da.dtype
         if isinstance(b, Tensor):
             db = b._data
-            if b._base is not None and b._vc[0] != b._vv and _state.grad:
+            if b._base is not None and b._vc[0] != b._vv and _state.grad and self.rules:
                 fresh(b)
             b_rg = b._rg
             dtype_b = db.dtype
@@ -883,7 +885,7 @@ class _BinaryOp(Op):
             return Op.__call__(self, a, b, *params)  # again, to raise PyTorch's error
         if type(out) is not _ndarray:
             out = np.asarray(out)
-        if a._base is not None and a._vc[0] != a._vv and _state.grad:
+        if a._base is not None and a._vc[0] != a._vv and _state.grad and self.rules:
             fresh(a)
         a_rg = a._rg
         out_dtype = out.dtype

@@ -475,8 +475,10 @@ def _running_extreme(name, better):
             return input.copy(), xp.empty(input.shape, dtype=np.int64)
         values[0], indices[0] = x[0], 0
         for i in range(1, x.shape[0]):
-            take = better(x[i], values[i - 1]) | (x[i] != x[i])  # NaN, once seen, stays
-            take &= values[i - 1] == values[i - 1]
+            # PyTorch's kernel: a NaN always takes over (so the index moves to each later
+            # NaN); otherwise the better value, unless a NaN is held
+            prev = values[i - 1]
+            take = (x[i] != x[i]) | (better(x[i], prev) & (prev == prev))
             values[i] = xp.where(take, x[i], values[i - 1])
             indices[i] = xp.where(take, i, indices[i - 1])
         return xp.moveaxis(values, 0, dim), xp.moveaxis(indices, 0, dim)
