@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _device, _dtypes, _errors, _xp, autograd
 from .autograd import anomaly_mode, engine, forward_ad, grad_mode
+from .autograd.graph import NO_ACCUMULATOR
 from .autograd.views import fresh
 from .ops import registry
 
@@ -279,7 +280,8 @@ class Tensor:
             return self
         if requires_grad and self._data.dtype.kind not in "fc":
             raise RuntimeError(_errors.INT_REQUIRES_GRAD)
-        self._rg = bool(requires_grad)
+        # (a view made in no-grad mode of a tensor that requires grad goes on requiring it)
+        self._rg = bool(requires_grad) or self._acc is NO_ACCUMULATOR
         return self
 
     @property
@@ -571,11 +573,14 @@ class Tensor:
             if getattr(node, "_ans", None) is not None:
                 node._ans = self._data
                 node._ans_vc = ((self._vc, self._vc[0]),)
+            old = (self._grad_fn, self._output_nr)
             if self._base is None:
                 self._grad_fn, self._output_nr, self._rg = node, 0, True
             else:
                 from .autograd.views import rebase_view
                 rebase_view(self, node)
+            if self._retains_grad:
+                _move_retain_hook(old, self._grad_fn)
         return self
 
     def __setitem__(self, key, value):
@@ -603,6 +608,20 @@ class _PostAccumulateGradHook:
 
     def __init__(self, fn):
         self.fn = fn
+
+
+def _move_retain_hook(old, node):
+    """``retain_grad`` follows a tensor to the history an in-place write gives it (``old``: its
+    former ``(grad_fn, output_nr)``), as in PyTorch: its ``.grad`` is then the new value's."""
+    fn, nr = old
+    hooks = fn._pre_hooks if fn is not None and fn._pre_hooks else ()
+    for hook in hooks:
+        if isinstance(hook, _TensorHook) and hook.retain and hook.output_nr == nr:
+            hooks.remove(hook)
+            if node._pre_hooks is None:
+                node._pre_hooks = []
+            node._pre_hooks.append(_TensorHook(hook.fn, 0, True))
+            return
 
 
 def _inplace_name(node):

@@ -99,9 +99,15 @@ def _rounding_div(xp, input, other, mode):
     return xp.trunc(xp.true_divide(input, other))
 
 
-# Zero almost everywhere; PyTorch returns zeros rather than no gradient, and so does ember.
-_rounding_div.defvjp(lambda xp, g, ans, input, other, mode: xp.zeros_like(g),
-                     lambda xp, g, ans, input, other, mode: xp.zeros_like(g))
+# Zero almost everywhere (zeros, not no gradient, as PyTorch). PyTorch's node for a rounding
+# mode still saves what true division's formulas read (``other``; both for ``other``'s
+# gradient), so writing them in place before the backward raises: the rules read the same.
+def _zeros_saving(xp, g, *inputs):
+    return xp.zeros_like(g)
+
+
+_rounding_div.defvjp(lambda xp, g, ans, input, other, mode: _zeros_saving(xp, g, other),
+                     lambda xp, g, ans, input, other, mode: _zeros_saving(xp, g, input, other))
 
 
 def _floor_divide_raw(xp, input, other):

@@ -492,9 +492,10 @@ _hardtanh.defvjp(lambda xp, g, ans, input, low, high: xp.hardtanh_backward(g, in
 # put them (hardsigmoid's slope 1/6 is a C float there, in every dtype).
 _ONE_SIXTH_F32 = float(np.float32(1 / 6))
 
+_backward_op("hardsigmoid_backward", lambda xp, grad, self: xp.where(
+    (self > -3) & (self < 3), grad * _ONE_SIXTH_F32, 0))
 _hardsigmoid = _act("hardsigmoid", lambda xp, input: xp.clip(input + 3, 0, 6) / 6,
-                    lambda xp, g, ans, input: xp.where((input > -3) & (input < 3),
-                                                       g * _ONE_SIXTH_F32, 0))
+                    lambda xp, g, ans, input: xp.hardsigmoid_backward(g, input))
 
 
 def _hardswish_rule(xp, g, ans, input):

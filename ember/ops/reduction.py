@@ -181,7 +181,8 @@ def _unselect(xp, g, index, dim, keepdim, shape):
 def _evenly_distribute(xp, g, ans, input):
     """Full max/min/median: tied inputs share the gradient; a NaN result goes to the NaNs."""
     mask = (input != input) if ans != ans else (input == ans)
-    return mask * (g / int(mask.sum()))
+    # (filled in, as PyTorch's CPU kernel does: an infinite g leaves the others 0, not NaN)
+    return xp.where(mask, g / int(mask.sum()), 0)
 
 
 # --------------------------------------------------------------------------- sum, mean, prod
