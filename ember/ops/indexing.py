@@ -272,7 +272,7 @@ def _scatter_reduce_self(xp, g, ans, input, src, key, src_shape, reduce, include
 
 def _ties(xp, ans, input, src, key):
     """How many values equal each result of ``amax``/``amin`` (they share its gradient)."""
-    src_wins = (src[_block(key)] == ans[key]) * (ans[key] * 0 + 1)
+    src_wins = xp.astype(src[_block(key)] == ans[key], ans.dtype)  # (a count: no gradient)
     return (input == ans) + xp.index_add_zeros(src_wins, ans.shape, key)
 
 
