@@ -62,6 +62,36 @@ KNOWN = [
           "differentiate"),
     Known("remaining", "dtype", r"addr\(",
           "addr of bool tensors gives int64 (PyTorch: bool)"),
+    # Memory layout: ember's results keep NumPy's (an op on a transposed tensor may give a
+    # transposed result where PyTorch's kernel writes a contiguous one).
+    Known("remaining", "value", r"\.is_contiguous\(\)",
+          "is_contiguous of a result: NumPy keeps its input's layout where PyTorch's kernel "
+          "writes a contiguous result"),
+    Known("remaining", "grad_fn_name", r"(reshape|view|flatten|view_as|reshape_as)\(.*\n.*"
+          r"(ViewBackward0|ReshapeAliasBackward0|UnsafeViewBackward0)",
+          "reshape's node (View, ReshapeAlias, UnsafeView) follows the memory layout, which "
+          "NumPy keeps where PyTorch's kernels make results contiguous"),
+    # Error texts and argument checks.
+    Known("remaining", "error_message", r"\.(lerp|addcmul|addcdiv)_\(",
+          "the in-place methods' argument errors lack PyTorch's \"didn't match because\" "
+          "lines"),
+    Known("remaining", "error_message", r"\.add_\(.*alpha=",
+          "an in-place add with both a wrong alpha and a result dtype it cannot hold: ember "
+          "names the alpha first, PyTorch the dtype"),
+    Known("remaining", "error_message", r"aminmax\(",
+          "aminmax with both outputs modified: ember names output 0, PyTorch output 1"),
+    Known("remaining", "ember_raised_only", r"index_(add|fill|copy)\(",
+          "index_add/index_fill/index_copy into a zero-size dim: ember refuses the index"),
+    Known("remaining", "error_type", r"index_(add|fill|copy)\(",
+          "index_copy into a zero-size dim: PyTorch fails in setStorage, ember with an "
+          "IndexError"),
+    Known("remaining", "ember_raised_only", r"more than one element of the written-to tensor",
+          "writes into an expanded tensor that PyTorch allows (masked_fill_, index_put_ of "
+          "nothing): ember writes the whole tensor, so it refuses any overlapping one"),
+    Known("remaining", "ember_raised_only", r"softmax\((.*\n)*.*not implemented for 'Long'",
+          "softmax of an empty integer tensor: PyTorch returns it, ember refuses the dtype"),
+    Known("remaining", "torch_raised_only", r"\.detach_\(\)",
+          "a saved tensor detached in place: PyTorch refuses the backward, ember runs it"),
     Known("accepted", "torch_raised_only", r"hardsigmoid(.*\n)*.*derivative for "
           r"aten::hardsigmoid_backward is not implemented",
           "hardsigmoid's second derivative: PyTorch has none, ember gives the exact zero"),
