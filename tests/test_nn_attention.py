@@ -31,7 +31,8 @@ def sdpa(lib, *args, **kw):
 
 SPECS = [
     Spec("sdpa", sdpa, [QKV, ((3, 4, 5), (3, 6, 5), (3, 6, 7)), ((4, 5), (6, 5), (6, 7)),
-                        ((2, 3, 4, 5), (6, 5), (6, 7))]),
+                        ((2, 3, 4, 5), (6, 5), (6, 7))],
+         tol=5),  # float32 gradients that nearly cancel: the BLAS's summation order shows
     Spec("sdpa_float_mask", sdpa, [QKV + ((4, 6),), QKV + ((3, 1, 6),)]),
     Spec("sdpa_bool_mask", lambda L, q, k, v: sdpa(L, q, k, v, attn_mask=L.tensor(BOOL_MASK)),
          [QKV]),

@@ -171,7 +171,8 @@ SPECS = [
     Spec("svd_reconstruct", lambda L, a: (lambda r: (r.U * r.S[..., None, :] ** 2) @ r.Vh)(
         L.linalg.svd(a, full_matrices=False)), [((4, 3),), ((2, 3, 4),)], distinct=True,
          tol=10),
-    Spec("svdvals", lambda L, a: L.linalg.svdvals(a), [((3, 4),), ((2, 3, 3),)], distinct=True),
+    Spec("svdvals", lambda L, a: L.linalg.svdvals(a), [((3, 4),), ((2, 3, 3),)], distinct=True,
+         tol=5),  # (PyTorch's float32 SVD is the less accurate one: ember's runs in float64)
     Spec("pinv", lambda L, a: L.linalg.pinv(a), [((3, 4),), ((2, 4, 3),)], tol=10),
     Spec("pinv_hermitian", lambda L, a: L.linalg.pinv(_sym(L, _well(L, a)), hermitian=True),
          MATRIX, tol=10),
@@ -406,7 +407,9 @@ BAD = {
     "inv_nonsquare": lambda L: L.linalg.inv(L.ones(2, 3)),
     "inv_1d": lambda L: L.linalg.inv(L.ones(3)),
     "inv_singular": lambda L: L.linalg.inv(L.tensor([[1.0, 2.0], [2.0, 4.0]])),
-    "inv_singular_3": lambda L: L.linalg.inv(L.tensor([[1.0, 2, 3], [4, 5, 6], [7, 8, 9]])),
+    # (exactly singular: [[1, 2, 3], [4, 5, 6], [7, 8, 9]] is so only up to rounding, and
+    # whether LAPACK's float32 LU meets a zero pivot there depends on the build)
+    "inv_singular_3": lambda L: L.linalg.inv(L.tensor([[1.0, 2, 3], [2, 4, 6], [1, 1, 1]])),
     "inv_singular_pivoted": lambda L: L.linalg.inv(L.tensor([[0.0, 0.0], [1.0, 1.0]])),
     "inv_singular_batch": lambda L: L.linalg.inv(L.stack([L.eye(2), L.zeros(2, 2)])),
     "inv_int": lambda L: L.linalg.inv(L.ones(2, 2, dtype=L.long)),
