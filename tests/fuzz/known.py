@@ -51,12 +51,9 @@ KNOWN = [
           r"(inf|1e\+30|create_graph)",
           "ill-conditioned reductions and quotients (inf or 1e30 inputs, x / x under a "
           "Hessian): both libraries round differently; neither is closer to the exact value"),
-    Known("remaining", "grad_value", r"relu6\((.*\n)*.*create_graph=True",
-          "relu6 after advanced indexing with repeated indices and NaN inputs, second order: "
-          "not yet understood (seed 11998)"),
-    Known("remaining", "grad_requires_grad", r"logcumsumexp\(",
-          "logcumsumexp over a dim of size 1 skips its formula, so its create_graph gradient "
-          "does not require grad"),
+    Known("accepted", "grad_value", r"(relu6|hardtanh)\((.*\n)*.*(nan|create_graph)",
+          "hardtanh/relu6's derivative at NaN: PyTorch's vectorised kernel (8 elements or "
+          "more) blocks it, its scalar kernel, as ember, passes it"),
     Known("accepted", "grad_requires_grad", r"np\.zeros\(\([^)]*\b0\b|, 0\)",
           "requires_grad of a create_graph gradient of an empty tensor: nothing to "
           "differentiate"),
