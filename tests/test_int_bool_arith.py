@@ -440,3 +440,14 @@ def test_pow_gradients_at_zero_match_finite_differences(name):
     assert gradcheck(fn, (x,), eps=1e-6, atol=1e-5, rtol=1e-3)
     if second:
         assert gradgradcheck(fn, (x,), eps=1e-6, atol=1e-5, rtol=1e-3)
+
+
+@pytest.mark.parametrize("beta,alpha", [(1, 1), (0, 1), (1, 0), (0, 0), (2, 3)])
+@pytest.mark.parametrize("input_dtype", ["bool", "int64"])
+def test_addr_of_bools_as_pytorch(beta, alpha, input_dtype, torch):
+    def run(lib):
+        v1, v2 = lib.tensor([True, False, True]), lib.tensor([False, True])
+        m = lib.tensor([[True, False], [False, False], [False, True]]).to(
+            getattr(lib, input_dtype))
+        return lambda: lib.addr(m, v1, v2, beta=beta, alpha=alpha)
+    assert same(outcome(run(ember)), outcome(run(torch)))

@@ -1782,6 +1782,10 @@ def cross(input, other, dim=None):
 
 @defop("addr", n_in=3, promote=True, jvp="transpose")
 def _addr(xp, input, vec1, vec2, beta, alpha):
+    if vec1.dtype == bool:  # (promoted: all three are bool) PyTorch's logical form
+        product = vec1[:, None] & vec2[None, :] if alpha else xp.zeros(
+            (vec1.shape[0], vec2.shape[0]), dtype=bool)
+        return product if not beta else input | product
     product = alpha * (vec1[:, None] * vec2[None, :])
     return product if beta == 0 else beta * input + product
 

@@ -57,8 +57,6 @@ KNOWN = [
     Known("accepted", "grad_requires_grad", r"np\.zeros\(\([^)]*\b0\b|, 0\)",
           "requires_grad of a create_graph gradient of an empty tensor: nothing to "
           "differentiate"),
-    Known("remaining", "dtype", r"addr\(",
-          "addr of bool tensors gives int64 (PyTorch: bool)"),
     # Memory layout: ember's results keep NumPy's (an op on a transposed tensor may give a
     # transposed result where PyTorch's kernel writes a contiguous one).
     Known("remaining", "value", r"\.is_contiguous\(\)",
