@@ -14,6 +14,7 @@ from .operands import (
     _check_tensor,
     _checked,
     _invalid_arguments,
+    _of_two_tensors,
     _operands,
     _opmath,
     _python_number,
@@ -216,12 +217,8 @@ def pow(input, exponent):
     return _pow_scalar(input, exponent)
 
 
-def atan2(input, other):
-    """The angle of the point ``(other, input)``: ``atan(input / other)`` in all quadrants."""
-    _check_tensor("atan2", input)
-    _check_tensor("atan2", other, "other", 2)
-    return _atan2(input, other)
-
+atan2 = _of_two_tensors("atan2", _atan2, "The angle of the point ``(other, input)``: "
+                        "``atan(input / other)`` in all quadrants.")
 
 arctan2 = atan2
 
@@ -267,18 +264,10 @@ _logaddexp2.defvjp(lambda xp, g, ans, input, other: g / (1 + 2.0 ** (other - inp
                    lambda xp, g, ans, input, other: g / (1 + 2.0 ** (input - other)))
 
 
-def logaddexp(input, other):
-    """``log(exp(input) + exp(other))`` without overflow."""
-    _check_tensor("logaddexp", input)
-    _check_tensor("logaddexp", other, "other", 2)
-    return _logaddexp(input, other)
-
-
-def logaddexp2(input, other):
-    """``log2(2**input + 2**other)`` without overflow."""
-    _check_tensor("logaddexp2", input)
-    _check_tensor("logaddexp2", other, "other", 2)
-    return _logaddexp2(input, other)
+logaddexp = _of_two_tensors("logaddexp", _logaddexp,
+                            "``log(exp(input) + exp(other))`` without overflow.")
+logaddexp2 = _of_two_tensors("logaddexp2", _logaddexp2,
+                             "``log2(2**input + 2**other)`` without overflow.")
 
 
 def _copysign_input_rule(xp, g, ans, input, other):

@@ -12,6 +12,7 @@ from .operands import (
     _OPERANDS,
     _check_tensor,
     _invalid_arguments,
+    _of_two_tensors,
     _operands,
     _unsupported,
 )
@@ -44,22 +45,13 @@ _bitwise_not = _no_derivative("bitwise_not", "invert", n_in=1)
 _logical_and = _no_derivative("logical_and", "logical_and")
 _logical_or = _no_derivative("logical_or", "logical_or")
 _logical_xor = _no_derivative("logical_xor", "logical_xor")
-
-
-def _logical(op, position):
-    """``logical_and``/``or``/``xor``: PyTorch takes two tensors only (``position``: where
-    ``other`` stands, 2 in the function and 1 in the method)."""
-    def logical(input, other):
-        _check_tensor(op.name, input)
-        _check_tensor(op.name, other, "other", position)
-        return op(input, other)
-    logical.__name__ = logical.__qualname__ = op.name
-    return logical
-
-
-logical_and, logical_or, logical_xor = (_logical(op, 2) for op in (
-    _logical_and, _logical_or, _logical_xor))
-LOGICAL_METHODS = {op.name: _logical(op, 1) for op in (_logical_and, _logical_or, _logical_xor)}
+# PyTorch's logical_and/or/xor take two tensors only (the function and the method alike).
+_LOGICAL_DOC = "Elementwise logical {} of two tensors (nonzero is true); bool results."
+logical_and, logical_or, logical_xor = (
+    _of_two_tensors(op.name, op, _LOGICAL_DOC.format(op.name[8:].upper()))
+    for op in (_logical_and, _logical_or, _logical_xor))
+LOGICAL_METHODS = {op.name: _of_two_tensors(op.name, op, _LOGICAL_DOC.format(
+    op.name[8:].upper()), position=1) for op in (_logical_and, _logical_or, _logical_xor)}
 logical_not = _no_derivative("logical_not", "logical_not", n_in=1)
 
 

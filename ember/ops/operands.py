@@ -27,6 +27,18 @@ def _check_tensor(fn, value, name="input", position=1):
                         f"not {type(value).__name__}")
 
 
+def _of_two_tensors(name, op, doc, position=2):
+    """The public ``name(input, other)``: ``op`` on two tensors, with PyTorch's TypeError for
+    anything else (``position``: where ``other`` stands; 1 in a method)."""
+    def function(input, other):
+        _check_tensor(name, input)
+        _check_tensor(name, other, "other", position)
+        return op(input, other)
+    function.__name__ = function.__qualname__ = name
+    function.__doc__ = doc
+    return function
+
+
 def _invalid_arguments(fn, got, signatures):
     """PyTorch's TypeError when no overload accepts the arguments ``got`` ((position or
     keyword, value) pairs). A signature may come with the argument types PyTorch flags."""

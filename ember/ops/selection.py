@@ -17,6 +17,7 @@ from .operands import (
     _integral,
     _invalid_arguments,
     _is_number,
+    _of_two_tensors,
     _opmath,
     _promoted,
     _require,
@@ -203,32 +204,14 @@ _ADDCDIV_INTEGER = (
 # --------------------------------------------------------------------------- public API
 
 
-def maximum(input, other):
-    """Elementwise maximum (NaN wins); where both are equal the gradient is split."""
-    _check_tensor("maximum", input)
-    _check_tensor("maximum", other, "other", 2)
-    return _maximum(input, other)
-
-
-def minimum(input, other):
-    """Elementwise minimum (NaN wins); where both are equal the gradient is split."""
-    _check_tensor("minimum", input)
-    _check_tensor("minimum", other, "other", 2)
-    return _minimum(input, other)
-
-
-def fmax(input, other):
-    """Elementwise maximum ignoring NaN (NaN only where both are NaN)."""
-    _check_tensor("fmax", input)
-    _check_tensor("fmax", other, "other", 2)
-    return _fmax(input, other)
-
-
-def fmin(input, other):
-    """Elementwise minimum ignoring NaN (NaN only where both are NaN)."""
-    _check_tensor("fmin", input)
-    _check_tensor("fmin", other, "other", 2)
-    return _fmin(input, other)
+maximum = _of_two_tensors("maximum", _maximum, "Elementwise maximum (NaN wins); where both "
+                          "are equal the gradient is split.")
+minimum = _of_two_tensors("minimum", _minimum, "Elementwise minimum (NaN wins); where both "
+                          "are equal the gradient is split.")
+fmax = _of_two_tensors("fmax", _fmax, "Elementwise maximum ignoring NaN (NaN only where both "
+                       "are NaN).")
+fmin = _of_two_tensors("fmin", _fmin, "Elementwise minimum ignoring NaN (NaN only where both "
+                       "are NaN).")
 
 
 def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
