@@ -178,6 +178,15 @@ def _unselect(xp, g, index, dim, keepdim, shape):
     return xp.scatter_along_axis(g, index, dim, shape)
 
 
+def picked(xp, input, index, dim, keepdim):
+    """``(values, indices)`` of a reduction that picks one element along ``dim`` (max, min,
+    mode): ``index`` has ``dim`` kept (size 1); both lose it unless ``keepdim``."""
+    values = xp.take_along_axis(input, index, axis=dim)
+    if not keepdim:
+        values, index = xp.squeeze(values, axis=dim), xp.squeeze(index, axis=dim)
+    return values, index
+
+
 def _evenly_distribute(xp, g, ans, input):
     """Full max/min/median: tied inputs share the gradient; a NaN result goes to the NaNs."""
     mask = (input != input) if ans != ans else (input == ans)
@@ -347,11 +356,8 @@ def _extreme_ops(name):
     def over_dim(xp, input, dim, keepdim, shape):
         if input.ndim == 0:
             return input.copy(), xp.zeros((), dtype=np.int64)
-        index = getattr(xp, "arg" + name)(input, axis=dim, keepdims=True)
-        values = xp.take_along_axis(input, index, axis=dim)
-        if not keepdim:
-            values, index = xp.squeeze(values, axis=dim), xp.squeeze(index, axis=dim)
-        return values, index
+        return picked(xp, input, getattr(xp, "arg" + name)(input, axis=dim, keepdims=True),
+                      dim, keepdim)
 
     over_dim.defvjp(lambda xp, g, ans, input, dim, keepdim, shape:
                     _unselect(xp, g[0], ans[1], dim, keepdim, shape))

@@ -24,6 +24,7 @@ from .reduction import (
     _evenly_distribute,
     _raw,
     _unselect,
+    picked,
     return_type,
 )
 from .registry import defop
@@ -435,11 +436,7 @@ def _mode(xp, input, dim, keepdim, shape):
         return _scalar_result(xp, input)
     x = np.moveaxis(_device.to_numpy(input), dim, -1)
     index = mode_index(x.reshape(-1, x.shape[-1])).reshape(x.shape[:-1] + (1,))
-    index = xp.asarray(np.moveaxis(index, -1, dim))
-    values = xp.take_along_axis(input, index, axis=dim)
-    if not keepdim:
-        values, index = xp.squeeze(values, axis=dim), xp.squeeze(index, axis=dim)
-    return values, index
+    return picked(xp, input, xp.asarray(np.moveaxis(index, -1, dim)), dim, keepdim)
 
 
 _mode.defvjp(lambda xp, g, ans, input, dim, keepdim, shape:
