@@ -351,7 +351,7 @@ def test_get_worker_info_matches_torch(torch):
     assert out[0] == out[1] == [[0, 2, True], [1, 2, True], [0, 2, True], [1, 2, True]]
     # same fields, repr and immutability as PyTorch's WorkerInfo (whose method may be "thread")
     twi = torch.utils.data._utils.worker.WorkerInfo
-    assert [f.name for f in dataclasses.fields(edata.WorkerInfo)] == \
+    assert [f.name for f in dataclasses.fields(edata._utils.worker.WorkerInfo)] == \
         [f.name for f in dataclasses.fields(twi)]
     seen = []
     ds = type("Repr", (), {"__len__": lambda self: 1,
