@@ -1,5 +1,5 @@
 """``ember.cuda``: whether a GPU backend (CuPy with a visible GPU) is available."""
-from . import _device
+from .. import _device
 
 
 def is_available():
