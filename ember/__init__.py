@@ -105,6 +105,10 @@ from .ops.sorting import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
 from .serialization import load, save
 
+# Modules scripts reach as ``torch.X`` without importing them (PyTorch imports them too).
+from . import backends  # noqa: E402,F401
+from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402,F401,I001
+
 _tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for keepdim=
 
 # NumPy would warn on inf/nan results (log(0), exp overflow); PyTorch never does. This is

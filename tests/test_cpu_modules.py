@@ -1,0 +1,203 @@
+"""The modules scripts touch even on a CPU-only machine: ``torch.backends``, ``torch.cuda``
+without a GPU, ``torch.onnx``, ``torch.hub``, ``torch.multiprocessing``. Each is compared with
+PyTorch 2.13's CPU build: return values, exception types and messages, warnings."""
+import warnings
+
+import pytest
+
+import ember
+
+no_gpu = pytest.mark.skipif(ember.cuda.is_available(), reason="compares with a CPU-only build")
+
+
+def outcome(fn):
+    """What calling ``fn`` did: ("ok", result) or (exception type name, message), plus the
+    warnings it gave as (category name, message) pairs (without PyTorch's C++ suffix
+    " (Triggered internally at ...)", which names its source files)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = ("ok", fn())
+        except Exception as exc:  # noqa: BLE001 - the exception is what is compared
+            result = (type(exc).__name__, str(exc))
+    return result, [(w.category.__name__, str(w.message).split(" (Triggered internally")[0])
+                    for w in caught]
+
+
+def same(torch, code, **names):
+    """Run ``code`` (an expression of ``T``, the library) on ember and PyTorch; compare."""
+    got = outcome(lambda: eval(code, {"T": ember, **names}))
+    want = outcome(lambda: eval(code, {"T": torch, **names}))
+    assert got == want, code
+
+
+# --------------------------------------------------------------------------- backends
+
+FLAG_SETS = [
+    ("T.backends.cudnn", "benchmark"), ("T.backends.cudnn", "deterministic"),
+    ("T.backends.cudnn", "enabled"), ("T.backends.cudnn", "allow_tf32"),
+    ("T.backends.cuda.matmul", "allow_tf32"),
+    ("T.backends.cuda.matmul", "allow_fp16_reduced_precision_reduction"),
+    ("T.backends.cuda.matmul", "allow_bf16_reduced_precision_reduction"),
+    ("T.backends.mkldnn", "enabled"), ("T.backends.mkldnn", "deterministic"),
+]
+
+
+@pytest.mark.parametrize("where,flag", FLAG_SETS)
+@pytest.mark.parametrize("value", [True, False, 1, "yes", None])
+def test_backend_flags_keep_values_and_check_them_as_torch(torch, where, flag, value):
+    for lib in (ember, torch):
+        obj = eval(where, {"T": lib})
+        before = getattr(obj, flag)
+        try:
+            got = outcome(lambda: setattr(obj, flag, value) or getattr(obj, flag))  # noqa: B023
+            if lib is ember:
+                mine = got
+            else:
+                assert mine == got
+        finally:
+            setattr(obj, flag, before)
+
+
+def test_backend_defaults_match_torch(torch):
+    for code in ["T.backends.cudnn.benchmark", "T.backends.cudnn.deterministic",
+                 "T.backends.cudnn.enabled", "T.backends.cudnn.allow_tf32",
+                 "T.backends.cudnn.version()", "T.backends.cudnn.is_available()",
+                 "T.backends.cuda.matmul.allow_tf32", "T.backends.cuda.is_built()",
+                 "T.backends.cuda.matmul.allow_fp16_reduced_precision_reduction",
+                 "T.backends.cuda.flash_sdp_enabled()", "T.backends.cuda.math_sdp_enabled()",
+                 "T.backends.cuda.mem_efficient_sdp_enabled()",
+                 "T.backends.cuda.cudnn_sdp_enabled()",
+                 "T.backends.cuda.is_flash_attention_available()",
+                 "T.backends.mps.is_available()", "T.backends.mps.is_built()",
+                 "T.backends.mkldnn.enabled", "T.backends.mkldnn.allow_tf32",
+                 "T.backends.opt_einsum.is_available()", "T.backends.opt_einsum.enabled",
+                 "T.backends.opt_einsum.strategy", "T.backends.cpu.get_cpu_capability()",
+                 "T.get_float32_matmul_precision()", "T.backends.cuda.matmul.nope",
+                 "setattr(T.backends.cuda.matmul, 'nope', 1)"]:
+        same(torch, code)
+
+
+def test_unknown_matmul_attribute_and_tuple_forms(torch):
+    for lib in (ember, torch):
+        mm = lib.backends.cuda.matmul
+        with pytest.raises(AttributeError, match="^Unknown attribute foo$"):
+            mm.foo
+        mm.allow_fp16_reduced_precision_reduction = (False,)
+        assert mm.allow_fp16_reduced_precision_reduction is False
+        with pytest.raises(RuntimeError, match="allow_splitk=False is not supported"):
+            mm.allow_fp16_reduced_precision_reduction = (True, False)
+        mm.allow_fp16_reduced_precision_reduction = True
+
+
+def test_tf32_and_float32_matmul_precision_are_one_setting(torch):
+    for lib in (ember, torch):
+        try:
+            lib.backends.cuda.matmul.allow_tf32 = True
+            assert lib.get_float32_matmul_precision() == "high"
+            lib.set_float32_matmul_precision("medium")
+            assert lib.backends.cuda.matmul.allow_tf32 is True
+            lib.set_float32_matmul_precision("highest")
+            assert lib.backends.cuda.matmul.allow_tf32 is False
+        finally:
+            lib.set_float32_matmul_precision("highest")
+    same(torch, "T.set_float32_matmul_precision('foo')")
+
+
+def test_cudnn_flags_context_sets_and_restores(torch):
+    for lib in (ember, torch):
+        cudnn = lib.backends.cudnn
+        seen = []
+        with cudnn.flags(enabled=False, benchmark=True, deterministic=True) as entered:
+            seen.append((entered, cudnn.enabled, cudnn.benchmark, cudnn.deterministic))
+        with pytest.raises(ValueError):
+            with cudnn.flags():
+                seen.append(cudnn.enabled)
+                raise ValueError
+        seen.append((cudnn.enabled, cudnn.benchmark, cudnn.deterministic))
+        if lib is ember:
+            mine = seen
+    assert mine == seen
+
+
+def test_sdp_switches_and_the_deprecated_sdp_kernel(torch):
+    for lib in (ember, torch):
+        bc = lib.backends.cuda
+        with pytest.warns(FutureWarning, match=r"`torch.backends.cuda.sdp_kernel\(\)` is "
+                                               "deprecated"):
+            ctx = bc.sdp_kernel(enable_flash=False, enable_math=True)
+        with ctx as entered:
+            assert entered == {} and not bc.flash_sdp_enabled() and bc.math_sdp_enabled()
+        assert bc.flash_sdp_enabled()
+        bc.enable_mem_efficient_sdp(False)
+        assert not bc.mem_efficient_sdp_enabled()
+        bc.enable_mem_efficient_sdp(True)
+    for name in ["enable_flash_sdp", "enable_math_sdp", "enable_mem_efficient_sdp",
+                 "enable_cudnn_sdp"]:
+        same(torch, f"T.backends.cuda.{name}(1)")
+
+
+def test_backends_import_at_torchs_paths():
+    import importlib
+    for name in ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]:
+        assert importlib.import_module(f"ember.backends.{name}") is getattr(ember.backends, name)
+
+
+# --------------------------------------------------------------------------- cuda, no GPU
+
+CUDA_CALLS = [
+    "manual_seed(1)", "manual_seed_all(1)", "seed()", "seed_all()", "initial_seed()",
+    "manual_seed('x')", "synchronize()", "synchronize(0)", "set_device(0)", "set_device(-1)",
+    "set_device('cuda')", "set_device('cuda:1')", "set_device(None)",
+    "set_device(T.device('cpu'))", "current_device()", "get_device_name()",
+    "get_device_name(0)", "get_device_properties(0)", "get_device_capability()",
+    "is_bf16_supported()", "empty_cache()", "memory_allocated()", "memory_allocated(0)",
+    "memory_allocated('cuda:1')", "max_memory_allocated()", "memory_reserved()",
+    "max_memory_reserved()", "reset_peak_memory_stats()", "reset_max_memory_allocated()",
+    "device_count()", "is_available()", "is_initialized()", "current_stream()",
+    "default_stream()", "get_rng_state()", "get_rng_state_all()",
+    "set_rng_state(T.zeros(5, dtype=T.uint8))", "set_rng_state_all([])", "memory_stats()",
+    "mem_get_info()", "init()", "get_arch_list()", "Event()", "Event(enable_timing=True)",
+    "Stream()", "stream(None).__enter__()", "device('cpu')", "device(0).__enter__()",
+    "device('cuda:0').__enter__()", "device(None).__enter__()", "device(-1).__enter__()",
+    "device_of(T.ones(2)).__enter__()", "OutOfMemoryError.__mro__[1:]",
+]
+
+
+@no_gpu
+@pytest.mark.parametrize("call", CUDA_CALLS)
+def test_cuda_without_a_gpu_behaves_as_torch(torch, call):
+    same(torch, "T.cuda." + call)
+
+
+@no_gpu
+def test_cuda_tensors_refused_without_a_gpu(torch):
+    same(torch, "T.ones(2).cuda()")
+    same(torch, "T.ones(2, device='cuda')")
+
+
+@pytest.mark.skipif(not ember.cuda.is_available(), reason="needs CuPy and a GPU")
+def test_cuda_with_a_gpu_through_cupy():
+    import cupy
+    cuda = ember.cuda
+    assert cuda.device_count() == cupy.cuda.runtime.getDeviceCount()
+    assert cuda.current_device() == cupy.cuda.runtime.getDevice()
+    assert isinstance(cuda.get_device_name(), str) and len(cuda.get_device_capability()) == 2
+    cuda.empty_cache()
+    cuda.reset_peak_memory_stats()
+    before = cuda.memory_allocated()
+    x = ember.ones(1 << 20, device="cuda")
+    assert cuda.memory_allocated() >= before + 4 * (1 << 20)
+    assert cuda.max_memory_allocated() >= cuda.memory_allocated()
+    del x
+    start, end = cuda.Event(enable_timing=True), cuda.Event(enable_timing=True)
+    s = cuda.Stream()
+    with cuda.stream(s):
+        start.record()
+        y = ember.ones(100, device="cuda") * 2
+        end.record()
+    s.synchronize()
+    cuda.synchronize()
+    assert end.query() and start.elapsed_time(end) >= 0 and y.sum().item() == 200
+    cuda.manual_seed(3)
+    assert cuda.initial_seed() == 3
