@@ -105,10 +105,6 @@ from .ops.sorting import *  # noqa: F403
 from .ops.unary import *  # noqa: F403
 from .serialization import load, save
 
-# Modules scripts reach as ``torch.X`` without importing them (PyTorch imports them too).
-from . import backends  # noqa: E402,F401
-from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402,F401,I001
-
 _tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for keepdim=
 
 # NumPy would warn on inf/nan results (log(0), exp overflow); PyTorch never does. This is
@@ -116,6 +112,10 @@ _tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for k
 _np.seterr(all="ignore")
 
 __version__ = "0.1.0"
+
+# Modules scripts reach as ``torch.X`` without importing them (PyTorch imports them too).
+from . import backends, hub, multiprocessing, onnx  # noqa: E402,F401
+from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402,F401
 
 
 def is_tensor(obj):

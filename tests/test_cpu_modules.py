@@ -82,7 +82,7 @@ def test_unknown_matmul_attribute_and_tuple_forms(torch):
     for lib in (ember, torch):
         mm = lib.backends.cuda.matmul
         with pytest.raises(AttributeError, match="^Unknown attribute foo$"):
-            mm.foo
+            mm.foo  # noqa: B018
         mm.allow_fp16_reduced_precision_reduction = (False,)
         assert mm.allow_fp16_reduced_precision_reduction is False
         with pytest.raises(RuntimeError, match="allow_splitk=False is not supported"):
@@ -201,3 +201,122 @@ def test_cuda_with_a_gpu_through_cupy():
     assert end.query() and start.elapsed_time(end) >= 0 and y.sum().item() == 200
     cuda.manual_seed(3)
     assert cuda.initial_seed() == 3
+
+
+# --------------------------------------------------------------------------- onnx
+
+def test_onnx_export_refuses_clearly_and_is_in_onnx_export_is_false(torch):
+    import ember.onnx  # noqa: F401  (the module path a script imports)
+    same(torch, "T.onnx.is_in_onnx_export()")
+    with pytest.raises(NotImplementedError, match="torch.onnx.export is not supported by "
+                                                  "ember"):
+        ember.onnx.export(ember.nn.Linear(2, 2), (ember.ones(2),), "model.onnx")
+
+
+# --------------------------------------------------------------------------- hub
+
+def test_hub_dirs_follow_torch(torch, tmp_path, monkeypatch):
+    monkeypatch.delenv("TORCH_HOME", raising=False)
+    same(torch, "T.hub.get_dir()")
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    same(torch, "T.hub.get_dir()")
+    for lib in (ember, torch):
+        lib.hub.set_dir(str(tmp_path / "h"))
+        try:
+            assert lib.hub.get_dir() == str(tmp_path / "h")
+        finally:
+            lib.hub._hub_dir = None
+
+
+def test_hub_refuses_the_network_and_loads_local_repos(torch, tmp_path):
+    for call in (lambda: ember.hub.load("pytorch/vision", "resnet18"),
+                 lambda: ember.hub.list("pytorch/vision"),
+                 lambda: ember.hub.help("pytorch/vision", "resnet18"),
+                 lambda: ember.hub.download_url_to_file("https://x/y.pt", str(tmp_path / "y")),
+                 lambda: ember.hub.load_state_dict_from_url("https://x/y.pt",
+                                                            model_dir=str(tmp_path))):
+        with pytest.raises(RuntimeError, match="does not access the network"):
+            call()
+    same(torch, "T.hub.load('a/b', 'x', source='foo')")
+    (tmp_path / "hubconf.py").write_text(
+        "import torch\n\ndef double(scale=2):\n    return lambda x: x * scale\n")
+    from ember.__main__ import install_torch_alias
+    install_torch_alias()  # a hubconf.py imports torch
+    fn = ember.hub.load(str(tmp_path), "double", scale=3, source="local")
+    assert fn(ember.tensor([1.0])).tolist() == [3.0]
+    with pytest.raises(RuntimeError, match="Cannot find callable nope in hubconf"):
+        ember.hub.load(str(tmp_path), "nope", source="local")
+
+
+def test_hub_loads_a_cached_checkpoint(tmp_path):
+    ember.save({"w": ember.ones(2)}, str(tmp_path / "weights.pt"))
+    sd = ember.hub.load_state_dict_from_url("https://example.com/a/weights.pt",
+                                            model_dir=str(tmp_path))
+    assert sd["w"].tolist() == [1.0, 1.0]
+
+
+# --------------------------------------------------------------------------- multiprocessing
+
+def test_multiprocessing_reexports_the_standard_api(torch):
+    import multiprocessing
+
+    import ember.multiprocessing as mp
+    for name in ["Process", "Queue", "Pool", "get_context", "set_start_method", "cpu_count",
+                 "get_start_method", "Lock", "Event", "Manager", "SimpleQueue", "Pipe"]:
+        assert getattr(mp, name) == getattr(multiprocessing, name) == \
+            getattr(torch.multiprocessing, name), name
+    for name in ["spawn", "start_processes", "ProcessContext", "ProcessRaisedException",
+                 "ProcessExitedException", "get_sharing_strategy"]:
+        assert hasattr(mp, name)
+    same(torch, "T.multiprocessing.set_sharing_strategy('x')")
+    same(torch, "(T.multiprocessing.get_sharing_strategy(), "
+                "T.multiprocessing.get_all_sharing_strategies())")
+
+
+def _child(i, path, fail_at):
+    if i == fail_at:
+        raise ValueError(f"boom {i}")
+    with open(f"{path}/{i}", "w") as f:
+        f.write(str(i * 10))
+
+
+def test_spawn_runs_children_and_reports_their_errors(tmp_path):
+    mp = ember.multiprocessing
+    mp.spawn(_child, args=(str(tmp_path), -1), nprocs=2, start_method="fork")
+    assert sorted(p.read_text() for p in tmp_path.iterdir()) == ["0", "10"]
+    with pytest.raises(mp.ProcessRaisedException) as info:
+        mp.spawn(_child, args=(str(tmp_path), 1), nprocs=2, start_method="fork")
+    assert info.value.error_index == 1
+    assert str(info.value).startswith("\n\n-- Process 1 terminated with the following "
+                                      "error:\nTraceback (most recent call last):\n")
+    assert str(info.value).endswith("ValueError: boom 1\n")
+    ctx = mp.spawn(_child, args=(str(tmp_path), -1), nprocs=1, join=False,
+                   start_method="fork")
+    assert isinstance(ctx, mp.ProcessContext) and ctx.join() is True
+
+
+def test_share_memory_is_seen_by_forked_processes(torch):
+    import os
+    for lib in (ember, torch):
+        t = lib.ones(3)
+        assert not t.is_shared()
+        assert t.share_memory_() is t and t.is_shared() and t[1:].is_shared()
+        assert t.share_memory_() is t
+    pid = os.fork()
+    if pid == 0:  # the child writes; the parent must see it
+        t.mul_(5)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    t = ember.tensor([1.0, 2.0])
+    t.share_memory_()
+    pid = os.fork()
+    if pid == 0:
+        t.mul_(5)
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert t.tolist() == [5.0, 10.0]
+    m = ember.nn.Linear(2, 2)
+    w = m.weight
+    assert m.share_memory() is m and m.weight is w and w.is_shared() and m.bias.is_shared()
+    with pytest.raises(RuntimeError, match="share_memory_\\(\\) of a view is not supported"):
+        ember.ones(4)[1:].share_memory_()
