@@ -1,0 +1,7 @@
+"""``torch.utils.benchmark``: timing statements (``Timer``) and the results (``Measurement``),
+printed as PyTorch prints them. See ``utils/timer.py`` for where ember differs."""
+from .utils.common import Measurement, TaskSpec, select_unit, unit_to_english
+from .utils.timer import Language, Timer, timer
+
+__all__ = ["Timer", "Measurement", "TaskSpec", "Language", "timer", "select_unit",
+           "unit_to_english"]
