@@ -50,7 +50,8 @@ def test_measurement_statistics_and_repr_against_torch(torch):
     for name in ["median", "mean", "iqr", "times", "significant_figures", "has_warnings",
                  "title", "env", "as_row_name", "stmt", "num_threads"]:
         a, b = getattr(mine, name), getattr(theirs, name)
-        assert (a == b) if isinstance(a, (str, bool)) else a == pytest.approx(b, rel=1e-12), name
+        assert (a == b) if isinstance(a, (str, bool, type(None))) else \
+            a == pytest.approx(b, rel=1e-12), name
     assert repr(mine).split("\n")[1:] == repr(theirs).split("\n")[1:]
     assert mine.meets_confidence(0.5) == theirs.meets_confidence(0.5)
     merged = ec.Measurement.merge([mine, mine])[0]
