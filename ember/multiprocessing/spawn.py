@@ -5,7 +5,6 @@ child's traceback; when a child exits with a non-zero code, ``ProcessExitedExcep
 other children are then terminated, as in PyTorch.
 """
 import multiprocessing
-import multiprocessing.connection
 import signal
 import sys
 import traceback
@@ -69,9 +68,10 @@ class ProcessContext:
     def join(self, timeout=None):
         """Wait for the processes; True when all have exited cleanly, False while some still
         run (after ``timeout`` seconds); raises when one failed (the others are terminated)."""
+        from multiprocessing.connection import wait  # (slow to import: only when needed)
         running = {p.sentinel: p for p in self.processes if p.exitcode is None}
         if running:
-            for sentinel in multiprocessing.connection.wait(list(running), timeout=timeout):
+            for sentinel in wait(list(running), timeout=timeout):
                 running[sentinel].join()  # it has ended: reap it so its exit code is set
         failed = next((i for i, p in enumerate(self.processes)
                        if p.exitcode not in (None, 0)), None)
