@@ -1,5 +1,6 @@
 """``torch.utils.benchmark``, ``functorch`` (as ``python -m ember run`` serves it) and
 ``torch.utils.tensorboard``, compared with PyTorch 2.13."""
+import itertools
 import re
 import subprocess
 import sys
@@ -58,6 +59,43 @@ def test_measurement_statistics_and_repr_against_torch(torch):
     assert merged.number_per_run == 1 and merged.times == mine.times * 2
     for t in [3e-10, 4.5e-8, 2e-6, 7e-4, 3.0, 120.0]:
         assert ec.select_unit(t) == tc.select_unit(t)
+
+
+def _measurements(common):
+    """Fixed Measurements over labels, thread counts, envs, rows and columns (one missing)."""
+    rng = np.random.default_rng(0)
+    out = []
+    for label, th, env, sub, desc in itertools.product(
+            ["reduce", None], [1, 4], ["env-a", "env-b"], ["sum", "a longer name"],
+            ["n=10", "n=1000"]):
+        if (th, sub, desc) == (4, "sum", "n=1000") or (label and env == "env-b"):
+            continue
+        spread = 0.4 if sub == "sum" else 0.02
+        raw = list(rng.uniform(1e-6, 3e-4) * (1 + rng.uniform(0, spread, 7)) * 100)
+        out.append(common.Measurement(100, raw, common.TaskSpec(
+            stmt="x." + sub, setup="", label=label, sub_label=sub, description=desc,
+            num_threads=th, env=env)))
+    return out
+
+
+@pytest.mark.parametrize("trim,colorize,highlight", list(itertools.product(
+    [False, True], [None, "columns", "rows"], [False, True])))
+def test_compare_prints_torchs_tables(torch, trim, colorize, highlight):
+    from torch.utils.benchmark.utils import common as tc
+    from torch.utils.benchmark.utils import compare as tcompare
+
+    from ember.utils.benchmark.utils import common as ec
+    texts = []
+    for common, compare in ((ec, benchmark), (tc, tcompare)):
+        c = compare.Compare(_measurements(common))
+        if trim:
+            c.trim_significant_figures()
+        if colorize:
+            c.colorize(rowwise=colorize == "rows")
+        if highlight:
+            c.highlight_warnings()
+        texts.append(str(c))
+    assert texts[0] == texts[1]
 
 
 def test_autoranges_run_to_their_stopping_rules():
