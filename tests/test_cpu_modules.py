@@ -161,6 +161,9 @@ CUDA_CALLS = [
     "Stream()", "stream(None).__enter__()", "device('cpu')", "device(0).__enter__()",
     "device('cuda:0').__enter__()", "device(None).__enter__()", "device(-1).__enter__()",
     "device_of(T.ones(2)).__enter__()", "OutOfMemoryError.__mro__[1:]",
+    "nvtx.range_push('a')", "nvtx.range_pop()", "nvtx.mark('a')", "nvtx.range('a').__enter__()",
+    "memory_summary()", "ipc_collect()", "set_per_process_memory_fraction(0.5)",
+    "LongTensor([1])", "FloatTensor(2, 3)", "FloatTensor.__name__",
 ]
 
 
@@ -174,6 +177,9 @@ def test_cuda_without_a_gpu_behaves_as_torch(torch, call):
 def test_cuda_tensors_refused_without_a_gpu(torch):
     same(torch, "T.ones(2).cuda()")
     same(torch, "T.ones(2, device='cuda')")
+    for name in ["FloatTensor", "DoubleTensor", "LongTensor", "ByteTensor", "BoolTensor"]:
+        same(torch, f"isinstance(T.ones(2).to(T.cuda.{name}.dtype), T.cuda.{name})")
+        same(torch, f"isinstance(T.ones(2).to(T.cuda.{name}.dtype), T.{name})")
 
 
 @pytest.mark.skipif(not ember.cuda.is_available(), reason="needs CuPy and a GPU")

@@ -6,8 +6,8 @@ build of PyTorch 2.13: the seeding functions and memory counters are silent no-o
 lazy, counts are 0), and the functions that need a device raise PyTorch's
 ``AssertionError("Torch not compiled with CUDA enabled")``, or its other error where it has one.
 """
-from .. import _device
-from . import memory, random, streams
+from .. import _device, _dtypes
+from . import memory, nvtx, random, streams
 from ._common import cupy, device_index, require
 from .memory import (
     empty_cache,
@@ -17,8 +17,10 @@ from .memory import (
     memory_allocated,
     memory_reserved,
     memory_stats,
+    memory_summary,
     reset_max_memory_allocated,
     reset_peak_memory_stats,
+    set_per_process_memory_fraction,
 )
 from .random import (
     get_rng_state,
@@ -42,7 +44,9 @@ __all__ = [
     "get_rng_state_all", "set_rng_state", "set_rng_state_all", "empty_cache",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "reset_peak_memory_stats", "reset_max_memory_allocated", "memory_stats", "mem_get_info",
-    "memory", "random", "streams",
+    "memory_summary", "set_per_process_memory_fraction", "ipc_collect", "memory", "nvtx",
+    "random", "streams", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
+    "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
 ]
 
 
@@ -207,3 +211,40 @@ class StreamContext:
 
 def stream(stream):
     return StreamContext(stream)
+
+
+def ipc_collect():
+    """Free memory shared with other processes once they are done: CuPy shares none."""
+    require()
+
+
+class _LegacyCudaType(type):
+    """``torch.cuda.FloatTensor`` and its kin: ``isinstance`` checks dtype and a GPU device;
+    calling one makes a CUDA tensor (PyTorch's TypeError without a GPU)."""
+
+    def __instancecheck__(cls, obj):
+        from .._tensor import Tensor
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.is_cuda
+
+    def __call__(cls, *args):
+        if not is_available():
+            raise TypeError(f"type torch.cuda.{cls.__name__} not available. Torch not compiled "
+                            "with CUDA enabled.")
+        from .._creation import legacy_new
+        return legacy_new(cls.dtype, args, device="cuda")
+
+
+def _legacy(name, dtype):
+    return _LegacyCudaType(name, (), {"dtype": dtype, "__module__": __name__,
+                                      "__doc__": f"Legacy CUDA {dtype!r} tensor type."})
+
+
+FloatTensor = _legacy("FloatTensor", _dtypes.float32)
+DoubleTensor = _legacy("DoubleTensor", _dtypes.float64)
+HalfTensor = _legacy("HalfTensor", _dtypes.float16)
+LongTensor = _legacy("LongTensor", _dtypes.int64)
+IntTensor = _legacy("IntTensor", _dtypes.int32)
+ShortTensor = _legacy("ShortTensor", _dtypes.int16)
+CharTensor = _legacy("CharTensor", _dtypes.int8)
+ByteTensor = _legacy("ByteTensor", _dtypes.uint8)
+BoolTensor = _legacy("BoolTensor", _dtypes.bool)

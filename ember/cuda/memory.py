@@ -13,7 +13,7 @@ from ._common import cupy, device_index, require
 
 __all__ = ["empty_cache", "memory_allocated", "max_memory_allocated", "memory_reserved",
            "max_memory_reserved", "reset_peak_memory_stats", "reset_max_memory_allocated",
-           "memory_stats", "mem_get_info"]
+           "memory_stats", "memory_summary", "mem_get_info", "set_per_process_memory_fraction"]
 
 _peak = {}  # GPU index -> the most bytes in use since the last reset
 _NO_C = "module 'torch._C' has no attribute '{}'"  # PyTorch's CPU build fails this way
@@ -97,6 +97,22 @@ def memory_stats(device=None):
         ("allocated_bytes.all.peak", max_memory_allocated(index)),
         ("reserved_bytes.all.current", memory_reserved(index)),
     ])
+
+
+def memory_summary(device=None, abbreviated=False):
+    """A printable summary of ``memory_stats`` (PyTorch's CPU build fails on its empty stats
+    with this KeyError; ember's GPU summary is a few lines, not PyTorch's full table)."""
+    stats = memory_stats(device)
+    return (f"Allocated: {stats['allocated_bytes.all.current']} bytes (peak "
+            f"{stats['allocated_bytes.all.peak']} bytes)\n"
+            f"Reserved:  {stats['reserved_bytes.all.current']} bytes\n")
+
+
+def set_per_process_memory_fraction(fraction, device=None):
+    """Cap the memory pool of ``device`` at ``fraction`` of the GPU's memory."""
+    cp = require()
+    with cp.cuda.Device(device_index(device)):
+        cp.get_default_memory_pool().set_limit(fraction=fraction)
 
 
 def mem_get_info(device=None):
