@@ -97,7 +97,7 @@ class device:
     """``with torch.cuda.device(i):`` makes GPU ``i`` current inside the block."""
 
     def __init__(self, device):
-        self.idx = device_index(device, optional=True) if device is not None else None
+        self.idx = device_index(device, optional=True)
         self.prev_idx = -1
 
     def __enter__(self):

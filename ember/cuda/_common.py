@@ -20,8 +20,8 @@ def require():
 def device_index(device, optional=True):
     """The GPU index a ``device=`` argument names (an int, ``'cuda:1'``, a ``torch.device``).
 
-    ``None`` or plain ``'cuda'`` mean the current device when ``optional``; a CPU device is
-    refused with PyTorch's ValueError.
+    ``None`` or plain ``'cuda'`` mean the current device when ``optional`` (None without a
+    GPU); a CPU device is refused with PyTorch's ValueError.
     """
     given = device
     if isinstance(device, str):
@@ -34,5 +34,6 @@ def device_index(device, optional=True):
         if not optional:
             raise ValueError("Expected a torch.device with a specified index or an integer, "
                              f"but got:{given}")
-        return require().cuda.runtime.getDevice()
+        cp = cupy()
+        return None if cp is None else cp.cuda.runtime.getDevice()
     return int(device)

@@ -130,8 +130,8 @@ class TopLevelTracedModule(TracedModule):
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     """``torch.jit.script``: a module or function that runs ``obj``'s Python code."""
     _deprecated("script")
-    if isinstance(obj, ScriptModule):
-        return obj
+    if isinstance(obj, ScriptModule) or isinstance(obj, type):
+        return obj  # a class stays a Python class
     if isinstance(obj, Module):
         return RecursiveScriptModule(obj)
     if callable(obj):
