@@ -58,6 +58,12 @@ def test_compiled_module_is_an_optimized_module_like_torchs(torch):
     assert not em.training and not ec.training and not em[0].training
     ec.note = 5  # attributes go to the original module
     assert em.note == 5 and "note" not in ec.__dict__
+    import copy
+    twin = copy.deepcopy(ec)  # its own module, which it calls
+    with ember.no_grad():
+        twin._orig_mod[0].bias.fill_(100.0)
+    ones = ember.ones(1, 4)
+    assert twin(ones).min().item() > 50 and ec(ones).max().item() < 50
     fresh = ember.nn.Sequential(ember.nn.Linear(4, 3), ember.nn.ReLU())
     ember.compile(fresh).load_state_dict(ec.state_dict())
     assert ember.equal(fresh[0].weight, em[0].weight)

@@ -27,14 +27,24 @@ def compiled_function(fn, backend_fn):
 class OptimizedModule(Module):
     """A module compiled by ``torch.compile``; see the module docstring."""
 
-    _own = frozenset({"_orig_mod", "forward", "dynamo_ctx", "_torchdynamo_orig_callable",
+    _own = frozenset({"_orig_mod", "forward", "dynamo_ctx", "_backend_fn", "_compiled_call",
                       "training"})
 
     def __init__(self, mod, backend_fn):
         super().__init__()
         self._modules["_orig_mod"] = mod
-        object.__setattr__(self, "_torchdynamo_orig_callable", mod.__call__)
-        object.__setattr__(self, "forward", compiled_function(mod.__call__, backend_fn))
+        object.__setattr__(self, "_backend_fn", backend_fn)
+
+    def forward(self, *args, **kwargs):
+        """Call the original module (its hooks included) through the backend. The compiled
+        callable is made on first use and again if ``_orig_mod`` changes (a deep copy has
+        its own module, so it compiles its own)."""
+        mod = self._orig_mod
+        cached = self.__dict__.get("_compiled_call")
+        if cached is None or cached[0] != id(mod):
+            cached = (id(mod), compiled_function(mod.__call__, self._backend_fn))
+            object.__setattr__(self, "_compiled_call", cached)
+        return cached[1](*args, **kwargs)
 
     @property
     def training(self):
@@ -46,9 +56,12 @@ class OptimizedModule(Module):
             self._orig_mod.training = mode
 
     def __getattr__(self, name):
+        modules = self.__dict__.get("_modules")
+        if modules is None or "_orig_mod" not in modules:  # not set up (yet): copy, unpickle
+            raise AttributeError(name)
         if name == "_orig_mod":
-            return self.__dict__["_modules"]["_orig_mod"]
-        return getattr(self._orig_mod, name)
+            return modules["_orig_mod"]
+        return getattr(modules["_orig_mod"], name)
 
     def __setattr__(self, name, value):
         if name in self._own or "_modules" not in self.__dict__:
