@@ -162,7 +162,8 @@ CUDA_CALLS = [
     "device('cuda:0').__enter__()", "device(None).__enter__()", "device(-1).__enter__()",
     "device_of(T.ones(2)).__enter__()", "OutOfMemoryError.__mro__[1:]",
     "nvtx.range_push('a')", "nvtx.range_pop()", "nvtx.mark('a')", "nvtx.range('a').__enter__()",
-    "memory_summary()", "ipc_collect()", "set_per_process_memory_fraction(0.5)",
+    "memory_summary()", "ipc_collect()", "is_current_stream_capturing()",
+    "set_per_process_memory_fraction(0.5)",
     "LongTensor([1])", "FloatTensor(2, 3)", "FloatTensor.__name__", "device('cuda').idx",
     "device('cuda').__enter__()", "device(T.device('cuda')).idx", "device(1).idx",
 ]

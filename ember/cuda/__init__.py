@@ -44,7 +44,8 @@ __all__ = [
     "get_rng_state_all", "set_rng_state", "set_rng_state_all", "empty_cache",
     "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
     "reset_peak_memory_stats", "reset_max_memory_allocated", "memory_stats", "mem_get_info",
-    "memory_summary", "set_per_process_memory_fraction", "ipc_collect", "memory", "nvtx",
+    "memory_summary", "set_per_process_memory_fraction", "ipc_collect",
+    "is_current_stream_capturing", "memory", "nvtx",
     "random", "streams", "FloatTensor", "DoubleTensor", "HalfTensor", "LongTensor",
     "IntTensor", "ShortTensor", "CharTensor", "ByteTensor", "BoolTensor",
 ]
@@ -211,6 +212,14 @@ class StreamContext:
 
 def stream(stream):
     return StreamContext(stream)
+
+
+def is_current_stream_capturing():
+    """Whether the current stream is recording a CUDA graph: ember records none (PyTorch's
+    CPU build raises this RuntimeError)."""
+    if cupy() is None:
+        raise RuntimeError("Tried to instantiate dummy base class _cuda_isCurrentStreamCapturing")
+    return False
 
 
 def ipc_collect():
