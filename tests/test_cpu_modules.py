@@ -1,6 +1,7 @@
 """The modules scripts touch even on a CPU-only machine: ``torch.backends``, ``torch.cuda``
 without a GPU, ``torch.onnx``, ``torch.hub``, ``torch.multiprocessing``. Each is compared with
 PyTorch 2.13's CPU build: return values, exception types and messages, warnings."""
+import sys
 import warnings
 
 import pytest
@@ -249,7 +250,10 @@ def test_hub_refuses_the_network_and_loads_local_repos(torch, tmp_path):
     (tmp_path / "hubconf.py").write_text(
         "import helper\n\ndef double(scale=2):\n    return lambda x: x * scale\n")
     (tmp_path / "helper.py").write_text("")  # hubconf's own modules import from its folder
-    fn = ember.hub.load(str(tmp_path), "double", scale=3, source="local")
+    try:
+        fn = ember.hub.load(str(tmp_path), "double", scale=3, source="local")
+    finally:
+        sys.modules.pop("helper", None)
     assert fn(ember.tensor([1.0])).tolist() == [3.0]
     with pytest.raises(RuntimeError, match="Cannot find callable nope in hubconf"):
         ember.hub.load(str(tmp_path), "nope", source="local")
