@@ -113,6 +113,11 @@ _np.seterr(all="ignore")
 
 __version__ = "0.1.0"
 
+# Modules scripts reach as ``torch.X`` without importing them (PyTorch imports them too).
+from . import _dynamo, _inductor, backends, compiler, hub, jit, multiprocessing, onnx  # noqa: E402,F401
+from ._compile import compile  # noqa: E402,F401
+from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402,F401
+
 
 def is_tensor(obj):
     return isinstance(obj, Tensor)

@@ -490,3 +490,8 @@ Tensor.exponential_ = _exponential_
 Tensor.cauchy_ = _cauchy_
 Tensor.bernoulli_ = _bernoulli_
 Tensor.geometric_ = _geometric_
+
+from . import _shared_memory  # noqa: E402  (share_memory_ / is_shared: see its note)
+
+Tensor.share_memory_ = _shared_memory.share_memory_
+Tensor.is_shared = _shared_memory.is_shared

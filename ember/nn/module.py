@@ -388,6 +388,16 @@ class Module:
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device) if device is not None else t.cuda())
 
+    def compile(self, *args, **kwargs):
+        """``torch.compile`` this module in place. ember's ``torch.compile`` runs eagerly
+        (see ``ember._compile``): the arguments are checked and the module runs as before."""
+        from .._compile import compile as _compile
+        _compile(self.__call__, *args, **kwargs)
+
+    def share_memory(self):
+        """Move parameters and buffers to shared memory (``Tensor.share_memory_``)."""
+        return self._apply(lambda t: t.share_memory_())
+
     # ------------------------------------------------------------------ state dict
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
