@@ -2,6 +2,7 @@
 from . import (  # noqa: F401
     functional,  # noqa: F401
     init,
+    parallel,
     utils,
 )
 from .module import Module  # noqa: F401
@@ -88,4 +89,5 @@ from .modules import (  # noqa: F401
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
 )
+from .parallel import DataParallel  # noqa: F401
 from .parameter import Parameter  # noqa: F401

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import functional as F
 from ..module import Module
-from .conv import _single
+from .utils import _single
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
