@@ -190,6 +190,25 @@ def test_path_imports_and_exports_torch_names(torch, path):
                 assert getattr(ens, name) is got, (path, ns, name)
 
 
+def test_layer_class_hierarchy_matches_torch(torch):
+    """``isinstance(m, X)`` answers as in PyTorch for every pair of layer classes (public and
+    the private bases in PATHS): AvgPool3d is not an AvgPool2d, AdaptiveMaxPool2d not an
+    _AdaptiveAvgPoolNd, a BatchNorm2d is a _BatchNorm, ..."""
+    classes = {}
+    for path, names in PATHS.items():
+        if path.startswith("nn"):
+            for name in names:
+                t = getattr(_mod("torch", path), name)
+                if isinstance(t, type) and issubclass(t, torch.nn.Module):
+                    classes[name] = (getattr(_mod("ember", path), name), t)
+    for name in ember.nn.modules.__all__:
+        if hasattr(torch.nn, name):
+            classes[name] = (getattr(ember.nn, name), getattr(torch.nn, name))
+    wrong = [(a, b) for a, (ea, ta) in classes.items() for b, (eb, tb) in classes.items()
+             if issubclass(ea, eb) != issubclass(ta, tb)]
+    assert len(classes) > 100 and wrong == []
+
+
 def test_every_torch_submodule_is_accounted_for(torch):
     seen = set()
     for pkg in _SWEPT:
