@@ -25,6 +25,7 @@ PATHS = {
     "nn.common_types": ["_size_1_t", "_size_2_t", "_size_3_t", "_size_any_t", "_size_2_opt_t",
                         "_size_any_opt_t", "_ratio_2_t", "_ratio_any_t", "_tensor_list_t",
                         "_maybe_indices_t", "_scalar_or_tuple_2_t"],
+    "nn.attention": ["SDPBackend", "sdpa_kernel"],
     "nn.functional": ["linear", "relu", "softmax", "cross_entropy", "conv2d", "pad"],
     "nn.init": ["kaiming_uniform_", "xavier_uniform_", "zeros_", "calculate_gain",
                 "_calculate_fan_in_and_fan_out", "_calculate_correct_fan"],
@@ -123,7 +124,6 @@ PATHS = {
 # PyTorch submodules of the swept packages that ember does not have, and why.
 _GPU_ONLY = "multi-GPU plumbing of DataParallel (ember's DataParallel uses at most one GPU)"
 NOT_IN_EMBER = {
-    "nn.attention": "SDPA backend selection (sdpa_kernel): ember has one math backend",
     "nn.backends": "PyTorch-internal", "nn.cpp": "C++ module wrappers",
     "nn.grad": "conv*_input/conv*_weight helpers: not implemented yet",
     "nn.intrinsic": "quantization", "nn.qat": "quantization", "nn.quantizable": "quantization",
