@@ -27,6 +27,8 @@ PATHS = {
                         "_maybe_indices_t", "_scalar_or_tuple_2_t"],
     "nn.attention": ["SDPBackend", "sdpa_kernel"],
     "nn.functional": ["linear", "relu", "softmax", "cross_entropy", "conv2d", "pad"],
+    "nn.grad": ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight",
+                "conv3d_input", "conv3d_weight"],
     "nn.init": ["kaiming_uniform_", "xavier_uniform_", "zeros_", "calculate_gain",
                 "_calculate_fan_in_and_fan_out", "_calculate_correct_fan"],
     "nn.parameter": ["Parameter"],
@@ -127,7 +129,6 @@ PATHS = {
 _GPU_ONLY = "multi-GPU plumbing of DataParallel (ember's DataParallel uses at most one GPU)"
 NOT_IN_EMBER = {
     "nn.backends": "PyTorch-internal", "nn.cpp": "C++ module wrappers",
-    "nn.grad": "conv*_input/conv*_weight helpers: not implemented yet",
     "nn.intrinsic": "quantization", "nn.qat": "quantization", "nn.quantizable": "quantization",
     "nn.quantized": "quantization",
     "nn.modules.adaptive": "AdaptiveLogSoftmaxWithLoss: not implemented yet",

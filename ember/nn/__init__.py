@@ -1,6 +1,7 @@
 """``ember.nn``: neural-network building blocks, as ``torch.nn``."""
 from . import (  # noqa: F401
     functional,  # noqa: F401
+    grad,
     init,
     parallel,
     utils,
