@@ -30,7 +30,9 @@ PATHS = {
     "nn.grad": ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight",
                 "conv3d_input", "conv3d_weight"],
     "nn.init": ["kaiming_uniform_", "xavier_uniform_", "zeros_", "calculate_gain",
-                "_calculate_fan_in_and_fan_out", "_calculate_correct_fan"],
+                "_calculate_fan_in_and_fan_out", "_calculate_correct_fan", "uniform", "normal",
+                "constant", "eye", "dirac", "xavier_uniform", "xavier_normal",
+                "kaiming_uniform", "kaiming_normal", "orthogonal"],
     "nn.parameter": ["Parameter"],
     "nn.modules": ["Module", "Linear", "Conv2d", "BatchNorm2d", "Sequential"],
     "nn.modules.module": ["Module", "_addindent", "_IncompatibleKeys"],
@@ -557,3 +559,19 @@ def test_common_types_are_type_aliases():
     from ember.nn.common_types import _size_2_t, _size_any_opt_t
     assert int in _size_2_t.__args__ and tuple[int, int] in _size_2_t.__args__
     assert tuple[int | None, ...] in _size_any_opt_t.__args__
+
+
+@pytest.mark.parametrize("name,args", [("uniform", ()), ("normal", ()), ("constant", (0.5,)),
+                                       ("eye", ()), ("dirac", ()), ("xavier_uniform", ()),
+                                       ("xavier_normal", ()), ("kaiming_uniform", ()),
+                                       ("kaiming_normal", ()), ("orthogonal", ())])
+def test_deprecated_init_names(torch, name, args):
+    def run(lib):
+        t = lib.zeros(3, 3, 1, 1) if name == "dirac" else lib.zeros(3, 4)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            out = getattr(lib.nn.init, name)(t, *args)
+        values = t.tolist() if name in ("constant", "eye", "dirac") else None
+        return (out is t, values, getattr(lib.nn.init, name).__name__,
+                [(w.category.__name__, str(w.message), w.filename) for w in caught])
+    assert run(ember) == run(torch)
