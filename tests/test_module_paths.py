@@ -26,7 +26,7 @@ PATHS = {
                         "_size_any_opt_t", "_ratio_2_t", "_ratio_any_t", "_tensor_list_t",
                         "_maybe_indices_t", "_scalar_or_tuple_2_t"],
     "nn.attention": ["SDPBackend", "sdpa_kernel"],
-    "nn.functional": ["linear", "relu", "softmax", "cross_entropy", "conv2d", "pad"],
+    "nn.functional": ["linear", "relu", "softmax", "cross_entropy", "conv2d", "pad", "grad"],
     "nn.grad": ["conv1d_input", "conv1d_weight", "conv2d_input", "conv2d_weight",
                 "conv3d_input", "conv3d_weight"],
     "nn.init": ["kaiming_uniform_", "xavier_uniform_", "zeros_", "calculate_gain",

@@ -92,3 +92,5 @@ from .modules import (  # noqa: F401
 )
 from .parallel import DataParallel  # noqa: F401
 from .parameter import Parameter  # noqa: F401
+
+functional.grad = grad  # torch.nn.functional.grad is torch.nn.grad (F.grad.conv2d_input, ...)
