@@ -11,6 +11,7 @@ from . import (  # noqa: F401
     _tensor_methods,  # noqa: F401  (binds methods and operators onto Tensor)
     autograd,
     cuda,
+    distributed,  # torch.distributed: not implemented yet (is_available() is False)
     func,  # the torch.func namespace: function transforms
     linalg,  # the torch.linalg namespace
     nn,

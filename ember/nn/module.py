@@ -1,10 +1,10 @@
 """``nn.Module``: the base class of every layer, holding parameters, buffers and submodules."""
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict, namedtuple
 
 from .._tensor import Tensor
+from ..utils.hooks import RemovableHandle
 from .parameter import Parameter
 
 __all__ = ["Module"]
@@ -19,25 +19,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class RemovableHandle:
-    """Returned by the ``register_*_hook`` methods; ``remove()`` unregisters the hook."""
-
-    _next_id = itertools.count()
-
-    def __init__(self, hooks_dict):
-        self.hooks_dict = hooks_dict
-        self.id = next(RemovableHandle._next_id)
-
-    def remove(self):
-        self.hooks_dict.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *args):
-        self.remove()
 
 
 def _addindent(s_, num_spaces):

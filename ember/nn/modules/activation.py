@@ -321,3 +321,12 @@ class RReLU(Module):
     def extra_repr(self):
         inplace_str = ", inplace=True" if self.inplace else ""
         return f"lower={self.lower}, upper={self.upper}{inplace_str}"
+
+
+def __getattr__(name):
+    """PyTorch defines ``MultiheadAttention`` in this module; ember in ``attention.py`` (which
+    imports this one, hence the lazy import)."""
+    if name == "MultiheadAttention":
+        from .attention import MultiheadAttention
+        return MultiheadAttention
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
