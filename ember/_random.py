@@ -53,7 +53,9 @@ class Generator:
     def manual_seed(self, seed):
         """Seed this generator with an integer in ``[-2**63, 2**64)`` (a negative seed stands
         for ``seed + 2**64``, as in PyTorch); returns the generator."""
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        if isinstance(seed, np.integer):
+            raise TypeError("an integer is required")  # PyTorch's parser: Python ints only
+        if isinstance(seed, bool) or not isinstance(seed, int):
             raise RuntimeError(f"manual_seed expected a long, but got {_type_word(seed)}")
         seed = int(seed)
         if not -(1 << 63) <= seed < _U64:

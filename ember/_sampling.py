@@ -16,12 +16,13 @@ import math
 
 import numpy as np
 
-from . import _device, _dtypes, _random, _random_signatures
+from . import _device, _dtypes, _errors, _random, _random_signatures
 from ._broadcast import broadcast_shapes
 from ._creation import _finish, _int_like, _size, _type_name, as_dtype
 from ._out import factory_out, write_out
 from ._tensor import Tensor
 from .ops.registry import defop
+from .ops.registry import vmap_state as _vmap
 
 __all__ = ["normal", "bernoulli", "poisson", "multinomial"]
 
@@ -69,6 +70,36 @@ def _standard_normal(rng, shape, complex_):
     return rng.standard_normal(shape)
 
 
+# --------------------------------------------------------------------------- under vmap
+
+
+def _sampler(impl):
+    """The public function of ``impl``: under ``vmap`` a sample is drawn per batch entry,
+    as PyTorch does with ``randomness='different'`` (one call per entry); with 'same' one
+    draw serves the batch (refused, as by PyTorch, when an input is batched); with 'error'
+    (the default) drawing raises PyTorch's error."""
+    import functools
+    impl.__qualname__ = impl.__name__[1:]  # argument errors name the public function
+
+    @functools.wraps(impl)
+    def sampler(*args, **kwargs):
+        if not _vmap.depth:
+            return impl(*args, **kwargs)
+        if _vmap.levels[-1][2] == "error":
+            raise RuntimeError(_errors.VMAP_RANDOM)
+        from .ops import batching
+        batched = batching._union((*args, *kwargs.values()))
+        if batched and any(mode == "same" for _, _, mode in _vmap.levels):
+            raise RuntimeError("Vmap does not currently support same randomness with a "
+                               "batched tensor input. Please file an issue with functorch")
+        levels = tuple(sorted(set(batched) | set(batching.random_batch()[0])))
+        if not levels:
+            return impl(*args, **kwargs)
+        return batching.loop(impl, args, kwargs, levels=levels, name=impl.__qualname__)
+    sampler.__name__ = impl.__qualname__
+    return sampler
+
+
 # --------------------------------------------------------------------------- normal
 
 
@@ -98,8 +129,8 @@ def _number(v):
     return None
 
 
-def normal(mean=None, std=None, size=None, *, generator=None, out=None, dtype=None,
-           layout=None, device=None, pin_memory=False, requires_grad=False):
+def _normal(mean=None, std=None, size=None, *, generator=None, out=None, dtype=None,
+            layout=None, device=None, pin_memory=False, requires_grad=False):
     """Samples of the normal distribution ``N(mean, std²)``, in PyTorch's four overloads:
 
     - ``normal(mean: Tensor, std: Tensor)``: elementwise, the two broadcast together;
@@ -145,7 +176,7 @@ def _normal_sized(mean, std, size, generator, out, dtype, device, requires_grad,
         raise _random_signatures.invalid("normal", args, keywords)
     if out is not None:
         _check_normal_dtype(out.dtype)
-        return factory_out("aten::normal", out, as_dtype(dtype, "normal"), lambda dt: normal(
+        return factory_out("aten::normal", out, as_dtype(dtype, "normal"), lambda dt: _normal(
             mean, std, size, generator=generator, dtype=dt))
     shape = _size((size,), "normal", position=3)
     dtype = as_dtype(dtype, "normal") or _dtypes.get_default_dtype()
@@ -201,7 +232,7 @@ def _check_probabilities(p):
                            "enhancement request to PyTorch.)")
 
 
-def bernoulli(input, p=None, *, generator=None, out=None):
+def _bernoulli(input, p=None, *, generator=None, out=None):
     """Draws of 0 or 1: ``bernoulli(input)`` is 1 with probability ``input[i]`` (a floating
     tensor in [0, 1]); ``bernoulli(input, p)`` is 1 with probability ``p`` everywhere, in
     ``input``'s shape and dtype. The result has ``input``'s dtype (``out``'s with ``out=``).
@@ -282,7 +313,7 @@ def _bernoulli_method(self, p=None, *, generator=None):
 _POISSON_MAX = 1e18  # NumPy's sampler refuses larger rates (PyTorch returns garbage there)
 
 
-def poisson(input, generator=None):
+def _poisson(input, generator=None):
     """Counts drawn from the Poisson distribution of rate ``input[i]`` (a floating tensor of
     non-negative rates), in ``input``'s dtype. PyTorch gives nonsense for infinite or huge
     rates (beyond about 1e18); ember refuses them with a RuntimeError instead.
@@ -301,7 +332,7 @@ def poisson(input, generator=None):
     if (rates > _POISSON_MAX).any():
         raise RuntimeError(f"poisson: ember cannot sample rates above {_POISSON_MAX:g} (PyTorch "
                            "returns meaningless values there)")
-    values = _random.rng(generator).poisson(rates).astype(input.dtype.np)
+    values = np.asarray(_random.rng(generator).poisson(rates)).astype(input.dtype.np)
     return _POISSON(input, _placed(values, input))
 
 
@@ -326,11 +357,11 @@ def _check_multinomial(input, num_samples, replacement, generator, out):
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{_word(input.dtype)}")
+    if input.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
     n = int(num_samples)
     if n <= 0:
         raise RuntimeError("cannot sample n_sample <= 0 samples")
-    if input.ndim not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
     categories = input.shape[-1]
     if not replacement and n > categories:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
@@ -340,7 +371,7 @@ def _check_multinomial(input, num_samples, replacement, generator, out):
     return n
 
 
-def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+def _multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
     """Category indices drawn from the rows of ``input`` (1-D or 2-D; non-negative weights,
     not necessarily normalised): ``num_samples`` per row, int64.
 
@@ -405,6 +436,11 @@ def _multinomial_method(self, num_samples, replacement=False, *, generator=None)
                         f"{_type_name(num_samples)}")
     return multinomial(self, num_samples, replacement, generator=generator)
 
+
+normal = _sampler(_normal)
+bernoulli = _sampler(_bernoulli)
+poisson = _sampler(_poisson)
+multinomial = _sampler(_multinomial)
 
 Tensor.bernoulli = _bernoulli_method
 Tensor.multinomial = _multinomial_method
