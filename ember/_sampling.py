@@ -390,7 +390,9 @@ def _multinomial(input, num_samples, replacement=False, *, generator=None, out=N
     n = _check_multinomial(input, num_samples, replacement, generator, out)
     w = _host(input).astype(np.float64)
     rows = w.reshape(-1, w.shape[-1])
-    if rows.shape[0]:
+    if replacement and n > 1:
+        _check_rows_one_by_one(rows)
+    elif rows.shape[0]:
         if not (np.isfinite(rows) & (rows >= 0)).all():
             raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
         if not (rows.sum(axis=1) > 0).all():
@@ -405,6 +407,21 @@ def _multinomial(input, num_samples, replacement=False, *, generator=None, out=N
     if out is not None:
         return write_out("multinomial", out, result, resized=None)
     return result
+
+
+def _check_rows_one_by_one(rows):
+    """The checks of PyTorch's sampler with replacement (``num_samples > 1``), in its order
+    and words: row by row, its first bad entry (negative or NaN, then infinite), then its sum."""
+    for row in rows:
+        bad = ~(row >= 0) | ~np.isfinite(row)
+        if bad.any():
+            if not row[np.argmax(bad)] >= 0:
+                raise RuntimeError("invalid multinomial distribution (encountering probability "
+                                   "entry < 0)")
+            raise RuntimeError("invalid multinomial distribution (encountering probability "
+                               "entry = infinity or NaN)")
+        if not row.sum() > 0:
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
 
 
 def _with_replacement(rng, rows, n):
