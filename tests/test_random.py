@@ -341,3 +341,25 @@ FILLS = {
 @pytest.mark.parametrize("name", sorted(FILLS))
 def test_in_place_fills_refuse_like_pytorch(torch, name):
     same_as_torch(torch, FILLS[name])
+
+
+CUDA_RANDOM = {
+    "manual_seed": lambda L: L.cuda.manual_seed(0),
+    "manual_seed_all": lambda L: L.cuda.manual_seed_all(0),
+    "seed": lambda L: L.cuda.seed(),
+    "seed_all": lambda L: L.cuda.seed_all(),
+    "get_rng_state_all": lambda L: L.cuda.get_rng_state_all(),
+    "get_rng_state": lambda L: L.cuda.get_rng_state(),
+    "initial_seed": lambda L: L.cuda.random.initial_seed(),
+    "set_rng_state_all": lambda L: L.cuda.set_rng_state_all([]),
+}
+
+
+@pytest.mark.skipif(ember.cuda.is_available(), reason="compares with a CPU-only PyTorch")
+@pytest.mark.parametrize("name", sorted(CUDA_RANDOM))
+def test_cuda_random_functions_without_a_gpu_like_pytorch(torch, name):
+    if torch.cuda.is_available():
+        pytest.skip("compares with a CPU-only PyTorch")
+    state = ember.get_rng_state()
+    same_as_torch(torch, CUDA_RANDOM[name])
+    assert ember.equal(ember.get_rng_state(), state)  # the CPU generator is left alone
