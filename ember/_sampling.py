@@ -232,13 +232,15 @@ def _check_probabilities(p):
                            "enhancement request to PyTorch.)")
 
 
-def _bernoulli(input, p=None, *, generator=None, out=None):
+def _bernoulli(input=None, p=None, *, generator=None, out=None):
     """Draws of 0 or 1: ``bernoulli(input)`` is 1 with probability ``input[i]`` (a floating
     tensor in [0, 1]); ``bernoulli(input, p)`` is 1 with probability ``p`` everywhere, in
     ``input``'s shape and dtype. The result has ``input``'s dtype (``out``'s with ``out=``).
     Drawn from ember's generator: PyTorch's distribution, not PyTorch's numbers."""
-    args = (input,) if p is None else (input, p)
+    args = tuple(a for a in (input, p) if a is not None)
     keywords = {"generator": generator, "out": out}
+    if input is None:
+        raise _random_signatures.invalid("bernoulli", args, keywords)
     if not isinstance(input, Tensor):
         raise TypeError(f"bernoulli(): argument 'input' (position 1) must be Tensor, not "
                         f"{_type_name(input)}")
@@ -313,11 +315,13 @@ def _bernoulli_method(self, p=None, *, generator=None):
 _POISSON_MAX = 1e18  # NumPy's sampler refuses larger rates (PyTorch returns garbage there)
 
 
-def _poisson(input, generator=None):
+def _poisson(input=None, generator=None):
     """Counts drawn from the Poisson distribution of rate ``input[i]`` (a floating tensor of
     non-negative rates), in ``input``'s dtype. PyTorch gives nonsense for infinite or huge
     rates (beyond about 1e18); ember refuses them with a RuntimeError instead.
     Drawn from ember's generator: PyTorch's distribution, not PyTorch's numbers."""
+    if input is None:
+        raise TypeError('poisson() missing 1 required positional arguments: "input"')
     if not isinstance(input, Tensor):
         raise TypeError(f"poisson(): argument 'input' (position 1) must be Tensor, not "
                         f"{_type_name(input)}")
@@ -371,7 +375,7 @@ def _check_multinomial(input, num_samples, replacement, generator, out):
     return n
 
 
-def _multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+def _multinomial(input, num_samples=None, replacement=False, *, generator=None, out=None):
     """Category indices drawn from the rows of ``input`` (1-D or 2-D; non-negative weights,
     not necessarily normalised): ``num_samples`` per row, int64.
 
@@ -387,6 +391,8 @@ def _multinomial(input, num_samples, replacement=False, *, generator=None, out=N
         >>> ember.multinomial(ember.tensor([0.0, 1.0, 0.0]), 1)
         tensor([1])
     """
+    if num_samples is None:
+        raise TypeError('multinomial() missing 1 required positional arguments: "num_samples"')
     n = _check_multinomial(input, num_samples, replacement, generator, out)
     w = _host(input).astype(np.float64)
     rows = w.reshape(-1, w.shape[-1])
@@ -446,9 +452,9 @@ def _without_replacement(rng, rows, n):
     return order[:, :n]
 
 
-def _multinomial_method(self, num_samples, replacement=False, *, generator=None):
+def _multinomial_method(self, num_samples=None, replacement=False, *, generator=None):
     """``Tensor.multinomial``: ``ember.multinomial(self, ...)``."""
-    if not _int_like(num_samples):
+    if num_samples is not None and not _int_like(num_samples):
         raise TypeError(f"multinomial(): argument 'num_samples' (position 1) must be int, not "
                         f"{_type_name(num_samples)}")
     return multinomial(self, num_samples, replacement, generator=generator)

@@ -148,6 +148,11 @@ CALLS = {
     "m_method": lambda L: L.tensor(P).multinomial(2),
     "m_method_keywords": lambda L: L.tensor(P).multinomial(num_samples=2, replacement=False),
     "m_method_generator": lambda L: L.tensor(P).multinomial(4, True, generator=L.Generator()),
+    "m_missing": lambda L: L.multinomial(L.ones(2)),
+    "m_method_missing": lambda L: L.ones(2).multinomial(),
+    "normal_nothing": lambda L: L.normal(),
+    "bernoulli_nothing": lambda L: L.bernoulli(),
+    "poisson_nothing": lambda L: L.poisson(),
     "m_method_float_n": lambda L: L.tensor(P).multinomial(1.5),
     # bernoulli
     "b": lambda L: L.bernoulli(L.tensor([0.1, 0.5])),
