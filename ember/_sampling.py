@@ -404,9 +404,9 @@ def _multinomial(input, num_samples=None, replacement=False, *, generator=None, 
         if not (rows.sum(axis=1) > 0).all():
             raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     rng = _random.rng(generator)
-    if replacement:
+    if replacement and n > 1:
         idx = _with_replacement(rng, rows, n)
-    else:
+    else:  # one draw is the same with or without replacement: the race, for every row at once
         idx = _without_replacement(rng, rows, n)
     idx = idx.reshape(w.shape[:-1] + (n,)).astype(np.int64)
     result = Tensor._make(_placed(idx, input), None, False)
@@ -418,28 +418,33 @@ def _multinomial(input, num_samples=None, replacement=False, *, generator=None, 
 def _check_rows_one_by_one(rows):
     """The checks of PyTorch's sampler with replacement (``num_samples > 1``), in its order
     and words: row by row, its first bad entry (negative or NaN, then infinite), then its sum."""
-    for row in rows:
-        bad = ~(row >= 0) | ~np.isfinite(row)
-        if bad.any():
-            if not row[np.argmax(bad)] >= 0:
-                raise RuntimeError("invalid multinomial distribution (encountering probability "
-                                   "entry < 0)")
-            raise RuntimeError("invalid multinomial distribution (encountering probability "
-                               "entry = infinity or NaN)")
-        if not row.sum() > 0:
-            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    bad = ~(rows >= 0) | ~np.isfinite(rows)
+    failing = bad.any(axis=1) | ~(rows.sum(axis=1) > 0)
+    if not failing.any():
+        return
+    r = np.argmax(failing)  # the first row that fails
+    if not bad[r].any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    if not rows[r, np.argmax(bad[r])] >= 0:
+        raise RuntimeError("invalid multinomial distribution (encountering probability entry "
+                           "< 0)")
+    raise RuntimeError("invalid multinomial distribution (encountering probability entry = "
+                       "infinity or NaN)")
 
 
 def _with_replacement(rng, rows, n):
-    """Independent draws: a uniform number located in each row's cumulative weights."""
+    """Independent draws: a uniform number located in its row's cumulative weights. All rows
+    are searched at once, row ``r``'s numbers shifted into ``[r, r + 1)``; a draw is kept
+    on its row's last category with weight (rounding can never pick an empty category)."""
+    count, k = rows.shape
     cdf = np.cumsum(rows, axis=1)
     cdf /= cdf[:, -1:]
-    u = rng.random((rows.shape[0], n))
-    idx = np.empty(u.shape, dtype=np.int64)
-    last = rows.shape[1] - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)  # last category with weight
-    for r in range(rows.shape[0]):
-        idx[r] = np.minimum(np.searchsorted(cdf[r], u[r], side="right"), last[r])
-    return idx
+    shift = np.arange(count, dtype=np.float64)[:, None]
+    u = rng.random((count, n)) + shift
+    idx = np.searchsorted((cdf + shift).ravel(), u.ravel(), side="right").reshape(count, n)
+    idx -= np.arange(count)[:, None] * k
+    last = k - 1 - np.argmax(rows[:, ::-1] > 0, axis=1)  # each row's last category with weight
+    return np.clip(idx, 0, last[:, None])
 
 
 def _without_replacement(rng, rows, n):
