@@ -186,7 +186,7 @@ def _normal_sized(mean, std, size, generator, out, dtype, device, requires_grad,
     return _finish(values.astype(dtype.np), dtype, device, requires_grad)
 
 
-def _normal_out(result, out, like):
+def _normal_out(result, out):
     """``out=`` of the tensor overloads: only a floating or complex ``out`` (PyTorch samples
     in its dtype), resized with PyTorch's warning."""
     if out is None:
@@ -201,7 +201,7 @@ def _normal_tensor_mean(mean, std, generator, out):
     m = _host(mean)
     values = m + std * _standard_normal(_random.rng(generator), m.shape, mean.is_complex())
     values = _placed(values.astype(mean.dtype.np), mean)
-    return _normal_out(_NORMAL_TF(mean, values), out, mean)
+    return _normal_out(_NORMAL_TF(mean, values), out)
 
 
 def _normal_tensor_std(mean, std, generator, out):
@@ -210,7 +210,7 @@ def _normal_tensor_std(mean, std, generator, out):
     s = _host(std)
     values = mean + s * _standard_normal(_random.rng(generator), s.shape, False)
     values = _placed(values.astype(std.dtype.np), std)
-    return _normal_out(_NORMAL_FT(std, values), out, std)
+    return _normal_out(_NORMAL_FT(std, values), out)
 
 
 def _normal_tensors(mean, std, generator, out):
@@ -219,7 +219,7 @@ def _normal_tensors(mean, std, generator, out):
     shape = broadcast_shapes(tuple(mean.shape), tuple(std.shape))
     noise = _standard_normal(_random.rng(generator), shape, mean.is_complex())
     values = (_host(mean) + _host(std) * noise).astype(mean.dtype.np)
-    return _normal_out(_NORMAL_TT(mean, std, _placed(values, mean)), out, mean)
+    return _normal_out(_NORMAL_TT(mean, std, _placed(values, mean)), out)
 
 
 # --------------------------------------------------------------------------- bernoulli
