@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     linalg,  # the torch.linalg namespace
     nn,
     optim,
+    random,  # the torch.random namespace: seeds, states, fork_rng
     utils,
     viz,  # ember's own: pictures of the backward graph
 )
@@ -81,7 +82,16 @@ from ._dtypes import (
 )
 from ._dtypes import result_type as _result_type
 from ._printing import get_printoptions, printoptions, set_printoptions
-from ._random import Generator, default_generator, initial_seed, manual_seed, seed
+from ._random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from ._sampling import bernoulli, multinomial, normal, poisson
 from ._tensor import Size, Tensor, layout, strided
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.anomaly_mode import set_detect_anomaly as set_anomaly_enabled
