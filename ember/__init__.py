@@ -79,6 +79,7 @@ from ._dtypes import (
     uint8,
 )
 from ._dtypes import result_type as _result_type
+from ._out import add_out as _add_out
 from ._printing import get_printoptions, printoptions, set_printoptions
 from ._random import Generator, default_generator, initial_seed, manual_seed, seed
 from ._tensor import Size, Tensor, layout, strided
@@ -106,6 +107,7 @@ from .ops.unary import *  # noqa: F403
 from .serialization import load, save
 
 _tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for keepdim=
+_add_out(globals())  # PyTorch's out= on the functions that take it (ember/_out_rules.py)
 
 # NumPy would warn on inf/nan results (log(0), exp overflow); PyTorch never does. This is
 # process-wide NumPy state, set once here.

@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 
 from . import _device, _dtypes, _errors, _random
-from ._out import factory_out
 from ._tensor import Tensor
 from .ops.registry import vmap_state as _vmap
 
@@ -174,25 +173,16 @@ def _filled(fill, size, dtype, device, requires_grad, keyword):
     return _finish(arr, dtype, device, requires_grad)
 
 
-def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, out=None,
-          layout=None):
-    if out is not None:
-        return factory_out("aten::zeros", out, dtype,
-                           lambda dt: zeros(*args, size=size, dtype=dt))
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None):
     return _filled(np.zeros, args, dtype, device, requires_grad, size)
 
 
-def ones(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    if out is not None:
-        return factory_out("aten::ones", out, dtype, lambda dt: ones(*args, size=size, dtype=dt))
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None):
     return _filled(np.ones, args, dtype, device, requires_grad, size)
 
 
-def empty(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
           memory_format=None, pin_memory=False):
-    if out is not None:
-        return factory_out("aten::empty", out, dtype,
-                           lambda dt: empty(*args, size=size, dtype=dt))
     return _filled(np.empty, args, dtype, device, requires_grad, size)
 
 
@@ -235,10 +225,7 @@ def _finfo(dtype):
         return ml_dtypes.finfo(dtype.np)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
-    if out is not None:
-        return factory_out("aten::full", out, dtype,
-                           lambda dt: full(size, fill_value, dtype=dt))
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{_type_name(size)}")
@@ -292,13 +279,8 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
                  requires_grad, "full_like")
 
 
-def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
-           out=None):
+def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a float is given."""
-    if out is not None:
-        return factory_out("aten::arange", out, dtype,
-                           lambda dt: arange(start, end, step, dtype=dt),
-                           resized=_errors.ARANGE_OUT_RESIZED)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -329,10 +311,7 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     return _finish(arr, dtype, device, requires_grad)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
-    if out is not None:
-        return factory_out("aten::linspace", out, dtype,
-                           lambda dt: linspace(start, end, steps, dtype=dt))
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     for label, v in (("start", start), ("end", end)):
         if isinstance(v, Tensor) and v.ndim:
             raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, "
@@ -355,9 +334,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     return _finish(arr, dtype, device, requires_grad)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
-    if out is not None:
-        return factory_out("aten::eye", out, dtype, lambda dt: eye(n, m, dtype=dt))
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     if not _int_like(n):
         raise TypeError(f"eye(): argument 'n' (position 1) must be int, not {_type_name(n)}")
     for label, v in (("n", n), ("m", m)):
@@ -388,23 +365,15 @@ def _sampled_dtype(dtype, name, kernel, size=None):
     return dtype
 
 
-def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
-         out=None):
+def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Uniform samples on [0, 1)."""
-    if out is not None:
-        return factory_out("aten::rand", out, dtype,
-                           lambda dt: rand(*args, size=size, generator=generator, dtype=dt))
     shape = _size(args, "rand", size)
     dtype = _sampled_dtype(dtype, "rand", "check_uniform_bounds")
     return _drawn(lambda rng, s: rng.random(s), shape, generator, dtype, device, requires_grad)
 
 
-def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
-          out=None):
+def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False):
     """Standard normal samples."""
-    if out is not None:
-        return factory_out("aten::randn", out, dtype,
-                           lambda dt: randn(*args, size=size, generator=generator, dtype=dt))
     shape = _size(args, "randn", size)
     dtype = _sampled_dtype(dtype, "randn", "normal_kernel_cpu", shape)
     return _drawn(lambda rng, s: rng.standard_normal(s), shape, generator, dtype, device,
