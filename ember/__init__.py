@@ -51,7 +51,8 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from ._device import device
+from ._device import device, get_default_device, set_default_device
+from ._dtype_utils import *  # noqa: F403  (finfo, iinfo, can_cast, is_complex, pi...)
 from ._dtypes import (
     bfloat16,
     bool,
@@ -79,6 +80,7 @@ from ._dtypes import (
     uint8,
 )
 from ._dtypes import result_type as _result_type
+from ._factories import *  # noqa: F403  (logspace, asarray, range, the windows...)
 from ._out import add_out as _add_out
 from ._printing import get_printoptions, printoptions, set_printoptions
 from ._random import Generator, default_generator, initial_seed, manual_seed, seed
@@ -94,6 +96,7 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .func import vmap  # torch.vmap is torch.func.vmap
+from .ops.complex import complex, polar
 from .ops.conv import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
 from .ops.linalg import *  # noqa: F403

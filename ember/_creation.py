@@ -17,8 +17,9 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
 
 
 def _finish(data, dtype, device, requires_grad):
-    """Place raw host data on its device and wrap it; ``requires_grad`` checked as PyTorch does."""
-    dev = _device.canonical(device)
+    """Place raw host data on its device (the default device when ``device`` is None) and wrap
+    it; ``requires_grad`` checked as PyTorch does."""
+    dev = _device.canonical(_device.factory_default() if device is None else device)
     if dev.type != "cpu":
         data = _device.move(data, dev)
     if requires_grad and data.dtype.kind not in "fc":
@@ -80,6 +81,8 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with a NumPy array or tensor when it can."""
+    if device is None:
+        device = _device.factory_default()
     if isinstance(data, Tensor):
         out = data if dtype is None else data.to(dtype)
         return out if device is None else out.to(device)
@@ -253,8 +256,7 @@ def _like(maker, input, dtype, device, requires_grad, name=None):
     dtype = as_dtype(dtype, name)
     levels = getattr(input, "_levels", None)  # inside vmap: one per sample, as PyTorch
     out = maker(input._data.shape if levels else input.shape, dtype=dtype or input.dtype,
-                requires_grad=requires_grad)
-    out = out.to(device or input.device)
+                device=device or input.device, requires_grad=requires_grad)
     if levels:
         from .ops import batching
         out = batching.wrap(out, levels)

@@ -145,7 +145,7 @@ RULES["stack"] = CAT.named("stack")
 RULES["stack"].resize_first = True
 RULES.update(_group(FACTORY, """zeros:aten::zeros ones:aten::ones empty:aten::empty
     full:aten::full linspace:aten::linspace eye:aten::eye rand:aten::rand randn:aten::randn
-    randint:aten::randint randperm:aten::randperm"""))
+    randint:aten::randint randperm:aten::randperm logspace:aten::logspace range:aten::range"""))
 RULES["arange"] = Rule(aten="aten::arange", check="any", factory=True,
                        warning=_errors.ARANGE_OUT_RESIZED)
 RULES.update(_group(REDUCE_IN, "sum prod cumsum cumprod"))
@@ -214,6 +214,10 @@ _CUSTOM = {  # name: (ATen name, check, message, other Rule settings)
     "take": ("take", "same", "take(): self and out expected to have the same dtype, but got "
              "self.dtype = {result} and out.dtype = {out}", {}),
     "where": ("where", "same", "Expected out type to be {result} but got {out}", {}),
+    "complex": ("complex", "same", "Expected object of scalar type {result} but got scalar type "
+                "{out} for argument 'out'", {}),
+    "polar": ("polar", "same", "Expected object of scalar type {result} but got scalar type "
+              "{out} for argument 'out'", {}),
     "linalg.matrix_norm": ("linalg_matrix_norm", "same", "linalg.matrix_norm expected out "
                            "tensor dtype {result} but got: {out}", {"composite": True}),
     "linalg.norm": ("linalg_norm", "same", "linalg.norm expected out tensor dtype {result} but "

@@ -142,6 +142,10 @@ RECIPES.update({
     "randn": lambda lib, t, out: lib.randn(2, 3, out=out),
     "randint": lambda lib, t, out: lib.randint(0, 5, (2, 3), out=out),
     "randperm": lambda lib, t, out: lib.randperm(6, out=out),
+    "logspace": lambda lib, t, out: lib.logspace(0, 2, 5, out=out),
+    "range": lambda lib, t, out: lib.range(1, 4, out=out),  # (an int out and a 0.5 step: SIGFPE)
+    "complex": lambda lib, t, out: lib.complex(t(F), t(G), out=out),
+    "polar": lambda lib, t, out: lib.polar(t(P), t(F), out=out),
 })
 LINALG = {
     "cholesky": _linalg("cholesky", SPD),
@@ -240,7 +244,9 @@ def _texts(caught):
 
 def _plain(lib, name):
     """The result of ``name`` without ``out=`` (a tensor or a tuple of them)."""
-    return RECIPES[name](lib, lib.tensor, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (torch.range's deprecation: not what is tested here)
+        return RECIPES[name](lib, lib.tensor, None)
 
 
 def _outs(lib, name, shape, dtype):
