@@ -43,15 +43,16 @@ class finfo:
     ``tiny`` (``smallest_normal``), ``resolution`` and ``dtype`` (its name)."""
 
     def __init__(self, type=None):  # noqa: A002 - PyTorch's parameter name
-        dtype = _dtypes.get_default_dtype() if type is None else type
-        if not isinstance(dtype, _dtypes.dtype) or dtype.category < 2:
+        dtype = _dtypes.get_default_dtype() if type is None else \
+            _dtype_arg("finfo", type, "type", 1)
+        if dtype.category < 2:
             raise TypeError("torch.finfo() requires a floating point input type. Use "
                             "torch.iinfo to handle 'torch.finfo'")
         info = np.finfo(dtype.to_real().np)
         self.bits = info.bits
         self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
         self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = float(info.resolution)
+        self.resolution = 10.0 ** -math.floor(-math.log10(self.eps))  # (NumPy's, in float64)
         self.dtype = dtype.to_real().name
 
     def __repr__(self):
@@ -65,9 +66,10 @@ class iinfo:
     ``dtype``)."""
 
     def __init__(self, type):  # noqa: A002 - PyTorch's parameter name
+        _dtype_arg("iinfo", type, "type", 1)
         if type is _dtypes.bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        if not isinstance(type, _dtypes.dtype) or type.category != 1:
+        if type.category != 1:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
                             "to handle 'torch.iinfo'")
         info = np.iinfo(type.np)

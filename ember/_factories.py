@@ -34,7 +34,8 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
     # PyTorch's kernel: the first half stepped up from start, the second down from end
     k = np.arange(steps, dtype=np.float64)
     by = (end - start) / (steps - 1) if steps > 1 else 0.0
-    exponent = np.where(k < steps // 2, start + by * k, end - by * (steps - k - 1))
+    exponent = np.where(k < steps // 2, start + by * k, end - by * (steps - k - 1)) \
+        if steps > 1 else np.full(steps, start, dtype=np.float64)
     with np.errstate(all="ignore"):
         values = np.power(np.float64(base), exponent)
         if dtype.category == 1:  # truncated to int64, then wrapped into the type
@@ -42,7 +43,7 @@ def logspace(start, end, steps, base=10.0, *, dtype=None, layout=None, device=No
     return _finish(values.astype(dtype.np), dtype, device, requires_grad)
 
 
-def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,  # noqa: A001
+def range(start, end=None, step=1, *, dtype=None, layout=None, device=None,  # noqa: A001
           requires_grad=False):
     """Deprecated (PyTorch warns): values from ``start`` to ``end`` *inclusive* by ``step``,
     in the default dtype unless ``dtype`` is given. Use ``arange``."""
@@ -50,7 +51,7 @@ def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,  #
                  "its behavior is inconsistent with Python's range builtin. Instead, use "
                  "torch.arange, which produces values in [start, end).")
     if end is None:
-        start, end = 0, start
+        raise TypeError('range() missing 1 required positional arguments: "end"')
     dtype = as_dtype(dtype, "range") or _dtypes.get_default_dtype()
     start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     if step == 0:
@@ -62,31 +63,46 @@ def range(start=0, end=None, step=1, *, dtype=None, layout=None, device=None,  #
     return _finish(values.astype(dtype.np), dtype, device, requires_grad)
 
 
-def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=False):
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
     """``obj`` (a tensor, NumPy array, buffer, scalar or nested sequence) as a tensor,
     sharing its memory when it can: a tensor or array of the requested dtype and device is
-    used as it is, unless ``copy=True``; ``copy=False`` refuses to copy."""
+    used as it is, unless ``copy=True``; ``copy=False`` refuses to copy. A tensor's copy stays
+    in its graph; ``requires_grad`` (None: the tensor's own) is set on the result, as PyTorch
+    sets it (on ``obj`` itself when that is returned)."""
     dtype = as_dtype(dtype, "asarray")
     if device is None and not isinstance(obj, Tensor):
         device = _device.factory_default()
     if isinstance(obj, (Tensor, np.ndarray)):
-        result = obj if isinstance(obj, Tensor) else from_numpy(obj)
-        shares = (dtype is None or dtype is result.dtype) and (
-            device is None or _device.canonical(device) == result.device)
+        source = obj if isinstance(obj, Tensor) else from_numpy(obj)
+        shares = (dtype is None or dtype is source.dtype) and (
+            device is None or _device.canonical(device) == source.device)
         if not shares and copy is False:
-            raise ValueError(f"can't alias tensor with dtype '{result.dtype._legacy[:-6]}' "
-                             f"into dtype '{(dtype or result.dtype)._legacy[:-6]}'.")
-        if copy or not shares:
-            result = result.detach().to(device=device or result.device,
-                                        dtype=dtype or result.dtype, copy=True)
-        elif isinstance(obj, Tensor) and not requires_grad:
-            return obj
-        return result.requires_grad_(True) if requires_grad else result
+            raise ValueError(f"can't alias tensor with dtype '{source.dtype._legacy[:-6]}' "
+                             f"into dtype '{(dtype or source.dtype)._legacy[:-6]}'.")
+        if not (copy or not shares):
+            result = source
+        elif shares:
+            result = source.clone()
+        else:
+            if requires_grad is None and source.requires_grad:
+                _errors.warn(_ASARRAY_REQUIRES_GRAD)
+            result = source.to(device=device or source.device, dtype=dtype or source.dtype)
+        if requires_grad is False and result is not source:
+            result = result.detach()
+        elif requires_grad is not None:
+            result.requires_grad_(requires_grad)
+        return result
     if copy is False:
         raise ValueError("can't alias a Python sequence or scalar: copy=False")
     if isinstance(obj, (bytes, bytearray, memoryview)):
-        return frombuffer(obj, dtype=dtype or _dtypes.uint8, requires_grad=requires_grad)
-    return tensor(obj, dtype=dtype, device=device, requires_grad=requires_grad)
+        return frombuffer(obj, dtype=dtype or _dtypes.uint8, requires_grad=bool(requires_grad))
+    return tensor(obj, dtype=dtype, device=device, requires_grad=bool(requires_grad))
+
+
+_ASARRAY_REQUIRES_GRAD = (
+    "torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
+    "False. Pass requires_grad=False explicitly to get the old behavior and silence this "
+    "warning.")
 
 
 def empty_strided(size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
@@ -152,9 +168,7 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, shape):
     ``N - 1`` is the length (periodic: the length + 1, whose last point is dropped)."""
     from ._out import _cpp_name
     dtype = as_dtype(dtype, name) or _dtypes.get_default_dtype()
-    if dtype.is_complex:
-        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype._legacy[:-6]}'")
-    if not dtype.is_floating_point:
+    if dtype.category < 2:
         raise RuntimeError(
             f"{name} expects floating point dtypes, got: TensorOptions(dtype={_cpp_name(dtype)}, "
             f"device=cpu, layout=Strided (default), requires_grad="
@@ -165,6 +179,8 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, shape):
                            f"window_length={window_length}")
     if window_length <= 1:
         values = np.ones(window_length)
+    elif dtype.is_complex:
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype._legacy[:-6]}'")
     else:
         n = np.arange(window_length, dtype=np.float64)
         values = shape(n, window_length + 1 if periodic else window_length)

@@ -2,7 +2,8 @@
 derivatives (``ComplexBackward0``, ``PolarBackward0``).
 
 A real input's gradient is the real part of what its rule gives (the engine keeps it, as
-PyTorch does): for ``z = f(x)`` that is ``Re(conj(dz/dx) * g)``.
+PyTorch does). The rules receive ``g`` conjugated (as all of ember's do) and return
+``g * dz/dx``: the real part is PyTorch's ``Re(conj(grad) * dz/dx)``.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def _complex(xp, real, imag):
 
 
 _complex.defvjp(lambda xp, g, ans, real, imag: g,  # dz/dreal = 1
-                lambda xp, g, ans, real, imag: g * -1j)  # dz/dimag = i: Re(-i g) = Im(g)
+                lambda xp, g, ans, real, imag: g * 1j)  # dz/dimag = i
 
 
 @defop("polar")
@@ -29,10 +30,10 @@ def _polar(xp, abs, angle):  # noqa: A002 - PyTorch's parameter name
     return z if abs.dtype.itemsize == 8 else z.astype(xp.complex64)
 
 
-# dz/dabs = e^(i angle), dz/dangle = i abs e^(i angle); each times g, conjugated
-_polar.defvjp(lambda xp, g, ans, abs, angle: g * (xp.cos(angle) - 1j * xp.sin(angle)),
-              lambda xp, g, ans, abs, angle: g * (xp.cos(angle) - 1j * xp.sin(angle))
-              * (-1j * abs))
+# dz/dabs = e^(i angle), dz/dangle = i abs e^(i angle)
+_polar.defvjp(lambda xp, g, ans, abs, angle: g * (xp.cos(angle) + 1j * xp.sin(angle)),
+              lambda xp, g, ans, abs, angle: g * (xp.cos(angle) + 1j * xp.sin(angle))
+              * (1j * abs))
 
 
 def _checked(name, first, second, names):
