@@ -74,7 +74,6 @@ from ._dtypes import (
     int32,
     int64,
     long,
-    promote_types,
     set_default_dtype,
     short,
     uint8,
@@ -123,16 +122,8 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
-def numel(input):
-    return input.numel()
-
-
 def result_type(tensor1, tensor2):
     return _result_type(tensor1, tensor2)
-
-
-def is_floating_point(input):
-    return input.is_floating_point()
 
 
 def detach(input):

@@ -15,7 +15,8 @@ from . import _dtypes, _errors
 from ._creation import _type_name
 from ._tensor import Tensor
 
-__all__ = ["finfo", "iinfo", "can_cast", "is_complex", "is_nonzero", "is_signed",
+__all__ = ["finfo", "iinfo", "can_cast", "promote_types", "numel", "is_floating_point",
+           "is_complex", "is_nonzero", "is_signed",
            "is_storage", "is_same_size", "is_conj", "is_neg", "is_inference", "get_device",
            "typename", "set_default_tensor_type", "pi", "e", "inf", "nan", "newaxis"]
 
@@ -85,6 +86,23 @@ def can_cast(from_, to):
     (an op's ``out=``): never down a category (float to int, complex to float...)."""
     return _dtypes.can_cast(_dtype_arg("can_cast", from_, "from_", 1),
                             _dtype_arg("can_cast", to, "to", 2))
+
+
+def promote_types(type1, type2):
+    """The smallest dtype both ``type1`` and ``type2`` convert to without loss (as far as
+    PyTorch's promotion lattice goes)."""
+    return _dtypes.promote_types(_dtype_arg("promote_types", type1, "type1", 1),
+                                 _dtype_arg("promote_types", type2, "type2", 2))
+
+
+def numel(input):
+    """The number of elements of ``input``."""
+    return _tensor_arg("numel", input).numel()
+
+
+def is_floating_point(input):
+    """Whether ``input``'s dtype is a floating one (not complex)."""
+    return _tensor_arg("is_floating_point", input).is_floating_point()
 
 
 def is_complex(input):

@@ -293,6 +293,9 @@ CALLS = {
     "is_neg": [lambda lib: lib.ones(1)],
     "is_inference": [lambda lib: lib.ones(1)],
     "get_device": [lambda lib: lib.ones(1)],
+    "numel": [lambda lib: lib.ones(2, 3), lambda lib: [1]],
+    "is_floating_point": [lambda lib: lib.ones(1), lambda lib: lib.ones(1, dtype=lib.int64),
+                          lambda lib: [1]],
     "typename": [lambda lib: lib.ones(2), lambda lib: lib.ones(2, dtype=lib.int64),
                  lambda lib: 1, lambda lib: int, lambda lib: [1]],
 }
@@ -304,6 +307,15 @@ def test_tensor_kind_helpers_like_pytorch(name, k):
     (e, e_err), (t, t_err) = (_outcome(lambda lib: getattr(lib, name)(CALLS[name][k](lib)), lib)
                               for lib in (ember, torch))
     assert e_err == t_err and e == t
+
+
+@pytest.mark.parametrize("args", [("float32", "int64"), ("uint8", "int8"), (1, "float32"),
+                                  ("float32", "a")])
+def test_promote_types_like_pytorch(args):
+    def call(lib):
+        return lib.promote_types(*(getattr(lib, a) if a in DTYPES else a for a in args))
+    (e, e_err), (t, t_err) = _outcome(call, ember), _outcome(call, torch)
+    assert e_err == t_err and str(e) == str(t)
 
 
 def test_is_same_size_like_pytorch():

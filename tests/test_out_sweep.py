@@ -309,3 +309,14 @@ def test_out_with_inputs_requiring_grad_like_pytorch(name):
     e_res, e_err, _ = _call(ember, name, e_out, requires_grad=True)
     t_res, t_err, _ = _call(torch, name, t_out, requires_grad=True)
     assert e_err == t_err
+
+
+def test_every_out_rule_names_an_ember_function_that_takes_out():
+    """A rule whose function ember does not export (renamed, moved) would be dropped
+    silently by ``add_out``: each one resolves, and takes ``out``."""
+    from ember._out import RULES
+    for key in RULES:
+        owner, _, name = key.rpartition(".")
+        fn = getattr(ember.nn.functional if owner == "nn.functional" else
+                     getattr(ember, owner) if owner else ember, name)
+        assert "out" in inspect.signature(fn).parameters, key
