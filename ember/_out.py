@@ -24,6 +24,7 @@ import warnings
 
 from . import _dtypes, _errors
 from ._out_rules import RULES, Rule
+from ._tensor import Tensor
 from .autograd import anomaly_mode, grad_mode
 
 __all__ = ["write_out", "add_out", "factory_out", "RULES"]
@@ -110,6 +111,12 @@ def _warn_resize(rule, out, result, times):
         warnings.warn(message, UserWarning, stacklevel=_user_level())
 
 
+def _out_tensor(label, out):
+    """PyTorch's TypeError for an ``out`` that is not a tensor."""
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{label}(): argument 'out' must be Tensor, not {type(out).__name__}")
+
+
 def _write_tuple(rule, out, result):
     """A several-tensor result into the tuple ``out``: every part checked before any is
     written (an index part must be int64 exactly), then the named tuple of ``out``'s parts."""
@@ -139,18 +146,21 @@ def _legacy(dtype):
 # --------------------------------------------------------------------------- the wrappers
 
 
-def with_out(fn, rule):
-    """``fn`` taking PyTorch's ``out=`` by ``rule`` (``fn`` itself is called without it)."""
+def with_out(fn, rule, label):
+    """``fn`` taking PyTorch's ``out=`` by ``rule`` (``fn`` itself is called without it);
+    ``label``: its name in the argument parser's errors ('linalg_inv')."""
     if rule.factory:
         def function(*args, out=None, **kwargs):
             if out is None:
                 return fn(*args, **kwargs)
+            _out_tensor(label, out)
             dtype = kwargs.pop("dtype", None)
             return factory_out(rule, out, dtype, lambda dt: fn(*args, dtype=dt, **kwargs))
     elif rule.passes_dtype:  # the reductions that compute in out's dtype (sum, cumsum ...)
         def function(*args, out=None, **kwargs):
             if out is None:
                 return fn(*args, **kwargs)
+            _out_tensor(label, out)
             if rule.refuses(out.dtype, out.dtype):  # a dtype they cannot compute in
                 if rule.resize_first:  # (refused after the resize)
                     _resize_first(rule, out, fn(*args, **kwargs))
@@ -165,8 +175,12 @@ def with_out(fn, rule):
             if out is None:
                 return fn(*args, **kwargs)
             if rule.grad_of_inputs:
+                _out_tensor(label, out)
                 _check_grad(rule, args, (out,))
-            return write_out(None, out, fn(*args, **kwargs), rule)
+            result = fn(*args, **kwargs)
+            if not isinstance(result, tuple):
+                _out_tensor(label, out)
+            return write_out(None, out, result, rule)
     functools.update_wrapper(function, fn)
     function.__signature__ = _signature_with_out(fn)
     return function
@@ -195,7 +209,7 @@ def add_out(namespace, prefix=""):
         fn = namespace.get(name)
         if fn is None or "." in name:
             continue
-        namespace[name] = with_out(fn, rule)
+        namespace[name] = with_out(fn, rule, key.replace(".", "_"))
 
 
 def factory_out(rule, out, dtype, make):
