@@ -29,6 +29,7 @@ from .autograd import anomaly_mode, grad_mode
 
 __all__ = ["write_out", "add_out", "factory_out", "RULES"]
 
+
 def _rule(name):
     return RULES.get(name) or Rule(aten=name)
 
