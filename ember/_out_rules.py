@@ -63,7 +63,7 @@ class Rule:
         self.first, self.double_warning, self.warning = first, double_warning, warning
         self.resize_first, self.resized_message = resize_first, resized_message
         self.composite, self.factory, self.passes_dtype = composite, factory, passes_dtype
-        self.dtype_message, self.index_rule = dtype_message, index_rule or _INDEX
+        self.dtype_message, self.index_rule = dtype_message, index_rule or INDEX
         self.grad_of_inputs = grad_of_inputs
 
     def refuses(self, src, dst):
@@ -80,8 +80,8 @@ class Rule:
         return copy
 
 
-_INDEX = None
-_INDEX = Rule(check="same", message=_EXACT)  # an indices part: int64 exactly
+INDEX = None  # (bound just below; Rule() reads it for its default)
+INDEX = Rule(check="same", message=_EXACT)  # an indices part: int64 exactly
 
 ELEMENTWISE = Rule(double_warning=True)  # TensorIterator: cast within categories, two warnings
 CAST = Rule()  # the same check, one warning (reductions, composites)
@@ -93,17 +93,13 @@ FACTORY = Rule(check="any", factory=True, warning=None)
 REDUCE_IN = Rule(check="any", passes_dtype=True)  # computes in out's dtype
 
 
-def _same(message, **kwargs):
-    return Rule(check="same", message=message, **kwargs)
-
-
-def _group(rule, names, aten=None):
+def _group(rule, names):
     """``{name: rule}`` for ``names`` ('name' or 'name:aten', the ATen name in the autograd
-    error when it differs; ``aten`` for all)."""
+    error when it is not the function's own)."""
     table = {}
     for entry in names.split():
         name, _, own = entry.partition(":")
-        table[name] = rule.named(own or aten or name.rpartition(".")[2])
+        table[name] = rule.named(own or name.rpartition(".")[2])
     return table
 
 
