@@ -53,7 +53,8 @@ from ._creation import (
     zeros,
     zeros_like,
 )
-from ._device import device
+from ._device import device, get_default_device, set_default_device
+from ._dtype_utils import *  # noqa: F403  (finfo, iinfo, can_cast, is_complex, pi...)
 from ._dtypes import (
     bfloat16,
     bool,
@@ -75,12 +76,13 @@ from ._dtypes import (
     int32,
     int64,
     long,
-    promote_types,
     set_default_dtype,
     short,
     uint8,
 )
 from ._dtypes import result_type as _result_type
+from ._factories import *  # noqa: F403  (logspace, asarray, range, the windows...)
+from ._out import add_out as _add_out
 from ._printing import get_printoptions, printoptions, set_printoptions
 from ._random import (
     Generator,
@@ -104,6 +106,7 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .func import vmap  # torch.vmap is torch.func.vmap
+from .ops.complex import complex, polar
 from .ops.conv import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
 from .ops.linalg import *  # noqa: F403
@@ -117,6 +120,7 @@ from .ops.unary import *  # noqa: F403
 from .serialization import load, save
 
 _tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for keepdim=
+_add_out(globals())  # PyTorch's out= on the functions that take it (ember/_out_rules.py)
 
 # NumPy would warn on inf/nan results (log(0), exp overflow); PyTorch never does. This is
 # process-wide NumPy state, set once here.
@@ -134,16 +138,8 @@ def is_tensor(obj):
     return isinstance(obj, Tensor)
 
 
-def numel(input):
-    return input.numel()
-
-
 def result_type(tensor1, tensor2):
     return _result_type(tensor1, tensor2)
-
-
-def is_floating_point(input):
-    return input.is_floating_point()
 
 
 def detach(input):

@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 
 from . import _device, _dtypes, _errors, _random, _random_signatures
-from ._out import factory_out
 from ._tensor import Tensor
 from .ops.registry import vmap_state as _vmap
 
@@ -18,8 +17,9 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty"
 
 
 def _finish(data, dtype, device, requires_grad):
-    """Place raw host data on its device and wrap it; ``requires_grad`` checked as PyTorch does."""
-    dev = _device.canonical(device)
+    """Place raw host data on its device (the default device when ``device`` is None) and wrap
+    it; ``requires_grad`` checked as PyTorch does."""
+    dev = _device.canonical(_device.factory_default() if device is None else device)
     if dev.type != "cpu":
         data = _device.move(data, dev)
     if requires_grad and data.dtype.kind not in "fc":
@@ -81,6 +81,8 @@ def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
 
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with a NumPy array or tensor when it can."""
+    if device is None:
+        device = _device.factory_default()
     if isinstance(data, Tensor):
         out = data if dtype is None else data.to(dtype)
         return out if device is None else out.to(device)
@@ -174,25 +176,16 @@ def _filled(fill, size, dtype, device, requires_grad, keyword):
     return _finish(arr, dtype, device, requires_grad)
 
 
-def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, out=None,
-          layout=None):
-    if out is not None:
-        return factory_out("aten::zeros", out, dtype,
-                           lambda dt: zeros(*args, size=size, dtype=dt))
+def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None):
     return _filled(np.zeros, args, dtype, device, requires_grad, size)
 
 
-def ones(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    if out is not None:
-        return factory_out("aten::ones", out, dtype, lambda dt: ones(*args, size=size, dtype=dt))
+def ones(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None):
     return _filled(np.ones, args, dtype, device, requires_grad, size)
 
 
-def empty(*args, size=None, dtype=None, device=None, requires_grad=False, out=None, layout=None,
+def empty(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
           memory_format=None, pin_memory=False):
-    if out is not None:
-        return factory_out("aten::empty", out, dtype,
-                           lambda dt: empty(*args, size=size, dtype=dt))
     return _filled(np.empty, args, dtype, device, requires_grad, size)
 
 
@@ -235,10 +228,7 @@ def _finfo(dtype):
         return ml_dtypes.finfo(dtype.np)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):
-    if out is not None:
-        return factory_out("aten::full", out, dtype,
-                           lambda dt: full(size, fill_value, dtype=dt))
+def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{_type_name(size)}")
@@ -266,8 +256,7 @@ def _like(maker, input, dtype, device, requires_grad, name=None):
     dtype = as_dtype(dtype, name)
     levels = getattr(input, "_levels", None)  # inside vmap: one per sample, as PyTorch
     out = maker(input._data.shape if levels else input.shape, dtype=dtype or input.dtype,
-                requires_grad=requires_grad)
-    out = out.to(device or input.device)
+                device=device or input.device, requires_grad=requires_grad)
     if levels:
         from .ops import batching
         out = batching.wrap(out, levels)
@@ -292,13 +281,8 @@ def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False
                  requires_grad, "full_like")
 
 
-def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False,
-           out=None):
+def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a float is given."""
-    if out is not None:
-        return factory_out("aten::arange", out, dtype,
-                           lambda dt: arange(start, end, step, dtype=dt),
-                           resized=_errors.ARANGE_OUT_RESIZED)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -329,10 +313,7 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     return _finish(arr, dtype, device, requires_grad)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None):
-    if out is not None:
-        return factory_out("aten::linspace", out, dtype,
-                           lambda dt: linspace(start, end, steps, dtype=dt))
+def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
     for label, v in (("start", start), ("end", end)):
         if isinstance(v, Tensor) and v.ndim:
             raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, "
@@ -355,9 +336,7 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False,
     return _finish(arr, dtype, device, requires_grad)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
-    if out is not None:
-        return factory_out("aten::eye", out, dtype, lambda dt: eye(n, m, dtype=dt))
+def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
     if not _int_like(n):
         raise TypeError(f"eye(): argument 'n' (position 1) must be int, not {_type_name(n)}")
     for label, v in (("n", n), ("m", m)):
@@ -401,26 +380,20 @@ def _check_generator(generator, name, args, keywords=None):
 
 
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
-         out=None, layout=None, pin_memory=False):
+         layout=None, pin_memory=False):
     """Samples uniform on [0, 1) (for a complex dtype, real and imaginary parts each).
     Drawn from ember's generator: PyTorch's distribution, not PyTorch's numbers."""
     _check_generator(generator, "rand", args, {"size": size})
-    if out is not None:
-        return factory_out("aten::rand", out, dtype,
-                           lambda dt: rand(*args, size=size, generator=generator, dtype=dt))
     shape = _size(args, "rand", size)
     dtype = _sampled_dtype(dtype, "rand", "check_uniform_bounds")
     return _drawn(lambda rng, s: rng.random(s), shape, generator, dtype, device, requires_grad)
 
 
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
-          out=None, layout=None, pin_memory=False):
+          layout=None, pin_memory=False):
     """Standard normal samples (complex: variance 1 in all, 1/2 in each part, as PyTorch).
     Drawn from ember's generator: PyTorch's distribution, not PyTorch's numbers."""
     _check_generator(generator, "randn", args, {"size": size})
-    if out is not None:
-        return factory_out("aten::randn", out, dtype,
-                           lambda dt: randn(*args, size=size, generator=generator, dtype=dt))
     shape = _size(args, "randn", size)
     dtype = _sampled_dtype(dtype, "randn", "normal_kernel_cpu", shape)
     return _drawn(lambda rng, s: rng.standard_normal(s), shape, generator, dtype, device,
@@ -497,14 +470,11 @@ def _randint_bounds(args, low, high, size, generator):
 
 
 def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, device=None,
-            requires_grad=False, out=None, layout=None, pin_memory=False):
+            requires_grad=False, layout=None, pin_memory=False):
     """Integers drawn uniformly from [low, high): ``randint(high, size)`` or
     ``randint(low, high, size)``; int64 unless ``dtype`` (or ``out``) says otherwise.
     Drawn from ember's generator: PyTorch's distribution, not PyTorch's numbers."""
     low, high, size, position = _randint_bounds(args, low, high, size, generator)
-    if out is not None:
-        return factory_out("aten::randint", out, dtype,
-                           lambda dt: randint(low, high, size, generator=generator, dtype=dt))
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"randint(): argument 'size' (position {position}) must be tuple of "
                         f"ints, not {_type_name(size)}")
@@ -515,13 +485,10 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
                   device, requires_grad)
 
 
-def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_grad=False,
+def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
              layout=None, pin_memory=False):
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``/``out`` say otherwise)."""
     _check_generator(generator, "randperm", (n,))
-    if out is not None:
-        return factory_out("aten::randperm", out, dtype,
-                           lambda dt: randperm(n, generator=generator, dtype=dt))
     if not _int_like(n):
         raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
                         f"{_type_name(n)}")

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["device", "namespace_of", "to_numpy", "cuda_available"]
+__all__ = ["device", "namespace_of", "to_numpy", "cuda_available", "set_default_device",
+           "get_default_device"]
 
 
 class device:
@@ -54,6 +55,16 @@ class device:
     def __hash__(self):
         return hash((self.type, self.index))
 
+    def __enter__(self):
+        """``with torch.device('cuda'):`` makes this the default device of the factory
+        functions inside the block (as ``set_default_device`` does, until the block ends)."""
+        _defaults.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        _defaults.pop()
+        return False
+
 
 CPU = device("cpu")
 
@@ -79,6 +90,37 @@ def _load_cupy():
 
 def cuda_available():
     return _load_cupy() is not None
+
+
+# ---------------------------------------------------------------- the default device
+# Global state (as PyTorch's, which it keeps per thread): the device factory functions use
+# when given none. ``_defaults[0]`` is ``set_default_device``'s (None: the CPU); each
+# ``with device(...)`` block pushes one more on top.
+_defaults = [None]
+
+
+def set_default_device(device):
+    """Make ``device`` (a device, a string like ``'cuda'``, an index, or None for the CPU) the
+    one factory functions (``tensor``, ``zeros``, ``arange``, ``rand``..., and so the
+    parameters ``nn`` modules create) use when not given ``device=``. Tensors made from others
+    (``zeros_like``, ``from_numpy``) are not affected. As in PyTorch, a device that is not
+    available (``'cuda'`` without CUDA) is accepted here and refused at the first factory
+    call."""
+    _defaults[0] = None if device is None else globals()["device"](device)
+
+
+def get_default_device():
+    """The device factory functions use when given none (``'cuda'`` reads as ``cuda:0``, and
+    raises, as a factory call would, where CUDA is not available)."""
+    dev = factory_default()
+    if dev is None:
+        return CPU
+    return dev if dev.index is not None else canonical(dev)
+
+
+def factory_default():
+    """The default device, or None for the CPU (the common case: one list read)."""
+    return _defaults[-1]
 
 
 def canonical(dev):

@@ -20,12 +20,16 @@ from . import _device, _dtypes, _errors, _random, _random_signatures
 from ._broadcast import broadcast_shapes
 from ._creation import _finish, _int_like, _size, _type_name, as_dtype
 from ._out import factory_out, write_out
+from ._out_rules import Rule
 from ._tensor import Tensor
 from .ops.registry import defop
 from .ops.registry import vmap_state as _vmap
 
 __all__ = ["normal", "bernoulli", "poisson", "multinomial"]
 
+
+_MULTINOMIAL_OUT = Rule(aten="multinomial", warning=None)  # resized without a warning
+_BERNOULLI_OUT = Rule(aten="bernoulli", check="any", factory=True, warning=None)
 
 def _zero(xp, g, ans, *args):
     """The derivative PyTorch gives a sample with respect to its parameters: zero."""
@@ -199,9 +203,15 @@ def _normal_tensor_mean(mean, std, generator, out):
     _check_normal_dtype(mean.dtype)
     _check_std_number(std)
     m = _host(mean)
-    values = m + std * _standard_normal(_random.rng(generator), m.shape, mean.is_complex())
+    # With ``out``, PyTorch draws in the shape of ``mean`` broadcast with ``out`` (so ``out``
+    # keeps a larger shape, and one that does not broadcast is an error, even an empty one).
+    shape = m.shape if out is None else broadcast_shapes(m.shape, tuple(out.shape))
+    values = m + std * _standard_normal(_random.rng(generator), shape, mean.is_complex())
     values = _placed(values.astype(mean.dtype.np), mean)
-    return _normal_out(_NORMAL_TF(mean, values), out)
+    if out is not None:
+        return _normal_out(Tensor._make(values, None, False) if shape != m.shape
+                           else _NORMAL_TF(mean, values), out)
+    return _NORMAL_TF(mean, values)
 
 
 def _normal_tensor_std(mean, std, generator, out):
@@ -264,7 +274,9 @@ def _bernoulli(input=None, p=None, *, generator=None, out=None):
     _check_probabilities(probs)
     draw = rng.random(probs.shape) < probs
     if out is not None:
-        return factory_out("aten::bernoulli", out, None, lambda dt: Tensor._make(
+        if input.requires_grad and _grad_enabled():
+            raise RuntimeError(_errors.OUT_AUTOGRAD.format(name="bernoulli"))
+        return factory_out(_BERNOULLI_OUT, out, None, lambda dt: Tensor._make(
             _placed(draw.astype(dt.np), input), None, False))
     return _BERNOULLI(input, _placed(draw.astype(input.dtype.np), input))
 
@@ -411,7 +423,7 @@ def _multinomial(input, num_samples=None, replacement=False, *, generator=None, 
     idx = idx.reshape(w.shape[:-1] + (n,)).astype(np.int64)
     result = Tensor._make(_placed(idx, input), None, False)
     if out is not None:
-        return write_out("multinomial", out, result, resized=None)
+        return write_out("multinomial", out, result, _MULTINOMIAL_OUT)
     return result
 
 

@@ -6,6 +6,7 @@ comes from the reductions.
 """
 from __future__ import annotations
 
+from ._out import add_out as _add_out
 from .ops.linalg import _LinAlgError as LinAlgError
 from .ops.linalg import diagonal as _diagonal
 from .ops.linalg import linalg_cholesky as cholesky
@@ -35,3 +36,6 @@ __all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigva
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     """The diagonal ``offset`` of each matrix (dims ``dim1``, ``dim2``), as a view."""
     return _diagonal(A, offset, dim1, dim2)
+
+
+_add_out(globals(), "linalg.")  # out= on the functions PyTorch gives it (ember/_out_rules.py)

@@ -7,6 +7,7 @@ import warnings
 import numpy as np
 
 from .. import _creation, _dtypes
+from .._out import write_out
 from .._tensor import _wrap_dim
 from ..autograd import grad_mode as _grad_mode
 from ..ops import batching
@@ -873,7 +874,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """``input / max(||input||_p, eps)`` along ``dim``."""
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
-    return input / denom if out is None else _pointwise.div(input, denom, out=out)
+    return input / denom if out is None else write_out("nn.functional.normalize", out,
+                                                       input / denom)
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):

@@ -11,7 +11,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _dtypes, _xp
-from .._out import write_out
 from .._tensor import Tensor
 from .operands import (
     _ANY,
@@ -245,10 +244,8 @@ _floor_divide = defop("floor_divide", promote=True)(
 # --------------------------------------------------------------------------- public API
 
 
-def add(input, other, *, alpha=1, out=None):
+def add(input, other, *, alpha=1):
     """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
-    if out is not None:
-        return write_out("add", out, add(input, other, alpha=alpha))
     if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
         input, other = _operands(None, _ANY, input, other)
     if alpha != 1 or type(alpha) is not int:
@@ -260,10 +257,8 @@ def _radd(tensor, scalar, alpha):
     return _add(scalar, tensor, alpha)
 
 
-def sub(input, other, *, alpha=1, out=None):
+def sub(input, other, *, alpha=1):
     """``input - alpha * other``."""
-    if out is not None:
-        return write_out("sub", out, sub(input, other, alpha=alpha))
     if isinstance(input, Tensor) and isinstance(other, Tensor) and alpha == 1 and \
             input._data.dtype is not _NP_BOOL and other._data.dtype is not _NP_BOOL and \
             type(alpha) is int:  # the common case, in short
@@ -332,10 +327,8 @@ def div_scalar(input, other):
     return _div_scalar(input if dt is input.dtype else input.to(dt), other)
 
 
-def mul(input, other, *, out=None):
+def mul(input, other):
     """Elementwise product."""
-    if out is not None:
-        return write_out("mul", out, mul(input, other))
     if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
         input, other = _operands(None, _ANY, input, other)
     return _mul(input, other)
@@ -344,10 +337,8 @@ def mul(input, other, *, out=None):
 multiply = mul
 
 
-def div(input, other, *, rounding_mode=None, out=None):
+def div(input, other, *, rounding_mode=None):
     """True division (integers give the default float dtype); ``rounding_mode`` 'trunc'/'floor'."""
-    if out is not None:
-        return write_out("div", out, div(input, other, rounding_mode=rounding_mode))
     if rounding_mode is not None:
         if rounding_mode not in ("trunc", "floor"):
             raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or "

@@ -21,7 +21,6 @@ import numpy as np
 
 from .. import _dtypes, _errors, _xp
 from .._broadcast import broadcast_shapes
-from .._out import write_out
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.graph import Node, gradient_edge, new_node
@@ -496,10 +495,8 @@ def _slice_shape(t, d):
 # --------------------------------------------------------------------------- gather / scatter
 
 
-def gather(input, dim, index, *, sparse_grad=False, out=None):
+def gather(input, dim, index, *, sparse_grad=False):
     """``out[i][j][k] = input[index[i][j][k]][j][k]`` (for ``dim=0``); index has input's rank."""
-    if out is not None:
-        return write_out("gather", out, gather(input, dim, index), dtypes="exact")
     key = _scatter_args("gather", input, dim, index)
     # A 0-d input is read as a vector of one entry when the index is a vector.
     # (PyTorch's gather, take and masked_select also save their input, for its metadata)

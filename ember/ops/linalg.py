@@ -360,7 +360,11 @@ def outer(input, vec2):
     return _shape.reshape(input, input.shape[0], 1) * vec2
 
 
-ger = outer
+def ger(input, vec2):
+    """``outer``, under its deprecated name (PyTorch warns on each call)."""
+    _errors.warn("torch.ger is deprecated and will be removed in a future PyTorch release. Use "
+                 "torch.outer instead.")
+    return outer(input, vec2)
 
 
 def matmul(input, other):

@@ -869,8 +869,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """``torch.norm``: vector norms (``p`` a number, or 'fro' over at most two dims) through
     :func:`vector_norm`; other string orders ('nuc') are matrix norms (``ember.linalg``)."""
     if out is not None:
-        return write_out("linalg_vector_norm", out, norm(input, p, dim, keepdim, dtype=dtype),
-                         dtypes="exact")
+        return write_out("norm", out, norm(input, p, dim, keepdim, dtype=dtype))
     if isinstance(dim, int):
         dim = (dim,)
     if isinstance(p, str):

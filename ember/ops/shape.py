@@ -14,7 +14,6 @@ import numpy as np
 
 from .. import _broadcast, _dtypes, _errors, _xp
 from .._creation import tril_indices, triu_indices
-from .._out import write_out
 from .._tensor import Size, Tensor, _wrap_dim
 from ..autograd import forward_ad
 from ..autograd.views import as_view
@@ -630,10 +629,8 @@ def _common_dtype(tensors):
     return [to_dtype(t, dt) for t in tensors]
 
 
-def cat(tensors, dim=0, *, out=None):
+def cat(tensors, dim=0):
     """Join tensors along an existing dim (all other dims must match)."""
-    if out is not None:
-        return write_out("cat", out, cat(tensors, dim), dtypes="cat")
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
@@ -672,10 +669,8 @@ def _stack(xp, *args):
 _stack.defvjp(lambda xp, g, ans, i, inputs, dim: g[(slice(None),) * dim + (i, Ellipsis)])
 
 
-def stack(tensors, dim=0, *, out=None):
+def stack(tensors, dim=0):
     """Join same-shaped tensors along a new dim."""
-    if out is not None:
-        return write_out("stack", out, stack(tensors, dim), dtypes="cat")
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
@@ -732,29 +727,29 @@ def _nonempty(tensors, name):
     return tensors
 
 
-def hstack(tensors, *, out=None):
+def hstack(tensors):
     """Join along dim 1 (dim 0 for vectors); scalars count as vectors."""
     tensors = [_atleast_1d(t) for t in _nonempty(tensors, "hstack")]
-    return cat(tensors, 0 if tensors[0].ndim == 1 else 1, out=out)
+    return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
-def vstack(tensors, *, out=None):
+def vstack(tensors):
     """Stack rows: join along dim 0, vectors becoming ``1 x n`` rows."""
-    return cat([_atleast_2d(t) for t in _nonempty(tensors, "vstack")], 0, out=out)
+    return cat([_atleast_2d(t) for t in _nonempty(tensors, "vstack")], 0)
 
 
 row_stack = vstack
 
 
-def dstack(tensors, *, out=None):
+def dstack(tensors):
     """Join along the third dim, lower-rank inputs raised to 3 dims."""
-    return cat([_atleast_3d(t) for t in _nonempty(tensors, "dstack")], 2, out=out)
+    return cat([_atleast_3d(t) for t in _nonempty(tensors, "dstack")], 2)
 
 
-def column_stack(tensors, *, out=None):
+def column_stack(tensors):
     """Join columns: vectors (and scalars) become ``n x 1`` columns, then join along dim 1."""
     tensors = _nonempty(tensors, "column_stack")
-    return cat([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors], 1, out=out)
+    return cat([reshape(t, (t.numel(), 1)) if t.ndim <= 1 else t for t in tensors], 1)
 
 
 # --------------------------------------------------------------------------- splitting

@@ -12,7 +12,6 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _device, _xp
-from .._out import takes_out as _takes_out
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.graph import Node, gradient_edge, new_node
@@ -139,13 +138,11 @@ def _scan(name, op, input, dim, dtype):
     return op(input, _wrap_dim(dim, input.ndim), _accumulation_dtype(input, dtype))
 
 
-@_takes_out
 def cumsum(input, dim, *, dtype=None):
     """Running sum along ``dim``; integers accumulate in int64."""
     return _scan("cumsum", _cumsum, input, dim, dtype)
 
 
-@_takes_out
 def cumprod(input, dim, *, dtype=None):
     """Running product along ``dim``; integers accumulate in int64; gradients exact at zeros."""
     return _scan("cumprod", _cumprod, input, dim, dtype)
@@ -198,7 +195,6 @@ _logcumsumexp.defvjp(_logcumsumexp_rule)
 _logcumsumexp.defjvp(_logcumsumexp_jvp)
 
 
-@_takes_out
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow."""
     if input._data.dtype.kind not in "fc":
@@ -240,7 +236,6 @@ def _argsort(xp, input, dim, descending):
     return _order(xp, input, dim, descending)
 
 
-@_takes_out
 def sort(input, dim=-1, descending=False, stable=None):
     """``(values, indices)`` sorted along ``dim``; always stable (equal elements keep order)."""
     op = _sort if stable is None else _sort_stable
@@ -252,7 +247,6 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return _argsort(input, _wrap_dim(dim, input.ndim), bool(descending))
 
 
-@_takes_out
 def msort(input):
     """``input`` sorted along its first dim."""
     return sort(input, 0).values
@@ -274,7 +268,6 @@ _topk.defvjp(lambda xp, g, ans, input, k, dim, largest, shape:
 _topk.saved_outputs = (1,)
 
 
-@_takes_out
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``, in order.
 
@@ -363,7 +356,6 @@ _kthvalue.defvjp(lambda xp, g, ans, input, k, dim, keepdim, shape:
 _kthvalue.saved_outputs = (1,)
 
 
-@_takes_out
 def kthvalue(input, k, dim=-1, keepdim=False):
     """``(values, indices)`` of the ``k``-th smallest element along ``dim``."""
     d = _wrap_dim(dim, input.ndim)
@@ -414,7 +406,6 @@ _median_dim.defvjp(lambda xp, g, ans, input, dim, keepdim, shape:
 _median_dim.saved_outputs = (1,)
 
 
-@_takes_out
 def median(input, dim=None, keepdim=False):
     """The lower median of all elements (ties share the gradient), or ``(values, indices)``
     along ``dim``; NaN if a NaN is present."""
@@ -444,7 +435,6 @@ _mode.defvjp(lambda xp, g, ans, input, dim, keepdim, shape:
 _mode.saved_outputs = (1,)
 
 
-@_takes_out
 def mode(input, dim=-1, keepdim=False):
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest of those
     equally frequent) and where it occurs (the position PyTorch's CPU kernel reports)."""
@@ -498,7 +488,7 @@ def _running_extreme(name, better):
     public.__name__ = public.__qualname__ = name
     public.__doc__ = (f"``(values, indices)``: the running {name[3:]}imum along ``dim`` and "
                       "the index where it was (last) reached.")
-    return _takes_out(public)
+    return public
 
 
 def _scatter_key(index, dim):
@@ -708,7 +698,7 @@ def _bounds_search(xp, boundaries, values, right, sorter):
 
 
 def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None,
-                 sorter=None, out=None):
+                 sorter=None):
     """Where ``values`` would be inserted into the (last dim of) ``sorted_sequence`` to keep
     it sorted: the leftmost place, or the rightmost with ``right=True`` / ``side='right'``."""
     if side is not None:
@@ -744,7 +734,7 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     return Tensor._make(index.astype(np.int32 if out_int32 else np.int64), None, False)
 
 
-def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
+def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each element given the sorted 1-d ``boundaries`` (``right``: a value equal
     to a boundary goes to the bucket above it)."""
     if boundaries.ndim != 1:

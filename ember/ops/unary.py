@@ -17,7 +17,6 @@ import math
 import numpy as np
 
 from .. import _dtypes, _xp
-from .._out import write_out
 from .._tensor import Tensor
 from . import pointwise as _pw
 from .registry import defop
@@ -130,12 +129,12 @@ def _unary(name, forward, rule=None, *, promote="float", refuse="", kernel=None,
     if rule is not None:
         op.defvjp(rule)
 
-    def public(input, *, out=None):
+    def public(input):
         if not isinstance(input, Tensor):
             _pw._check_tensor(name, input)
         if refuse and input._data.dtype.kind in refuse:
             raise _pw._unsupported(kernel, input.dtype)
-        return op(input) if out is None else write_out(name, out, op(input))
+        return op(input)
     public.__name__ = public.__qualname__ = name
     public.__doc__ = doc
     return public
@@ -441,12 +440,12 @@ def _angle_rule(xp, g, ans, input):
 _angle.defvjp(_angle_rule)
 
 
-def angle(input, *, out=None):
+def angle(input):
     """The argument of each element, ``atan2(imag, real)``: 0 or pi for real numbers (NaN
     stays NaN); integers give the default float dtype."""
     if not isinstance(input, Tensor):
         _pw._check_tensor("angle", input)
-    return _angle(input) if out is None else write_out("angle", out, _angle(input))
+    return _angle(input)
 
 
 # --------------------------------------------------------------------------- the family's surface

@@ -1,0 +1,66 @@
+"""Complex tensors from real ones: ``complex(real, imag)`` and ``polar(abs, angle)``, with
+derivatives (``ComplexBackward0``, ``PolarBackward0``).
+
+A real input's gradient is the real part of what its rule gives (the engine keeps it, as
+PyTorch does). The rules receive ``g`` conjugated (as all of ember's do) and return
+``g * dz/dx``: the real part is PyTorch's ``Re(conj(grad) * dz/dx)``.
+"""
+from __future__ import annotations
+
+from .. import _dtypes
+from .operands import _check_tensor
+from .registry import defop
+
+__all__ = ["complex", "polar"]
+
+
+@defop("complex", jvp="linear")
+def _complex(xp, real, imag):
+    return real + 1j * imag if real.dtype.itemsize == 8 else \
+        (real + 1j * imag).astype(xp.complex64)
+
+
+_complex.defvjp(lambda xp, g, ans, real, imag: g,  # dz/dreal = 1
+                lambda xp, g, ans, real, imag: g * 1j)  # dz/dimag = i
+
+
+@defop("polar")
+def _polar(xp, abs, angle):  # noqa: A002 - PyTorch's parameter name
+    z = abs * xp.cos(angle) + 1j * (abs * xp.sin(angle))
+    return z if abs.dtype.itemsize == 8 else z.astype(xp.complex64)
+
+
+# dz/dabs = e^(i angle), dz/dangle = i abs e^(i angle)
+_polar.defvjp(lambda xp, g, ans, abs, angle: g * (xp.cos(angle) + 1j * xp.sin(angle)),
+              lambda xp, g, ans, abs, angle: g * (xp.cos(angle) + 1j * xp.sin(angle))
+              * (1j * abs))
+
+
+def _checked(name, first, second, names):
+    """PyTorch's checks: two tensors, floating, of one dtype (float16 has no complex half in
+    ember: complex32 does not exist in NumPy)."""
+    _check_tensor(name, first, names[0], 1)
+    _check_tensor(name, second, names[1], 2)
+    if first.dtype.category != 2 or second.dtype.category != 2:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{first.dtype._legacy[:-6]} and {second.dtype._legacy[:-6]}")
+    if first.dtype is not second.dtype:
+        raise RuntimeError(f"Expected object of scalar type {first.dtype._legacy[:-6]} but got "
+                           f"scalar type {second.dtype._legacy[:-6]} for second argument")
+    if first.dtype is _dtypes.float16:
+        raise TypeError(f"{name}(): ember has no complex32 (ComplexHalf): NumPy has no such "
+                        "type; use float32 or float64 parts")
+
+
+def complex(real, imag):  # noqa: A001 - PyTorch's public name
+    """The complex tensor ``real + i imag`` (broadcast); float32 parts give complex64,
+    float64 parts complex128."""
+    _checked("complex", real, imag, ("real", "imag"))
+    return _complex(real, imag)
+
+
+def polar(abs, angle):  # noqa: A002 - PyTorch's parameter name
+    """The complex tensor ``abs * (cos(angle) + i sin(angle))`` (broadcast)."""
+    _checked("polar", abs, angle, ("abs", "angle"))
+    return _polar(abs, angle)
+
