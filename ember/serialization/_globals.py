@@ -396,24 +396,26 @@ def globals_for(rebuilder):
 
 
 def check_depth(obj):
-    """Refuse a loaded object whose containers nest more than MAX_DEPTH levels (longest
-    path, each shared object measured once, so memo-built DAGs cost linear time)."""
-    containers = (list, tuple, dict, set, collections.OrderedDict, collections.Counter, Size)
-    depth = {}  # id -> nesting below and including the object
-    stack = [(obj, False)]
-    keep = []  # keeps measured objects alive, so their ids stay theirs
+    """Refuse a loaded object whose containers nest more than MAX_DEPTH levels (the longest
+    path, each shared object measured once, so memo-built DAGs cost linear time; a cycle
+    back to an object being measured adds nothing). No recursion; the work stack holds only
+    containers not yet measured."""
+    kinds = (list, tuple, dict, set, collections.OrderedDict, collections.Counter, Size)
+    depth = {}  # id -> nesting of the object (0 while its items are being measured)
+    keep = []  # the measured objects, kept alive so that their ids stay theirs
+    expanded = set()
+    stack = [obj] if type(obj) in kinds else []
     while stack:
-        node, expanded = stack.pop()
-        if type(node) not in containers or (id(node) in depth and not expanded):
-            continue
-        items = list(node.keys()) + list(node.values()) if isinstance(node, dict) else node
-        if not expanded:
-            depth[id(node)] = 0  # in progress: a cycle back to it adds nothing
+        node = stack[-1]
+        items = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        if id(node) not in expanded:
+            expanded.add(id(node))
+            depth[id(node)] = 0
             keep.append(node)
-            stack.append((node, True))
-            stack.extend((item, False) for item in items)
+            stack.extend(i for i in items if type(i) in kinds and id(i) not in depth)
             continue
-        d = 1 + max((depth.get(id(i), 0) for i in items), default=0)
+        stack.pop()
+        d = 1 + max((depth.get(id(i), 0) for i in items if type(i) in kinds), default=0)
         if d > MAX_DEPTH:
             raise CheckpointError(f"ember.load: the loaded object nests more than {MAX_DEPTH} "
                                   "levels deep; refusing")

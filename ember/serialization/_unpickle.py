@@ -188,9 +188,12 @@ class WeightsOnlyUnpickler:
 
     def load(self):
         self.stack, self.metastack, self.memo = [], [], {}
-        dispatch = self._DISPATCH
+        dispatch, data = self._DISPATCH, self._data
         while True:
-            code = self._read(1)[0]
+            if self._pos >= len(data):
+                raise CheckpointError("ember.load: data.pkl is truncated")
+            code = data[self._pos]
+            self._pos += 1
             if code == _STOP:
                 return self.stack.pop()
             op = dispatch.get(code)
