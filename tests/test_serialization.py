@@ -484,6 +484,16 @@ def test_safe_globals_admit_user_classes(torch):
         ember.serialization.clear_safe_globals()
 
 
+def test_safe_globals_name_ember_classes_for_torch_files(torch):
+    torch.manual_seed(0)
+    data = _saved(torch.nn.Linear(2, 3), torch)
+    with ember.serialization.safe_globals([ember.nn.Linear]):
+        lin = ember.load(io.BytesIO(data))
+    assert type(lin) is ember.nn.Linear and lin.weight.shape == (3, 2)
+    with pytest.raises(pickle.UnpicklingError, match="GLOBAL torch.nn.modules.linear.Linear"):
+        ember.load(io.BytesIO(data))
+
+
 def test_pickle_module_and_weights_only_arguments(torch):
     data = _saved({"w": ember.ones(1)})
     for lib in (torch, ember):

@@ -250,6 +250,8 @@ class WeightsOnlyUnpickler:
                 raise value.error()
         elif full in safe_globals_registry:
             value = safe_globals_registry[full]
+        elif self._allowlisted_counterpart(module, name) is not None:
+            value = self._allowlisted_counterpart(module, name)
         else:
             shown = full[len("builtins."):] if full.startswith("builtins.") else full
             raise _Refused(
@@ -258,6 +260,17 @@ class WeightsOnlyUnpickler:
                 f"`torch.serialization.safe_globals([{shown}])` context manager to allowlist "
                 "this global if you trust this class/function.")
         self.stack.append(value)
+
+    def _allowlisted_counterpart(self, module, name):
+        """For ``torch.X.name`` (a file PyTorch wrote): ember's counterpart, if it was given
+        to add_safe_globals (``torch.nn.modules.linear.Linear`` -> ember's Linear)."""
+        if not (module == "torch" or module.startswith("torch.")) or not self._user:
+            return None
+        try:
+            value = _ember_counterpart(module, name)
+        except AttributeError:
+            return None
+        return value if id(value) in self._user else None
 
     def _call(self, func, args):
         if id(func) in self._callables or id(func) in self._user:
