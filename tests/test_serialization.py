@@ -371,9 +371,11 @@ def test_dtypes_ember_lacks_are_named(torch):
     if getattr(ember, "bfloat16", None) is None:
         with pytest.raises(CheckpointError, match="bfloat16 needs the optional ml_dtypes"):
             ember.load(io.BytesIO(data))
-    else:
+    else:  # bfloat16 is real (ml_dtypes): both ways
         out = ember.load(io.BytesIO(data))["b"]
-        assert out.dtype == ember.bfloat16 and out.float().tolist() == [1.0, 1.0]
+        assert out.dtype == ember.bfloat16 and out.to(ember.float32).tolist() == [1.0, 1.0]
+        back = torch.load(io.BytesIO(_saved({"b": out, "v": out[1:]})))
+        assert back["b"].dtype == torch.bfloat16 and back["v"].tolist() == [1.0]
 
 
 def test_cuda_locations_need_map_location(torch):

@@ -301,6 +301,21 @@ def test_bad_tensor_rebuilds(kw, match):
         _load(_file(_pickle(_tensor(**kw))))
 
 
+def test_materialised_conj_views_count_against_max_bytes():
+    conj = b"}" + _str("conj") + b"\x88s"
+    huge = _tensor(_storage(kind="ComplexFloatStorage", numel=1), size=(2**20, 2**20),
+                   stride=(0, 0), extra=conj)
+    data = _file(_pickle(huge), {"0": bytes(8)})
+    err, peak = _peak(lambda: _load(data))
+    assert isinstance(err, CheckpointError) and "conj / neg views" in str(err)
+    assert peak < 2 * MiB
+    many = _tuple(*[_tensor(_storage(kind="ComplexFloatStorage", numel=2**17),
+                            size=(2**17,), stride=(1,), extra=conj)] * 200)
+    data = _file(_pickle(many), {"0": bytes(2**20)})  # 1 MiB, 200 conjugated copies of it
+    _refused(data, "conj / neg views", max_bytes=100 * MiB)
+    assert len(_load(data, max_bytes=256 * MiB)) == 200
+
+
 def test_one_storage_declared_two_ways():
     two = _tuple(_tensor(), _tensor(_storage(kind="IntStorage")))
     _refused(_file(_pickle(b"(" + two[1:])), "declared as 6 elements of torch.float32 and as "

@@ -27,9 +27,12 @@ With ``weights_only=True`` (the default, as in PyTorch 2.6+), for any file:
   (``_zip``), and the declared sizes of all entries together must not exceed ``max_bytes``
   (default ``max(256 * file size, 64 MiB)``); a storage is allocated only once its declared
   element count times its dtype's size equals its entry's size, and read straight into its
-  array in 1 MiB chunks. So ``load`` allocates at most the limit for storages and pickle, plus
-  fixed-size buffers and the Python objects the pickle builds (each opcode builds at most one
-  object, so they are bounded by a small multiple of the pickle's size).
+  array in 1 MiB chunks. Tensors are views of their storage (no copy), except those PyTorch
+  saved with its lazy conj / neg bits, which ember materialises: their bytes are counted
+  against what the limit leaves, before they are made. So ``load`` allocates at most the limit
+  for storages, pickle and those copies, plus fixed-size buffers and the Python objects the
+  pickle builds (each opcode builds at most one object, so they are bounded by a small
+  multiple of the pickle's size).
 * Nothing is returned and ``map_location`` is not called until the whole file has been read
   and checked, so a bad file leaves nothing half loaded.
 

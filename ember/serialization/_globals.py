@@ -111,8 +111,9 @@ class Rebuilder:
     """Rebuilds tensors on loaded storages and remembers each one (its storage, offset,
     sizes, strides and any conj/neg), so that ``map_location`` can move them afterwards."""
 
-    def __init__(self):
+    def __init__(self, spare):
         self.views = {}  # id(tensor) -> [tensor, storage, offset, size, stride, ops]
+        self._spare = spare  # bytes the limit leaves for copies (conj / neg materialised)
 
     def tensor(self, storage, offset, size, stride, requires_grad=False, hooks=None,
                metadata=None, dtype=None):
@@ -123,6 +124,11 @@ class Rebuilder:
         size, stride, offset = _checked_view(array.size, offset, size, stride)
         data = view(array, offset, size, stride)
         ops = _metadata_ops(metadata)
+        if ops:
+            self._spare -= data.size * data.itemsize
+            if self._spare < 0:
+                raise CheckpointError("ember.load: materialising the file's conj / neg views "
+                                      "would allocate more than max_bytes allows; refusing")
         for op in ops:
             data = op(data)
         _check_hooks(hooks)

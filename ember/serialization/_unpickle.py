@@ -493,7 +493,7 @@ def _ember_counterpart(module, name):
 def load_torch(archive, prefix, map_location, weights_only, pickle_module, encoding):
     """The object in a PyTorch checkpoint (an open, checked ``_zip.Archive``)."""
     storages = _Storages(archive, prefix, _byteorder(archive, prefix))
-    rebuilder = _globals.Rebuilder()
+    rebuilder = _globals.Rebuilder(archive.spare)
     allowed = _globals.globals_for(rebuilder)
     data = archive.read_bytes(f"{prefix}/data.pkl", "data.pkl")
     if weights_only:

@@ -81,6 +81,7 @@ class Archive:
                     f"in all, over the limit of {limit}; refusing ({rule}; pass a larger "
                     "max_bytes to load a trusted file)")
             self.infos = dict(zip(names, infos))
+            self.spare = limit - total  # what the limit leaves beyond the members' bytes
         except BaseException:
             self._zip.close()
             raise
