@@ -172,7 +172,7 @@ def test_weights_only_false_is_a_full_unpickler(torch):
      "only torch.strided"),
     (_global("torch._utils", "_rebuild_qtensor"), r"quantized tensor \(torch._utils"),
     (_global("torch._utils", "_rebuild_sparse_tensor"), "sparse tensor"),
-    (_global("torch", "uint16"), "the dtype"),
+    (_global("torch", "uint16"), r"a dtype \(torch.uint16\), which ember does not have"),
     (_global("torch", "per_tensor_affine"), "quantization scheme"),
     (_global("collections", "OrderedDict") + b")R" + _str("x") + b"b", "state 'x' is not a dict"),
     (_global("torch", "Tensor") + b")R", "legacy format"),

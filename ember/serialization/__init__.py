@@ -56,7 +56,9 @@ from . import _legacy, _unpickle, _write
 from ._zip import Archive, CheckpointError, zip_errors
 
 __all__ = ["save", "load", "CheckpointError", "add_safe_globals", "get_safe_globals",
-           "clear_safe_globals", "safe_globals"]
+           "clear_safe_globals", "safe_globals", "DEFAULT_PROTOCOL"]
+
+DEFAULT_PROTOCOL = 2  # the pickle protocol save writes (PyTorch's default)
 
 # what torch.save wrote before PyTorch 1.6 begins with a pickled magic number
 _LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19"

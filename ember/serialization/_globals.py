@@ -54,6 +54,7 @@ _TORCH_DTYPES = (
     *(f"uint{n}" for n in range(1, 8)), *(f"int{n}" for n in range(1, 8)))
 _LEGACY_TENSOR_TYPES = ("Double", "Float", "Half", "BFloat16", "Long", "Int", "Short", "Char",
                         "Byte", "Bool")
+_BFLOAT16_HINT = " (ember.bfloat16 needs the optional ml_dtypes package)"
 _QSCHEMES = ("per_tensor_affine", "per_tensor_symmetric", "per_channel_affine",
              "per_channel_symmetric", "per_channel_affine_float_qparams")
 
@@ -63,7 +64,7 @@ def ember_dtype(name, what):
     d = getattr(_dtypes, name, None)
     if isinstance(d, _dtypes.dtype):
         return d
-    hint = " (ember.bfloat16 needs the optional ml_dtypes package)" if name == "bfloat16" else ""
+    hint = _BFLOAT16_HINT if name == "bfloat16" else ""
     raise CheckpointError(f"ember.load: the file holds {what} of dtype torch.{name}, which "
                           f"ember does not have{hint}")
 
@@ -349,12 +350,12 @@ def _legacy_tensor(*args):
 class Unsupported:
     """A name PyTorch admits that ember cannot represent: naming it is an error."""
 
-    def __init__(self, name, what):
-        self.name, self.what = name, what
+    def __init__(self, name, what, hint=""):
+        self.name, self.what, self.hint = name, what, hint
 
     def error(self):
         return CheckpointError(f"ember.load: the file holds {self.what} ({self.name}), which "
-                               "ember does not have")
+                               f"ember does not have{self.hint}")
 
 
 def globals_for(rebuilder):
@@ -388,10 +389,8 @@ def globals_for(rebuilder):
                                                       "a legacy typed storage")
     for name in _TORCH_DTYPES:
         d = getattr(_dtypes, name, None)
-        table[f"torch.{name}"] = d if isinstance(d, _dtypes.dtype) else \
-            Unsupported(f"torch.{name}", "the dtype" + (
-                " (ember.bfloat16 needs the optional ml_dtypes package)"
-                if name == "bfloat16" else ""))
+        table[f"torch.{name}"] = d if isinstance(d, _dtypes.dtype) else Unsupported(
+            f"torch.{name}", "a dtype", _BFLOAT16_HINT if name == "bfloat16" else "")
     for prefix in ("torch.", "torch.cuda.", "torch.sparse.", "torch.cuda.sparse."):
         for t in _LEGACY_TENSOR_TYPES:
             table[f"{prefix}{t}Tensor"] = Unsupported(f"{prefix}{t}Tensor",

@@ -169,10 +169,6 @@ class _Refused(Exception):
     UnpicklingError by ``load``)."""
 
 
-def _user_name(obj):
-    return f"{obj.__module__}.{obj.__qualname__}"
-
-
 class WeightsOnlyUnpickler:
     """The restricted pickle interpreter (see the module docstring)."""
 
