@@ -2,6 +2,7 @@
 memo tricks), the storages (declared sizes, offsets, strides) and the archive around them.
 Each file is built by hand: a pickle assembled from opcodes, zipped as torch.save lays it out.
 Refusals of what weights_only forbids are compared with real torch.load's, word for word."""
+import functools
 import io
 import pickle
 import struct
@@ -387,10 +388,69 @@ def test_big_endian_files_are_swapped(torch):
     assert _load(buf.getvalue()).tolist() == torch.load(io.BytesIO(buf.getvalue())).tolist()
 
 
-def test_legacy_torch_format_is_named(torch):
+# ------------------------------------------------------------------ PyTorch's legacy format
+
+@functools.lru_cache(maxsize=1)
+def _legacy_base():
+    torch = pytest.importorskip("torch")
+    return _legacy(torch, {"w": torch.arange(6.0).reshape(2, 3), "v": [1, "x", (2.5,)],
+                           "p": torch.nn.Parameter(torch.ones(2))})
+
+
+def _legacy(torch, obj):
     buf = io.BytesIO()
-    torch.save({"w": torch.ones(2)}, buf, _use_new_zipfile_serialization=False)
-    _refused(buf.getvalue(), "PyTorch's legacy format")
+    torch.save(obj, buf, _use_new_zipfile_serialization=False)
+    return buf.getvalue()
+
+
+def test_legacy_torch_files_load(torch):
+    torch.manual_seed(0)
+    net = torch.nn.Linear(3, 2)
+    x = torch.arange(10.0)
+    data = _legacy(torch, {"sd": net.state_dict(), "v": x[2:5], "x": x, "n": 3,
+                           "p": torch.nn.Parameter(torch.ones(2)),
+                           "h": torch.ones(2, dtype=torch.float16)})
+    out = _load(data)
+    assert out["sd"]["weight"].tolist() == net.weight.tolist() and out["n"] == 3
+    assert out["v"].tolist() == [2.0, 3.0, 4.0] and out["v"].storage_offset() == 2
+    assert np.shares_memory(out["v"].numpy(), out["x"].numpy())
+    assert type(out["p"]) is ember.nn.Parameter and out["h"].dtype == ember.float16
+    module = _legacy(torch, net)
+    assert type(_load(module, weights_only=False)) is ember.nn.Linear
+    with pytest.raises(pickle.UnpicklingError) as want:
+        torch.load(io.BytesIO(module))
+    with pytest.raises(pickle.UnpicklingError) as got:
+        _load(module)
+    assert str(got.value) == str(want.value)
+
+
+def test_legacy_torch_files_hostile(torch):
+    data = _legacy(torch, {"w": torch.arange(6.0)})
+    tail = data.rindex(struct.pack("<q", 6))  # the storage's element count, then its data
+    for cut in (5, 30, len(data) // 2, tail + 4, len(data) - 1):
+        _refused(data[:cut], "ember.load: ")
+    _refused(data[:tail] + struct.pack("<q", 7) + data[tail + 8:] + bytes(4),
+             "holds 7 elements, but the pickle declares 6")
+    huge = data.replace(b"K\x06Nt", b"J" + struct.pack("<i", 2**30) + b"Nt", 1)
+    err, peak = _peak(lambda: _load(huge))
+    assert isinstance(err, CheckpointError) and "more than the file's" in str(err)
+    assert peak < 2 * MiB
+    at = data.rindex(b"]q\x00X")  # the list of storage keys: name one the pickle does not
+    _refused(data[:at + 9] + b"7" + data[at + 10:], "storage keys .* are not those")
+    assert _load(data)["w"].tolist() == list(range(6))
+
+
+@settings(max_examples=300, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(flips=st.lists(st.tuples(st.integers(0, 10**6), st.integers(1, 255)), max_size=3),
+       cut=st.none() | st.integers(0, 10**6))
+def test_fuzzed_legacy_torch_files_load_or_raise_a_clean_error(flips, cut):
+    data = bytearray(_legacy_base())
+    for pos, xor in flips:  # past the magic number, which tells the format
+        data[18 + pos % (len(data) - 18)] ^= xor
+    if cut is not None:
+        data = data[:cut % (len(data) + 1)]
+    _ok_or_clean_error(bytes(data))
 
 
 # ------------------------------------------------------------------ fuzzing

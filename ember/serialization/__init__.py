@@ -41,9 +41,11 @@ bomb (1.5 MB of deflated zeros that inflate to 1.5 GiB) is refused before anythi
 allocated. With ``weights_only=False`` the file is trusted (its pickle may run code, as with
 ``torch.load``); the size checks on storages still hold.
 
-ember's older checkpoint format (a zip of ``.npy`` arrays with a JSON manifest, written by
-earlier versions of ember) still loads, through its own checked reader (``_legacy``): those
-files hold no pickle, so they load whatever ``weights_only`` says.
+Two older formats load too, each through its own checked reader: PyTorch's legacy stream
+(``torch.save`` before PyTorch 1.6, or with ``_use_new_zipfile_serialization=False``;
+``_legacy_torch``), with the same unpicklers and checks; and ember's own older format (a zip of
+``.npy`` arrays with a JSON manifest, written by earlier versions of ember; ``_legacy``), which
+holds no pickle and so loads whatever ``weights_only`` says.
 """
 from __future__ import annotations
 
@@ -52,17 +54,13 @@ import os
 import pickle
 import warnings
 
-from . import _legacy, _unpickle, _write
+from . import _legacy, _legacy_torch, _unpickle, _write
 from ._zip import Archive, CheckpointError, zip_errors
 
 __all__ = ["save", "load", "CheckpointError", "add_safe_globals", "get_safe_globals",
            "clear_safe_globals", "safe_globals", "DEFAULT_PROTOCOL"]
 
 DEFAULT_PROTOCOL = 2  # the pickle protocol save writes (PyTorch's default)
-
-# what torch.save wrote before PyTorch 1.6 begins with a pickled magic number
-_LEGACY_TORCH_MAGIC = b"\x80\x02\x8a\x0al\xfc\x9cF\xf9 j\xa8P\x19"
-
 
 def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_serialization=True,
          _disable_byteorder_record=False):
@@ -127,11 +125,11 @@ def _check_names(names):
 
 def _load(fh, map_location, weights_only, pickle_module, encoding, max_bytes):
     with zip_errors("not an ember checkpoint: not a readable zip archive"):
-        start = fh.read(len(_LEGACY_TORCH_MAGIC))
-    if start == _LEGACY_TORCH_MAGIC:
-        raise CheckpointError("ember.load: this file is in PyTorch's legacy format (torch.save "
-                              "before PyTorch 1.6, or _use_new_zipfile_serialization=False), "
-                              "which ember does not load; re-save it with a newer PyTorch")
+        start = fh.read(len(_legacy_torch.MAGIC))
+        fh.seek(-len(start), os.SEEK_CUR)
+    if start == _legacy_torch.MAGIC:
+        return _legacy_torch.load(fh, map_location, weights_only, pickle_module, encoding,
+                                  max_bytes)
     with Archive(fh, max_bytes, _check_names) as archive:
         if archive.kind == "legacy":
             return _legacy.load(archive, map_location)

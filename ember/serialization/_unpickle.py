@@ -198,6 +198,11 @@ class WeightsOnlyUnpickler:
             op(self)
 
     # reading
+    @property
+    def consumed(self):
+        """How many bytes of the data the pickles read so far took."""
+        return self._pos
+
     def _read(self, n):
         end = self._pos + n
         if end > len(self._data):
@@ -493,28 +498,38 @@ def load_torch(archive, prefix, map_location, weights_only, pickle_module, encod
     allowed = _globals.globals_for(rebuilder)
     data = archive.read_bytes(f"{prefix}/data.pkl", "data.pkl")
     if weights_only:
-        unpickler = WeightsOnlyUnpickler(data, allowed, storages, encoding)
-        try:
-            obj = unpickler.load()
-        except _Refused as exc:
-            raise weights_only_error(str(exc)) from None
-        except CheckpointError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - whatever a malformed pickle makes fail
-            raise CheckpointError(f"ember.load: data.pkl is not a valid pickle "
-                                  f"({type(exc).__name__}: {exc})") from None
+        obj = run(WeightsOnlyUnpickler(data, allowed, storages, encoding))
         _globals.check_depth(obj)
     else:
         unpickler = _full_unpickler(pickle_module.Unpickler, allowed)(
             io.BytesIO(data), encoding=encoding)
         unpickler.persistent_load = storages
         obj = unpickler.load()
+    finish(storages, rebuilder, map_location)
+    return obj
+
+
+def run(unpickler):
+    """The next object of a :class:`WeightsOnlyUnpickler`, its refusals made PyTorch's
+    UnpicklingError and whatever else a malformed pickle makes fail a CheckpointError."""
+    try:
+        return unpickler.load()
+    except _Refused as exc:
+        raise weights_only_error(str(exc)) from None
+    except CheckpointError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever a malformed pickle makes fail
+        raise CheckpointError(f"ember.load: data.pkl is not a valid pickle "
+                              f"({type(exc).__name__}: {exc})") from None
+
+
+def finish(storages, rebuilder, map_location):
+    """Once the whole file checked out: refuse bare storages, then apply map_location."""
     for storage in storages.loaded.values():
         if storage.uses == 0:
             raise CheckpointError(f"ember.load: storage {storage.key!r} is not the storage of "
                                   "any tensor (a bare storage); ember has no storage type")
     _place(storages, rebuilder, map_location)
-    return obj
 
 
 def _place(storages, rebuilder, map_location):
