@@ -503,3 +503,6 @@ def test_pickle_module_and_weights_only_arguments(torch):
                                                "pickle_module is specified"):
             lib.load(io.BytesIO(data), pickle_module=pickle, weights_only=True)
     assert ember.load(io.BytesIO(data), pickle_module=pickle)["w"].tolist() == [1.0]
+    for lib in (torch, ember):
+        with pytest.raises(ValueError, match="f must be a file path in order to use the mmap"):
+            lib.load(io.BytesIO(data), mmap=True)

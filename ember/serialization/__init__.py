@@ -92,7 +92,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     has no storage type, so a callable receives each storage as a flat tensor of its dtype and
     returns a tensor (or None, for the default). ``max_bytes`` bounds the decompressed size of
     the file's members (default ``max(256 * file size, 64 MiB)``); more raises
-    :class:`CheckpointError`. ``mmap`` is accepted and ignored (the file is read)."""
+    :class:`CheckpointError`. ``mmap=True`` needs a path, as in PyTorch, but ember reads the
+    file rather than mapping it."""
     if max_bytes is not None:
         if isinstance(max_bytes, bool):
             raise TypeError("ember.load: max_bytes must be an int or None, not bool")
@@ -107,6 +108,8 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
                                "specified")
         if pickle_load_args.keys() - {"encoding"}:
             warnings.warn("pickle_load_args only works if `weights_only=False`.", stacklevel=2)
+    if mmap and not isinstance(f, (str, os.PathLike)):
+        raise ValueError("f must be a file path in order to use the mmap argument")
     pickle_module = pickle if pickle_module is None else pickle_module
     encoding = pickle_load_args.get("encoding", "utf-8")
     if isinstance(f, (str, os.PathLike)):
