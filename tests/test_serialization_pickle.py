@@ -435,6 +435,9 @@ def test_legacy_torch_files_hostile(torch):
     err, peak = _peak(lambda: _load(huge))
     assert isinstance(err, CheckpointError) and "more than the file's" in str(err)
     assert peak < 2 * MiB
+    _refused(data, "pickles take more than the limit of 100 bytes", max_bytes=100)
+    _refused(data, "over what the limit leaves", max_bytes=len(data) - 30)
+    assert _load(data, max_bytes=len(data))["w"].tolist() == list(range(6))
     at = data.rindex(b"]q\x00X")  # the list of storage keys: name one the pickle does not
     _refused(data[:at + 9] + b"7" + data[at + 10:], "storage keys .* are not those")
     assert _load(data)["w"].tolist() == list(range(6))

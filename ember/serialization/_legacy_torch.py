@@ -46,20 +46,28 @@ class _Scanner:
     """Reads a stream just far enough to hold ``count`` whole pickles (or up to the first
     opcode the interpreter does not accept), running nothing."""
 
-    def __init__(self, fh):
+    def __init__(self, fh, cap, rule):
         self._fh, self.buf, self._eof = fh, bytearray(), False
+        self._cap, self._rule = cap, rule
 
     def _ensure(self, end):
+        """Whether the buffer reaches ``end`` (the file may end first); it never holds more
+        than ``cap`` bytes."""
         while len(self.buf) < end and not self._eof:
-            chunk = self._fh.read(_CHUNK)
+            if len(self.buf) >= self._cap:
+                raise CheckpointError(f"ember.load: the file's pickles take more than the limit "
+                                      f"of {self._cap} bytes; refusing ({self._rule})")
+            chunk = self._fh.read(min(_CHUNK, self._cap - len(self.buf)))
             self._eof = not chunk
             self.buf += chunk
         return len(self.buf) >= end
 
     def _newline(self, pos, longest=1024):
         """Where the line at ``pos`` ends (-1: not within ``longest`` bytes or the file)."""
-        self._ensure(pos + longest)
-        return self.buf.find(b"\n", pos, pos + longest)
+        while True:
+            nl = self.buf.find(b"\n", pos, pos + longest)
+            if nl >= 0 or len(self.buf) >= pos + longest or not self._ensure(len(self.buf) + 1):
+                return nl
 
     def scan(self, count):
         pos = 0
@@ -93,7 +101,7 @@ class _Storages:
     """Storages of a legacy file: allocated as their ids are read, filled afterwards."""
 
     def __init__(self, room, limit, rule):
-        self._room, self._limit, self._rule = room, limit, rule
+        self._room, self.limit, self.rule = room, limit, rule
         self.loaded, self.total = {}, 0
 
     def __call__(self, pid):
@@ -123,9 +131,9 @@ class _Storages:
         if self.total > self._room:
             raise CheckpointError(f"ember.load: the storages declare {self.total} bytes, more "
                                   f"than the file's {self._room}; refusing")
-        if self.total > self._limit:
+        if self.total > self.limit:
             raise CheckpointError(f"ember.load: the storages declare {self.total} bytes, over "
-                                  f"the limit of {self._limit}; refusing ({self._rule})")
+                                  f"what the limit leaves ({self.limit}); refusing ({self.rule})")
         array = np.empty(nbytes, np.uint8).view(dtype.np)
         storage = self.loaded[key] = Storage(key, dtype, numel, location, array)
         return storage
@@ -149,7 +157,8 @@ def load(fh, map_location, weights_only, pickle_module, encoding, max_bytes):
 def _read(fh, start, storages, allowed, weights_only, pickle_module, encoding):
     """The object, once every pickle and storage of the file has been read and checked."""
     if weights_only:
-        data = _Scanner(fh).scan(5)
+        data = _Scanner(fh, storages.limit, storages.rule).scan(5)
+        storages.limit -= len(data)  # the pickles' bytes count against the limit too
         unpickler = _unpickle.WeightsOnlyUnpickler(data, allowed, storages, encoding)
         header = [_unpickle.run(unpickler) for _ in range(3)]
         obj = _unpickle.run(unpickler)
