@@ -295,7 +295,7 @@ def test_views_inside_their_storage_load(torch):
     (dict(extra=b"}" + _str("qscheme") + b"\x88s"), "metadata .* is not supported"),
     (dict(storage=_storage(kind="QInt8Storage")), "quantized storage"),
     (dict(storage=_storage(key="9")), "storage '9', which the file does not hold"),
-    (dict(storage=_storage(location="tpu:0")), "Expected one of cpu, cuda"),
+    (dict(storage=_storage(location="tpu:0")), "saved on 'tpu:0', where ember cannot place"),
 ])
 def test_bad_tensor_rebuilds(kw, match):
     with pytest.raises(RuntimeError, match=match):
@@ -315,6 +315,15 @@ def test_materialised_conj_views_count_against_max_bytes():
     data = _file(_pickle(many), {"0": bytes(2**20)})  # 1 MiB, 200 conjugated copies of it
     _refused(data, "conj / neg views", max_bytes=100 * MiB)
     assert len(_load(data, max_bytes=256 * MiB)) == 200
+
+
+def test_storages_saved_on_other_devices_load_with_map_location():
+    data = _file(_pickle(_tensor(_storage(location="mps"))))
+    _refused(data, "saved on 'mps', where ember cannot place it; pass map_location")
+    assert _load(data, map_location="cpu").shape == (2, 3)
+    assert _load(data, map_location={"mps": "cpu"}).shape == (2, 3)
+    with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
+        _load(data, map_location="mps")  # the caller's own word: ember's device error
 
 
 def test_one_storage_declared_two_ways():

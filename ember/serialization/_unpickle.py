@@ -574,7 +574,16 @@ def _target(storage, map_location):
         location = map_location.get(location, location)
     elif map_location is not None:
         location = map_location
-    dev = _device.device(location.decode() if isinstance(location, bytes) else location)
+    location = location.decode() if isinstance(location, bytes) else location
+    if location is storage.location:  # the file's own word: a bad one is the file's fault
+        try:
+            dev = _device.device(location)
+        except RuntimeError:
+            raise CheckpointError(
+                f"ember.load: storage {storage.key!r} was saved on {short(location)}, where "
+                "ember cannot place it; pass map_location (for example 'cpu')") from None
+    else:
+        dev = _device.device(location)
     if dev.type == "cuda" and not _device.cuda_available():
         raise RuntimeError(
             "Attempting to deserialize object on a CUDA device but torch.cuda.is_available() "
