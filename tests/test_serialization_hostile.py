@@ -1,5 +1,8 @@
 """ember.load on hostile or broken files: one exception type, a message naming the problem,
-and no allocation beyond the limit. Each file is built by hand (zipfile / numpy / json)."""
+and no allocation beyond the limit. Most files here are in ember's older zip-of-.npy format
+(still read), built by hand (zipfile / numpy / json); the zip-level checks they exercise are
+shared with PyTorch's format, whose pickle layer has its own hostile tests
+(test_serialization_pickle.py)."""
 import collections
 import io
 import json
@@ -164,19 +167,23 @@ def test_valid_file_round_trips_unchanged():
     sd = _state()
     buf = io.BytesIO()
     ember.save(sd, buf)
-    out = ember.load(io.BytesIO(buf.getvalue()))
+    out = ember.load(io.BytesIO(buf.getvalue()), weights_only=False)  # NumPy objects in it
     assert list(out) == list(sd) and isinstance(out, collections.OrderedDict)
+    arrays = []
     for key in ("w", "b", "i", "m", "c", "h", "u"):
         assert out[key].dtype == sd[key].dtype and out[key].shape == sd[key].shape
         assert out[key].requires_grad == sd[key].requires_grad
         np.testing.assert_array_equal(out[key].detach().numpy(), sd[key].detach().numpy())
         data = out[key]._data
-        assert data.flags.owndata and data.flags.writeable and data.flags.c_contiguous
+        assert data.flags.writeable and data.flags.c_contiguous
+        assert data.base.nbytes == data.nbytes  # its storage holds exactly its data
+        assert not any(np.shares_memory(data, a) for a in arrays + [sd[key]._data])
+        arrays.append(data)
     assert out["nd"].dtype == np.uint32 and out["nd"].tolist() == sd["nd"].tolist()
     assert out["meta"] == sd["meta"] and type(out["meta"]["s"]) is np.int64
     again = io.BytesIO()
     ember.save(out, again)
-    assert ember.load(io.BytesIO(again.getvalue()))["meta"] == sd["meta"]
+    assert ember.load(io.BytesIO(again.getvalue()), weights_only=False)["meta"] == sd["meta"]
 
 
 def test_files_from_save_are_far_below_the_default_limit():
@@ -185,7 +192,8 @@ def test_files_from_save_are_far_below_the_default_limit():
     with zipfile.ZipFile(buf) as zf:
         declared = sum(info.file_size for info in zf.infolist())
     assert declared <= len(buf.getvalue())  # stored, so never over 1x the file's size
-    assert ember.load(io.BytesIO(buf.getvalue()))["zeros"].sum().item() == 0
+    out = ember.load(io.BytesIO(buf.getvalue()), weights_only=False)
+    assert out["zeros"].sum().item() == 0
 
 
 def test_load_reads_straight_into_the_final_array():
@@ -208,7 +216,7 @@ def test_big_endian_fortran_and_compressed_members_load():
     assert arr.dtype == np.int64 and arr.dtype.isnative and arr.tolist() == fo.tolist()
 
 
-def test_a_manifest_at_the_depth_limit_loads_and_save_refuses_deeper():
+def test_a_manifest_at_the_depth_limit_loads():
     root = 0
     for _ in range(255):  # 1 + 2 * 255 + ... = 511 JSON levels
         root = {"list": [root]}
@@ -216,11 +224,6 @@ def test_a_manifest_at_the_depth_limit_loads_and_save_refuses_deeper():
     for _ in range(255):
         (out,) = out
     assert out == 0
-    nested = 0
-    for _ in range(256):
-        nested = [nested]
-    with pytest.raises(ValueError, match="ember.load accepts at most 512"):
-        ember.save(nested, io.BytesIO())
 
 
 def test_brackets_inside_strings_do_not_count_as_nesting():
@@ -317,7 +320,7 @@ def test_member_truncated_inside_the_archive():
 
 
 def test_archive_without_manifest():
-    _refused(_archive({"a0.npy": _npy(np.ones(2))}), "no manifest")
+    _refused(_archive({"a0.npy": _npy(np.ones(2))}), "not a checkpoint .*no manifest")
 
 
 # ------------------------------------------------------------------ corrupt members
@@ -562,7 +565,7 @@ def test_module_state_is_untouched_by_a_bad_file():
     buf = io.BytesIO()
     ember.save(sd, buf)
     data = buf.getvalue()
-    start, end = _member_span(data, "a1.npy")  # the bias, read after the weight
+    start, end = _member_span(data, "archive/data/1")  # the bias, read after the weight
     broken = data[:end - 1] + bytes([data[end - 1] ^ 0xFF]) + data[end:]
     with pytest.raises(CheckpointError):
         model.load_state_dict(ember.load(io.BytesIO(broken)))
