@@ -506,3 +506,30 @@ def test_pickle_module_and_weights_only_arguments(torch):
     for lib in (torch, ember):
         with pytest.raises(ValueError, match="f must be a file path in order to use the mmap"):
             lib.load(io.BytesIO(data), mmap=True)
+
+
+@pytest.mark.parametrize("env, kwargs", [
+    ({"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}, {}),
+    ({"TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "yes"}, {"weights_only": True}),
+    ({"TORCH_FORCE_WEIGHTS_ONLY_LOAD": "true"}, {"weights_only": False}),
+    ({"TORCH_FORCE_WEIGHTS_ONLY_LOAD": "1", "TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD": "1"}, {}),
+])
+def test_weights_only_environment_variables_as_pytorch(torch, tmp_path, monkeypatch, env,
+                                                      kwargs):
+    """PyTorch's overrides of the default: a NumPy array (refused by the weights-only
+    unpickler) loads, or not, with the same warning or error."""
+    outcome = {}
+    for lib in (ember, torch):
+        path = tmp_path / f"{lib.__name__}.pt"
+        lib.save({"a": np.arange(3)}, path)
+        with monkeypatch.context() as m:
+            for key, value in env.items():
+                m.setenv(key, value)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                try:
+                    got = repr(lib.load(path, **kwargs)["a"])
+                except Exception as e:  # noqa: BLE001 - the same type and start is the point
+                    got = (type(e).__name__, str(e)[:60])
+        outcome[lib.__name__] = got, [str(w.message) for w in caught]
+    assert outcome["ember"] == outcome["torch"]

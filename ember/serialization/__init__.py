@@ -79,6 +79,31 @@ def save(obj, f, pickle_module=None, pickle_protocol=2, _use_new_zipfile_seriali
         _write.write(obj, f, _write.archive_name(f))
 
 
+_TRUE = ("1", "y", "yes", "true")
+
+
+def _weights_only(weights_only, pickle_module):
+    """PyTorch's choice: the argument, else True unless a ``pickle_module`` is given; the
+    environment variables ``TORCH_FORCE_WEIGHTS_ONLY_LOAD`` (always True) and
+    ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` (False where the argument was not given) override."""
+    given = weights_only is not None
+    if not given:
+        weights_only = pickle_module is None
+    force = os.getenv("TORCH_FORCE_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    force_no = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in _TRUE
+    if force and force_no:
+        raise RuntimeError("Only one of `TORCH_FORCE_WEIGHTS_ONLY_LOAD` or "
+                           "`TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD` should be set, but both were set.")
+    if force:
+        return True
+    if force_no and not given:
+        warnings.warn("Environment variable TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD detected, since "
+                      "the`weights_only` argument was not explicitly passed to `torch.load`, "
+                      "forcing weights_only=False.", UserWarning, stacklevel=3)
+        return False
+    return weights_only
+
+
 def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
          max_bytes=None, **pickle_load_args):
     """Load an object saved by :func:`save` or ``torch.save`` from a path or a readable,
@@ -100,8 +125,7 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
         max_bytes = operator.index(max_bytes)
         if max_bytes < 0:
             raise ValueError(f"ember.load: max_bytes must be >= 0, got {max_bytes}")
-    if weights_only is None:
-        weights_only = pickle_module is None
+    weights_only = _weights_only(weights_only, pickle_module)
     if weights_only:
         if pickle_module is not None:
             raise RuntimeError("Can not safely load weights when explicit pickle_module is "
