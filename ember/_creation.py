@@ -22,7 +22,7 @@ def _finish(data, dtype, device, requires_grad):
     dev = _device.canonical(device)
     if dev.type != "cpu":
         data = _device.move(data, dev)
-    if requires_grad and data.dtype.kind not in "fc":
+    if requires_grad and not _dtypes.is_inexact(data.dtype):
         raise RuntimeError(_errors.INT_FACTORY_REQUIRES_GRAD)
     return Tensor._make(data, None, bool(requires_grad))
 
@@ -228,11 +228,7 @@ def _check_fill(fill_value, dtype):
 
 
 def _finfo(dtype):
-    try:
-        return np.finfo(dtype.np)
-    except ValueError:  # bfloat16 (ml_dtypes)
-        import ml_dtypes
-        return ml_dtypes.finfo(dtype.np)
+    return _dtypes.np_finfo(dtype.np)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None):

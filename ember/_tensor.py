@@ -155,7 +155,7 @@ class Tensor:
         return self._data.itemsize
 
     def is_floating_point(self):
-        return self._data.dtype.kind == "f"
+        return _dtypes.is_floating(self._data.dtype)
 
     def is_complex(self):
         return self._data.dtype.kind == "c"
@@ -278,7 +278,7 @@ class Tensor:
             if not requires_grad:
                 raise RuntimeError(_errors.NONLEAF_REQUIRES_GRAD)
             return self
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and not _dtypes.is_inexact(self._data.dtype):
             raise RuntimeError(_errors.INT_REQUIRES_GRAD)
         # (a view made in no-grad mode of a tensor that requires grad goes on requiring it)
         self._rg = bool(requires_grad) or self._acc is NO_ACCUMULATOR
@@ -438,6 +438,7 @@ class Tensor:
         return _device.to_numpy(self._data).tolist()
 
     def numpy(self, *, force=False):
+        _no_numpy_for(self._data.dtype)
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -449,6 +450,7 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        _no_numpy_for(self._data.dtype)
         arr = _device.to_numpy(self._data)
         return arr if dtype is None else arr.astype(dtype)
 
@@ -632,10 +634,19 @@ def _inplace_name(node):
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower() + "_"
 
 
+def _no_numpy_for(np_dtype):
+    """PyTorch's TypeError for a tensor whose dtype NumPy lacks (bfloat16), which ``numpy()``
+    and ``__array__`` do not hand out (ember holds them as ml_dtypes arrays, but NumPy code
+    given those would compute in them: convert with ``.float()`` first, as in PyTorch)."""
+    if type(np_dtype) in _dtypes.LOW_PRECISION_TYPES:
+        raise TypeError(f"Got unsupported ScalarType {_dtype_word(np_dtype)}")
+
+
 def _dtype_word(np_dtype):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[np.dtype(np_dtype).name]
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+            "bfloat16": "BFloat16"}[np.dtype(np_dtype).name]
 
 
 def _wrap_dim(dim, ndim, scalar=True):

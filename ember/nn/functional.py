@@ -78,7 +78,7 @@ def _word(dtype):
 def _floating_only(kernel, *tensors):
     """PyTorch's kernels for these functions exist for floating dtypes only."""
     for t in tensors:
-        if t._data.dtype.kind != "f":
+        if not _dtypes.is_floating(t._data.dtype):
             break
     else:
         return  # floating tensors promote to a floating type

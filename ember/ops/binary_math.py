@@ -199,7 +199,7 @@ def pow(input, exponent):
     if isinstance(exponent, Tensor):
         _operands("pow", "iufc", input, exponent)
         return _pow_tensor(input, exponent)
-    if type(exponent) in _REAL and input._data.dtype.kind in "fc" and \
+    if type(exponent) in _REAL and _dtypes.is_inexact(input._data.dtype) and \
             -65504 <= exponent <= 65504:  # the common case: fits every floating dtype
         return _pow_scalar(input, exponent)
     exponent = _python_number(exponent)

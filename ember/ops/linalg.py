@@ -1963,7 +1963,7 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
     for name, t in (("X1", x1), ("X2", x2)):
-        if t._data.dtype.kind != "f":
+        if not _dtypes.is_floating(t._data.dtype):
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{_word(t)}")
     if x1.dtype != x2.dtype:

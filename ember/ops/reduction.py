@@ -244,7 +244,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Arithmetic mean; floating and complex inputs only, as in PyTorch."""
     if dtype is not None:
         input = input.to(dtype)
-    if input._data.dtype.kind not in "fc":
+    if not _dtypes.is_inexact(input._data.dtype):
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {input.dtype._legacy[:-6]}")
@@ -334,7 +334,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean of the elements that are not NaN (``nansum`` over their count)."""
     if dtype is not None:
         input = input.to(dtype)
-    if input._data.dtype.kind not in "fc":
+    if not _dtypes.is_inexact(input._data.dtype):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {input.dtype._legacy[:-6]}")
     return nansum(input, dim, keepdim) / sum(input.isnan().logical_not(), dim, keepdim)
@@ -600,7 +600,7 @@ def _moments(name, op):
         if isinstance(dim, bool):  # the legacy overload var(input, unbiased)
             dim, unbiased = None, dim
         c = _correction(name, unbiased, correction, dim)
-        if input._data.dtype.kind not in "fc":
+        if not _dtypes.is_inexact(input._data.dtype):
             what = "std and var" if name in ("std", "var") else name
             raise RuntimeError(f"{what} only support floating point and complex dtypes")
         dims = None if dim is None else _dims(dim, input.ndim)
@@ -692,7 +692,7 @@ def _softmax_public(name, op):
         if dtype is not None:
             input = input.to(dtype)
         d = _wrap_dim(dim, input.ndim)
-        if input._data.dtype.kind not in "fc":
+        if not _dtypes.is_inexact(input._data.dtype):
             kernel = "lastdim_kernel_impl" if d == builtins.max(input.ndim - 1, 0) else \
                 "kernel_impl"
             raise NotImplementedError(
@@ -797,7 +797,7 @@ def renorm(input, p, dim, maxnorm):
     if input.ndim < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
                            "dimensions")
-    if input._data.dtype.kind not in "fc":
+    if not _dtypes.is_inexact(input._data.dtype):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {input.dtype._legacy[:-6]}")
     d = _wrap_dim(dim, input.ndim)
@@ -841,7 +841,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if isinstance(ord, str) or not isinstance(ord, (int, float)):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
                         f"{type(ord).__name__}")
-    if x._data.dtype.kind not in "fc":
+    if not _dtypes.is_inexact(x._data.dtype):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {x.dtype._legacy[:-6]}")
     if dtype is not None:

@@ -63,8 +63,12 @@ _anomaly = anomaly_mode.state
 _NUMPY = _xp.NUMPY
 _ndarray = np.ndarray
 # The classes of the floating and complex dtypes (``type(d) in _INEXACT`` reads no attribute
-# of ``d``: cheaper than ``d.kind in "fc"`` on the hot path).
-_INEXACT = frozenset(type(np.dtype(c)) for c in "efdgFDG")
+# of ``d``: cheaper than ``d.kind in "fc"`` on the hot path); bfloat16's joins once it is used.
+_INEXACT = _dtypes._INEXACT_TYPES
+# The classes of the reduced-precision dtypes NumPy lacks (ml_dtypes: bfloat16), which ops
+# compute in float32 (see ``_upcast``); empty until one is used.
+_LOWP = _dtypes.LOW_PRECISION_TYPES
+_is_inexact = _dtypes.is_inexact
 _Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
 
@@ -169,6 +173,10 @@ class OpNode(Node):
         ans, args, inputs = self._saved_values()
         if create_graph:
             ans, args = self._recorded_args(ans, args, inputs)
+        elif _LOWP:  # reduced precision: the rules compute in float32, ``_fit`` rounds back
+            grad_outputs = _upcast_values(grad_outputs)
+            ans = _upcast_values(ans)
+            args = _upcast_values(args)
         if op.nout == 1:
             g = grad_outputs[0]
             xp = (_xp_for(g, True) if create_graph else
@@ -207,7 +215,7 @@ class OpNode(Node):
         if self._op.missing_grads_as_none:
             return xp, tuple(grad_outputs)
         return xp, tuple(
-            g if g is not None else (xp.zeros(shape, dtype=dtype) if dtype.kind in "fc" else None)
+            g if g is not None else (xp.zeros(shape, dtype=dtype) if _is_inexact(dtype) else None)
             for g, (shape, dtype) in zip(grad_outputs, self._out_meta))
 
     def release(self):
@@ -261,7 +269,8 @@ class _SimpleNode(OpNode):
         """Whether this backward is an ordinary one: real NumPy gradients, the saved values
         there and unmodified (else PyTorch's error) and nothing recorded, packed or conjugated.
         """
-        if (create_graph or type(g) is not _ndarray or g.dtype.kind == "c"
+        if (create_graph or type(g) is not _ndarray or g.dtype.kind == "c" or _LOWP and
+                type(g.dtype) in _LOWP
                 or self._saved is None or self._packed is not None):
             return False
         for _, tensor, version in self._inputs:
@@ -396,7 +405,7 @@ def _ans_error(node, k):
     arr = node._ans if node._op.nout == 1 else node._ans[k]
     dt = _dtypes.from_numpy_dtype(arr.dtype)
     vc, expected = node._ans_vc[k]
-    fn = node if arr.dtype.kind in "fc" else None  # (indices have no grad_fn to name)
+    fn = node if _is_inexact(arr.dtype) else None  # (indices have no grad_fn to name)
     return modified_error(f"torch.{dt._legacy}", arr.shape, fn, k, vc[0], expected)
 
 
@@ -600,8 +609,11 @@ class Op:
             _promote(self.promote, args, arrays, n_in)
         if xp is None:  # raw arrays or Python numbers only
             xp = _xp_of(arrays, n_in)
+        low = _upcast(arrays, n_in) if _LOWP else None
         try:
             out = self.forward(xp, *arrays)
+            if low is not None:
+                out = _round_to(out, low)
         except ValueError:
             _raise_broadcast_error(arrays[:n_in])
             raise
@@ -631,12 +643,12 @@ class Op:
         outs = tuple(np.asarray(o) if isinstance(o, np.generic) else o for o in outs)
         node = None
         if requires and _state.grad and self.rules is not None and any(
-                o.dtype.kind in "fc" for o in outs):
+                _is_inexact(o.dtype) for o in outs):
             node = self._record(args, arrays, outs, n_in)
             node._out_meta = tuple((o.shape, o.dtype) for o in outs)
         results = []
         for k, o in enumerate(outs):
-            if node is not None and o.dtype.kind in "fc":
+            if node is not None and _is_inexact(o.dtype):
                 results.append(_output_tensor(o, node, k))
             else:
                 results.append(_Tensor._make(o, None, False))
@@ -773,6 +785,53 @@ def _promote(mode, args, arrays, n_in):
             arrays[i] = a.astype(target)
 
 
+def _upcast(arrays, n_in):
+    """Reduced precision (bfloat16): the arrays of inputs of such a dtype, and a parameter
+    that names one (a reduction's ``dtype``), replaced by float32 ones, as PyTorch computes
+    these ops in float32. Returns the reduced dtype the results round back to (None: no
+    input had one), or None as well when a parameter names float32 itself (``.float()``,
+    ``sum(dtype=torch.float32)``): those results stay float32."""
+    low = None
+    for i in range(n_in):
+        a = arrays[i]
+        dt = getattr(a, "dtype", None)
+        if dt is not None and type(dt) in _LOWP:
+            low = dt
+            arrays[i] = a.astype(_dtypes.LOW_PRECISION[dt])
+    for j in range(n_in, len(arrays)):
+        p = arrays[j]
+        if isinstance(p, np.dtype):
+            if type(p) in _LOWP:
+                low = p
+                arrays[j] = _dtypes.LOW_PRECISION[p]
+            elif low is not None and p == _dtypes.LOW_PRECISION[low]:
+                return None
+    return low
+
+
+def _round_to(out, low):
+    """The floating results of a forward run by ``_upcast``, rounded to ``low``."""
+    if isinstance(out, tuple):
+        return tuple(_round_to(o, low) for o in out)
+    compute = _dtypes.LOW_PRECISION[low]
+    if getattr(out, "dtype", None) == compute:
+        return out.astype(low)
+    return out
+
+
+def _upcast_values(values):
+    """Reduced-precision arrays among ``values`` (an array, a tuple or list of them, None)
+    as float32, for a derivative rule run in a plain backward; dtype parameters likewise."""
+    if isinstance(values, (tuple, list)):
+        return type(values)(_upcast_values(v) for v in values)
+    dt = getattr(values, "dtype", None)
+    if dt is not None and type(dt) in _LOWP:
+        return values.astype(_dtypes.LOW_PRECISION[dt])
+    if isinstance(values, np.dtype) and type(values) in _LOWP:
+        return _dtypes.LOW_PRECISION[values]
+    return values
+
+
 def _raise_broadcast_error(arrays):
     """Turn NumPy's broadcasting ValueError into PyTorch's RuntimeError (if that was it)."""
     from .._broadcast import broadcast_shapes
@@ -821,7 +880,7 @@ class _UnaryOp(Op):
         data = a._data
         dtype = data.dtype
         if type(data) is not _ndarray or (self.promote == "float" and
-                                          type(dtype) not in _INEXACT):
+                                          type(dtype) not in _INEXACT) or type(dtype) in _LOWP:
             return Op.__call__(self, a, *params)
         out = self.forward(_NUMPY, data, *params) if params else self.forward(_NUMPY, data)
         if type(out) is not _ndarray:
@@ -866,7 +925,8 @@ class _BinaryOp(Op):
                 fresh(b)
             b_rg = b._rg
             dtype_b = db.dtype
-            if type(db) is not _ndarray or self.promote and dtype_b is not dtype:
+            if type(db) is not _ndarray or self.promote and dtype_b is not dtype or \
+                    type(dtype_b) in _LOWP:
                 return Op.__call__(self, a, b, *params)
         elif type(b) is float or type(b) is int:
             db = b
@@ -876,7 +936,7 @@ class _BinaryOp(Op):
         else:
             return Op.__call__(self, a, b, *params)
         if type(da) is not _ndarray or (self.promote == "float" and
-                                        type(dtype) not in _INEXACT):
+                                        type(dtype) not in _INEXACT) or type(dtype) in _LOWP:
             return Op.__call__(self, a, b, *params)
         try:
             out = (self.forward(_NUMPY, da, db, *params) if params else
