@@ -82,6 +82,7 @@ from ._dtypes import result_type as _result_type
 from ._printing import get_printoptions, printoptions, set_printoptions
 from ._random import Generator, default_generator, initial_seed, manual_seed, seed
 from ._tensor import Size, Tensor, layout, strided
+from ._typeinfo import finfo, iinfo
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.anomaly_mode import set_detect_anomaly as set_anomaly_enabled
 from .autograd.grad_mode import (

@@ -161,7 +161,7 @@ class Tensor:
         return self._data.dtype.kind == "c"
 
     def is_signed(self):
-        return self._data.dtype.kind in "ifc"
+        return self.dtype.is_signed
 
     def is_nonzero(self):
         """The truth of a one-element tensor; PyTorch's error for any other size."""

@@ -21,7 +21,7 @@ import numpy as np
 from .. import _dtypes, _errors, _xp
 from .._out import write_out
 from .._tensor import Tensor, _wrap_dim
-from .registry import defop
+from .registry import defop, round_reduced
 
 # --------------------------------------------------------------------------- dims and shapes
 
@@ -679,7 +679,8 @@ def _log_softmax(xp, input, dim):
     if input.size == 0:
         return input.copy()
     shifted = input - input.max(axis=dim, keepdims=True)
-    shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # (see softmax)
+    # (PyTorch keeps the sum and its log in a bfloat16 input's own dtype: round_reduced)
+    shifted -= round_reduced(xp.log(round_reduced(xp.exp(shifted).sum(axis=dim, keepdims=True))))
     return shifted
 
 

@@ -452,6 +452,11 @@ class Op:
     # (PyTorch's undefined gradient: ``var_mean`` skips its variance part, which is NaN for a
     # single element even times zero).
     missing_grads_as_none = False
+    # The arguments where a Python number beside a bfloat16 tensor is rounded to bfloat16
+    # first, as PyTorch casts it to the common dtype (see ``_upcast``); None: the inputs.
+    # ``()`` for mul and div, whose kernels read it unrounded; a parameter's index where the
+    # number is an operand the forward takes as a parameter (``rsub``'s ``other``).
+    scalar_operands = None
 
     def __init__(self, name, forward, n_in, promote, overload, nout=1, variadic=None, jvp=None,
                  holomorphic=True):
@@ -609,11 +614,16 @@ class Op:
             _promote(self.promote, args, arrays, n_in)
         if xp is None:  # raw arrays or Python numbers only
             xp = _xp_of(arrays, n_in)
-        low = _upcast(arrays, n_in) if _LOWP else None
+        low = _upcast(arrays, n_in, self.scalar_operands) if _LOWP else None
         try:
-            out = self.forward(xp, *arrays)
-            if low is not None:
-                out = _round_to(out, low)
+            if low is None:
+                out = self.forward(xp, *arrays)
+            else:
+                reduced[0] = low
+                try:
+                    out = _round_to(self.forward(xp, *arrays), low)
+                finally:
+                    reduced[0] = None
         except ValueError:
             _raise_broadcast_error(arrays[:n_in])
             raise
@@ -785,12 +795,16 @@ def _promote(mode, args, arrays, n_in):
             arrays[i] = a.astype(target)
 
 
-def _upcast(arrays, n_in):
+def _upcast(arrays, n_in, scalar_operands):
     """Reduced precision (bfloat16): the arrays of inputs of such a dtype, and a parameter
     that names one (a reduction's ``dtype``), replaced by float32 ones, as PyTorch computes
     these ops in float32. Returns the reduced dtype the results round back to (None: no
     input had one), or None as well when a parameter names float32 itself (``.float()``,
-    ``sum(dtype=torch.float32)``): those results stay float32."""
+    ``sum(dtype=torch.float32)``): those results stay float32.
+
+    A Python number among the inputs is rounded to the reduced dtype first, as PyTorch casts
+    it to the common dtype (``Op.scalar_operands`` says where else such numbers stand, or
+    that the op reads them unrounded)."""
     low = None
     for i in range(n_in):
         a = arrays[i]
@@ -798,6 +812,11 @@ def _upcast(arrays, n_in):
         if dt is not None and type(dt) in _LOWP:
             low = dt
             arrays[i] = a.astype(_dtypes.LOW_PRECISION[dt])
+    if low is not None:
+        for i in range(n_in) if scalar_operands is None else scalar_operands:
+            a = arrays[i]
+            if type(a) is float or type(a) is int:
+                arrays[i] = float(np.asarray(a, low).astype(_dtypes.LOW_PRECISION[low]))
     for j in range(n_in, len(arrays)):
         p = arrays[j]
         if isinstance(p, np.dtype):
@@ -807,6 +826,21 @@ def _upcast(arrays, n_in):
             elif low is not None and p == _dtypes.LOW_PRECISION[low]:
                 return None
     return low
+
+
+# The reduced dtype (bfloat16) the running forward's results are rounded to, None when it
+# computes in its own dtype: read by ``round_reduced``. Process-wide, as forwards do not yield.
+reduced = [None]
+
+
+def round_reduced(x):
+    """``x`` rounded to the reduced dtype of the running forward (and back to float32), or
+    ``x`` itself when there is none: for the few PyTorch kernels that keep an intermediate
+    in the tensor's own reduced dtype (log_softmax's sum and its log)."""
+    low = reduced[0]
+    if low is None:
+        return x
+    return x.astype(low).astype(_dtypes.LOW_PRECISION[low])
 
 
 def _round_to(out, low):
