@@ -94,7 +94,7 @@ def from_numpy(ndarray):
     """A tensor sharing memory with ``ndarray`` (writes show through both ways)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
-    if type(ndarray.dtype) in _dtypes.LOW_PRECISION_TYPES:  # (as PyTorch: NumPy has none)
+    if type(ndarray.dtype) in _dtypes.NUMPY_LACKS:  # (as PyTorch: NumPy has none)
         raise TypeError(f"can't convert np.ndarray of type ml_dtypes.{ndarray.dtype.name}. The "
                         "only supported types are: float64, float32, float16, complex64, "
                         "complex128, int64, int32, int16, int8, uint8, and bool.")

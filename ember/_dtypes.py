@@ -122,6 +122,7 @@ def _register_extension(d, npd):
         _FROM_NP[npd] = d
         LOW_PRECISION[npd] = float32.np
         LOW_PRECISION_TYPES.add(type(npd))
+        NUMPY_LACKS.add(type(npd))
         _INEXACT_TYPES.add(type(npd))
 
 
@@ -138,8 +139,10 @@ _BY_NAME = {d.name: d for d in ALL + (bfloat16,)}
 # The NumPy dtypes of the ``_ExtensionDtype``s in use -> the NumPy dtype ops compute them in,
 # and the classes of those dtypes (for cheap ``type(a.dtype) in ...`` tests on hot paths).
 # They fill as ml_dtypes types are first used (``_register_extension``).
-LOW_PRECISION = {}
-LOW_PRECISION_TYPES = set()
+LOW_PRECISION = {np.dtype(np.float16): np.dtype(np.float32)}
+LOW_PRECISION_TYPES = {type(np.dtype(np.float16))}
+# The classes of those that NumPy itself lacks (ml_dtypes'): no ``numpy()`` of them.
+NUMPY_LACKS = set()
 # The classes of every floating and complex NumPy dtype a tensor can hold.
 _INEXACT_TYPES = {type(np.dtype(c)) for c in "efdFD"}
 
@@ -274,7 +277,7 @@ def is_floating(np_dtype):
 
 def np_finfo(np_dtype):
     """NumPy's ``finfo`` of a tensor's NumPy dtype (ml_dtypes' own for its types)."""
-    if type(np_dtype) in LOW_PRECISION_TYPES:
+    if type(np_dtype) in NUMPY_LACKS:
         import ml_dtypes
         return ml_dtypes.finfo(np_dtype)
     return np.finfo(np_dtype)

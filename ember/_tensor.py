@@ -638,7 +638,7 @@ def _no_numpy_for(np_dtype):
     """PyTorch's TypeError for a tensor whose dtype NumPy lacks (bfloat16), which ``numpy()``
     and ``__array__`` do not hand out (ember holds them as ml_dtypes arrays, but NumPy code
     given those would compute in them: convert with ``.float()`` first, as in PyTorch)."""
-    if type(np_dtype) in _dtypes.LOW_PRECISION_TYPES:
+    if type(np_dtype) in _dtypes.NUMPY_LACKS:
         raise TypeError(f"Got unsupported ScalarType {_dtype_word(np_dtype)}")
 
 

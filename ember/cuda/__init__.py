@@ -11,3 +11,4 @@ def device_count():
     if not is_available():
         return 0
     return _device._load_cupy().cuda.runtime.getDeviceCount()
+from . import amp  # noqa: E402,F401  (torch.cuda.amp)

@@ -28,6 +28,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.views import as_view
 from . import reduction as _reduction
 from . import shape as _shape
+from .autocast import autocast_op
 from .registry import defop
 
 
@@ -363,6 +364,7 @@ def outer(input, vec2):
 ger = outer
 
 
+@autocast_op("matmul")
 def matmul(input, other):
     """PyTorch's ``matmul``: dot, mv, mm and vector-matrix products; a batch against a matrix
     or vector folded into one ``mm``/``mv``; broadcast batches through ``bmm``."""
@@ -886,6 +888,7 @@ def _trace(xp, input, shape):
 _trace.defvjp(lambda xp, g, ans, input, shape: xp.diagonal_backward(g, shape, 0, 0, 1))
 
 
+@autocast_op("trace")
 def trace(input):
     """Sum of the main diagonal of a matrix (integers sum to int64)."""
     if input.ndim != 2:
@@ -1691,6 +1694,7 @@ def det(input):
     return linalg_det(input)
 
 
+@autocast_op("inverse")
 def inverse(input):
     """The inverse (``torch.linalg.inv``)."""
     return linalg_inv(input)
@@ -1949,6 +1953,7 @@ _CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_
                 "donot_use_mm_for_euclid_dist")
 
 
+@autocast_op("cdist")
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """Distances between the rows of ``x1`` and of ``x2`` (batched over leading dims) in the
     ``p``-norm. As in PyTorch, ``p = 2`` on more than 25 rows (or with

@@ -21,6 +21,7 @@ import numpy as np
 from .. import _dtypes, _errors, _xp
 from .._out import write_out
 from .._tensor import Tensor, _wrap_dim
+from .autocast import autocast_op
 from .registry import defop, round_reduced
 
 # --------------------------------------------------------------------------- dims and shapes
@@ -304,6 +305,7 @@ def _prod_dim_rule(xp, g, ans, input, dim, keepdim, dtype):
 _prod_dim.defvjp(_prod_dim_rule)
 
 
+@autocast_op("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements, or over one ``dim``; integers multiply to int64."""
     dt = _accumulation_dtype(input, dtype)

@@ -52,6 +52,7 @@ from ..autograd.graph import (
     sequence,
 )
 from ..autograd.views import fresh
+from . import autocast as _amp
 
 __all__ = ["defop", "Op", "OpNode", "OPS"]
 
@@ -69,6 +70,7 @@ _INEXACT = _dtypes._INEXACT_TYPES
 # compute in float32 (see ``_upcast``); empty until one is used.
 _LOWP = _dtypes.LOW_PRECISION_TYPES
 _is_inexact = _dtypes.is_inexact
+_amp_anywhere = _amp.anywhere  # autocast enabled in some thread (see ``Op.__call__``)
 _Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
 
@@ -483,6 +485,8 @@ class Op:
         self.node_cls = type(f"{_camel(name)}Backward{overload}", (base,),
                              {"__slots__": (), "_op": staticmethod(self),  # no binding
                               "_n_outputs": nout if nout is not None else _count_outputs})
+        # The autocast policy of the PyTorch op of this name (``ops/autocast.py``), or None.
+        self.autocast = _amp.policy_of(name)
         OPS.append(self)
 
     def defvjp(self, *rules):
@@ -591,6 +595,10 @@ class Op:
 
     def __call__(self, *args):
         """Run the forward on ``args`` and record a node if grad mode is on and it is needed."""
+        if _amp_anywhere.enabled and self.autocast is not None:
+            result = _amp.run(self.autocast, self, args)  # (NotImplemented: off here)
+            if result is not NotImplemented:
+                return result
         if _vmap.depth:
             result = _vmap.call(self, args)
             if result is not NotImplemented:
@@ -909,7 +917,8 @@ class _UnaryOp(Op):
     (``_record``, ``_node`` and ``_result`` written out: it runs once per op)."""
 
     def __call__(self, a, *params):
-        if _fw.active or _anomaly.forward or _vmap.depth or not isinstance(a, _Tensor):
+        if _fw.active or _anomaly.forward or _vmap.depth or _amp_anywhere.enabled or \
+                not isinstance(a, _Tensor):
             return Op.__call__(self, a, *params)
         data = a._data
         dtype = data.dtype
@@ -949,7 +958,8 @@ class _BinaryOp(Op):
 
     def __call__(self, a, b, *params):
         Tensor = _Tensor
-        if _fw.active or _anomaly.forward or _vmap.depth or not isinstance(a, Tensor):
+        if _fw.active or _anomaly.forward or _vmap.depth or _amp_anywhere.enabled or \
+                not isinstance(a, Tensor):
             return Op.__call__(self, a, b, *params)
         da = a._data
         dtype = da.dtype
