@@ -22,7 +22,8 @@ from .. import _dtypes, _errors, _xp
 from .._out import write_out
 from .._tensor import Tensor, _wrap_dim
 from .autocast import autocast_op
-from .registry import defop, round_reduced
+from .reduced import round_reduced
+from .registry import defop
 
 # --------------------------------------------------------------------------- dims and shapes
 

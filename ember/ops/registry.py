@@ -53,6 +53,8 @@ from ..autograd.graph import (
 )
 from ..autograd.views import fresh
 from . import autocast as _amp
+from . import reduced as _reduced
+from .reduced import reduced
 
 __all__ = ["defop", "Op", "OpNode", "OPS"]
 
@@ -66,8 +68,8 @@ _ndarray = np.ndarray
 # The classes of the floating and complex dtypes (``type(d) in _INEXACT`` reads no attribute
 # of ``d``: cheaper than ``d.kind in "fc"`` on the hot path); bfloat16's joins once it is used.
 _INEXACT = _dtypes._INEXACT_TYPES
-# The classes of the reduced-precision dtypes NumPy lacks (ml_dtypes: bfloat16), which ops
-# compute in float32 (see ``_upcast``); empty until one is used.
+# The classes of the reduced-precision dtypes (float16; bfloat16 once used), which ops compute
+# in float32 (``ops/reduced.py``).
 _LOWP = _dtypes.LOW_PRECISION_TYPES
 _is_inexact = _dtypes.is_inexact
 _amp_anywhere = _amp.anywhere  # autocast enabled in some thread (see ``Op.__call__``)
@@ -176,9 +178,9 @@ class OpNode(Node):
         if create_graph:
             ans, args = self._recorded_args(ans, args, inputs)
         elif _LOWP:  # reduced precision: the rules compute in float32, ``_fit`` rounds back
-            grad_outputs = _upcast_values(grad_outputs)
-            ans = _upcast_values(ans)
-            args = _upcast_values(args)
+            grad_outputs = _reduced.upcast_values(grad_outputs)
+            ans = _reduced.upcast_values(ans)
+            args = _reduced.upcast_values(args)
         if op.nout == 1:
             g = grad_outputs[0]
             xp = (_xp_for(g, True) if create_graph else
@@ -622,14 +624,14 @@ class Op:
             _promote(self.promote, args, arrays, n_in)
         if xp is None:  # raw arrays or Python numbers only
             xp = _xp_of(arrays, n_in)
-        low = _upcast(arrays, n_in, self.scalar_operands) if _LOWP else None
+        low = _reduced.upcast(arrays, n_in, self.scalar_operands) if _LOWP else None
         try:
             if low is None:
                 out = self.forward(xp, *arrays)
             else:
                 reduced[0] = low
                 try:
-                    out = _round_to(self.forward(xp, *arrays), low)
+                    out = _reduced.round_to(self.forward(xp, *arrays), low)
                 finally:
                     reduced[0] = None
         except ValueError:
@@ -801,77 +803,6 @@ def _promote(mode, args, arrays, n_in):
         a = arrays[i]
         if hasattr(a, "dtype") and a.dtype != target:
             arrays[i] = a.astype(target)
-
-
-def _upcast(arrays, n_in, scalar_operands):
-    """Reduced precision (bfloat16): the arrays of inputs of such a dtype, and a parameter
-    that names one (a reduction's ``dtype``), replaced by float32 ones, as PyTorch computes
-    these ops in float32. Returns the reduced dtype the results round back to (None: no
-    input had one), or None as well when a parameter names float32 itself (``.float()``,
-    ``sum(dtype=torch.float32)``): those results stay float32.
-
-    A Python number among the inputs is rounded to the reduced dtype first, as PyTorch casts
-    it to the common dtype (``Op.scalar_operands`` says where else such numbers stand, or
-    that the op reads them unrounded)."""
-    low = None
-    for i in range(n_in):
-        a = arrays[i]
-        dt = getattr(a, "dtype", None)
-        if dt is not None and type(dt) in _LOWP:
-            low = dt
-            arrays[i] = a.astype(_dtypes.LOW_PRECISION[dt])
-    if low is not None:
-        for i in range(n_in) if scalar_operands is None else scalar_operands:
-            a = arrays[i]
-            if type(a) is float or type(a) is int:
-                arrays[i] = float(np.asarray(a, low).astype(_dtypes.LOW_PRECISION[low]))
-    for j in range(n_in, len(arrays)):
-        p = arrays[j]
-        if isinstance(p, np.dtype):
-            if type(p) in _LOWP:
-                low = p
-                arrays[j] = _dtypes.LOW_PRECISION[p]
-            elif low is not None and p == _dtypes.LOW_PRECISION[low]:
-                return None
-    return low
-
-
-# The reduced dtype (bfloat16) the running forward's results are rounded to, None when it
-# computes in its own dtype: read by ``round_reduced``. Process-wide, as forwards do not yield.
-reduced = [None]
-
-
-def round_reduced(x):
-    """``x`` rounded to the reduced dtype of the running forward (and back to float32), or
-    ``x`` itself when there is none: for the few PyTorch kernels that keep an intermediate
-    in the tensor's own reduced dtype (log_softmax's sum and its log)."""
-    low = reduced[0]
-    if low is None:
-        return x
-    return x.astype(low).astype(_dtypes.LOW_PRECISION[low])
-
-
-def _round_to(out, low):
-    """The floating results of a forward run by ``_upcast``, rounded to ``low``."""
-    if isinstance(out, tuple):
-        return tuple(_round_to(o, low) for o in out)
-    compute = _dtypes.LOW_PRECISION[low]
-    if getattr(out, "dtype", None) == compute:
-        return out.astype(low)
-    return out
-
-
-def _upcast_values(values):
-    """Reduced-precision arrays among ``values`` (an array, a tuple or list of them, None)
-    as float32, for a derivative rule run in a plain backward; dtype parameters likewise."""
-    if isinstance(values, (tuple, list)):
-        return type(values)(_upcast_values(v) for v in values)
-    dt = getattr(values, "dtype", None)
-    if dt is not None and type(dt) in _LOWP:
-        return values.astype(_dtypes.LOW_PRECISION[dt])
-    if isinstance(values, np.dtype) and type(values) in _LOWP:
-        return _dtypes.LOW_PRECISION[values]
-    return values
 
 
 def _raise_broadcast_error(arrays):
