@@ -96,6 +96,15 @@ def _plus(x, other, alpha):
     return x + alpha * other
 
 
+def _over(x, value):
+    """``x / value`` for an array and a number, as PyTorch's ``div``: for float16 and bfloat16
+    computed in float32 with the number unrounded, and rounded once (NumPy would round the
+    number to the array's dtype first)."""
+    if type(x.dtype) in _LOW_PRECISION:
+        return (x.astype(_dtypes.LOW_PRECISION[x.dtype]) / value).astype(x.dtype)
+    return x / value
+
+
 # The temporaries below use in-place operators, not out=: on 0-d arrays NumPy computes scalars.
 
 @_in_place
