@@ -17,6 +17,7 @@ from . import _device, _dtypes, _errors, _xp, autograd
 from .autograd import anomaly_mode, engine, forward_ad, grad_mode
 from .autograd.graph import NO_ACCUMULATOR
 from .autograd.views import fresh
+from .ops import autocast as _amp
 from .ops import registry
 
 __all__ = ["Tensor", "Size", "layout", "strided"]
@@ -538,9 +539,13 @@ class Tensor:
                 raise RuntimeError(_errors.LEAF_INPLACE)
 
     def _inplace(self, fn, *args, **kwargs):
-        """Run ``fn(self, *args)`` out of place, write the result into self, rebase history."""
+        """Run ``fn(self, *args)`` out of place, write the result into self, rebase history.
+        (Never autocast: PyTorch's in-place ops run in their tensors' dtypes.)"""
         self._check_inplace()
-        result = fn(self, *args, **kwargs)
+        if _amp.anywhere.enabled:
+            result = _amp.not_autocast(fn, self, *args, **kwargs)
+        else:
+            result = fn(self, *args, **kwargs)
         return self._assign(result, getattr(fn, "__name__", "").strip("_") + "_")
 
     def _assign(self, result, name=None):

@@ -51,6 +51,7 @@ def _under_autocast(T, **kw):
         out["prod"] = out["mm"][0].prod()
         out["float64_stays"] = T.mm(a.double(), b.double())
         out["int_stays"] = T.mm(T.ones(2, 2, dtype=T.int64), T.ones(2, 2, dtype=T.int64))
+        out["addmm_in_place"] = f(8, 5).addmm_(a, b)  # (in-place ops are not autocast)
         with T.autocast("cpu", enabled=False):
             out["disabled_inside"] = T.mm(a, b)
         loss = out["linear"].float().pow(2).sum()
@@ -75,7 +76,7 @@ def test_ops_under_cpu_autocast_match_pytorch(torch, kw):
             # in 40 differs in the last bit from ember's single rounding.
             np.testing.assert_allclose(e.detach().float().numpy(), r.detach().float().numpy(),
                                        rtol=2e-3, err_msg=name)
-        elif name in FLOAT32_LOSSES:  # float32 arithmetic: ember's and PyTorch's log/exp
+        elif name in FLOAT32_RESULTS:  # float32 arithmetic: ember's and PyTorch's log, exp, sums
             np.testing.assert_allclose(e.detach().numpy(), r.detach().numpy(), rtol=1e-6,
                                        err_msg=name)
         else:
@@ -83,7 +84,7 @@ def test_ops_under_cpu_autocast_match_pytorch(torch, kw):
                                           r.detach().float().numpy(), err_msg=name)
 
 
-FLOAT32_LOSSES = ("cross_entropy", "nll_loss", "mse_loss", "l1_loss")
+FLOAT32_RESULTS = ("cross_entropy", "nll_loss", "mse_loss", "l1_loss", "addmm_in_place")
 
 
 def test_weight_cast_is_cached_within_a_region(torch):

@@ -32,7 +32,7 @@ import threading
 
 from .. import _dtypes
 
-__all__ = ["autocast_op", "state", "run", "CPU_POLICY"]
+__all__ = ["autocast_op", "not_autocast", "state", "run", "CPU_POLICY"]
 
 _LOWER, _FP32, _PROMOTE = "lower_precision_fp", "fp32", "promote"
 
@@ -170,6 +170,16 @@ def run(policy, fn, args, kwargs=None):
         return fn(*args, **kwargs)
     finally:
         st.inside = False
+
+
+def not_autocast(fn, *args, **kwargs):
+    """``fn(*args, **kwargs)`` with autocast off for everything it calls (in-place ops)."""
+    st = state
+    was, st.inside = st.inside, True
+    try:
+        return fn(*args, **kwargs)
+    finally:
+        st.inside = was
 
 
 def autocast_op(name):
