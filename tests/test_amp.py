@@ -37,6 +37,9 @@ def _under_autocast(T, **kw):
         out["conv2d"] = F.conv2d(x4, k, padding=1)
         out["conv_transpose2d"] = F.conv_transpose2d(x4, kt)
         out["einsum"] = T.einsum("ij,jk->ik", a, b)
+        out["einsum_three"] = T.einsum("bi,oij,bj->bo", f(2, 3), f(5, 3, 4), f(2, 4))
+        out["mm_mixed_dtypes"] = T.mm(a.bfloat16(), b)  # (cast before the dtype check)
+        out["bmm_mixed_dtypes"] = T.bmm(f(2, 3, 4).bfloat16(), f(2, 4, 5))
         out["add_number"] = out["mm"] + 1.0
         out["add_float32"] = out["mm"] + T.ones(5)
         out["softmax"] = out["mm"].softmax(-1)
@@ -310,3 +313,21 @@ def test_disabled_scaler_passes_through(torch):
                 scaler._get_growth_tracker()) == (False, 1.0, {}, 0)
         with pytest.raises(AttributeError):
             scaler.get_growth_factor()
+
+
+def test_bilinear_under_autocast_is_float32_as_pytorch(torch):
+    """PyTorch's bilinear is one kernel on no autocast list; ember composes it from einsum and
+    runs it with autocast off: the dtype is PyTorch's, the values float32's (PyTorch's kernel
+    rounds its inner products to bfloat16)."""
+    rng = np.random.default_rng(0)
+    x1, x2, w = (rng.standard_normal(s).astype(np.float32) for s in ((2, 3), (2, 4), (5, 3, 4)))
+    results = []
+    for lib in (torch, ember):
+        with lib.autocast("cpu"):
+            results.append(lib.nn.functional.bilinear(lib.tensor(x1), lib.tensor(x2),
+                                                      lib.tensor(w)))
+    (r, e), exact = results, ember.nn.functional.bilinear(ember.tensor(x1), ember.tensor(x2),
+                                                          ember.tensor(w))
+    assert repr(e.dtype) == repr(r.dtype) == "torch.float32"
+    np.testing.assert_array_equal(e.numpy(), exact.numpy())
+    np.testing.assert_allclose(e.numpy(), r.numpy(), atol=0.05)

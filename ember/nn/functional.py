@@ -469,6 +469,7 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _dropout_impl(input, p, training, inplace, True, True)
 
 
+@autocast_op("bilinear")
 def bilinear(input1, input2, weight, bias=None):
     """``y[..., o] = input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
     if input1.ndim != input2.ndim:

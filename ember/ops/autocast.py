@@ -17,6 +17,8 @@ Policies, as PyTorch names them:
   region and the cast reused (the weight cache, when ``cache_enabled``);
 - ``fp32``: floating tensors are cast to float32;
 - ``promote``: floating tensors are cast to the widest floating dtype among them.
+- ``off`` (ember's): nothing is cast, and what the op calls is not autocast: for ops PyTorch
+  computes in one kernel on no list, which ember composes from listed ones (``bilinear``).
 
 Ops on no list run in their inputs' dtypes, so ``bf16_result + float32_tensor`` is float32 by
 the ordinary promotion. This module is global state (per thread), as PyTorch's autocast is.
@@ -34,7 +36,7 @@ from .. import _dtypes
 
 __all__ = ["autocast_op", "not_autocast", "state", "run", "CPU_POLICY"]
 
-_LOWER, _FP32, _PROMOTE = "lower_precision_fp", "fp32", "promote"
+_LOWER, _FP32, _PROMOTE, _OFF = "lower_precision_fp", "fp32", "promote", "off"
 
 # PyTorch's CPU lists (aten/src/ATen/autocast_mode.cpp, AutocastCPU), by ATen op name. ember's
 # registry ops and ``@autocast_op`` composites are looked up here by those names.
@@ -63,6 +65,9 @@ CPU_POLICY.update(dict.fromkeys((
     "linalg_qr", "linalg_cholesky_ex", "linalg_svd", "linalg_eig", "linalg_eigh",
     "linalg_lstsq", "linalg_inv_ex"), _FP32))
 CPU_POLICY.update(dict.fromkeys(("stack", "cat", "index_copy"), _PROMOTE))
+# PyTorch ops on no list that ember composes from listed ones: run with autocast off, as
+# PyTorch runs them (bilinear is one kernel, _trilinear, in PyTorch).
+CPU_POLICY.update(dict.fromkeys(("bilinear",), _OFF))
 
 
 class _State(threading.local):
@@ -132,6 +137,8 @@ def _cast(t, dtype, device_type):
 def cast_values(policy, values, device_type):
     """``values`` (tensors, lists of tensors, anything else) with the tensors cast for
     ``policy``."""
+    if policy == _OFF:
+        return values
     if policy == _LOWER:
         dtype = state.dtype[device_type]
     elif policy == _FP32:

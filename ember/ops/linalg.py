@@ -197,6 +197,7 @@ _baddbmm.defvjp(
         _scaled(xp.matmul(_mT(xp, batch1), g), alpha))
 
 
+@autocast_op("mm")
 def mm(input, mat2):
     """Matrix product of two 2-d tensors."""
     if input.ndim != 2 or mat2.ndim != 2:
@@ -218,6 +219,7 @@ def _no_bool(kernel, t, size=1):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
+@autocast_op("bmm")
 def bmm(input, mat2):
     """Batched matrix product of two 3-d tensors ``(b, n, k) @ (b, k, m)``."""
     for name, t in (("batch1", input), ("batch2", mat2)):
@@ -301,6 +303,7 @@ def _check_expandable(input, shape):
                 f"Tensor sizes: {list(sizes)}")
 
 
+@autocast_op("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape."""
     shapes = mat1.shape, mat2.shape
@@ -337,6 +340,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _addmv(input, mat, vec, *_integral_scalars(input, beta, alpha))
 
 
+@autocast_op("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     for name, t in (("batch1", batch1), ("batch2", batch2)):
@@ -1843,6 +1847,7 @@ _addbmm.defvjp(
         _scaled(xp.matmul(_mT(xp, batch1), xp.expand_dims(g, 0)), alpha))
 
 
+@autocast_op("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     _check_expandable(input, (batch1.shape[_wrap_dim(1, batch1.ndim)],
