@@ -1110,6 +1110,7 @@ def _inv(xp, A):
 _inv.defvjp(lambda xp, g, ans, A: -xp.matmul(_mT(xp, ans), xp.matmul(g, _mT(xp, ans))))
 
 
+@autocast_op("linalg_inv")
 def linalg_inv(A):
     """The inverse of a (batch of) square matrices."""
     _check_matrix(A, "linalg.inv")
@@ -1250,6 +1251,7 @@ _solve.defvjp(_solve_backward_A,
               lambda xp, g, ans, A, B, left: xp.linalg_solve(_mT(xp, A), g, left=left))
 
 
+@autocast_op("linalg_solve")
 def linalg_solve(A, B, *, left=True):
     """The solution ``X`` of ``A X = B`` (or ``X A = B`` with ``left=False``); ``B`` may be a
     (batch of) vectors; batch dims broadcast."""
@@ -1369,6 +1371,7 @@ def _cholesky_backward(xp, g, ans, A, upper):
 _cholesky.defvjp(_cholesky_backward)
 
 
+@autocast_op("linalg_cholesky")
 def linalg_cholesky(A, *, upper=False):
     """The lower triangular ``L`` with ``A = L L^T`` (``upper=True``: ``U = L^T``) of a
     symmetric positive-definite matrix."""
@@ -1411,6 +1414,7 @@ _qr.defvjp(_qr_backward)
 _QrResult = _reduction.return_type("linalg_qr", ("Q", "R"))
 
 
+@autocast_op("linalg_qr")
 def linalg_qr(A, mode="reduced"):
     """``(Q, R)`` with ``A = Q R``, ``Q`` orthonormal columns and ``R`` upper triangular;
     ``mode`` 'reduced', 'complete', or 'r' (``R`` only; ``Q`` is empty)."""
@@ -1450,6 +1454,7 @@ def _check_uplo(UPLO):
     return UPLO.upper()
 
 
+@autocast_op("linalg_eigh")
 def linalg_eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, read from
     its lower (``UPLO='L'``) or upper triangle."""
@@ -1458,6 +1463,7 @@ def linalg_eigh(A, UPLO="L"):
     return _EighResult(_eigh(A, _check_uplo(UPLO)))
 
 
+@autocast_op("linalg_eigvalsh")
 def linalg_eigvalsh(A, UPLO="L"):
     """The eigenvalues (ascending) of a symmetric matrix."""
     _check_matrix(A, "linalg.eigh")
@@ -1517,6 +1523,7 @@ _svd.defvjp(_svd_backward)
 _SvdResult = _reduction.return_type("linalg_svd", ("U", "S", "Vh"))
 
 
+@autocast_op("linalg_svd")
 def linalg_svd(A, full_matrices=True, *, driver=None):
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values descending; the singular
     vectors are defined up to sign, so differentiate only sign-invariant functions of them."""
@@ -1528,6 +1535,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
     return _SvdResult(_svd(A, full_matrices))
 
 
+@autocast_op("linalg_svdvals")
 def linalg_svdvals(A, *, driver=None):
     """The singular values of a (batch of) matrices, descending."""
     _check_matrix(A, "linalg.svd", square=False)

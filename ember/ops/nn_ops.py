@@ -640,6 +640,7 @@ def hardshrink(input, lambd=0.5):
     return _functional().hardshrink(input, lambd)
 
 
+@autocast_op("prelu")
 def prelu(input, weight):
     """:func:`ember.nn.functional.prelu`."""
     return _functional().prelu(input, weight)

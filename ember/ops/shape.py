@@ -18,6 +18,7 @@ from .._out import write_out
 from .._tensor import Size, Tensor, _wrap_dim
 from ..autograd import forward_ad
 from ..autograd.views import as_view
+from .autocast import autocast_op
 from .registry import defop
 
 # Messages PyTorch gives once per process (``TORCH_WARN_ONCE``).
@@ -630,6 +631,7 @@ def _common_dtype(tensors):
     return [to_dtype(t, dt) for t in tensors]
 
 
+@autocast_op("cat")
 def cat(tensors, dim=0, *, out=None):
     """Join tensors along an existing dim (all other dims must match)."""
     if out is not None:
@@ -672,6 +674,7 @@ def _stack(xp, *args):
 _stack.defvjp(lambda xp, g, ans, i, inputs, dim: g[(slice(None),) * dim + (i, Ellipsis)])
 
 
+@autocast_op("stack")
 def stack(tensors, dim=0, *, out=None):
     """Join same-shaped tensors along a new dim."""
     if out is not None:
