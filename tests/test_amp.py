@@ -56,6 +56,9 @@ def _under_autocast(T, **kw):
         out["linalg_inv"] = T.linalg.inv((T.eye(4) * 4).bfloat16())  # (cast before its check)
         out["linalg_solve"] = T.linalg.solve((T.eye(4) * 2).bfloat16(), f(4))
         out["prelu"] = T.prelu(a, T.tensor([0.25]))
+        cube = f(1, 2, 4, 4, 4).bfloat16()
+        out["max_pool3d"] = F.max_pool3d(cube, 2)
+        out["max_pool3d_indices"] = F.max_pool3d(cube, 2, return_indices=True)[0]
         out["float64_stays"] = T.mm(a.double(), b.double())
         out["int_stays"] = T.mm(T.ones(2, 2, dtype=T.int64), T.ones(2, 2, dtype=T.int64))
         out["addmm_in_place"] = f(8, 5).addmm_(a, b)  # (in-place ops are not autocast)
@@ -335,3 +338,32 @@ def test_bilinear_under_autocast_is_float32_as_pytorch(torch):
     assert repr(e.dtype) == repr(r.dtype) == "torch.float32"
     np.testing.assert_array_equal(e.numpy(), exact.numpy())
     np.testing.assert_allclose(e.numpy(), r.numpy(), atol=0.05)
+
+
+def test_every_listed_op_ember_defines_is_declared():
+    """A public function named as an op on PyTorch's CPU autocast lists casts at its entry
+    (``@autocast_op``) or is itself a registry op carrying the policy: a wrapper's checks
+    must see the cast tensors."""
+    import importlib
+
+    from ember.ops import autocast as dispatch
+    from ember.ops.registry import Op
+    modules = [importlib.import_module(f"ember.ops.{m}") for m in (
+        "arithmetic", "conv", "indexing", "linalg", "nn_layers", "nn_ops", "pointwise",
+        "reduction", "shape", "sorting", "unary")] + [ember.nn.functional]
+    undeclared = []
+    for name, policy in dispatch.CPU_POLICY.items():
+        for mod in modules:
+            fn = mod.__dict__.get(name)
+            if fn is None or not callable(fn):
+                continue
+            if name == "max_pool3d" and mod is ember.nn.functional:
+                fn = mod._max_pool3d  # (only without indices: see its docstring)
+            if isinstance(fn, Op):
+                ok = fn.autocast == policy
+            else:
+                ok = getattr(fn, "__wrapped__", None) is not None and \
+                    fn.__code__ is dispatch.autocast_op(name)(lambda: 0).__code__
+            if not ok:
+                undeclared.append(f"{mod.__name__}.{name}")
+    assert not undeclared

@@ -1462,9 +1462,17 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    """3-d max pooling; the gradient flows to each window's maximum."""
-    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode,
-                     return_indices)
+    """3-d max pooling; the gradient flows to each window's maximum. (Under autocast, as in
+    PyTorch, float32 without indices, PyTorch's ``max_pool3d``, which is on its list, and the
+    input's dtype with them, its ``max_pool3d_with_indices``, which is not.)"""
+    if return_indices:
+        return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    return _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@autocast_op("max_pool3d")
+def _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, False)
 
 
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
