@@ -9,7 +9,9 @@ import numpy as _np
 
 from . import (  # noqa: F401
     _tensor_methods,  # noqa: F401  (binds methods and operators onto Tensor)
+    amp,  # torch.amp: autocast, GradScaler
     autograd,
+    cpu,
     cuda,
     distributed,  # torch.distributed: not implemented yet (is_available() is False)
     func,  # the torch.func namespace: function transforms
@@ -95,6 +97,24 @@ from ._random import (
 )
 from ._sampling import bernoulli, multinomial, normal, poisson
 from ._tensor import Size, Tensor, layout, strided
+from ._typeinfo import finfo, iinfo
+from .amp.autocast_mode import (  # torch.autocast and its per-thread state
+    autocast,
+    autocast_decrement_nesting,
+    autocast_increment_nesting,
+    clear_autocast_cache,
+    get_autocast_cpu_dtype,
+    get_autocast_dtype,
+    get_autocast_gpu_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_cpu_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_cpu_dtype,
+    set_autocast_cpu_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.anomaly_mode import set_detect_anomaly as set_anomaly_enabled
 from .autograd.grad_mode import (

@@ -22,7 +22,7 @@ def _finish(data, dtype, device, requires_grad):
     dev = _device.canonical(_device.factory_default() if device is None else device)
     if dev.type != "cpu":
         data = _device.move(data, dev)
-    if requires_grad and data.dtype.kind not in "fc":
+    if requires_grad and not _dtypes.is_inexact(data.dtype):
         raise RuntimeError(_errors.INT_FACTORY_REQUIRES_GRAD)
     return Tensor._make(data, None, bool(requires_grad))
 
@@ -96,6 +96,10 @@ def from_numpy(ndarray):
     """A tensor sharing memory with ``ndarray`` (writes show through both ways)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+    if type(ndarray.dtype) in _dtypes.NUMPY_LACKS:  # (as PyTorch: NumPy has none)
+        raise TypeError(f"can't convert np.ndarray of type ml_dtypes.{ndarray.dtype.name}. The "
+                        "only supported types are: float64, float32, float16, complex64, "
+                        "complex128, int64, int32, int16, int8, uint8, and bool.")
     _dtypes.from_numpy_dtype(ndarray.dtype)
     return Tensor._make(ndarray, None, False)
 
@@ -221,11 +225,7 @@ def _check_fill(fill_value, dtype):
 
 
 def _finfo(dtype):
-    try:
-        return np.finfo(dtype.np)
-    except ValueError:  # bfloat16 (ml_dtypes)
-        import ml_dtypes
-        return ml_dtypes.finfo(dtype.np)
+    return _dtypes.np_finfo(dtype.np)
 
 
 def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):

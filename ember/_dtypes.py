@@ -26,11 +26,12 @@ class dtype:
 
     __slots__ = ("name", "np", "category", "itemsize", "is_signed", "_legacy")
 
-    def __init__(self, name, np_dtype, category, legacy):
+    def __init__(self, name, np_dtype, category, legacy, itemsize=None):
         self.name = name
-        self.np = np.dtype(np_dtype)
+        if np_dtype is not None:  # (None: an ``_ExtensionDtype``, whose NumPy dtype is lazy)
+            self.np = np.dtype(np_dtype)
         self.category = category
-        self.itemsize = self.np.itemsize
+        self.itemsize = self.np.itemsize if itemsize is None else itemsize
         self.is_signed = category != _BOOL and name != "uint8"
         self._legacy = legacy  # the legacy tensor-type name, as in 'torch.FloatTensor'
 
@@ -38,6 +39,7 @@ class dtype:
     def _c_name(self):
         """The C type name PyTorch uses in some messages ('float', 'double', 'long')."""
         return {"float32": "float", "float64": "double", "float16": "c10::Half",
+                "bfloat16": "c10::BFloat16",
                 "int64": "long", "int32": "int", "int16": "short", "int8": "signed char",
                 "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
                 "complex128": "c10::complex<double>"}[self.name]
@@ -47,6 +49,11 @@ class dtype:
         return self.category == _FLOAT
 
     @property
+    def kind(self):
+        """NumPy's kind letter ('f' for bfloat16 too, whose NumPy dtype says 'V')."""
+        return "f" if self.category == _FLOAT else self.np.kind
+
+    @property
     def is_complex(self):
         return self.category == _COMPLEX
 
@@ -54,7 +61,8 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self):
-        return {float16: complex64, float32: complex64, float64: complex128}.get(self, self)
+        return {float16: complex64, bfloat16: complex64, float32: complex64,
+                float64: complex128}.get(self, self)
 
     def __repr__(self):
         return "torch." + self.name
@@ -74,8 +82,52 @@ uint8 = dtype("uint8", np.uint8, _INT, "ByteTensor")
 bool = dtype("bool", np.bool_, _BOOL, "BoolTensor")  # noqa: A001 - PyTorch's public name
 complex64 = dtype("complex64", np.complex64, _COMPLEX, "ComplexFloatTensor")
 complex128 = dtype("complex128", np.complex128, _COMPLEX, "ComplexDoubleTensor")
-# NumPy has no bfloat16; the name exists so code that mentions it imports, and using it fails.
-bfloat16 = None
+
+
+class _ExtensionDtype(dtype):
+    """A dtype NumPy lacks, stored in arrays of an ``ml_dtypes`` type (an optional dependency:
+    ``pip install ml_dtypes``, or ``ember[bf16]``). ``ml_dtypes`` is imported the first time an
+    array of this type is needed (``.np``); without it that raises, so that ``bfloat16`` is
+    never silently another type.
+
+    Ops never compute in these types: the op machinery (``ops/registry.py``) hands forwards and
+    derivative rules float32 arrays and rounds their floating results back, as PyTorch computes
+    its reduced-precision ops in float32 and rounds each op's result.
+    """
+
+    __slots__ = ("_ml_name",)
+
+    def __init__(self, name, ml_name, category, legacy, itemsize):
+        super().__init__(name, None, category, legacy, itemsize)
+        self._ml_name = ml_name
+
+    @property
+    def np(self):
+        try:
+            import ml_dtypes
+        except ImportError:
+            raise RuntimeError(
+                f"ember.{self.name} needs the ml_dtypes package, which stores {self.name} arrays "
+                "for NumPy; install it with 'pip install ml_dtypes' (or 'pip install "
+                "ember[bf16]')") from None
+        npd = np.dtype(getattr(ml_dtypes, self._ml_name))
+        _register_extension(self, npd)
+        return npd
+
+
+def _register_extension(d, npd):
+    """Make ``d`` known by its NumPy dtype (once ml_dtypes is imported), and store that dtype
+    where ``d.np`` finds it without calling the property again."""
+    if npd not in _FROM_NP:
+        _FROM_NP[npd] = d
+        LOW_PRECISION[npd] = float32.np
+        LOW_PRECISION_TYPES.add(type(npd))
+        NUMPY_LACKS.add(type(npd))
+        _INEXACT_TYPES.add(type(npd))
+
+
+# PyTorch's brain floating point: float32's 8 exponent bits and range, 7 mantissa bits.
+bfloat16 = _ExtensionDtype("bfloat16", "bfloat16", _FLOAT, "BFloat16Tensor", 2)
 
 half, float, double = float16, float32, float64  # noqa: A001
 short, int, long = int16, int32, int64  # noqa: A001
@@ -83,16 +135,34 @@ cfloat, cdouble = complex64, complex128
 
 ALL = (bool, uint8, int8, int16, int32, int64, float16, float32, float64, complex64, complex128)
 _FROM_NP = {d.np: d for d in ALL}
-_BY_NAME = {d.name: d for d in ALL}
+_BY_NAME = {d.name: d for d in ALL + (bfloat16,)}
+# The NumPy dtypes of the ``_ExtensionDtype``s in use -> the NumPy dtype ops compute them in,
+# and the classes of those dtypes (for cheap ``type(a.dtype) in ...`` tests on hot paths).
+# They fill as ml_dtypes types are first used (``_register_extension``).
+LOW_PRECISION = {np.dtype(np.float16): np.dtype(np.float32)}
+LOW_PRECISION_TYPES = {type(np.dtype(np.float16))}
+# The classes of those that NumPy itself lacks (ml_dtypes'): no ``numpy()`` of them.
+NUMPY_LACKS = set()
+# The classes of every floating and complex NumPy dtype a tensor can hold.
+_INEXACT_TYPES = {type(np.dtype(c)) for c in "efdFD"}
+
+
+def is_inexact(np_dtype):
+    """Whether a tensor's NumPy dtype is floating or complex (bfloat16 too, whose NumPy kind
+    is 'V')."""
+    return np_dtype.kind in "fc" or type(np_dtype) in LOW_PRECISION_TYPES
 
 
 def from_numpy_dtype(np_dtype):
-    """The ember dtype for a NumPy dtype; TypeError for types PyTorch has no equivalent of."""
+    """The ember dtype for a NumPy dtype; TypeError for types PyTorch has no equivalent of
+    (and for ml_dtypes types before ember uses them: NumPy arrays of those, as PyTorch)."""
     try:
         return _FROM_NP[np_dtype]
     except KeyError:
+        npd = np.dtype(np_dtype)
+        module = npd.type.__module__.split(".")[0]
         raise TypeError(
-            f"can't convert np.ndarray of type numpy.{np.dtype(np_dtype).name}. The only "
+            f"can't convert np.ndarray of type {module}.{npd.name}. The only "
             "supported types are: float64, float32, float16, complex64, complex128, int64, "
             "int32, int16, int8, uint8, and bool."
         ) from None
@@ -132,6 +202,8 @@ def promote_types(a, b):
         if hi.category == _COMPLEX and lo.category == _FLOAT and lo is float64:
             return complex128
         return hi
+    if bfloat16 in (a, b) and float16 in (a, b):
+        return float32  # neither holds the other: float16 has the precision, bfloat16 the range
     if a.category == _INT:
         if uint8 in (a, b):
             other = b if a is uint8 else a
@@ -196,3 +268,16 @@ def can_cast(from_, to):
     if from_.category > to.category:
         return False
     return True
+
+
+def is_floating(np_dtype):
+    """Whether a tensor's NumPy dtype is floating (bfloat16 too)."""
+    return np_dtype.kind == "f" or type(np_dtype) in LOW_PRECISION_TYPES
+
+
+def np_finfo(np_dtype):
+    """NumPy's ``finfo`` of a tensor's NumPy dtype (ml_dtypes' own for its types)."""
+    if type(np_dtype) in NUMPY_LACKS:
+        import ml_dtypes
+        return ml_dtypes.finfo(np_dtype)
+    return np.finfo(np_dtype)

@@ -17,6 +17,7 @@ from . import _device, _dtypes, _errors, _xp, autograd
 from .autograd import anomaly_mode, engine, forward_ad, grad_mode
 from .autograd.graph import NO_ACCUMULATOR
 from .autograd.views import fresh
+from .ops import autocast as _amp
 from .ops import registry
 
 __all__ = ["Tensor", "Size", "layout", "strided"]
@@ -155,13 +156,13 @@ class Tensor:
         return self._data.itemsize
 
     def is_floating_point(self):
-        return self._data.dtype.kind == "f"
+        return _dtypes.is_floating(self._data.dtype)
 
     def is_complex(self):
         return self._data.dtype.kind == "c"
 
     def is_signed(self):
-        return self._data.dtype.kind in "ifc"
+        return self.dtype.is_signed
 
     def is_nonzero(self):
         """The truth of a one-element tensor; PyTorch's error for any other size."""
@@ -278,7 +279,7 @@ class Tensor:
             if not requires_grad:
                 raise RuntimeError(_errors.NONLEAF_REQUIRES_GRAD)
             return self
-        if requires_grad and self._data.dtype.kind not in "fc":
+        if requires_grad and not _dtypes.is_inexact(self._data.dtype):
             raise RuntimeError(_errors.INT_REQUIRES_GRAD)
         # (a view made in no-grad mode of a tensor that requires grad goes on requiring it)
         self._rg = bool(requires_grad) or self._acc is NO_ACCUMULATOR
@@ -438,6 +439,7 @@ class Tensor:
         return _device.to_numpy(self._data).tolist()
 
     def numpy(self, *, force=False):
+        _no_numpy_for(self._data.dtype)
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -449,6 +451,7 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        _no_numpy_for(self._data.dtype)
         arr = _device.to_numpy(self._data)
         return arr if dtype is None else arr.astype(dtype)
 
@@ -536,9 +539,13 @@ class Tensor:
                 raise RuntimeError(_errors.LEAF_INPLACE)
 
     def _inplace(self, fn, *args, **kwargs):
-        """Run ``fn(self, *args)`` out of place, write the result into self, rebase history."""
+        """Run ``fn(self, *args)`` out of place, write the result into self, rebase history.
+        (Never autocast: PyTorch's in-place ops run in their tensors' dtypes.)"""
         self._check_inplace()
-        result = fn(self, *args, **kwargs)
+        if _amp.anywhere.enabled:
+            result = _amp.not_autocast(fn, self, *args, **kwargs)
+        else:
+            result = fn(self, *args, **kwargs)
         return self._assign(result, getattr(fn, "__name__", "").strip("_") + "_")
 
     def _assign(self, result, name=None):
@@ -632,10 +639,19 @@ def _inplace_name(node):
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower() + "_"
 
 
+def _no_numpy_for(np_dtype):
+    """PyTorch's TypeError for a tensor whose dtype NumPy lacks (bfloat16), which ``numpy()``
+    and ``__array__`` do not hand out (ember holds them as ml_dtypes arrays, but NumPy code
+    given those would compute in them: convert with ``.float()`` first, as in PyTorch)."""
+    if type(np_dtype) in _dtypes.NUMPY_LACKS:
+        raise TypeError(f"Got unsupported ScalarType {_dtype_word(np_dtype)}")
+
+
 def _dtype_word(np_dtype):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}[np.dtype(np_dtype).name]
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+            "bfloat16": "BFloat16"}[np.dtype(np_dtype).name]
 
 
 def _wrap_dim(dim, ndim, scalar=True):

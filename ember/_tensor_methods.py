@@ -296,7 +296,8 @@ def _caster(dtype):
 for _m, _d in [("float", _dtypes.float32), ("double", _dtypes.float64), ("half", _dtypes.float16),
                ("long", _dtypes.int64), ("int", _dtypes.int32), ("short", _dtypes.int16),
                ("char", _dtypes.int8), ("byte", _dtypes.uint8), ("bool", _dtypes.bool),
-               ("cfloat", _dtypes.complex64), ("cdouble", _dtypes.complex128)]:
+               ("cfloat", _dtypes.complex64), ("cdouble", _dtypes.complex128),
+               ("bfloat16", _dtypes.bfloat16)]:
     setattr(Tensor, _m, _caster(_d))
 
 # ------------------------------------------------------------------ factories on a tensor
@@ -359,13 +360,14 @@ _RANDOM_OPS["bernoulli"] = _random_op("bernoulli", 2)
 
 
 def _refuse_integers(self, kernel, complex_too=False):
-    if self._data.dtype.kind not in ("f" if complex_too else "fc"):
+    dtype = self._data.dtype
+    if not (_dtypes.is_floating(dtype) if complex_too else _dtypes.is_inexact(dtype)):
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{_dtype_word(self._data.dtype)}'")
 
 
 def _continuous_only(self, distribution, word):
-    if self._data.dtype.kind != "f":
+    if not _dtypes.is_floating(self._data.dtype):
         raise RuntimeError(f"{distribution} distribution is a continuous probability "
                            "distribution. dtype must be a floating point but you specified "
                            f"{word}")

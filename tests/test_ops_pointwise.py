@@ -393,11 +393,13 @@ def test_second_derivatives_of_erf_family():
 
 
 @pytest.mark.parametrize("name", ["tanh", "sigmoid"])
-@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_in_place_rules_match_their_recorded_form(name, dtype):
     """The rules that build their result in one buffer on NumPy arrays (a plain backward) give
     the bits of their expression run on Tensors (``create_graph=True``), and write neither the
-    output gradient nor the output."""
+    output gradient nor the output. (Not float16: a plain backward computes a float16 rule in
+    float32 and rounds once, as PyTorch's backward kernels do, where the recorded form rounds
+    after each op; test_bfloat16.py checks float16 gradients against PyTorch.)"""
     rng = np.random.default_rng(0)
     x = ember.tensor(rng.standard_normal((3, 4)) * 3, dtype=getattr(ember, dtype),
                      requires_grad=True)

@@ -34,6 +34,7 @@ import functools
 import inspect
 import warnings
 
+from .. import _dtypes
 from . import forward_ad, grad_mode
 from .graph import Node, check_version, gradient_edge, new_node, raise_freed
 
@@ -332,7 +333,7 @@ def _wrap_outputs(ctx, inputs, output, recording):
             wrapped.append(o)
             meta.append(None)
             continue
-        differentiable = o._data.dtype.kind in "fc" and not _contains(non_diff, o)
+        differentiable = _dtypes.is_inexact(o._data.dtype) and not _contains(non_diff, o)
         if _contains(dirty, o):
             if recording and o._rg and o._grad_fn is None:
                 raise RuntimeError(_LEAF_DIRTY)

@@ -27,6 +27,7 @@ import math
 
 import numpy as np
 
+from .. import _dtypes
 from .. import _xp as _raw
 from . import grad_mode
 from .graph import NO_ACCUMULATOR, Node, _short_name, gradient_edge, new_node
@@ -41,6 +42,10 @@ def as_view(out, source, fn, multi_output=False):
     if levels is not None:  # inside vmap: the physical tensors, the view of every sample
         as_view(out._value, source._value, _every_sample(fn, len(levels)), multi_output)
         return out
+    if type(source._data.dtype) in _dtypes.LOW_PRECISION_TYPES:
+        # The op computed on a float32 copy (bfloat16: see ``ops.registry._upcast``); the view
+        # is taken again from the source's own storage, so that writes show through.
+        out._data = fn(_raw.namespace_of(source._data), source._data)
     base = source._base
     if base is None:
         out._base, out._view_fn = source, fn

@@ -257,3 +257,5 @@ ShortTensor = _legacy("ShortTensor", _dtypes.int16)
 CharTensor = _legacy("CharTensor", _dtypes.int8)
 ByteTensor = _legacy("ByteTensor", _dtypes.uint8)
 BoolTensor = _legacy("BoolTensor", _dtypes.bool)
+
+from . import amp  # noqa: E402,F401  (torch.cuda.amp)

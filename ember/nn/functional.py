@@ -18,6 +18,7 @@ from ..ops import pointwise as _pointwise
 from ..ops import reduction as _red
 from ..ops import shape as _shape
 from ..ops import unary as _unary
+from ..ops.autocast import autocast_op
 from ..ops.nn_ops import binary_cross_entropy_with_logits
 from ..ops.registry import saves_also
 from . import attention as _attention
@@ -80,7 +81,7 @@ def _word(dtype):
 def _floating_only(kernel, *tensors):
     """PyTorch's kernels for these functions exist for floating dtypes only."""
     for t in tensors:
-        if t._data.dtype.kind != "f":
+        if not _dtypes.is_floating(t._data.dtype):
             break
     else:
         return  # floating tensors promote to a floating type
@@ -279,6 +280,7 @@ def glu(input, dim=-1):
     return _nn._glu(input, dim)
 
 
+@autocast_op("prelu")
 def prelu(input, weight):
     """``input`` where positive, ``weight * input`` elsewhere; ``weight`` holds one slope, or
     one per channel (dim 1 of ``input``)."""
@@ -328,6 +330,7 @@ def tanh(input):
 # --------------------------------------------------------------------------- linear, dropout
 
 
+@autocast_op("linear")
 def linear(input, weight, bias=None):
     """``input @ weight.T + bias``, recorded as PyTorch records it: one ``addmm`` for a matrix
     input, and for a contiguous input of another rank flattened to a matrix when the bias is a
@@ -468,6 +471,7 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _dropout_impl(input, p, training, inplace, True, True)
 
 
+@autocast_op("bilinear")
 def bilinear(input1, input2, weight, bias=None):
     """``y[..., o] = input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
     if input1.ndim != input2.ndim:
@@ -529,6 +533,7 @@ def _pointwise_loss(input, target, size_average, reduce, reduction):
     return _shape.broadcast_tensors(input, target) + (reduction,)
 
 
+@autocast_op("mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean squared error."""
     input_, target, reduction = _pointwise_loss(input, target, size_average, reduce, reduction)
@@ -545,6 +550,7 @@ def _l1(input, target, reduction):
     return _reduce((input - target).abs(), _get_enum(reduction))
 
 
+@autocast_op("l1_loss")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error."""
     input_, target, reduction = _pointwise_loss(input, target, size_average, reduce, reduction)
@@ -554,6 +560,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _l1(input_, target, reduction)
 
 
+@autocast_op("smooth_l1_loss")
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Squared error below ``beta``, absolute error (shifted) above."""
     input, target, reduction = _pointwise_loss(input, target, size_average, reduce, reduction)
@@ -566,6 +573,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     return _nn._smooth_l1_loss(input, target, reduction, beta)
 
 
+@autocast_op("soft_margin_loss")
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     """Two-class logistic loss ``log(1 + exp(-target * input))``, targets of 1 or -1."""
     if target.requires_grad and _grad_mode._state.grad:
@@ -576,6 +584,7 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
                                                                  reduction)), target)
 
 
+@autocast_op("huber_loss")
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     """Squared error below ``delta``, ``delta``-scaled absolute error above."""
     input_, target, _ = _pointwise_loss(input, target, None, None, reduction)
@@ -702,6 +711,7 @@ def _nll_loss_nd(input, target, weight, reduction, ignore_index):
     return out.view(out_size) if reduction == "none" else out
 
 
+@autocast_op("nll_loss")
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
              reduction="mean"):
     """Negative log-likelihood of class-index targets given log-probabilities."""
@@ -770,6 +780,7 @@ def _check_label_smoothing(label_smoothing):
                            f"{label_smoothing:g}")
 
 
+@autocast_op("cross_entropy_loss")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
                   reduction="mean", label_smoothing=0.0):
     """``nll_loss(log_softmax(input))`` for class indices; soft-target cross entropy for class
@@ -814,6 +825,7 @@ def _check_probabilities(x, y):
         raise RuntimeError(f"all elements of {which} should be between 0 and 1")
 
 
+@autocast_op("binary_cross_entropy")
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     """Binary cross entropy of probabilities (log clamped at -100 like PyTorch)."""
@@ -841,6 +853,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _nn._binary_cross_entropy(input, target, raw_weight, reduction)
 
 
+@autocast_op("kl_div")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """Kullback-Leibler divergence; ``input`` holds log-probabilities."""
     if size_average is not None or reduce is not None:
@@ -1108,16 +1121,19 @@ def _conv_nd(nd, input, weight, bias, stride, padding, dilation, groups):
     return out if batched else out.squeeze(0)
 
 
+@autocast_op("conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1-d cross-correlation over (N, C, L) inputs."""
     return _conv_nd(1, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d cross-correlation over (N, C, H, W) inputs."""
     return _conv_nd(2, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_op("conv3d")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3-d cross-correlation over (N, C, D, H, W) inputs."""
     return _conv_nd(3, input, weight, bias, stride, padding, dilation, groups)
@@ -1136,6 +1152,7 @@ def _conv_transpose_nd(nd, input, weight, bias, stride, padding, output_padding,
     return out if batched else out.squeeze(0)
 
 
+@autocast_op("conv_transpose1d")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Transposed 1-d convolution (the gradient of conv1d in its input)."""
@@ -1143,6 +1160,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
                               dilation)
 
 
+@autocast_op("conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Transposed 2-d convolution (the gradient of conv2d in its input)."""
@@ -1150,6 +1168,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
                               dilation)
 
 
+@autocast_op("conv_transpose3d")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """Transposed 3-d convolution (the gradient of conv3d in its input)."""
@@ -1446,9 +1465,17 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
-    """3-d max pooling; the gradient flows to each window's maximum."""
-    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode,
-                     return_indices)
+    """3-d max pooling; the gradient flows to each window's maximum. (Under autocast, as in
+    PyTorch, float32 without indices, PyTorch's ``max_pool3d``, which is on its list, and the
+    input's dtype with them, its ``max_pool3d_with_indices``, which is not.)"""
+    if return_indices:
+        return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, True)
+    return _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+@autocast_op("max_pool3d")
+def _max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode):
+    return _max_pool(3, input, kernel_size, stride, padding, dilation, ceil_mode, False)
 
 
 def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
@@ -1490,6 +1517,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                      divisor_override)
 
 
+@autocast_op("avg_pool3d")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """3-d average pooling."""
@@ -1554,6 +1582,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg(2, input, output_size)
 
 
+@autocast_op("adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input, output_size):
     """3-d average pooling to a fixed output size (PyTorch's window boundaries)."""
     return _adaptive_avg(3, input, output_size)
@@ -1587,6 +1616,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
     return _adaptive_max(2, input, output_size, return_indices)
 
 
+@autocast_op("adaptive_max_pool3d")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """3-d max pooling to a fixed output size (PyTorch's window boundaries)."""
     return _adaptive_max(3, input, output_size, return_indices)
@@ -1869,6 +1899,7 @@ def _expand_gqa(query, key, value):
     return key.repeat_interleave(hq // hk, -3), value.repeat_interleave(hq // hv, -3)
 
 
+@autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """``softmax(query @ key^T * scale + mask) @ value``, step for step as PyTorch's math

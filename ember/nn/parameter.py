@@ -1,4 +1,5 @@
 """``nn.Parameter``: a Tensor that a Module registers as one of its parameters."""
+from .. import _dtypes
 from .._tensor import Tensor
 
 
@@ -14,7 +15,7 @@ class Parameter(Tensor):
         p = object.__new__(cls)
         p._setup(data._data, None, False)
         p._vc = data._vc
-        if requires_grad and data._data.dtype.kind not in "fc":
+        if requires_grad and not _dtypes.is_inexact(data._data.dtype):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
                                "gradients")
         p._rg = bool(requires_grad)

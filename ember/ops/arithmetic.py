@@ -56,6 +56,7 @@ def _rsub(xp, input, other, alpha):
 
 
 _rsub.defvjp(lambda xp, g, ans, input, other, alpha: -g if alpha == 1 else -g * alpha)
+_rsub.scalar_operands = (1, 2)  # ``other`` and ``alpha``, rounded (see below)
 
 
 @defop("rsub", n_in=2, promote=True, jvp="linear")
@@ -84,6 +85,11 @@ def _div(xp, input, other):
 
 _div.defvjp(lambda xp, g, ans, input, other: g / other,
             lambda xp, g, ans, input, other: -g * input / (other * other))
+# Beside a bfloat16 tensor, PyTorch's add kernel (sub and rsub are it) rounds ``alpha`` to
+# bfloat16 as well as a number operand (see registry._upcast); mul and div read a number
+# unrounded.
+_add.scalar_operands = _sub.scalar_operands = _rsub_tensor.scalar_operands = (0, 1, 2)
+_mul.scalar_operands = _div.scalar_operands = ()
 
 
 @defop("div", n_in=2, promote=True, overload=2, jvp="elementwise")

@@ -75,6 +75,7 @@ _pow_scalar.defvjp(
     lambda xp, g, ans, input, exponent:
         xp.zeros_like(g) if exponent == 0 else g * (2 * input) if exponent == 2 else
         g * exponent * _scalar_power(xp, input, exponent - 1))
+_pow_scalar.scalar_operands = (1,)  # the exponent, rounded to bfloat16 (registry._upcast)
 
 
 @defop("pow", promote=True, overload=1, jvp="elementwise")
@@ -112,6 +113,7 @@ def _pow_scalar_base_rule(xp, g, ans, exponent, base, dtype):
 
 
 _pow_scalar_base.defvjp(_pow_scalar_base_rule)
+_pow_scalar_base.scalar_operands = (1,)  # the number base, rounded to bfloat16 (registry)
 
 
 def _log(x):
@@ -199,7 +201,7 @@ def pow(input, exponent):
     if isinstance(exponent, Tensor):
         _operands("pow", "iufc", input, exponent)
         return _pow_tensor(input, exponent)
-    if type(exponent) in _REAL and input._data.dtype.kind in "fc" and \
+    if type(exponent) in _REAL and _dtypes.is_inexact(input._data.dtype) and \
             -65504 <= exponent <= 65504:  # the common case: fits every floating dtype
         return _pow_scalar(input, exponent)
     exponent = _python_number(exponent)

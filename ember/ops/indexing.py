@@ -27,6 +27,7 @@ from ..autograd.graph import Node, gradient_edge, new_node
 from ..autograd.views import as_view
 from . import batching
 from . import shape as _shape
+from .autocast import autocast_op
 from .registry import defop, saves_also
 
 # --------------------------------------------------------------------------- key helpers
@@ -650,6 +651,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     return saves_also(_index_add(input, source, _dim_key(input.ndim, d, idx), alpha), index)
 
 
+@autocast_op("index_copy")
 def index_copy(input, dim, index, source):
     """Copy ``source`` into a copy of ``input`` at ``index`` along ``dim`` (last write wins)."""
     d = _wrap_dim(dim, input.ndim)

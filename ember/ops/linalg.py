@@ -28,6 +28,7 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd.views import as_view
 from . import reduction as _reduction
 from . import shape as _shape
+from .autocast import autocast_op
 from .registry import defop
 
 
@@ -196,6 +197,7 @@ _baddbmm.defvjp(
         _scaled(xp.matmul(_mT(xp, batch1), g), alpha))
 
 
+@autocast_op("mm")
 def mm(input, mat2):
     """Matrix product of two 2-d tensors."""
     if input.ndim != 2 or mat2.ndim != 2:
@@ -217,6 +219,7 @@ def _no_bool(kernel, t, size=1):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
+@autocast_op("bmm")
 def bmm(input, mat2):
     """Batched matrix product of two 3-d tensors ``(b, n, k) @ (b, k, m)``."""
     for name, t in (("batch1", input), ("batch2", mat2)):
@@ -300,6 +303,7 @@ def _check_expandable(input, shape):
                 f"Tensor sizes: {list(sizes)}")
 
 
+@autocast_op("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape."""
     shapes = mat1.shape, mat2.shape
@@ -336,6 +340,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _addmv(input, mat, vec, *_integral_scalars(input, beta, alpha))
 
 
+@autocast_op("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
     for name, t in (("batch1", batch1), ("batch2", batch2)):
@@ -367,6 +372,7 @@ def ger(input, vec2):
     return outer(input, vec2)
 
 
+@autocast_op("matmul")
 def matmul(input, other):
     """PyTorch's ``matmul``: dot, mv, mm and vector-matrix products; a batch against a matrix
     or vector folded into one ``mm``/``mv``; broadcast batches through ``bmm``."""
@@ -890,6 +896,7 @@ def _trace(xp, input, shape):
 _trace.defvjp(lambda xp, g, ans, input, shape: xp.diagonal_backward(g, shape, 0, 0, 1))
 
 
+@autocast_op("trace")
 def trace(input):
     """Sum of the main diagonal of a matrix (integers sum to int64)."""
     if input.ndim != 2:
@@ -1107,6 +1114,7 @@ def _inv(xp, A):
 _inv.defvjp(lambda xp, g, ans, A: -xp.matmul(_mT(xp, ans), xp.matmul(g, _mT(xp, ans))))
 
 
+@autocast_op("linalg_inv")
 def linalg_inv(A):
     """The inverse of a (batch of) square matrices."""
     _check_matrix(A, "linalg.inv")
@@ -1247,6 +1255,7 @@ _solve.defvjp(_solve_backward_A,
               lambda xp, g, ans, A, B, left: xp.linalg_solve(_mT(xp, A), g, left=left))
 
 
+@autocast_op("linalg_solve")
 def linalg_solve(A, B, *, left=True):
     """The solution ``X`` of ``A X = B`` (or ``X A = B`` with ``left=False``); ``B`` may be a
     (batch of) vectors; batch dims broadcast."""
@@ -1366,6 +1375,7 @@ def _cholesky_backward(xp, g, ans, A, upper):
 _cholesky.defvjp(_cholesky_backward)
 
 
+@autocast_op("linalg_cholesky")
 def linalg_cholesky(A, *, upper=False):
     """The lower triangular ``L`` with ``A = L L^T`` (``upper=True``: ``U = L^T``) of a
     symmetric positive-definite matrix."""
@@ -1408,6 +1418,7 @@ _qr.defvjp(_qr_backward)
 _QrResult = _reduction.return_type("linalg_qr", ("Q", "R"))
 
 
+@autocast_op("linalg_qr")
 def linalg_qr(A, mode="reduced"):
     """``(Q, R)`` with ``A = Q R``, ``Q`` orthonormal columns and ``R`` upper triangular;
     ``mode`` 'reduced', 'complete', or 'r' (``R`` only; ``Q`` is empty)."""
@@ -1447,6 +1458,7 @@ def _check_uplo(UPLO):
     return UPLO.upper()
 
 
+@autocast_op("linalg_eigh")
 def linalg_eigh(A, UPLO="L"):
     """Eigenvalues (ascending) and orthonormal eigenvectors of a symmetric matrix, read from
     its lower (``UPLO='L'``) or upper triangle."""
@@ -1455,6 +1467,7 @@ def linalg_eigh(A, UPLO="L"):
     return _EighResult(_eigh(A, _check_uplo(UPLO)))
 
 
+@autocast_op("linalg_eigvalsh")
 def linalg_eigvalsh(A, UPLO="L"):
     """The eigenvalues (ascending) of a symmetric matrix."""
     _check_matrix(A, "linalg.eigh")
@@ -1514,6 +1527,7 @@ _svd.defvjp(_svd_backward)
 _SvdResult = _reduction.return_type("linalg_svd", ("U", "S", "Vh"))
 
 
+@autocast_op("linalg_svd")
 def linalg_svd(A, full_matrices=True, *, driver=None):
     """``(U, S, Vh)`` with ``A = U diag(S) Vh``, singular values descending; the singular
     vectors are defined up to sign, so differentiate only sign-invariant functions of them."""
@@ -1525,6 +1539,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
     return _SvdResult(_svd(A, full_matrices))
 
 
+@autocast_op("linalg_svdvals")
 def linalg_svdvals(A, *, driver=None):
     """The singular values of a (batch of) matrices, descending."""
     _check_matrix(A, "linalg.svd", square=False)
@@ -1695,6 +1710,7 @@ def det(input):
     return linalg_det(input)
 
 
+@autocast_op("inverse")
 def inverse(input):
     """The inverse (``torch.linalg.inv``)."""
     return linalg_inv(input)
@@ -1843,6 +1859,7 @@ _addbmm.defvjp(
         _scaled(xp.matmul(_mT(xp, batch1), xp.expand_dims(g, 0)), alpha))
 
 
+@autocast_op("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
     _check_expandable(input, (batch1.shape[_wrap_dim(1, batch1.ndim)],
@@ -1953,6 +1970,7 @@ _CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_
                 "donot_use_mm_for_euclid_dist")
 
 
+@autocast_op("cdist")
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """Distances between the rows of ``x1`` and of ``x2`` (batched over leading dims) in the
     ``p``-norm. As in PyTorch, ``p = 2`` on more than 25 rows (or with
@@ -1967,7 +1985,7 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
         raise RuntimeError(f"X1 and X2 must have the same number of columns. X1: "
                            f"{x1.shape[-1]} X2: {x2.shape[-1]}")
     for name, t in (("X1", x1), ("X2", x2)):
-        if t._data.dtype.kind != "f":
+        if not _dtypes.is_floating(t._data.dtype):
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
                                f"{_word(t)}")
     if x1.dtype != x2.dtype:

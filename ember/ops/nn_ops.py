@@ -12,6 +12,7 @@ import numpy as np
 from .. import _xp
 from ..autograd import grad_mode
 from . import batching
+from .autocast import autocast_op
 from .registry import defop
 
 _REDUCTIONS = ("none", "mean", "sum")
@@ -243,6 +244,7 @@ def _bce_target_rule(xp, g, ans, input, target, weight, pos_weight, reduction):
 _bce_logits.defvjp(_bce_input_rule, _bce_target_rule)
 
 
+@autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Sigmoid + binary cross-entropy in one numerically stable op."""
@@ -638,6 +640,7 @@ def hardshrink(input, lambd=0.5):
     return _functional().hardshrink(input, lambd)
 
 
+@autocast_op("prelu")
 def prelu(input, weight):
     """:func:`ember.nn.functional.prelu`."""
     return _functional().prelu(input, weight)

@@ -68,7 +68,7 @@ def _unsupported(kernel, dtype):
 def _require(kernel, kinds, *operands):
     """The operands' common dtype; PyTorch's error when its kind is not one of ``kinds``."""
     dt = _dtypes.result_type(*(a for a in operands if a is not None))
-    if dt.np.kind not in kinds:
+    if dt.kind not in kinds:
         raise _unsupported(kernel, dt)
     return dt
 
@@ -77,7 +77,7 @@ def _require(kernel, kinds, *operands):
 _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
               "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
               "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
+              "complex128": "c10::complex<double>", "bfloat16": "c10::BFloat16"}
 
 
 def _integral(v):
@@ -108,7 +108,7 @@ def _opmath(xp, fn, *args):
 
 def _wrapped(value, dtype):
     """A Python int as PyTorch casts it to an integer ``dtype``: modulo 2**bits."""
-    if dtype.np.kind not in "iu" or not isinstance(value, int) or isinstance(value, bool):
+    if dtype.kind not in "iu" or not isinstance(value, int) or isinstance(value, bool):
         return value
     info = np.iinfo(dtype.np)
     if info.min <= value <= info.max:
@@ -120,7 +120,8 @@ def _wrapped(value, dtype):
 
 # The C type names in PyTorch's overflow errors.
 _C_TYPES = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int",
-            "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double"}
+            "int64": "int64_t", "float16": "c10::Half", "float32": "float", "float64": "double",
+            "bfloat16": "c10::BFloat16"}
 
 
 def _checked(value, dtype, floats=False):
@@ -128,12 +129,12 @@ def _checked(value, dtype, floats=False):
     ``where`` values): an error out of range, except that unsigned types take negative
     numbers (which wrap). Floats are checked only when ``floats``; infinities always fit."""
     value = _in_range(value)
-    kind = dtype.np.kind
+    kind = dtype.kind
     if kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
         info = np.iinfo(dtype.np)
         fits = (-info.max if kind == "u" else info.min) <= value <= info.max
     elif floats and kind == "f" and isinstance(value, (int, float)):
-        limit = float(np.finfo(dtype.np).max)
+        limit = float(_dtypes.np_finfo(dtype.np).max)
         fits = not math.isfinite(value) or -limit <= value <= limit
     else:
         return value
@@ -226,7 +227,7 @@ def _converted(kernel, kinds, input, other, wrap):
             raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, "
                                "attempted to promote Bool and UInt64")
     dt = _dtypes.result_type(input, other)
-    if dt.np.kind not in kinds:
+    if dt.kind not in kinds:
         raise _unsupported(kernel, dt)
     if wrap and dt.category == 1:  # integers
         input, other = _wrapped(input, dt), _wrapped(other, dt)
@@ -254,7 +255,7 @@ _NotImplemented.__name__ = _NotImplemented.__qualname__ = "NotImplemented"
 def _underivable(out, name, *args):
     """``out`` (made by an op without rules from ``args``), with PyTorch's refusing node."""
     edges = tuple(gradient_edge(a) for a in args if isinstance(a, Tensor) and a.requires_grad)
-    if not edges or not grad_mode._state.grad or out._data.dtype.kind not in "fc":
+    if not edges or not grad_mode._state.grad or not _dtypes.is_inexact(out._data.dtype):
         return out
     node = new_node(_NotImplemented, edges)
     node._op_name = name

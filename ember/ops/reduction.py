@@ -21,6 +21,8 @@ import numpy as np
 from .. import _dtypes, _errors, _xp
 from .._out import write_out
 from .._tensor import Tensor, _wrap_dim
+from .autocast import autocast_op
+from .reduced import round_reduced
 from .registry import defop
 
 # --------------------------------------------------------------------------- dims and shapes
@@ -244,7 +246,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Arithmetic mean; floating and complex inputs only, as in PyTorch."""
     if dtype is not None:
         input = input.to(dtype)
-    if input._data.dtype.kind not in "fc":
+    if not _dtypes.is_inexact(input._data.dtype):
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {input.dtype._legacy[:-6]}")
@@ -304,6 +306,7 @@ def _prod_dim_rule(xp, g, ans, input, dim, keepdim, dtype):
 _prod_dim.defvjp(_prod_dim_rule)
 
 
+@autocast_op("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements, or over one ``dim``; integers multiply to int64."""
     dt = _accumulation_dtype(input, dtype)
@@ -334,7 +337,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean of the elements that are not NaN (``nansum`` over their count)."""
     if dtype is not None:
         input = input.to(dtype)
-    if input._data.dtype.kind not in "fc":
+    if not _dtypes.is_inexact(input._data.dtype):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
                            f"but got {input.dtype._legacy[:-6]}")
     return nansum(input, dim, keepdim) / sum(input.isnan().logical_not(), dim, keepdim)
@@ -600,7 +603,7 @@ def _moments(name, op):
         if isinstance(dim, bool):  # the legacy overload var(input, unbiased)
             dim, unbiased = None, dim
         c = _correction(name, unbiased, correction, dim)
-        if input._data.dtype.kind not in "fc":
+        if not _dtypes.is_inexact(input._data.dtype):
             what = "std and var" if name in ("std", "var") else name
             raise RuntimeError(f"{what} only support floating point and complex dtypes")
         dims = None if dim is None else _dims(dim, input.ndim)
@@ -679,7 +682,8 @@ def _log_softmax(xp, input, dim):
     if input.size == 0:
         return input.copy()
     shifted = input - input.max(axis=dim, keepdims=True)
-    shifted -= xp.log(xp.exp(shifted).sum(axis=dim, keepdims=True))  # (see softmax)
+    # (PyTorch keeps the sum and its log in a bfloat16 input's own dtype: round_reduced)
+    shifted -= round_reduced(xp.log(round_reduced(xp.exp(shifted).sum(axis=dim, keepdims=True))))
     return shifted
 
 
@@ -692,7 +696,7 @@ def _softmax_public(name, op):
         if dtype is not None:
             input = input.to(dtype)
         d = _wrap_dim(dim, input.ndim)
-        if input._data.dtype.kind not in "fc":
+        if not _dtypes.is_inexact(input._data.dtype):
             kernel = "lastdim_kernel_impl" if d == builtins.max(input.ndim - 1, 0) else \
                 "kernel_impl"
             raise NotImplementedError(
@@ -797,7 +801,7 @@ def renorm(input, p, dim, maxnorm):
     if input.ndim < 2:
         raise RuntimeError(f"renorm: input needs at least 2 dimensions, got {input.ndim} "
                            "dimensions")
-    if input._data.dtype.kind not in "fc":
+    if not _dtypes.is_inexact(input._data.dtype):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {input.dtype._legacy[:-6]}")
     d = _wrap_dim(dim, input.ndim)
@@ -841,7 +845,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     if isinstance(ord, str) or not isinstance(ord, (int, float)):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
                         f"{type(ord).__name__}")
-    if x._data.dtype.kind not in "fc":
+    if not _dtypes.is_inexact(x._data.dtype):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {x.dtype._legacy[:-6]}")
     if dtype is not None:

@@ -52,6 +52,9 @@ from ..autograd.graph import (
     sequence,
 )
 from ..autograd.views import fresh
+from . import autocast as _amp
+from . import reduced as _reduced
+from .reduced import reduced
 
 __all__ = ["defop", "Op", "OpNode", "OPS"]
 
@@ -63,8 +66,13 @@ _anomaly = anomaly_mode.state
 _NUMPY = _xp.NUMPY
 _ndarray = np.ndarray
 # The classes of the floating and complex dtypes (``type(d) in _INEXACT`` reads no attribute
-# of ``d``: cheaper than ``d.kind in "fc"`` on the hot path).
-_INEXACT = frozenset(type(np.dtype(c)) for c in "efdgFDG")
+# of ``d``: cheaper than ``d.kind in "fc"`` on the hot path); bfloat16's joins once it is used.
+_INEXACT = _dtypes._INEXACT_TYPES
+# The classes of the reduced-precision dtypes (float16; bfloat16 once used), which ops compute
+# in float32 (``ops/reduced.py``).
+_LOWP = _dtypes.LOW_PRECISION_TYPES
+_is_inexact = _dtypes.is_inexact
+_amp_anywhere = _amp.anywhere  # autocast enabled in some thread (see ``Op.__call__``)
 _Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
 
@@ -169,6 +177,10 @@ class OpNode(Node):
         ans, args, inputs = self._saved_values()
         if create_graph:
             ans, args = self._recorded_args(ans, args, inputs)
+        elif _LOWP:  # reduced precision: the rules compute in float32, ``_fit`` rounds back
+            grad_outputs = _reduced.upcast_values(grad_outputs)
+            ans = _reduced.upcast_values(ans)
+            args = _reduced.upcast_values(args)
         if op.nout == 1:
             g = grad_outputs[0]
             xp = (_xp_for(g, True) if create_graph else
@@ -207,7 +219,7 @@ class OpNode(Node):
         if self._op.missing_grads_as_none:
             return xp, tuple(grad_outputs)
         return xp, tuple(
-            g if g is not None else (xp.zeros(shape, dtype=dtype) if dtype.kind in "fc" else None)
+            g if g is not None else (xp.zeros(shape, dtype=dtype) if _is_inexact(dtype) else None)
             for g, (shape, dtype) in zip(grad_outputs, self._out_meta))
 
     def release(self):
@@ -261,7 +273,8 @@ class _SimpleNode(OpNode):
         """Whether this backward is an ordinary one: real NumPy gradients, the saved values
         there and unmodified (else PyTorch's error) and nothing recorded, packed or conjugated.
         """
-        if (create_graph or type(g) is not _ndarray or g.dtype.kind == "c"
+        if (create_graph or type(g) is not _ndarray or g.dtype.kind == "c" or _LOWP and
+                type(g.dtype) in _LOWP
                 or self._saved is None or self._packed is not None):
             return False
         for _, tensor, version in self._inputs:
@@ -396,7 +409,7 @@ def _ans_error(node, k):
     arr = node._ans if node._op.nout == 1 else node._ans[k]
     dt = _dtypes.from_numpy_dtype(arr.dtype)
     vc, expected = node._ans_vc[k]
-    fn = node if arr.dtype.kind in "fc" else None  # (indices have no grad_fn to name)
+    fn = node if _is_inexact(arr.dtype) else None  # (indices have no grad_fn to name)
     return modified_error(f"torch.{dt._legacy}", arr.shape, fn, k, vc[0], expected)
 
 
@@ -443,6 +456,11 @@ class Op:
     # (PyTorch's undefined gradient: ``var_mean`` skips its variance part, which is NaN for a
     # single element even times zero).
     missing_grads_as_none = False
+    # The arguments where a Python number beside a bfloat16 tensor is rounded to bfloat16
+    # first, as PyTorch casts it to the common dtype (see ``_upcast``); None: the inputs.
+    # ``()`` for mul and div, whose kernels read it unrounded; a parameter's index where the
+    # number is an operand the forward takes as a parameter (``rsub``'s ``other``).
+    scalar_operands = None
 
     def __init__(self, name, forward, n_in, promote, overload, nout=1, variadic=None, jvp=None,
                  holomorphic=True):
@@ -469,6 +487,8 @@ class Op:
         self.node_cls = type(f"{_camel(name)}Backward{overload}", (base,),
                              {"__slots__": (), "_op": staticmethod(self),  # no binding
                               "_n_outputs": nout if nout is not None else _count_outputs})
+        # The autocast policy of the PyTorch op of this name (``ops/autocast.py``), or None.
+        self.autocast = _amp.policy_of(name)
         OPS.append(self)
 
     def defvjp(self, *rules):
@@ -577,6 +597,10 @@ class Op:
 
     def __call__(self, *args):
         """Run the forward on ``args`` and record a node if grad mode is on and it is needed."""
+        if _amp_anywhere.enabled and self.autocast is not None:
+            result = _amp.run(self.autocast, self, args)  # (NotImplemented: off here)
+            if result is not NotImplemented:
+                return result
         if _vmap.depth:
             result = _vmap.call(self, args)
             if result is not NotImplemented:
@@ -600,8 +624,16 @@ class Op:
             _promote(self.promote, args, arrays, n_in)
         if xp is None:  # raw arrays or Python numbers only
             xp = _xp_of(arrays, n_in)
+        low = _reduced.upcast(arrays, n_in, self.scalar_operands) if _LOWP else None
         try:
-            out = self.forward(xp, *arrays)
+            if low is None:
+                out = self.forward(xp, *arrays)
+            else:
+                reduced[0] = low
+                try:
+                    out = _reduced.round_to(self.forward(xp, *arrays), low)
+                finally:
+                    reduced[0] = None
         except ValueError:
             _raise_broadcast_error(arrays[:n_in])
             raise
@@ -631,12 +663,12 @@ class Op:
         outs = tuple(np.asarray(o) if isinstance(o, np.generic) else o for o in outs)
         node = None
         if requires and _state.grad and self.rules is not None and any(
-                o.dtype.kind in "fc" for o in outs):
+                _is_inexact(o.dtype) for o in outs):
             node = self._record(args, arrays, outs, n_in)
             node._out_meta = tuple((o.shape, o.dtype) for o in outs)
         results = []
         for k, o in enumerate(outs):
-            if node is not None and o.dtype.kind in "fc":
+            if node is not None and _is_inexact(o.dtype):
                 results.append(_output_tensor(o, node, k))
             else:
                 results.append(_Tensor._make(o, None, False))
@@ -816,12 +848,13 @@ class _UnaryOp(Op):
     (``_record``, ``_node`` and ``_result`` written out: it runs once per op)."""
 
     def __call__(self, a, *params):
-        if _fw.active or _anomaly.forward or _vmap.depth or not isinstance(a, _Tensor):
+        if _fw.active or _anomaly.forward or _vmap.depth or _amp_anywhere.enabled or \
+                not isinstance(a, _Tensor):
             return Op.__call__(self, a, *params)
         data = a._data
         dtype = data.dtype
         if type(data) is not _ndarray or (self.promote == "float" and
-                                          type(dtype) not in _INEXACT):
+                                          type(dtype) not in _INEXACT) or type(dtype) in _LOWP:
             return Op.__call__(self, a, *params)
         out = self.forward(_NUMPY, data, *params) if params else self.forward(_NUMPY, data)
         if type(out) is not _ndarray:
@@ -856,7 +889,8 @@ class _BinaryOp(Op):
 
     def __call__(self, a, b, *params):
         Tensor = _Tensor
-        if _fw.active or _anomaly.forward or _vmap.depth or not isinstance(a, Tensor):
+        if _fw.active or _anomaly.forward or _vmap.depth or _amp_anywhere.enabled or \
+                not isinstance(a, Tensor):
             return Op.__call__(self, a, b, *params)
         da = a._data
         dtype = da.dtype
@@ -866,7 +900,8 @@ class _BinaryOp(Op):
                 fresh(b)
             b_rg = b._rg
             dtype_b = db.dtype
-            if type(db) is not _ndarray or self.promote and dtype_b is not dtype:
+            if type(db) is not _ndarray or self.promote and dtype_b is not dtype or \
+                    type(dtype_b) in _LOWP:
                 return Op.__call__(self, a, b, *params)
         elif type(b) is float or type(b) is int:
             db = b
@@ -876,7 +911,7 @@ class _BinaryOp(Op):
         else:
             return Op.__call__(self, a, b, *params)
         if type(da) is not _ndarray or (self.promote == "float" and
-                                        type(dtype) not in _INEXACT):
+                                        type(dtype) not in _INEXACT) or type(dtype) in _LOWP:
             return Op.__call__(self, a, b, *params)
         try:
             out = (self.forward(_NUMPY, da, db, *params) if params else

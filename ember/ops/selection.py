@@ -322,7 +322,7 @@ def lerp(input, end, weight):
         raise RuntimeError(f"expected dtype {_CPP_NAMES[input.dtype.name]} for `weight` but "
                            f"got dtype {_CPP_NAMES[weight.dtype.name]}")
     kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
-    if input.dtype.np.kind != "f":
+    if input.dtype.kind != "f":
         raise _unsupported(kernel, input.dtype)
     return _lerp(input, end, weight) if tensor_weight else _lerp_scalar(input, end, weight)
 

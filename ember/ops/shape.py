@@ -17,6 +17,7 @@ from .._creation import tril_indices, triu_indices
 from .._tensor import Size, Tensor, _wrap_dim
 from ..autograd import forward_ad
 from ..autograd.views import as_view
+from .autocast import autocast_op
 from .registry import defop
 
 # Messages PyTorch gives once per process (``TORCH_WARN_ONCE``).
@@ -629,6 +630,7 @@ def _common_dtype(tensors):
     return [to_dtype(t, dt) for t in tensors]
 
 
+@autocast_op("cat")
 def cat(tensors, dim=0):
     """Join tensors along an existing dim (all other dims must match)."""
     tensors = list(tensors)
@@ -669,6 +671,7 @@ def _stack(xp, *args):
 _stack.defvjp(lambda xp, g, ans, i, inputs, dim: g[(slice(None),) * dim + (i, Ellipsis)])
 
 
+@autocast_op("stack")
 def stack(tensors, dim=0):
     """Join same-shaped tensors along a new dim."""
     tensors = list(tensors)

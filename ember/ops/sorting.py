@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _device, _xp
+from .. import _device, _dtypes, _xp
 from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.graph import Node, gradient_edge, new_node
@@ -197,7 +197,7 @@ _logcumsumexp.defjvp(_logcumsumexp_jvp)
 
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow."""
-    if input._data.dtype.kind not in "fc":
+    if not _dtypes.is_inexact(input._data.dtype):
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
                                   f"'{_word(input)}'")
     d = _wrap_dim(dim, input.ndim)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .optimizer import Optimizer, _add_, _addcdiv_, _addcmul_, _step_tensor, _wrap
+from .optimizer import Optimizer, _add_, _addcdiv_, _addcmul_, _plus, _step_tensor, _wrap
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -18,7 +18,7 @@ def adagrad(param, grad, state_sum, step, *, lr, weight_decay, lr_decay, eps, ma
     if maximize:
         grad = -grad
     if weight_decay != 0:
-        grad = grad + weight_decay * param._data
+        grad = _plus(grad, param._data, weight_decay)
     clr = lr / (1 + (step - 1) * lr_decay)
     _addcmul_(state_sum, grad, grad)
     std = np.sqrt(state_sum._data)

@@ -11,6 +11,8 @@ from .optimizer import (
     _lerp_,
     _maximum_,
     _mul_,
+    _over,
+    _plus,
     _step_tensor,
     _wrap,
 )
@@ -35,7 +37,7 @@ def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, *, lr, beta1, b
         if decoupled_weight_decay:
             _mul_(param, 1 - lr * weight_decay)
         else:
-            grad = grad + weight_decay * param._data
+            grad = _plus(grad, param._data, weight_decay)
     _lerp_(exp_avg, grad, 1 - beta1)
     _mul_(exp_avg_sq, beta2)
     _addcmul_(exp_avg_sq, grad, grad, 1 - beta2)
@@ -45,8 +47,8 @@ def adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, *, lr, beta1, b
     bias_correction2_sqrt = bias_correction2 ** 0.5
     if amsgrad:
         _maximum_(max_exp_avg_sq, exp_avg_sq._data)
-    denom = np.sqrt((max_exp_avg_sq if amsgrad else exp_avg_sq)._data)
-    denom /= bias_correction2_sqrt
+    denom = _over(np.sqrt((max_exp_avg_sq if amsgrad else exp_avg_sq)._data),
+                  bias_correction2_sqrt)
     denom += eps
     _addcdiv_(param, exp_avg._data, denom, -step_size)
 

@@ -17,11 +17,14 @@ from typing import Any
 
 import numpy as np
 
+from .. import _dtypes
 from .._tensor import Tensor
 from ..autograd import anomaly_mode
 from ..autograd.grad_mode import no_grad
 
 __all__ = ["Optimizer", "required"]
+
+_LOW_PRECISION = _dtypes.LOW_PRECISION_TYPES
 
 
 class _RequiredParameter:
@@ -60,10 +63,52 @@ def _in_place(update):
     name = update.__name__.strip("_") + "_"
 
     def op(tensor, *args):
-        update(tensor._data, *args)
+        data = tensor._data
+        if type(data.dtype) in _LOW_PRECISION:
+            # bfloat16: computed in float32 and rounded once, as PyTorch's kernel for the op
+            # (NumPy on the ml_dtypes arrays would round each step, and the numbers too).
+            compute = _dtypes.LOW_PRECISION[data.dtype]
+            work = data.astype(compute)
+            update(work, *_upcast(args, data.dtype, getattr(op, "scalar_operands", ())))
+            data[...] = work
+        else:
+            update(data, *args)
         anomaly_mode.note_write(tensor, name)
     op.__name__, op.__doc__ = update.__name__, update.__doc__
     return op
+
+
+def _upcast(args, low, scalar_operands):
+    """The arguments of an in-place update of a bfloat16 (``low``) tensor: arrays as float32,
+    the numbers at ``scalar_operands`` rounded to bfloat16 first, as PyTorch rounds ``add_``'s
+    ``alpha`` (its other kernels read numbers unrounded)."""
+    compute = _dtypes.LOW_PRECISION[low]
+    out = []
+    for i, a in enumerate(args):
+        if type(getattr(a, "dtype", None)) in _LOW_PRECISION:
+            a = a.astype(compute)
+        elif i in scalar_operands and isinstance(a, (int, float)):
+            a = float(np.asarray(a, low).astype(compute))
+        out.append(a)
+    return out
+
+
+def _plus(x, other, alpha):
+    """``x.add(other, alpha=alpha)`` on arrays (a new array): for bfloat16 computed as
+    ``_add_`` computes it, in float32 with ``alpha`` rounded, and rounded once."""
+    if type(x.dtype) in _LOW_PRECISION:
+        work, other, alpha = _upcast((x, other, alpha), x.dtype, (2,))
+        return (work + alpha * other).astype(x.dtype)
+    return x + alpha * other
+
+
+def _over(x, value):
+    """``x / value`` for an array and a number, as PyTorch's ``div``: for float16 and bfloat16
+    computed in float32 with the number unrounded, and rounded once (NumPy would round the
+    number to the array's dtype first)."""
+    if type(x.dtype) in _LOW_PRECISION:
+        return (x.astype(_dtypes.LOW_PRECISION[x.dtype]) / value).astype(x.dtype)
+    return x / value
 
 
 # The temporaries below use in-place operators, not out=: on 0-d arrays NumPy computes scalars.
@@ -95,6 +140,7 @@ def _add_(x, other, alpha=1):
         np.add(part, scaled, out=part)
 
 
+_add_.scalar_operands = (1,)  # ``alpha``: see ``_upcast``
 _BLOCK_BYTES = 256 * 1024  # half of a common L2 cache
 
 

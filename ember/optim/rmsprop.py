@@ -3,7 +3,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from .optimizer import Optimizer, _add_, _addcdiv_, _addcmul_, _lerp_, _mul_, _step_tensor, _wrap
+from .optimizer import (
+    Optimizer,
+    _add_,
+    _addcdiv_,
+    _addcmul_,
+    _lerp_,
+    _mul_,
+    _plus,
+    _step_tensor,
+    _wrap,
+)
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -21,7 +31,7 @@ def rmsprop(param, grad, square_avg, grad_avg, momentum_buffer, *, lr, alpha, ep
     if maximize:
         grad = -grad
     if weight_decay != 0:
-        grad = grad + weight_decay * param._data
+        grad = _plus(grad, param._data, weight_decay)
     _mul_(square_avg, alpha)
     _addcmul_(square_avg, grad, grad, 1 - alpha)
     if centered:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .optimizer import Optimizer, _add_, _mul_, _wrap
+from .optimizer import Optimizer, _add_, _mul_, _plus, _wrap
 
 __all__ = ["SGD", "sgd"]
 
@@ -19,7 +19,7 @@ def sgd(param, grad, momentum_buffer, *, lr, weight_decay, momentum, dampening, 
     """
     d_p = -grad if maximize else grad
     if weight_decay != 0:
-        d_p = d_p + weight_decay * param._data
+        d_p = _plus(d_p, param._data, weight_decay)
     if momentum != 0:
         if momentum_buffer is None:
             momentum_buffer = _wrap(np.array(d_p, copy=True))
@@ -27,7 +27,7 @@ def sgd(param, grad, momentum_buffer, *, lr, weight_decay, momentum, dampening, 
             _mul_(momentum_buffer, momentum)
             _add_(momentum_buffer, d_p, 1 - dampening)
         b = momentum_buffer._data
-        d_p = d_p + momentum * b if nesterov else b
+        d_p = _plus(d_p, b, momentum) if nesterov else b
     _add_(param, d_p, -lr)
     return momentum_buffer
 
