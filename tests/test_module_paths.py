@@ -11,6 +11,7 @@ import importlib
 import importlib.util
 import io
 import pkgutil
+import re
 import subprocess
 import sys
 import textwrap
@@ -125,7 +126,8 @@ PATHS = {
     "utils.data.sampler": ["Sampler", "SequentialSampler", "RandomSampler", "BatchSampler"],
     "utils.data.dataloader": ["DataLoader", "get_worker_info", "default_collate"],
     "utils.data.distributed": ["DistributedSampler"],
-    "distributed": ["is_available", "is_initialized"],
+    "distributed": ["is_available", "is_initialized", "init_process_group",
+                    "destroy_process_group", "get_rank", "get_world_size"],
     "utils.benchmark": ["Timer", "Measurement", "Compare"],
 }
 # Submodules that import only where an optional package is installed (in ember as in PyTorch).
@@ -357,13 +359,26 @@ def test_ddp_without_process_group(torch, kwargs):
         assert str(got.value) == str(want.value)
 
 
-def test_distributed_stub_is_honest():
+def test_distributed_stub_is_honest(torch):
+    """No process group can exist: starting one is refused clearly, and what needs one fails
+    as PyTorch's does when there is none (nanoGPT imports these names at the top)."""
     dist = ember.distributed
     assert dist.is_available() is False
     assert dist.is_initialized() is False
-    with pytest.raises(AttributeError, match="ember does not implement torch.distributed"):
+    with pytest.raises(NotImplementedError, match="ember does not implement torch.distributed"):
         dist.init_process_group("gloo")
-    assert not hasattr(dist, "get_rank")
+    with pytest.raises(AttributeError, match="ember does not implement torch.distributed"):
+        dist.new_group()
+    t = ember.zeros(2)
+    for name, args in [("destroy_process_group", ()), ("get_rank", ()), ("get_world_size", ()),
+                       ("barrier", ()), ("all_reduce", (t,)), ("broadcast", (t, 0)),
+                       ("all_gather", ([t], t)), ("reduce", (t, 0))]:
+        with pytest.raises(Exception) as want:
+            getattr(torch.distributed, name)(*[torch.zeros(2) if a is t else
+                                               [torch.zeros(2)] if isinstance(a, list) else a
+                                               for a in args])
+        with pytest.raises(type(want.value), match=re.escape(str(want.value))):
+            getattr(dist, name)(*args)
 
 
 # --- DistributedSampler -----------------------------------------------------------------------
