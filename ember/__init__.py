@@ -5,6 +5,8 @@ PyTorch's printing, errors and warnings.
 """
 from __future__ import annotations
 
+from math import e, inf, nan, pi  # torch.pi & co. are Python floats
+
 import numpy as _np
 
 from . import (  # noqa: F401
@@ -79,6 +81,7 @@ from ._dtypes import (
     uint8,
 )
 from ._dtypes import result_type as _result_type
+from ._inplace_functions import *  # noqa: F403  (torch.exp_(x) is x.exp_())
 from ._printing import get_printoptions, printoptions, set_printoptions
 from ._random import Generator, default_generator, initial_seed, manual_seed, seed
 from ._tensor import Size, Tensor, layout, strided
