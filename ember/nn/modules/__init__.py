@@ -1,5 +1,6 @@
 """The layers of ``ember.nn``."""
 from ..module import Module  # noqa: F401
+from ._rms_norm import RMSNorm  # noqa: F401
 from .activation import (  # noqa: F401
     CELU,
     ELU,
