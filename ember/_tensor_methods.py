@@ -17,6 +17,7 @@ from . import _creation, _device, _dtypes, _random
 from ._tensor import Tensor, _dtype_word
 from .ops import (
     conv,
+    gamma,
     indexing,
     linalg,
     nn_layers,
@@ -31,7 +32,7 @@ from .ops.operands import _CPP_NAMES
 from .ops.registry import defop
 
 FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops, conv,
-            nn_layers)
+            nn_layers, gamma)
 
 
 def _make_inplace(fn):
