@@ -19,6 +19,7 @@ from .ops import (
     conv,
     gamma,
     indexing,
+    legacy,
     linalg,
     nn_layers,
     nn_ops,
@@ -32,7 +33,7 @@ from .ops.operands import _CPP_NAMES
 from .ops.registry import defop
 
 FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops, conv,
-            nn_layers, gamma)
+            nn_layers, gamma, legacy)
 
 
 def _make_inplace(fn):

@@ -1,0 +1,126 @@
+"""PyTorch's older spellings, kept because real code still calls them: ``torch.svd`` and
+``torch.qr`` (``some=`` rather than ``full_matrices=``/``mode=``; ``svd`` returns ``V``, not
+``Vh``), ``torch.pinverse``, the NumPy-style splits ``hsplit``/``vsplit``/``dsplit``, and
+``Tensor.fill_diagonal_``.
+
+Each is PyTorch's composite of the modern op, so results, ``grad_fn`` (``LinalgSvdBackward0``,
+``TransposeBackward0`` for ``V``, ``SliceBackward0`` for split pieces, ``CopySlices`` after
+``fill_diagonal_``) and gradients are the modern op's.
+"""
+from __future__ import annotations
+
+import warnings
+
+from .._creation import zeros
+from . import linalg as _linalg
+from . import shape as _shape
+from .operands import _check_tensor
+from .reduction import return_type
+
+_SvdResult = return_type("svd", ("U", "S", "V"))
+_QrResult = return_type("qr", ("Q", "R"))
+_qr_warned = False
+
+
+def svd(input, some=True, compute_uv=True, *, out=None):
+    """``U, S, V`` with ``input = U diag(S) V^H`` (``V``, where ``linalg.svd`` gives ``Vh``);
+    ``some``: the reduced factors. Without ``compute_uv``, ``U`` and ``V`` are zeros of the
+    full shapes, as PyTorch returns them."""
+    _check_tensor("svd", input)
+    if out is not None:
+        raise TypeError("svd(): out= is not supported by ember")
+    if compute_uv:
+        U, S, Vh = _linalg.linalg_svd(input, full_matrices=not some)
+        return _SvdResult((U, S, Vh.mH))
+    m, n = input.shape[-2:]
+    batch = tuple(input.shape[:-2])
+    S = _linalg.linalg_svdvals(input)
+    return _SvdResult((zeros(*batch, m, m, dtype=input.dtype),
+                       S, zeros(*batch, n, n, dtype=input.dtype)))
+
+
+def qr(input, some=True, *, out=None):
+    """``linalg.qr(input, 'reduced' if some else 'complete')``, with PyTorch's deprecation
+    warning (once per process)."""
+    global _qr_warned
+    _check_tensor("qr", input)
+    if out is not None:
+        raise TypeError("qr(): out= is not supported by ember")
+    if not _qr_warned:
+        _qr_warned = True
+        warnings.warn(
+            "torch.qr is deprecated in favor of torch.linalg.qr and will be removed in a "
+            "future PyTorch release.\nThe boolean parameter 'some' has been replaced with a "
+            "string parameter 'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\n"
+            "Q, R = torch.linalg.qr(A, 'reduced' if some else 'complete')", UserWarning,
+            stacklevel=2)
+    Q, R = _linalg.linalg_qr(input, "reduced" if some else "complete")
+    return _QrResult((Q, R))
+
+
+def pinverse(input, rcond=1e-15):
+    """The pseudo-inverse: ``linalg.pinv(input, rcond)``."""
+    _check_tensor("pinverse", input)
+    return _linalg.linalg_pinv(input, rcond)
+
+
+def _numpy_split(name, dim_of, least):
+    def split(input, indices_or_sections):
+        _check_tensor(name, input)
+        if input.ndim < least:
+            raise RuntimeError(f"torch.{name} requires a tensor with at least {least} "
+                               f"dimension, but got a tensor with {input.ndim} dimensions!")
+        dim = dim_of(input)
+        if isinstance(indices_or_sections, bool) or not isinstance(
+                indices_or_sections, (int, list, tuple)):
+            got = type(indices_or_sections).__name__
+            raise TypeError(
+                f"{name}() received an invalid combination of arguments - got (Tensor, {got}), "
+                "but expected one of:\n * (Tensor input, int sections)\n      didn't match "
+                f"because some of the arguments have invalid types: (Tensor, !{got}!)\n"
+                " * (Tensor input, tuple of ints indices)\n      didn't match because some "
+                f"of the arguments have invalid types: (Tensor, !{got}!)\n")
+        if isinstance(indices_or_sections, int):
+            size = input.shape[dim]
+            if indices_or_sections == 0 or size % indices_or_sections != 0:
+                raise RuntimeError(
+                    f"torch.{name} attempted to split along dimension {dim}, but the size of "
+                    f"the dimension {size} is not divisible by the split_size "
+                    f"{indices_or_sections}!")
+        return _shape.tensor_split(input, indices_or_sections, dim)
+    split.__name__ = split.__qualname__ = name
+    where = "1 (0 of a 1-D tensor)" if least == 1 else str(least - 1)
+    split.__doc__ = f"``tensor_split`` along dim {where}; an int must divide that dim exactly."
+    return split
+
+
+hsplit = _numpy_split("hsplit", lambda t: 0 if t.ndim == 1 else 1, 1)
+vsplit = _numpy_split("vsplit", lambda t: 0, 2)
+dsplit = _numpy_split("dsplit", lambda t: 2, 3)
+
+
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Write ``fill_value`` on the main diagonal (all indices equal) in place; a tall matrix
+    with ``wrap`` starts again every ``ncols + 1`` rows, as NumPy's ``fill_diagonal``."""
+    if self.ndim < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise RuntimeError("all dimensions of input must be of equal length")
+    # (the write goes through a diagonal view: a leaf's error is "a view of a leaf ...")
+    if self.ndim > 2:
+        diag = self
+        while diag.ndim > 1:  # the diagonal of the first two dims (it becomes the last)
+            diag = _linalg.diagonal(diag, 0, 0, 1)
+        diag.fill_(fill_value)
+        return self
+    rows, cols = self.shape
+    starts = range(0, rows, cols + 1) if wrap else (0,)
+    for start in starts:
+        _linalg.diagonal(self[start:], 0, 0, 1).fill_(fill_value)
+    return self
+
+
+__all__ = ["svd", "qr", "pinverse", "hsplit", "vsplit", "dsplit"]
+METHODS = {"svd": svd, "qr": qr, "pinverse": pinverse, "hsplit": hsplit, "vsplit": vsplit,
+           "dsplit": dsplit, "fill_diagonal_": fill_diagonal_}
+INPLACE = ()

@@ -1,0 +1,83 @@
+"""``torch.svd``/``qr``/``pinverse``, ``hsplit``/``vsplit``/``dsplit`` and
+``Tensor.fill_diagonal_`` against PyTorch: values, return types, grad_fns, gradients, errors."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+
+from .conftest import to_np
+from .opspec import Spec, op_tests
+
+SPECS = [
+    # U V^T and S do not depend on the singular vectors' signs
+    Spec("svd", lambda L, a: (lambda r: (r.S, r.U @ r.V.mT))(L.svd(a)), [((4, 3),), ((3, 3),)]),
+    Spec("svd_full", lambda L, a: (lambda r: r.U[..., :, :3] @ r.V.mT)(L.svd(a, some=False)),
+         [((2, 4, 3),)]),
+    Spec("svd_no_uv", lambda L, a: L.svd(a, compute_uv=False)[1], [((4, 3),)]),
+    Spec("qr", lambda L, a: tuple(L.qr(a)), [((4, 3),), ((3, 3),)]),
+    # (float32 decompositions run in float64 here: last digits differ)
+    Spec("pinverse", lambda L, a: L.pinverse(a), [((4, 3),), ((2, 3, 4),)], tol=10),
+    Spec("hsplit", lambda L, a: L.hsplit(a, [1, 3]), [((2, 4),), ((5,),)]),
+    Spec("vsplit", lambda L, a: a.vsplit(2), [((4, 3),)]),
+    Spec("dsplit", lambda L, a: L.dsplit(a, [1]), [((2, 2, 3),)]),
+    Spec("fill_diagonal_", lambda L, a: (a * 1).fill_diagonal_(0.5), [((3, 4),), ((3, 3, 3),)]),
+]
+test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)
+
+
+def test_return_types_and_shapes(torch):
+    for lib in (ember, torch):
+        a = lib.randn(2, 5, 3, dtype=lib.float64)
+        r = lib.svd(a)
+        assert type(r).__name__ == "svd" and [tuple(t.shape) for t in r] == [(2, 5, 3), (2, 3),
+                                                                              (2, 3, 3)]
+        r = lib.svd(a, some=False, compute_uv=False)
+        assert [tuple(t.shape) for t in r] == [(2, 5, 5), (2, 3), (2, 3, 3)]
+        assert not r.U.any() and not r.V.any()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            q = lib.qr(a, some=False)
+        assert type(q).__name__ == "qr" and tuple(q.Q.shape) == (2, 5, 5)
+        assert tuple(a.pinverse().shape) == (2, 3, 5)
+
+
+@pytest.mark.parametrize("shape,wrap", [((3, 4), False), ((7, 3), True), ((7, 3), False),
+                                        ((4, 3), True), ((2, 2, 2), False), ((3, 3, 3, 3), False)])
+def test_fill_diagonal_matches_torch(torch, shape, wrap):
+    outs = []
+    for lib in (ember, torch):
+        x = lib.zeros(*shape, dtype=lib.int64)
+        assert x.fill_diagonal_(2.7, wrap=wrap) is x
+        outs.append(to_np(x))
+    np.testing.assert_array_equal(*outs)
+
+
+SPLIT_ERRORS = [
+    lambda L: L.hsplit(L.ones(4, 6), 4), lambda L: L.hsplit(L.ones(5), 2),
+    lambda L: L.hsplit(L.ones(()), 1), lambda L: L.vsplit(L.ones(3), 1),
+    lambda L: L.dsplit(L.ones(2, 3), 2), lambda L: L.hsplit(L.ones(2, 2), 2.0),
+    lambda L: L.zeros(2, 3, 4).fill_diagonal_(1), lambda L: L.zeros(3).fill_diagonal_(1),
+    lambda L: L.ones(2, 2, requires_grad=True).fill_diagonal_(1),
+]
+
+
+@pytest.mark.parametrize("make", SPLIT_ERRORS)
+def test_errors_match_torch(torch, make):
+    got = []
+    for lib in (ember, torch):
+        with pytest.raises((RuntimeError, TypeError)) as err:
+            make(lib)
+        got.append((type(err.value), str(err.value)))
+    assert got[0] == got[1]
+
+
+def test_qr_warns_once(torch):
+    import ember.ops.legacy as legacy
+    legacy._qr_warned = False
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ember.qr(ember.eye(2))
+        ember.qr(ember.eye(2))
+    assert len(caught) == 1 and str(caught[0].message).startswith("torch.qr is deprecated")
