@@ -23,6 +23,14 @@ SPECS = [
     Spec("vsplit", lambda L, a: a.vsplit(2), [((4, 3),)]),
     Spec("dsplit", lambda L, a: L.dsplit(a, [1]), [((2, 2, 3),)]),
     Spec("fill_diagonal_", lambda L, a: (a * 1).fill_diagonal_(0.5), [((3, 4),), ((3, 3, 3),)]),
+    Spec("quantile", lambda L, a: L.quantile(a, 0.3), [((7,),), ((3, 4),)], distinct=True),
+    Spec("quantile_dim", lambda L, a: a.quantile(0.65, dim=0, keepdim=True), [((5, 3),)],
+         distinct=True),
+    Spec("quantile_q_vector", lambda L, a: L.quantile(
+        a, L.tensor([0.1, 0.5, 0.95], dtype=a.dtype), dim=1, interpolation="midpoint"),
+        [((2, 5, 3),)], distinct=True),
+    Spec("nanquantile", lambda L, a: L.nanquantile(a.masked_fill(a > 1.5, float("nan")), 0.4,
+                                                   dim=-1), [((3, 6),)], distinct=True),
 ]
 test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)
 
@@ -81,3 +89,46 @@ def test_qr_warns_once(torch):
         ember.qr(ember.eye(2))
         ember.qr(ember.eye(2))
     assert len(caught) == 1 and str(caught[0].message).startswith("torch.qr is deprecated")
+
+
+QUANTILE_CASES = [dict(q=0.3), dict(q=0.3, dim=1), dict(q=[0.2, 0.7], dim=0, keepdim=True),
+                  dict(q=[0.1, 0.9]), dict(q=0.5, dim=-1, keepdim=True, interpolation="nearest"),
+                  dict(q=0.25, dim=0, interpolation="midpoint"),
+                  dict(q=1.0, interpolation="higher"), dict(q=0.0, dim=1, interpolation="lower")]
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("kwargs", QUANTILE_CASES)
+def test_quantile_with_nans_matches_torch(torch, name, kwargs):
+    data = np.random.default_rng(0).standard_normal((3, 5))
+    data[1, 2] = np.nan
+    data[2, :] = np.nan
+    outs = []
+    for lib in (ember, torch):
+        kw = dict(kwargs)
+        q = kw.pop("q")
+        q = lib.tensor(q, dtype=lib.float64) if isinstance(q, list) else q
+        y = getattr(lib, name)(lib.tensor(data), q, **kw)
+        outs.append(to_np(y))
+    assert outs[0].shape == outs[1].shape
+    np.testing.assert_allclose(*outs, rtol=1e-12)
+
+
+QUANTILE_ERRORS = [
+    lambda L, f: f(L.ones(3, dtype=L.int64), 0.5), lambda L, f: f(L.ones(3), 1.5),
+    lambda L, f: f(L.ones(3), L.tensor([0.5, 2.0])),
+    lambda L, f: f(L.ones(3), L.tensor([0.5], dtype=L.float64)),
+    lambda L, f: f(L.ones(3), L.ones(2, 2) / 2), lambda L, f: f(L.ones(0), 0.5),
+    lambda L, f: f(L.ones(3), 0.5, interpolation="cubic"), lambda L, f: f(L.ones(3), 0.5, dim=2),
+]
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("make", QUANTILE_ERRORS)
+def test_quantile_errors_match_torch(torch, name, make):
+    got = []
+    for lib in (ember, torch):
+        with pytest.raises((RuntimeError, IndexError)) as err:
+            make(lib, getattr(lib, name))
+        got.append((type(err.value), str(err.value)))
+    assert got[0] == got[1]

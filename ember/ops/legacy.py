@@ -1,7 +1,7 @@
 """PyTorch's older spellings, kept because real code still calls them: ``torch.svd`` and
 ``torch.qr`` (``some=`` rather than ``full_matrices=``/``mode=``; ``svd`` returns ``V``, not
-``Vh``), ``torch.pinverse``, the NumPy-style splits ``hsplit``/``vsplit``/``dsplit``, and
-``Tensor.fill_diagonal_``.
+``Vh``), ``torch.pinverse``, the NumPy-style splits ``hsplit``/``vsplit``/``dsplit``,
+``Tensor.fill_diagonal_``, and ``quantile``/``nanquantile``.
 
 Each is PyTorch's composite of the modern op, so results, ``grad_fn`` (``LinalgSvdBackward0``,
 ``TransposeBackward0`` for ``V``, ``SliceBackward0`` for split pieces, ``CopySlices`` after
@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import warnings
 
+from .. import _creation, _dtypes
 from .._creation import zeros
+from .._tensor import Tensor
 from . import linalg as _linalg
 from . import shape as _shape
 from .operands import _check_tensor
@@ -124,3 +126,90 @@ __all__ = ["svd", "qr", "pinverse", "hsplit", "vsplit", "dsplit"]
 METHODS = {"svd": svd, "qr": qr, "pinverse": pinverse, "hsplit": hsplit, "vsplit": vsplit,
            "dsplit": dsplit, "fill_diagonal_": fill_diagonal_}
 INPLACE = ()
+
+
+# --------------------------------------------------------------------------- quantile
+
+
+def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
+    """PyTorch's quantile: sort (the reduced dim moved last), ranks ``q * (n - 1)`` (NaN
+    slices rank last, or for ``nanquantile`` the ranks count non-NaN values only), then gather
+    and interpolate in place, so the grad_fn chain is PyTorch's (``SqueezeBackward4`` <-
+    ``LerpBackward1`` <- ``GatherBackward0`` <- ``ViewBackward0`` <- ``SortBackward0``)."""
+    _check_tensor(name, input)  # (PyTorch's messages below say quantile() for both)
+    if input.numel() == 0:
+        raise RuntimeError("quantile() input tensor must be non-empty")
+    if input.dtype not in (_dtypes.float32, _dtypes.float64):
+        raise RuntimeError("quantile() input tensor must be either float or double dtype")
+    if isinstance(q, Tensor):
+        if q.ndim > 1:
+            raise RuntimeError("quantile() q must be a scalar or 1D tensor")
+        if q.dtype != input.dtype:
+            raise RuntimeError("quantile() q tensor must be same dtype as the input tensor")
+        if q.numel() and not bool(((q >= 0) & (q <= 1)).all()):
+            raise RuntimeError("quantile() q values must be in the range [0, 1]")
+    else:
+        if not 0 <= q <= 1:
+            raise RuntimeError(f"quantile() q must be in the range [0, 1] but got {float(q)}")
+        q = _creation.scalar_tensor(q, dtype=input.dtype)
+    if interpolation not in ("linear", "lower", "higher", "midpoint", "nearest"):
+        raise RuntimeError(f"quantile() interpolation must be one of linear, lower, higher, "
+                           f"midpoint or nearest, but got {interpolation}")
+    if dim is None:
+        sorted_ = input.flatten().sort().values
+        out_shape = [1] * input.ndim if keepdim else []
+    else:
+        d = dim + input.ndim if dim < 0 else dim
+        if not 0 <= d < max(input.ndim, 1):
+            input.size(dim)  # PyTorch's IndexError for a dim out of range
+        moved = input if d == input.ndim - 1 else input.unsqueeze(-1).transpose(d, -1)
+        sorted_ = moved.sort().values
+        out_shape = list(input.shape)
+        if keepdim:
+            out_shape[d] = 1
+        else:
+            del out_shape[d]
+    n = sorted_.shape[-1]
+    sorted_ = sorted_.view(*out_shape, n)
+    if ignore_nan:  # ranks among the non-NaN values; an all-NaN slice ranks 0 (NaN)
+        ranks = q * (sorted_.isnan().logical_not().sum(-1, keepdim=True) - 1)
+        ranks.masked_fill_(ranks < 0, 0)
+    else:  # a slice holding NaN ranks last: its quantile is NaN (sorted last)
+        scaled, has_nan = _shape.broadcast_tensors(q * (n - 1),
+                                                   sorted_.isnan().any(-1, keepdim=True))
+        ranks = scaled.masked_fill(has_nan, n - 1)
+    if interpolation == "lower":
+        ranks.floor_()
+    elif interpolation == "higher":
+        ranks.ceil_()
+    elif interpolation == "nearest":
+        ranks.round_()
+    below = ranks.long()
+    values = sorted_.gather(-1, below)
+    if interpolation in ("linear", "midpoint"):
+        weights = _creation.full_like(ranks, 0.5) if interpolation == "midpoint" \
+            else ranks - below
+        values.lerp_(sorted_.gather(-1, ranks.ceil_().long()), weights)
+    if q.ndim == 0:
+        return values.squeeze_(-1)
+    return values.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """The ``q``-th quantiles of ``input`` (over ``dim``, or all of it), interpolating between
+    the two nearest values as ``interpolation`` says; a NaN in a slice makes its quantile NaN.
+    A 1-D ``q`` adds a first dim of its length."""
+    if out is not None:
+        raise TypeError("quantile(): out= is not supported by ember")
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
+    """``quantile`` ignoring NaN values (NaN only where a slice is all NaN)."""
+    if out is not None:
+        raise TypeError("nanquantile(): out= is not supported by ember")
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+__all__ += ["quantile", "nanquantile"]
+METHODS.update(quantile=quantile, nanquantile=nanquantile)
