@@ -130,5 +130,5 @@ from .rnn import (  # noqa: F401
     RNNCell,
     RNNCellBase,
 )
-from .sparse import Embedding  # noqa: F401
+from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
