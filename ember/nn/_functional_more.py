@@ -1,16 +1,24 @@
-"""More of ``torch.nn.functional``: ``rms_norm`` and ``embedding_bag`` (its op is in
-``ember/ops/embedding_bag.py``).
+"""More of ``torch.nn.functional``: ``rms_norm``, ``embedding_bag`` (its op is in
+``ember/ops/embedding_bag.py``), ``channel_shuffle`` (``ember/ops/channel_shuffle.py``), the
+power-average pools ``lp_pool1d/2d/3d`` and ``local_response_norm``.
 
-Like PyTorch's CPU ``rms_norm``, a composite of ordinary ops (so its ``grad_fn`` chain is
-``MulBackward0 <- RsqrtBackward0 <- AddBackward1 <- MeanBackward1 <- PowBackward0``), computed
-in float32 for half-precision inputs.
+``rms_norm``, ``lp_pool*`` and ``local_response_norm`` are composites of ordinary ops, as in
+PyTorch, so their ``grad_fn`` chains are PyTorch's (``rms_norm``: ``MulBackward0 <-
+RsqrtBackward0 <- AddBackward1 <- MeanBackward1 <- PowBackward0``, computed in float32 for
+half-precision inputs).
 """
 from __future__ import annotations
 
-from .. import _dtypes
+import numpy as np
+
+from .. import _creation, _dtypes
+from ..ops import channel_shuffle as _cs
+from ..ops import embedding_bag as _bag
 from ..ops import pointwise as _pw
 from ..ops import unary as _unary
-from .functional import _word
+from ..ops.registry import saves_also
+from . import functional as F
+from .functional import _embedding_renorm, _word
 
 __all__ = ["rms_norm"]
 
@@ -64,12 +72,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     PyTorch documents; PyTorch 2.13's CPU kernel scales by other counts (for ``[1, 2, 4, 5, 4,
     3, 2, 9, 0, 0]`` it gives row 1 half and row 2 double the sum's gradient), which ember does
     not copy."""
-    import numpy as np
-
-    from .. import _creation
-    from ..ops import embedding_bag as _bag
-    from ..ops.registry import saves_also
-    from .functional import _embedding_renorm
     if per_sample_weights is not None and input.size() != per_sample_weights.size():
         raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) is "
                          f"not None, then it must have the same shape as the input "
@@ -169,3 +171,81 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
 
 
 __all__ += ["embedding_bag"]
+
+
+def channel_shuffle(input, groups):
+    """Interleave the channels of ``groups`` groups (ShuffleNet): ``(N, g*k, ...)`` viewed as
+    ``(N, g, k, ...)``, the two group dims swapped."""
+    if input.dim() <= 2:
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{groups}")
+    c = input.shape[1]
+    if c % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {groups} groups.")
+    return _cs._channel_shuffle(input, groups)
+
+
+def _lp_pool(pool, max_pool, n, input, norm_type, kernel_size, stride, ceil_mode):
+    """PyTorch's composite: ``(sum over the window of x**p) ** (1/p)`` as the average pool of
+    ``x**p`` times the window size, ``max_pool`` of ``|x|`` for ``p = +-inf``."""
+    if norm_type == float("inf"):
+        return max_pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    if norm_type == -float("inf"):
+        return -max_pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    out = pool(input.pow(norm_type), kernel_size, stride, 0, ceil_mode) if stride is not None \
+        else pool(input.pow(norm_type), kernel_size, padding=0, ceil_mode=ceil_mode)
+    size = kernel_size
+    if not isinstance(size, int):
+        size = 1
+        for k in kernel_size:
+            size *= k
+    elif n > 1:
+        size = kernel_size ** n
+    return (_pw.sign(out) * F.relu(_pw.abs(out))).mul(size).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over 1-D windows: ``(sum x**p) ** (1/p)``."""
+    return _lp_pool(F.avg_pool1d, F.max_pool1d, 1, input, norm_type, kernel_size, stride,
+                    ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over 2-D windows: ``(sum x**p) ** (1/p)``."""
+    return _lp_pool(F.avg_pool2d, F.max_pool2d, 2, input, norm_type, kernel_size, stride,
+                    ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling over 3-D windows: ``(sum x**p) ** (1/p)``."""
+    return _lp_pool(F.avg_pool3d, F.max_pool3d, 3, input, norm_type, kernel_size, stride,
+                    ceil_mode)
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """AlexNet's local response normalization across channels: ``x / (k + alpha *
+    mean(x**2 over `size` neighbouring channels)) ** beta`` (PyTorch's composite of ``pad``
+    and an average pool)."""
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input "
+                         f"(got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    div = input.mul(input)
+    if dim == 3:
+        div = F.pad(div.unsqueeze(1), (0, 0, size // 2, (size - 1) // 2))
+        div = F.avg_pool2d(div, (size, 1), stride=1).squeeze(1)
+    else:
+        sizes = input.size()
+        div = div.view(sizes[0], 1, sizes[1], sizes[2], -1)
+        div = F.pad(div, (0, 0, 0, 0, size // 2, (size - 1) // 2))
+        div = F.avg_pool3d(div, (size, 1, 1), stride=1).squeeze(1).view(sizes)
+    return input / div.mul(alpha).add(k).pow(beta)
+
+
+__all__ += ["channel_shuffle", "lp_pool1d", "lp_pool2d", "lp_pool3d", "local_response_norm"]

@@ -1,5 +1,6 @@
 """The layers of ``ember.nn``."""
 from ..module import Module  # noqa: F401
+from ._lp_pool import LocalResponseNorm, LPPool1d, LPPool2d, LPPool3d  # noqa: F401
 from ._rms_norm import RMSNorm  # noqa: F401
 from .activation import (  # noqa: F401
     CELU,
@@ -32,6 +33,7 @@ from .activation import (  # noqa: F401
     Threshold,
 )
 from .attention import MultiheadAttention, TransformerEncoderLayer  # noqa: F401
+from .channelshuffle import ChannelShuffle  # noqa: F401
 from .container import (  # noqa: F401
     ModuleDict,
     ModuleList,

@@ -133,3 +133,4 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
         return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
+from ._lp_pool import LPPool1d, LPPool2d, LPPool3d  # noqa: E402,F401  (PyTorch's path)
