@@ -98,6 +98,7 @@ from .autograd.grad_mode import (
 from .func import vmap  # torch.vmap is torch.func.vmap
 from .ops.conv import *  # noqa: F403
 from .ops.gamma import *  # noqa: F403
+from .ops.histogram import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
 from .ops.legacy import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403

@@ -18,6 +18,7 @@ from ._tensor import Tensor, _dtype_word
 from .ops import (
     conv,
     gamma,
+    histogram,
     indexing,
     legacy,
     linalg,
@@ -33,7 +34,7 @@ from .ops.operands import _CPP_NAMES
 from .ops.registry import defop
 
 FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops, conv,
-            nn_layers, gamma, legacy)
+            nn_layers, gamma, legacy, histogram)
 
 
 def _make_inplace(fn):
