@@ -96,6 +96,7 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .func import vmap  # torch.vmap is torch.func.vmap
+from .ops.complex_views import *  # noqa: F403
 from .ops.conv import *  # noqa: F403
 from .ops.gamma import *  # noqa: F403
 from .ops.histogram import *  # noqa: F403
