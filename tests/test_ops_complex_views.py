@@ -7,6 +7,13 @@ import ember
 from ember.autograd import gradcheck, gradgradcheck
 
 from .conftest import to_np
+from .opspec import Spec, op_tests
+
+SPECS = [
+    Spec("view_as_real_complex", lambda L, x: L.view_as_real(L.view_as_complex(x) * (1 + 2j)),
+         [((3, 2),), ((2, 2, 2),)]),
+]
+test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)
 
 Z = np.array([[1 + 2j, 3 - 1j, 0.5j], [2, -1 - 1j, 0.25 + 4j]])
 
