@@ -30,6 +30,14 @@ MAKERS = {
     "one_cycle": lambda L, o: L.OneCycleLR(o, max_lr=[0.5, 0.2], total_steps=20),
     "one_cycle_3": lambda L, o: L.OneCycleLR(o, max_lr=1.0, epochs=4, steps_per_epoch=5,
                                              anneal_strategy="linear", three_phase=True),
+    "cyclic": lambda L, o: L.CyclicLR(o, base_lr=0.01, max_lr=[0.1, 0.2], step_size_up=3,
+                                      step_size_down=5),
+    "cyclic2": lambda L, o: L.CyclicLR(o, 0.01, 0.1, step_size_up=2, mode="triangular2"),
+    "cyclic_exp": lambda L, o: L.CyclicLR(o, 0.01, 0.1, step_size_up=4, mode="exp_range",
+                                          gamma=0.9, base_momentum=0.7),
+    "cyclic_fn": lambda L, o: L.CyclicLR(o, 0.01, 0.1, step_size_up=2,
+                                         scale_fn=lambda x: 1 / (1 + x), scale_mode="iterations",
+                                         cycle_momentum=False),
     "warm_restarts": lambda L, o: L.CosineAnnealingWarmRestarts(o, T_0=3, T_mult=2,
                                                                 eta_min=0.001),
     "sequential": lambda L, o: L.SequentialLR(
@@ -110,7 +118,8 @@ def test_closed_forms_match_torch(name):
         assert a == pytest.approx(b, rel=1e-12)
 
 
-@pytest.mark.parametrize("name", ["sequential", "chained", "one_cycle", "warm_restarts"])
+@pytest.mark.parametrize("name", ["sequential", "chained", "one_cycle", "warm_restarts",
+                                  "cyclic2"])
 def test_state_dict_round_trip(name):
     make = MAKERS[name]
     opt, sched = _sched(ember, make)
@@ -148,6 +157,8 @@ ERRORS = [
     lambda L, o: L.SequentialLR(o, [L.StepLR(o, 2)], milestones=[3]),
     lambda L, o: L.SequentialLR(o, [L.StepLR(o, 2), L.ReduceLROnPlateau(o)], milestones=[3]),
     lambda L, o: L.ChainedScheduler([]),
+    lambda L, o: L.CyclicLR(o, 0.01, 0.1, mode="cosine"),
+    lambda L, o: L.CyclicLR(o, [0.01], 0.1),
 ]
 
 

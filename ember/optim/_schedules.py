@@ -1,6 +1,7 @@
 """More of ``torch.optim.lr_scheduler``: warm-ups (``ConstantLR``, ``LinearLR``), decays
-(``MultiplicativeLR``, ``PolynomialLR``), the one-cycle policy, cosine annealing with warm
-restarts, and schedulers made of schedulers (``SequentialLR``, ``ChainedScheduler``).
+(``MultiplicativeLR``, ``PolynomialLR``), the one-cycle policy, cyclical rates, cosine
+annealing with warm restarts, and schedulers made of schedulers (``SequentialLR``,
+``ChainedScheduler``).
 
 Each follows PyTorch's chainable form: ``get_lr()`` turns the current lrs into the next
 epoch's, so schedules compose; where PyTorch has one, ``_get_closed_form_lr()`` gives the lr
@@ -9,13 +10,14 @@ of an explicit ``step(epoch)``. Errors are PyTorch's types and messages.
 from __future__ import annotations
 
 import math
+import types
 from bisect import bisect_right
 
 from .lr_scheduler import LambdaLR, LRScheduler, ReduceLROnPlateau, _lrs
 from .optimizer import Optimizer
 
 __all__ = ["MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR", "SequentialLR",
-           "ChainedScheduler", "OneCycleLR", "CosineAnnealingWarmRestarts"]
+           "ChainedScheduler", "OneCycleLR", "CosineAnnealingWarmRestarts", "CyclicLR"]
 
 
 class MultiplicativeLR(LRScheduler):
@@ -395,3 +397,102 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         for group, lr in zip(self.optimizer.param_groups, values):
             group["lr"] = lr
         self._last_lr = _lrs(self.optimizer)
+
+
+class CyclicLR(LRScheduler):
+    """Cyclical learning rates (Smith, 2017), stepped per batch: the lr climbs from
+    ``base_lr`` to ``max_lr`` over ``step_size_up`` steps and back over ``step_size_down``;
+    the cycle's height is scaled by ``mode`` (``triangular``: 1, ``triangular2``: halved each
+    cycle, ``exp_range``: ``gamma ** step``) or ``scale_fn``. The momentum (or Adam's beta1)
+    cycles the opposite way."""
+
+    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None,
+                 mode="triangular", gamma=1.0, scale_fn=None, scale_mode="cycle",
+                 cycle_momentum=True, base_momentum=0.8, max_momentum=0.9, last_epoch=-1):
+        if not isinstance(optimizer, Optimizer):
+            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
+        self.optimizer = optimizer
+        base_lrs = _per_group("base_lr", optimizer, base_lr)
+        if last_epoch == -1:
+            for lr, group in zip(base_lrs, optimizer.param_groups):
+                group["lr"] = lr
+        self.max_lrs = _per_group("max_lr", optimizer, max_lr)
+        up = float(step_size_up)
+        down = float(step_size_down) if step_size_down is not None else up
+        self.total_size = up + down
+        self.step_ratio = up / self.total_size
+        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+            raise ValueError("mode is invalid and scale_fn is None")
+        self.mode = mode
+        self.gamma = gamma
+        self._scale_fn_custom = scale_fn
+        self.scale_mode = scale_mode
+        self._init_scale_fn()
+        self.cycle_momentum = cycle_momentum
+        if cycle_momentum:
+            if "momentum" not in optimizer.defaults and "betas" not in optimizer.defaults:
+                raise ValueError("optimizer must support momentum or beta1 with "
+                                 "`cycle_momentum` option enabled")
+            self.use_beta1 = "betas" in optimizer.defaults
+            self.base_momentums = _per_group("base_momentum", optimizer, base_momentum)
+            self.max_momentums = _per_group("max_momentum", optimizer, max_momentum)
+            if last_epoch == -1:
+                for high, low, group in zip(self.max_momentums, self.base_momentums,
+                                            optimizer.param_groups):
+                    self._set_momentum(group, high)
+                    group["max_momentum"] = high
+                    group["base_momentum"] = low
+        super().__init__(optimizer, last_epoch)
+        self.base_lrs = base_lrs
+
+    _set_momentum = OneCycleLR._set_momentum
+
+    def _init_scale_fn(self):
+        if self._scale_fn_custom is not None:
+            return
+        if self.mode in ("triangular", "triangular2"):
+            self.scale_mode = "cycle"
+        elif self.mode == "exp_range":
+            self.scale_mode = "iterations"
+
+    def scale_fn(self, x):
+        if self._scale_fn_custom is not None:
+            return self._scale_fn_custom(x)
+        if self.mode == "triangular":
+            return 1.0
+        if self.mode == "triangular2":
+            return 1 / (2.0 ** (x - 1))
+        return self.gamma ** x
+
+    def get_lr(self):
+        self._warn_get_lr()
+        cycle = math.floor(1 + self.last_epoch / self.total_size)
+        x = 1.0 + self.last_epoch / self.total_size - cycle  # position in the cycle, [0, 1)
+        if x <= self.step_ratio:
+            factor = x / self.step_ratio
+        else:
+            factor = (x - 1) / (self.step_ratio - 1)
+        scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
+        lrs = [base + (top - base) * factor * scale
+               for base, top in zip(self.base_lrs, self.max_lrs)]
+        if self.cycle_momentum:
+            for low, high, group in zip(self.base_momentums, self.max_momentums,
+                                        self.optimizer.param_groups):
+                self._set_momentum(group, high - (high - low) * factor * scale)
+        return lrs
+
+    def state_dict(self):
+        state = super().state_dict()
+        fn = state.pop("_scale_fn_custom")
+        state["_scale_fn_custom"] = None
+        if fn is not None and not isinstance(fn, types.FunctionType):
+            state["_scale_fn_custom"] = fn.__dict__.copy()
+        return state
+
+    def load_state_dict(self, state_dict):
+        state_dict = dict(state_dict)
+        fn = state_dict.pop("_scale_fn_custom")
+        super().load_state_dict(state_dict)
+        if fn is not None:
+            self._scale_fn_custom.__dict__.update(fn)
+        self._init_scale_fn()

@@ -14,7 +14,7 @@ from .optimizer import Optimizer
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
            "CosineAnnealingLR", "ReduceLROnPlateau", "MultiplicativeLR", "ConstantLR", "LinearLR",
            "PolynomialLR", "SequentialLR", "ChainedScheduler", "OneCycleLR",
-           "CosineAnnealingWarmRestarts"]
+           "CosineAnnealingWarmRestarts", "CyclicLR"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -385,6 +385,7 @@ from ._schedules import (  # noqa: E402
     ChainedScheduler,
     ConstantLR,
     CosineAnnealingWarmRestarts,
+    CyclicLR,
     LinearLR,
     MultiplicativeLR,
     OneCycleLR,
