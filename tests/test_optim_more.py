@@ -1,4 +1,4 @@
-"""Adadelta, Adamax, NAdam, RAdam and Rprop against PyTorch: parameters and state after 20
+"""Adadelta, Adamax, NAdam, RAdam, Rprop and ASGD against PyTorch: parameters and state after 20
 steps, state-dict round trips, and PyTorch's argument errors."""
 import numpy as np
 import pytest
@@ -22,6 +22,8 @@ CASES = [
     ("RAdam", dict()),  # rho_t passes 5 at step 6: both branches run
     ("RAdam", dict(lr=0.01, betas=(0.8, 0.9), weight_decay=0.1)),
     ("RAdam", dict(lr=0.01, weight_decay=0.1, decoupled_weight_decay=True, maximize=True)),
+    ("ASGD", dict()),
+    ("ASGD", dict(lr=0.05, lambd=0.01, alpha=0.5, t0=5, weight_decay=0.1, maximize=True)),
     ("Rprop", dict()),
     ("Rprop", dict(lr=0.1, etas=(0.3, 1.5), step_sizes=(1e-3, 0.2), maximize=True)),
 ]
@@ -64,6 +66,7 @@ def test_rprop_sign_flips_skip_the_update():
     ("Adamax", dict(betas=(0.9, -0.1))), ("NAdam", dict(momentum_decay=-1)),
     ("NAdam", dict(eps=-1, betas=(2, 2))), ("RAdam", dict(weight_decay=-0.5)),
     ("Rprop", dict(etas=(1.5, 1.2))), ("Rprop", dict(lr=-0.1)),
+    ("ASGD", dict(lr=-1)), ("ASGD", dict(weight_decay=-1)),
 ])
 def test_argument_errors_match_torch(name, kwargs):
     with pytest.raises(ValueError) as theirs:
@@ -73,7 +76,7 @@ def test_argument_errors_match_torch(name, kwargs):
     assert str(ours.value) == str(theirs.value)
 
 
-@pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam", "Rprop"])
+@pytest.mark.parametrize("name", ["Adadelta", "Adamax", "NAdam", "RAdam", "Rprop", "ASGD"])
 def test_state_dict_round_trip(name):
     rng = np.random.default_rng(1)
     init = rng.standard_normal((3, 2)).astype(np.float32)
