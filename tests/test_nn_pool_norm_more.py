@@ -22,6 +22,13 @@ SPECS = [
          [((2, 5, 4),)]),
     Spec("local_response_norm_4d", lambda L, x: F_(L).local_response_norm(x, 2, beta=0.5, k=2),
          [((2, 4, 3, 3),), ((1, 3, 2, 2, 2),)]),
+    Spec("max_unpool2d", lambda L, x: F_(L).max_unpool2d(*F_(L).max_pool2d(
+        x, 2, return_indices=True), 2, output_size=(5, 5)), [((1, 2, 4, 4),), ((2, 4, 4),)],
+        distinct=True),
+    Spec("max_unpool1d", lambda L, x: F_(L).max_unpool1d(*F_(L).max_pool1d(
+        x, 2, return_indices=True), 2), [((2, 2, 7),)], distinct=True),
+    Spec("max_unpool3d", lambda L, x: F_(L).max_unpool3d(*F_(L).max_pool3d(
+        x, (2, 1, 2), return_indices=True), (2, 1, 2)), [((1, 1, 4, 2, 4),)], distinct=True),
     Spec("channel_shuffle", lambda L, x: F_(L).channel_shuffle(x, 3), [((2, 6, 2),),
                                                                        ((1, 6, 2, 2),)]),
 ]
@@ -30,6 +37,20 @@ test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)
 MODULES = [("LPPool1d", (2, 3), (2, 4, 9)), ("LPPool2d", (1.5, 2), (1, 2, 4, 6)),
            ("LPPool3d", (2, (2, 1, 2)), (1, 1, 4, 3, 4)), ("LocalResponseNorm", (3,), (2, 6, 5)),
            ("ChannelShuffle", (2,), (3, 4, 2, 2))]
+
+
+def test_unpool_modules_match_torch(torch):
+    x = np.random.default_rng(0).permutation(64).reshape(1, 1, 4, 4, 4).astype(float)
+    for n, shape in ((1, (1, 4, 16)), (2, (1, 4, 4, 4)), (3, (1, 1, 4, 4, 4))):
+        outs = []
+        for lib in (ember, torch):
+            pool = getattr(lib.nn, f"MaxPool{n}d")(2, return_indices=True)
+            unpool = getattr(lib.nn, f"MaxUnpool{n}d")(2)
+            y, i = pool(lib.tensor(x.reshape(shape)))
+            outs.append((repr(unpool), to_np(unpool(y, i)), to_np(unpool(y, i, output_size=[
+                s + 1 for s in shape]))))
+        for a, b in zip(*outs):
+            np.testing.assert_equal(a, b)
 
 
 @pytest.mark.parametrize("name,args,shape", MODULES, ids=[m[0] for m in MODULES])
@@ -55,6 +76,11 @@ ERRORS = [
     lambda L: L.nn.functional.channel_shuffle(L.ones(2, 6, 3), 4),
     lambda L: L.nn.functional.channel_shuffle(L.ones(3), 1),
     lambda L: L.nn.functional.local_response_norm(L.ones(2, 3), 2),
+    lambda L: L.nn.functional.max_unpool2d(L.ones(1, 1, 2, 2), L.zeros(1, 1, 2, 2).long(), 2,
+                                           output_size=(7, 7)),
+    lambda L: L.nn.functional.max_unpool2d(L.ones(1, 1, 2, 2), L.zeros(1, 1, 2, 2).long(), 2,
+                                           output_size=(4,)),
+    lambda L: L.nn.functional.max_unpool2d(L.ones(1, 1, 2, 2), L.zeros(1, 1, 2, 1).long(), 2),
 ]
 
 

@@ -249,3 +249,73 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 __all__ += ["channel_shuffle", "lp_pool1d", "lp_pool2d", "lp_pool3d", "local_response_norm"]
+
+
+def _unpool_size(input, kernel_size, stride, padding, output_size):
+    """PyTorch's output size of max unpooling: ``(in - 1) * stride + kernel - 2 * padding``,
+    or ``output_size`` (its spatial dims) within a stride of that."""
+    n = len(kernel_size)
+    default = [(input.shape[-n + d] - 1) * stride[d] + kernel_size[d] - 2 * padding[d]
+               for d in range(n)]
+    if output_size is None:
+        size = default
+    else:
+        if len(output_size) == n + 2:
+            output_size = output_size[2:]
+        if len(output_size) != n:
+            raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} "
+                             f"elements, but it has a length of '{len(output_size)}'")
+        for d in range(n):
+            low, high = default[d] - stride[d], default[d] + stride[d]
+            if not low < output_size[d] < high:
+                raise ValueError(f'invalid output_size "{output_size}" (dim {d} must be '
+                                 f"between {low} and {high})")
+        size = output_size
+    for d in range(n):
+        if size[d] < 0:
+            raise ValueError("max_unpooling: output_size must contain non-negative spatial "
+                             f"dimensions, but got output_size[{d}]={size[d]}")
+    return size
+
+
+def _unpool(n, input, indices, kernel_size, stride, padding, output_size):
+    from ..ops import unpool as _unpool_ops
+    tup = lambda v: (v,) * n if isinstance(v, int) else tuple(v)  # noqa: E731
+    kernel_size = tup(kernel_size)
+    stride = kernel_size if stride is None else tup(stride)
+    size = _unpool_size(input, kernel_size, stride, tup(padding), output_size)
+    if tuple(indices.shape) != tuple(input.shape):
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape)}) but got indices tensor with shape: "
+                           f"{list(indices.shape)}")
+    idx = indices._data.astype(np.int64)
+    plane = int(np.prod(size))
+    if idx.size and (idx.min() < 0 or idx.max() >= plane):
+        bad = int(idx[(idx < 0) | (idx >= plane)].reshape(-1)[0])
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(map(str, size))}")
+    op = _unpool_ops._max_unpool3d if n == 3 else _unpool_ops._max_unpool2d
+    return saves_also(op(input, idx, tuple(size)), indices)
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool1d``: each value back at its index, zeros elsewhere."""
+    tup = lambda v: (v,) if isinstance(v, int) else tuple(v)  # noqa: E731
+    kernel_size = tup(kernel_size)
+    stride = kernel_size if stride is None else tup(stride)
+    size = _unpool_size(input, kernel_size, stride, tup(padding), output_size)
+    return _unpool(2, input.unsqueeze(-1), indices.unsqueeze(-1), kernel_size + (1,),
+                   stride + (1,), (0, 0), list(size) + [1]).squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool2d``: each value back at its index, zeros elsewhere."""
+    return _unpool(2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool3d``: each value back at its index, zeros elsewhere."""
+    return _unpool(3, input, indices, kernel_size, stride, padding, output_size)
+
+
+__all__ += ["max_unpool1d", "max_unpool2d", "max_unpool3d"]

@@ -1,6 +1,14 @@
 """The layers of ``ember.nn``."""
 from ..module import Module  # noqa: F401
-from ._lp_pool import LocalResponseNorm, LPPool1d, LPPool2d, LPPool3d  # noqa: F401
+from ._lp_pool import (  # noqa: F401
+    LocalResponseNorm,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
 from ._rms_norm import RMSNorm  # noqa: F401
 from .activation import (  # noqa: F401
     CELU,
