@@ -7,6 +7,19 @@ import ember
 from ember.autograd import gradcheck
 
 from .conftest import to_np
+from .opspec import Spec, op_tests
+
+_T = [0, 3, 1]
+SPECS = [
+    Spec("multi_margin_loss", lambda L, x: L.nn.functional.multi_margin_loss(
+        x, L.tensor(_T), margin=0.7), [((3, 4),)]),
+    Spec("multi_margin_loss_p2", lambda L, x: L.nn.functional.multi_margin_loss(
+        x, L.tensor(_T), p=2, weight=L.tensor([1.0, 2, 3, 4], dtype=x.dtype),
+        reduction="none"), [((3, 4),)]),
+    Spec("multi_margin_loss_1d", lambda L, x: L.nn.functional.multi_margin_loss(
+        x, L.tensor(2), reduction="sum"), [((5,),)]),
+]
+test_op_gradcheck, test_op_gradgradcheck, test_op_against_pytorch = op_tests(SPECS)
 
 rng = np.random.default_rng(0)
 X = rng.standard_normal((4, 5))
@@ -96,15 +109,21 @@ MODULES = [
     ("MultiLabelSoftMarginLoss", dict(reduction="none"), (X, LABELS)),
     ("PoissonNLLLoss", dict(full=True), (X, COUNTS)),
     ("GaussianNLLLoss", dict(eps=0.5), (X, Y, VAR)),
+    ("MultiMarginLoss", dict(p=2, margin=0.5), (X, np.array([0, 4, 2, 1]))),
+    ("NLLLoss2d", dict(), (np.log(np.abs(X) / 3), np.array([0, 4, 2, 1]))),
 ]
 
 
 @pytest.mark.parametrize("name,kwargs,args", MODULES, ids=[m[0] for m in MODULES])
 def test_modules_match_torch(torch, name, kwargs, args):
     oute, outt = (getattr(lib.nn, name)(**kwargs)(*[lib.tensor(a) for a in args])
-                  for lib in (ember, torch))
+                  for lib in (ember, torch))  # (integer arrays become int64 targets)
     np.testing.assert_allclose(to_np(oute), to_np(outt), rtol=1e-12)
     assert repr(getattr(ember.nn, name)(**kwargs)) == repr(getattr(torch.nn, name)(**kwargs))
+
+
+def L_ones3(L):
+    return L.ones(3)
 
 
 ERRORS = [
@@ -126,6 +145,12 @@ ERRORS = [
     ("gaussian_nll_loss", lambda L: (L.zeros(2, 3), L.zeros(2, 3), L.ones(2)),
      dict(reduction="max")),
     ("hinge_embedding_loss", lambda L: (L.zeros(3), L.zeros(3)), dict(reduction="max")),
+    ("multi_margin_loss", lambda L: (L.zeros(3, 4), L.tensor([0, 1, 2])), dict(p=3)),
+    ("multi_margin_loss", lambda L: (L.zeros(3, 4), L.tensor([0, 4, 1])), {}),
+    ("multi_margin_loss", lambda L: (L.zeros(3, 4), L.tensor([0, 1])), {}),
+    ("multi_margin_loss", lambda L: (L.zeros(3, 4), L.tensor([0, 1, 2])),
+     dict(weight=L_ones3)),
+    ("multi_margin_loss", lambda L: (L.zeros(3, 4), L.tensor([0.0, 1, 2])), {}),
 ]
 
 
@@ -133,7 +158,8 @@ ERRORS = [
 def test_errors_match_torch(torch, name, make, kwargs):
     got = []
     for lib in (ember, torch):
+        kw = {k: v(lib) if callable(v) else v for k, v in kwargs.items()}
         with pytest.raises((RuntimeError, ValueError)) as err:
-            getattr(lib.nn.functional, name)(*make(lib), **kwargs)
+            getattr(lib.nn.functional, name)(*make(lib), **kw)
         got.append((type(err.value), str(err.value)))
     assert got[0] == got[1]

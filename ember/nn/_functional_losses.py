@@ -1,10 +1,11 @@
 """More of ``torch.nn.functional``'s losses: ranking and embedding losses (margin ranking,
-hinge embedding, cosine embedding, triplet margin), multi-label soft margin, and the Poisson
-and Gaussian negative log-likelihoods.
+hinge embedding, cosine embedding, triplet margin), multi-label soft margin, the Poisson and
+Gaussian negative log-likelihoods, and the multi-class hinge ``multi_margin_loss``.
 
-PyTorch computes each of these as a composite of ordinary ops (no fused kernel), so they are
-composites here too: their ``grad_fn`` and gradients are those of the same ops, in the same
+PyTorch computes all but the last as composites of ordinary ops (no fused kernel), so they
+are composites here too: their ``grad_fn`` and gradients are those of the same ops, in the same
 order (``MeanBackward0`` for a mean, ``ClampMinBackward0`` under ``reduction='none'``...).
+``multi_margin_loss`` is PyTorch's fused op, declared in ``ember/ops/margin_loss.py``.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from .functional import _get_enum, _legacy_get_string, _reduce, _reduction, logs
 from .functional import pairwise_distance as _pairwise_distance
 
 __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+           "multi_margin_loss",
            "triplet_margin_loss", "triplet_margin_with_distance_loss",
            "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss"]
 
@@ -171,3 +173,41 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    """The multi-class hinge loss: per sample, ``sum_{i != y} max(0, margin - x[y] + x[i]) ** p``
+    (times ``weight[y]``) over the ``C`` classes, divided by ``C``; ``p`` is 1 or 2."""
+    import numpy as np
+
+    from ..ops import margin_loss as _ml
+    from ..ops.registry import saves_also
+    reduction = _reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    c = input.shape[-1] if input.dim() else 1
+    n = input.shape[0] if input.dim() == 2 else 1
+    if target.dtype.is_floating_point:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._legacy[:-6]}")
+    if input.dim() == 2 and (target.dim() != 1 or target.shape[0] != n):
+        raise RuntimeError(
+            "multi_margin_loss: target tensor should be 1-D with size equal to the number of "
+            f"input samples (batch size). Expected target size [{n}], but got "
+            f"{list(target.shape)}. Input has shape {list(input.shape)}.")
+    if weight is not None and weight.numel() != c:
+        raise RuntimeError(f"inconsistent weight size, expected {c} but got "
+                           f"{list(weight.shape)}")
+    y = target._data.astype(np.int64).reshape(-1)
+    if y.size and (y.min() < 0 or y.max() >= c):
+        raise RuntimeError("target out of range")
+    dtype = input._data.dtype
+    onehot = (np.arange(c) == y[:, None]).astype(dtype)
+    scale = np.full(n, 1.0 / c, dtype) if weight is None else \
+        (weight._data.astype(dtype)[y] / c).astype(dtype)
+    shape = tuple(target.shape) if input.dim() == 2 else ()
+    out = _ml._multi_margin_loss(input, onehot, scale, p, float(margin), reduction, shape)
+    return saves_also(out, target)
+

@@ -10,7 +10,7 @@ __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "SoftMarginLoss", "HuberLoss", "
            "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "MarginRankingLoss",
            "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
            "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss", "PoissonNLLLoss",
-           "GaussianNLLLoss"]
+           "GaussianNLLLoss", "MultiMarginLoss", "NLLLoss2d"]
 
 
 class _Loss(Module):
@@ -199,3 +199,23 @@ class GaussianNLLLoss(_Loss):
     def forward(self, input, target, var):
         return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
                                    reduction=self.reduction)
+
+
+class MultiMarginLoss(_WeightedLoss):
+    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
+                 reduction="mean"):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(f"MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                             f"{weight.dim()}D instead")
+        self.p, self.margin = p, margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)
+
+
+class NLLLoss2d(NLLLoss):
+    """The old name of ``NLLLoss`` for image-shaped inputs (``NLLLoss`` takes any shape)."""
