@@ -101,6 +101,7 @@ from .ops.conv import *  # noqa: F403
 from .ops.gamma import *  # noqa: F403
 from .ops.histogram import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
+from .ops.integer import *  # noqa: F403
 from .ops.legacy import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.nn_layers import *  # noqa: F403

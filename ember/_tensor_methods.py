@@ -21,6 +21,7 @@ from .ops import (
     gamma,
     histogram,
     indexing,
+    integer,
     legacy,
     linalg,
     nn_layers,
@@ -35,7 +36,7 @@ from .ops.operands import _CPP_NAMES
 from .ops.registry import defop
 
 FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops, conv,
-            nn_layers, gamma, legacy, histogram, complex_views)
+            nn_layers, gamma, legacy, histogram, complex_views, integer)
 
 
 def _make_inplace(fn):
