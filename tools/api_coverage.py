@@ -4,6 +4,7 @@ by how real PyTorch programs use it.
     python tools/api_coverage.py               # the table, as text
     python tools/api_coverage.py --markdown    # the table, as Markdown (README, docs/gaps.md)
     python tools/api_coverage.py --missing     # the names real code uses that ember lacks
+    python tools/api_coverage.py --gaps > docs/gaps.md    # the same, grouped by reason
     python tools/api_coverage.py --rebuild-usage /work/progs   # recount the usage corpus
 
 Needs PyTorch (the spec) importable beside ember.
@@ -374,6 +375,128 @@ def rebuild_usage(*corpus_roots):
     }
 
 
+# --------------------------------------------------------------------------- reasons for gaps
+
+I20 = "Issue 20: distributions, fft, special functions, parametrizations"
+I21 = "Issue 21: compiled mode"
+I22 = "Issue 22: distributed, on MPI"
+I17 = ("Issue 17, another helper's part (in progress beside this report): devices and "
+       "backends, mixed precision, random sampling, creation and dtype utilities, save/load, "
+       "module paths, nn.Transformer, LBFGS")
+DELIBERATE = "Deliberate gaps"
+NOT_YET = "Not done yet"
+# Why ember lacks a name real code uses: (prefix or exact dotted name, group, detail); the
+# first match wins. ``docs/gaps.md`` is generated from these (``--gaps``), and the test checks
+# that it lists every used name ember lacks.
+GAP_REASONS = (
+    ("torch.distributions.", I20, ""),
+    ("torch.fft.", I20, ""),
+    ("torch.special.", I20, ""),
+    ("torch.nn.utils.parametrizations.", I20, ""),
+    ("torch.compile", I21, ""),
+    ("torch._dynamo.", I21, ""),
+    ("torch.fx.", I21, "ember's compiled mode records array calls, not an FX graph"),
+    ("torch.distributed.", I22, ""),
+    ("torch.nn.parallel.DistributedDataParallel", I22, ""),
+    ("torch.utils.data.distributed.", I22, ""),
+    ("torch.futures.", I22, "futures serve torch.distributed.rpc"),
+    ("torch.sparse_coo_tensor", DELIBERATE, "no sparse tensors: NumPy has no sparse arrays "
+                                            "and SciPy is not a dependency"),
+    ("torch.spmm", DELIBERATE, "no sparse tensors"),
+    ("torch.Tensor.to_sparse", DELIBERATE, "no sparse tensors"),
+    ("torch.classes.", DELIBERATE, "no C++ extension classes: ember has no C++ ops"),
+    ("torch.ops.", DELIBERATE, "no C++ operator registry"),
+    ("torch.multinomial", I17, "random sampling"),
+    ("torch.bernoulli", I17, "random sampling"),
+    ("torch.normal", I17, "random sampling"),
+    ("torch.finfo", I17, "dtype utilities"),
+    ("torch.preserve_format", I17, "memory formats"),
+    ("torch.polar", I17, "complex creation, beside torch.complex"),
+    ("torch.Tensor.bfloat16", I17, "bfloat16"),
+    ("torch.amp.", I17, "autocast, GradScaler"),
+    ("torch.cuda.", I17, "torch.cuda"),
+    ("torch.accelerator.", I17, "devices"),
+    ("torch.backends.", I17, "torch.backends"),
+    ("torch.version.", I17, "devices"),
+    ("torch.set_float32_matmul_precision", I17, "torch.backends"),
+    ("torch.Tensor.is_xpu", I17, "devices"),
+    ("torch.Tensor.record_stream", I17, "CUDA streams"),
+    ("torch.serialization.", I17, "save/load"),
+    ("torch.jit.", I17, "torch.jit"),
+    ("torch.onnx.", I17, "torch.onnx"),
+    ("torch.hub.", I17, "torch.hub"),
+    ("torch.utils.model_zoo.", I17, "torch.hub"),
+    ("torch.utils.tensorboard", I17, "tensorboard"),
+    ("torch.multiprocessing.", I17, "torch.multiprocessing"),
+    ("torch.nn.Transformer", I17, "nn.Transformer"),
+    ("torch.nn.modules.", I17, "PyTorch's module paths"),
+    ("torch.nn.DataParallel", I17, "nn.parallel"),
+    ("torch.optim.LBFGS", I17, "LBFGS"),
+    ("torch.Tensor.resize_", NOT_YET, "resizing a tensor's storage in place"),
+    ("torch.nn.attention.", NOT_YET, "flex attention"),
+    ("torch.profiler.", NOT_YET, "ember has no profiler (Python's cProfile profiles it)"),
+    ("torch.autograd.profiler.", NOT_YET, "ember has no profiler"),
+    ("torch.testing.", NOT_YET, "torch.testing"),
+)
+
+
+def gap_reason(path):
+    """``(group, detail)`` of a used name ember lacks (see ``GAP_REASONS``)."""
+    for pattern, group, detail in GAP_REASONS:
+        if path == pattern or (pattern.endswith(".") and path.startswith(pattern)) or \
+                path.startswith(pattern + "."):
+            return group, detail
+    return NOT_YET, ""
+
+
+def missing_used(usage=None, rows=None):
+    """Every name real code uses that ember lacks: (dotted path, programs)."""
+    rows = coverage(usage) if rows is None else rows
+    out = [(f"{row['namespace']}.{name}", w) for row in rows for name, w in row["missing_used"]]
+    out += [(path, w) for path, w, have in other_namespaces(usage) if not have]
+    return out
+
+
+def gaps_markdown(rows):
+    """``docs/gaps.md``: the table, then each used name ember lacks, grouped by reason."""
+    usage = load_usage()
+    n_programs = sum(len(s["programs"]) for s in usage["sources"])
+    groups = defaultdict(list)
+    for path, w in missing_used(usage, rows):
+        group, detail = gap_reason(path)
+        groups[group].append((path, w, detail))
+    lines = [
+        "# What ember lacks that real PyTorch code uses",
+        "",
+        "Generated by `python tools/api_coverage.py --gaps > docs/gaps.md`; "
+        "`tests/test_api_coverage.py` checks that this file names every such gap. "
+        f"The corpus is {n_programs} programs from {len(usage['sources'])} public "
+        "repositories (listed with their commits in `tools/api_usage.json`); a name's weight "
+        "is the number of programs using it. `tools/api_coverage.py` says how names and uses "
+        "are counted.",
+        "",
+        table(rows, markdown=True),
+        "",
+        "The unweighted columns count every public name, and most of PyTorch's public names "
+        "are not in real programs: whole families that ember leaves out on purpose "
+        "(quantization: `quantize_per_tensor`, `q_scale`, `qint8`...; sparse layouts: "
+        "`sparse_csr_tensor`, `Tensor.to_sparse_csr`...; named tensors; the C++ back ends' "
+        "entry points: `cudnn_*`, `miopen_*`, `mkldnn_*`, `fbgemm_*`; TorchScript's types and "
+        "`sym_*` symbolic shapes, which belong to compiled mode), the `*_copy` variants of "
+        "views, and the legacy storage classes. The weighted column is the one that says "
+        "whether programs run.",
+        "",
+        "Below, every name the corpus uses that ember lacks, grouped by why; the number is how "
+        "many programs use it.",
+    ]
+    order = (I17, I20, I21, I22, DELIBERATE, NOT_YET)
+    for group in sorted(groups, key=lambda g: order.index(g) if g in order else len(order)):
+        lines += ["", f"## {group}", ""]
+        for path, w, detail in sorted(groups[group], key=lambda t: (-t[1], t[0])):
+            lines.append(f"- `{path}` ({w})" + (f": {detail}" if detail else ""))
+    return "\n".join(lines) + "\n"
+
+
 # --------------------------------------------------------------------------- the report
 
 
@@ -457,6 +580,8 @@ def main(argv=None):
     parser.add_argument("--markdown", action="store_true", help="print Markdown")
     parser.add_argument("--missing", action="store_true",
                         help="list the names real code uses that ember lacks")
+    parser.add_argument("--gaps", action="store_true",
+                        help="print docs/gaps.md (the used names ember lacks, with reasons)")
     parser.add_argument("--rebuild-usage", metavar="CORPUS", nargs="+",
                         help="recount the usage weights from the git repositories in the "
                              "CORPUS directories")
@@ -467,15 +592,15 @@ def main(argv=None):
         print(f"wrote {USAGE_FILE}")
         return
     rows = coverage()
+    if args.gaps:
+        print(gaps_markdown(rows), end="")
+        return
     print(table(rows, markdown=args.markdown))
     if args.missing:
         print()
-        for row in rows:
-            for name, w in row["missing_used"]:
-                print(f"{w:3d}  {row['namespace']}.{name}")
-        for path, w, have in other_namespaces():
-            if not have:
-                print(f"{w:3d}  {path}")
+        for path, w in missing_used(rows=rows):
+            group, detail = gap_reason(path)
+            print(f"{w:3d}  {path}  ({group.split(':')[0]}{': ' + detail if detail else ''})")
 
 
 if __name__ == "__main__":
