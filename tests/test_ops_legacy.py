@@ -132,3 +132,26 @@ def test_quantile_errors_match_torch(torch, name, make):
             make(lib, getattr(lib, name))
         got.append((type(err.value), str(err.value)))
     assert got[0] == got[1]
+
+
+def test_chain_matmul_matches_torch(torch):
+    import ember.ops.legacy as legacy
+    rng = np.random.default_rng(0)
+    arrs = [rng.standard_normal(s) for s in ((2, 3), (3, 4), (4, 5))]
+    outs = []
+    for lib in (ember, torch):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            legacy._chain_warned = False
+            ts = [lib.tensor(a, requires_grad=True) for a in arrs]
+            y = lib.chain_matmul(*ts)
+            one = lib.chain_matmul(ts[0])
+        y.sum().backward()
+        outs.append((to_np(y), [to_np(t.grad) for t in ts], type(y.grad_fn).__name__,
+                     type(one.grad_fn).__name__, str(caught[0].message).split(" (Trig")[0]))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-12)
+    for a, b in zip(outs[0][1], outs[1][1]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    assert outs[0][2:] == outs[1][2:]
+    with pytest.raises(RuntimeError, match="Expected one or more matrices"):
+        ember.chain_matmul()

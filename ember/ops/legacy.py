@@ -213,3 +213,31 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
 
 __all__ += ["quantile", "nanquantile"]
 METHODS.update(quantile=quantile, nanquantile=nanquantile)
+
+
+# --------------------------------------------------------------------------- chain_matmul
+_chain_warned = False
+
+
+def chain_matmul(*matrices, out=None):
+    """The product of 2-D matrices: ``linalg.multi_dot`` (one matrix: a copy), with
+    PyTorch's deprecation warning (once per process)."""
+    global _chain_warned
+    from .linalg_more import linalg_multi_dot
+    if out is not None:
+        raise TypeError("chain_matmul(): out= is not supported by ember")
+    if not _chain_warned:
+        _chain_warned = True
+        warnings.warn("torch.chain_matmul is deprecated and will be removed in a future PyTorch "
+                      "release. Use torch.linalg.multi_dot instead, which accepts a list of two "
+                      "or more tensors rather than multiple parameters.", UserWarning,
+                      stacklevel=2)
+    if not matrices:
+        raise RuntimeError("chain_matmul(): Expected one or more matrices")
+    if len(matrices) == 1:
+        _check_tensor("chain_matmul", matrices[0])
+        return matrices[0].clone()
+    return linalg_multi_dot(matrices)
+
+
+__all__ += ["chain_matmul"]
