@@ -5,7 +5,7 @@ by how real PyTorch programs use it.
     python tools/api_coverage.py --markdown    # the table, as Markdown (README, docs/gaps.md)
     python tools/api_coverage.py --missing     # the names real code uses that ember lacks
     python tools/api_coverage.py --gaps > docs/gaps.md    # the same, grouped by reason
-    python tools/api_coverage.py --rebuild-usage /work/progs   # recount the usage corpus
+    python tools/api_coverage.py --rebuild-usage DIR...   # recount the usage corpus
 
 Needs PyTorch (the spec) importable beside ember.
 
@@ -33,9 +33,11 @@ import counts as every one of its names missing.
 
 **Usage weights** (``api_usage.json``, beside this file) come from a corpus of real PyTorch
 programs, read with ``ast`` (never run, and never stored here: only the counts, with each
-source repository and commit named). A *program* is one repository, or for the
-``pytorch/examples`` collection one example directory (see ``_programs``). In each program's ``.py``
-files and notebook code cells:
+source repository and commit named). To recount, clone each repository ``api_usage.json``
+names at its commit into directories ``DIR...`` and run ``--rebuild-usage DIR...``. A
+*program* is one repository, or one directory of it where ``PROGRAMS`` divides it
+(pytorch/examples' examples, the tutorials' lessons, labml's paper folders). In each
+program's ``.py`` files and notebook code cells:
 
 - imports bind names to PyTorch paths (``import torch.nn.functional as F``, ``from torch
   import nn, optim``, ``from torch.optim.lr_scheduler import StepLR``), and each attribute
