@@ -290,20 +290,25 @@ class _Counter(ast.NodeVisitor):
             self.uses[("torch.Tensor", name)] += 1
 
 
-def _python_sources(root):
-    """(relative path, source) of each .py file and notebook under ``root``."""
-    for path in sorted(Path(root).rglob("*")):
-        if ".git" in path.parts or not path.is_file():
+def _python_sources(repo, root):
+    """(path, source) of each .py file and notebook under ``root`` as committed at the
+    repository's HEAD (files added or edited in the working tree since are not read)."""
+    prefix = root.relative_to(repo).as_posix()
+    listed = _git(repo, "ls-tree", "-r", "--name-only", "HEAD", "--", prefix or ".")
+    for name in sorted(listed.splitlines()):
+        if not name.endswith((".py", ".ipynb")):
             continue
-        if path.suffix == ".py":
-            yield path, path.read_text(errors="replace")
-        elif path.suffix == ".ipynb":
-            cells = json.loads(path.read_text()).get("cells", [])
-            code = ["".join(c.get("source", [])) for c in cells if c.get("cell_type") == "code"]
-            # IPython magics and shell lines are not Python
-            lines = [ln for block in code for ln in block.splitlines()
-                     if not ln.lstrip().startswith(("%", "!"))]
-            yield path, "\n".join(lines)
+        text = subprocess.run(["git", "-C", str(repo), "show", f"HEAD:{name}"],
+                              capture_output=True, check=True).stdout.decode(errors="replace")
+        if name.endswith(".py"):
+            yield name, text
+            continue
+        cells = json.loads(text).get("cells", [])
+        code = ["".join(c.get("source", [])) for c in cells if c.get("cell_type") == "code"]
+        # IPython magics and shell lines are not Python
+        lines = [ln for block in code for ln in block.splitlines()
+                 if not ln.lstrip().startswith(("%", "!"))]
+        yield name, "\n".join(lines)
 
 
 # How a repository divides into programs (glob patterns of program directories, relative to
@@ -330,6 +335,15 @@ def _programs(root, repository):
     return sorted((str(d.relative_to(root)), d) for d in found)
 
 
+def _repository(url):
+    """``owner/name`` of a clone's origin: a GitHub URL, or a local mirror
+    ``.../owner+name/repo``."""
+    url = url.rstrip("/").removesuffix(".git")
+    if "github.com" in url:
+        return "/".join(url.replace(":", "/").split("/")[-2:])
+    return url.removesuffix("/repo").rsplit("/", 1)[-1].replace("+", "/")
+
+
 def _git(root, *args):
     return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
                           check=True).stdout.strip()
@@ -347,15 +361,14 @@ def rebuild_usage(*corpus_roots):
     repos = sorted((r for c in corpus_roots for r in Path(c).iterdir() if (r / ".git").exists()),
                    key=lambda r: r.name)  # only what can be named by repository and commit
     for repo in repos:
-        url = _git(repo, "remote", "get-url", "origin")  # a mirror: .../owner+name/repo
-        repository = url.rstrip("/").removesuffix("/repo").rsplit("/", 1)[-1].replace("+", "/")
+        repository = _repository(_git(repo, "remote", "get-url", "origin"))
         programs = _programs(repo, repository)
         sources.append({"repository": f"https://github.com/{repository}",
                         "commit": _git(repo, "rev-parse", "HEAD"),
                         "programs": [name for name, _ in programs]})
         for _, root in programs:
             used = defaultdict(int)
-            for _, source in _python_sources(root):
+            for _, source in _python_sources(repo, root):
                 try:
                     tree = ast.parse(source)
                 except SyntaxError:
