@@ -105,3 +105,10 @@ def test_gaps_document_names_every_used_name_ember_lacks(rows):
     unlisted = [path for path in missing if f"`{path}`" not in text]
     assert not unlisted, "run python tools/api_coverage.py --gaps > docs/gaps.md: " + \
         ", ".join(unlisted)
+
+
+def test_repository_names_from_origins():
+    name = api_coverage._repository
+    assert name("https://github.com/karpathy/nanoGPT.git") == "karpathy/nanoGPT"
+    assert name("git@github.com:pytorch/examples.git") == "pytorch/examples"
+    assert name("/work/.mirror/karpathy+minGPT/repo") == "karpathy/minGPT"
