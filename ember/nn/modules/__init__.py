@@ -40,6 +40,7 @@ from .activation import (  # noqa: F401
     Tanhshrink,
     Threshold,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from .attention import MultiheadAttention, TransformerEncoderLayer  # noqa: F401
 from .channelshuffle import ChannelShuffle  # noqa: F401
 from .container import (  # noqa: F401
