@@ -5,6 +5,8 @@ PyTorch's printing, errors and warnings.
 """
 from __future__ import annotations
 
+from math import e, inf, nan, pi  # torch.pi & co. are Python floats
+
 import numpy as _np
 
 from . import (  # noqa: F401
@@ -84,6 +86,7 @@ from ._dtypes import (
 )
 from ._dtypes import result_type as _result_type
 from ._factories import *  # noqa: F403  (logspace, asarray, range, the windows...)
+from ._inplace_functions import *  # noqa: F403  (torch.exp_(x) is x.exp_())
 from ._out import add_out as _add_out
 from ._printing import get_printoptions, printoptions, set_printoptions
 from ._random import (
@@ -127,8 +130,13 @@ from .autograd.grad_mode import (
 )
 from .func import vmap  # torch.vmap is torch.func.vmap
 from .ops.complex import complex, polar
+from .ops.complex_views import *  # noqa: F403
 from .ops.conv import *  # noqa: F403
+from .ops.gamma import *  # noqa: F403
+from .ops.histogram import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
+from .ops.integer import *  # noqa: F403
+from .ops.legacy import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.nn_layers import *  # noqa: F403
 from .ops.nn_ops import *  # noqa: F403

@@ -112,7 +112,8 @@ RULES.update(_group(ELEMENTWISE, """acos acosh asin asinh atan atanh arccos:acos
     erfinv exp exp2 expm1 fmax fmin fmod hypot lerp log log10 log1p log2 logaddexp logaddexp2
     maximum minimum pow reciprocal remainder rsqrt sigmoid sin sinc sinh sqrt square:pow tan
     tanh threshold xlogy addcdiv addcmul outer:mul ger:mul diff:sub nn.functional.normalize:div
-    bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift"""))
+    bitwise_and bitwise_or bitwise_xor bitwise_left_shift bitwise_right_shift digamma lgamma
+    polygamma gcd lcm"""))
 RULES.update(_group(_COMPARISON, """eq ne not_equal:ne lt less:lt le less_equal:le gt
     greater:gt ge greater_equal:ge"""))
 RULES.update(_group(CAST, "addr angle logit"))
@@ -130,7 +131,7 @@ RULES.update(_group(EXACT, """addmm addmv baddbmm bmm cross:linalg_cross gather 
     linalg.eigh:_linalg_eigh linalg.eigvalsh:_linalg_eigh linalg.inv:linalg_inv_ex
     linalg.matmul:matmul linalg.qr:linalg_qr linalg.slogdet:_linalg_slogdet
     linalg.solve:_linalg_solve_ex linalg.svd:_linalg_svd linalg.svdvals:_linalg_svd
-    linalg.vector_norm:linalg_vector_norm"""))
+    linalg.vector_norm:linalg_vector_norm qr:linalg_qr svd:_linalg_svd"""))
 RULES.update(_group(Rule(check="same", message=_EXACT, composite=True),
                     "softmax log_softmax"))
 RULES.update(_group(Rule(check="same", message=_EXACT, composite=True, resize_first=True),
@@ -222,6 +223,24 @@ _CUSTOM = {  # name: (ATen name, check, message, other Rule settings)
                     "from {result} dtype, but got result with dtype {out}", {}),
     "linalg.solve_triangular": ("linalg_solve_triangular", "same", "expected scalar type "
                                 "{result} but found {out}", {"resize_first": True}),
+    "mvlgamma": ("mvlgamma", "cast", "mvlgamma: result type {result} can't be cast to the "
+                 "desired output type {result}", {}),
+    # (refused by the kernels they end in when an argument requires grad: mm, sum)
+    "chain_matmul": ("mm", "same", "multi_dot(): expected out tensor to have dtype "
+                     "{result_c} but got {out_c}", {}),
+    "linalg.multi_dot": ("mm", "same", "multi_dot(): expected out tensor to have "
+                         "dtype {result_c} but got {out_c}", {}),
+    "linalg.vecdot": ("sum", "same", "linalg.vecdot: Expected out of dtype{result} but "
+                      "found {out}", {}),
+    "linalg.matrix_rank": ("linalg_matrix_rank", "cast", "torch.linalg.matrix_rank: Expected "
+                           "result to be safely castable from {result} dtype, but got result "
+                           "with dtype {out}", {"resize_first": True}),
+    "quantile": ("quantile", "same", "quantile() out tensor must be same dtype as the input "
+                 "tensor", {"composite": True}),
+    "nanquantile": ("nanquantile", "same", "quantile() out tensor must be same dtype as the "
+                    "input tensor", {"composite": True}),
+    "histogram": ("histogram", "same", "torch.histogram: input tensor and hist tensor should "
+                  "have the same dtype, but got input {result_c} and hist {out_c}", {}),
 }
 for _name, (_aten, _check, _message, _settings) in _CUSTOM.items():
     RULES[_name] = Rule(aten=_aten, check=_check, message=_message, **_settings)

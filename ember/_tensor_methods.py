@@ -16,8 +16,13 @@ import numpy as np
 from . import _creation, _device, _dtypes, _random
 from ._tensor import Tensor, _dtype_word
 from .ops import (
+    complex_views,
     conv,
+    gamma,
+    histogram,
     indexing,
+    integer,
+    legacy,
     linalg,
     nn_layers,
     nn_ops,
@@ -31,7 +36,7 @@ from .ops.operands import _CPP_NAMES
 from .ops.registry import defop
 
 FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops, conv,
-            nn_layers)
+            nn_layers, gamma, legacy, histogram, complex_views, integer)
 
 
 def _make_inplace(fn):

@@ -26,11 +26,15 @@ from .ops.linalg import linalg_solve_triangular as solve_triangular
 from .ops.linalg import linalg_svd as svd
 from .ops.linalg import linalg_svdvals as svdvals
 from .ops.linalg import matmul
+from .ops.linalg_more import linalg_matrix_rank as matrix_rank
+from .ops.linalg_more import linalg_multi_dot as multi_dot
+from .ops.linalg_more import linalg_vecdot as vecdot
 from .ops.reduction import vector_norm
 
 __all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "matmul", "matrix_norm", "matrix_power", "norm", "pinv", "qr", "slogdet", "solve",
-           "solve_triangular", "svd", "svdvals", "vector_norm"]
+           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
+           "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot",
+           "vector_norm"]
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

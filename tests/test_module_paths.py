@@ -129,6 +129,10 @@ PATHS = {
     "distributed": ["is_available", "is_initialized", "init_process_group",
                     "destroy_process_group", "get_rank", "get_world_size"],
     "utils.benchmark": ["Timer", "Measurement", "Compare"],
+    "optim.adadelta": ["Adadelta"], "optim.adamax": ["Adamax"], "optim.asgd": ["ASGD"],
+    "optim.nadam": ["NAdam"], "optim.radam": ["RAdam"], "optim.rprop": ["Rprop"],
+    "nn.modules.adaptive": ["AdaptiveLogSoftmaxWithLoss"],
+    "nn.modules.channelshuffle": ["ChannelShuffle"],
 }
 # Submodules that import only where an optional package is installed (in ember as in PyTorch).
 OPTIONAL = {"utils.tensorboard": ("tensorboard", ["SummaryWriter"])}
@@ -142,8 +146,6 @@ NOT_IN_EMBER = {
     "nn.backends": "PyTorch-internal", "nn.cpp": "C++ module wrappers",
     "nn.intrinsic": "quantization", "nn.qat": "quantization", "nn.quantizable": "quantization",
     "nn.quantized": "quantization",
-    "nn.modules.adaptive": "AdaptiveLogSoftmaxWithLoss: not implemented yet",
-    "nn.modules.channelshuffle": "ChannelShuffle: not implemented yet",
     "nn.modules.lazy": "lazy modules: not implemented",
     "nn.modules.linear_cross_entropy": "LinearCrossEntropyLoss: not implemented yet",
     "nn.modules.linear_cross_entropy_options": "LinearCrossEntropyLoss: not implemented yet",
@@ -157,10 +159,8 @@ NOT_IN_EMBER = {
     "nn.parallel.replicate": _GPU_ONLY, "nn.parallel.scatter_gather": _GPU_ONLY,
     "autograd.profiler_legacy": "ember's profiler records no events",
     "autograd.profiler_util": "ember's profiler records no events",
-    "optim.adadelta": "optimizer not implemented yet", "optim.adamax": "not implemented yet",
-    "optim.asgd": "not implemented yet", "optim.lbfgs": "not implemented yet",
-    "optim.nadam": "not implemented yet", "optim.radam": "not implemented yet",
-    "optim.rprop": "not implemented yet", "optim.sparse_adam": "ember has no sparse tensors",
+    "optim.lbfgs": "not implemented yet",
+    "optim.sparse_adam": "ember has no sparse tensors",
     "utils.backcompat": "PyTorch-internal", "utils.backend_registration": "PyTorch-internal",
     "utils.bundled_inputs": "TorchScript",
     "utils.collect_env": "PyTorch's build report", "utils.cpp_backtrace": "C++",

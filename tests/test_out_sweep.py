@@ -50,7 +50,8 @@ def _linalg(name, *data, **kwargs):
 UNARY = """abs absolute acos acosh arccos arccosh arcsin arcsinh arctan arctanh asin asinh atan
     atanh ceil cos cosh deg2rad erf erfc erfinv exp exp2 expm1 fix floor frac log log10 log1p
     log2 logit nan_to_num neg negative rad2deg reciprocal round rsqrt sgn sigmoid sign signbit
-    sin sinc sinh sqrt square tan tanh trunc angle isneginf isposinf logical_not""".split()
+    sin sinc sinh sqrt square tan tanh trunc angle isneginf isposinf logical_not digamma
+    lgamma""".split()
 BINARY = """add arctan2 atan2 copysign div divide eq float_power floor_divide fmax fmin fmod ge
     greater greater_equal gt heaviside hypot le less less_equal logaddexp logaddexp2 logical_and
     logical_or logical_xor lt maximum minimum mul multiply ne not_equal pow remainder sub
@@ -145,6 +146,16 @@ RECIPES.update({
     "logspace": lambda lib, t, out: lib.logspace(0, 2, 5, out=out),
     "range": lambda lib, t, out: lib.range(1, 4, out=out),  # (an int out and a 0.5 step: SIGFPE)
     "complex": lambda lib, t, out: lib.complex(t(F), t(G), out=out),
+    "polygamma": lambda lib, t, out: lib.polygamma(1, t(P), out=out),
+    "mvlgamma": lambda lib, t, out: lib.mvlgamma(t(SPD), 2, out=out),
+    "gcd": _binary("gcd", I, [[2, 4, 9], [8, 15, 6]]),
+    "lcm": _binary("lcm", I, [[2, 4, 9], [8, 15, 6]]),
+    "chain_matmul": lambda lib, t, out: lib.chain_matmul(t(SPD), t(SPD), t(SPD), out=out),
+    "quantile": lambda lib, t, out: lib.quantile(t(F), 0.3, dim=1, out=out),
+    "nanquantile": lambda lib, t, out: lib.nanquantile(t(F), 0.3, dim=1, out=out),
+    "histogram": lambda lib, t, out: lib.histogram(t(F), 4, out=out),
+    "qr": lambda lib, t, out: lib.qr(t(SPD), out=out),
+    "svd": lambda lib, t, out: lib.svd(t(F), out=out),
     # the random samplers, where a draw is certain
     "normal": lambda lib, t, out: lib.normal(t(F), 0.0, out=out),
     "bernoulli": lambda lib, t, out: lib.bernoulli(t([[0.0, 1.0, 1.0], [1.0, 0.0, 0.0]]), out=out),
@@ -171,12 +182,15 @@ LINALG = {
     "svd": _linalg("svd", F),
     "svdvals": _linalg("svdvals", F),
     "vector_norm": _linalg("vector_norm", F),
+    "multi_dot": lambda lib, t, out: lib.linalg.multi_dot([t(F), t(SPD)], out=out),
+    "vecdot": _linalg("vecdot", F, G),
+    "matrix_rank": _linalg("matrix_rank", SPD),
 }
 RECIPES.update({"linalg." + name: fn for name, fn in LINALG.items()})
 # values that depend on the random stream or on uninitialised memory: compared by shape/dtype
 UNVALUED = {"empty", "rand", "randn", "randint", "randperm"}
 # decompositions whose vectors are fixed only up to sign: compared in absolute value
-SIGNED = {"linalg.eigh", "linalg.qr", "linalg.svd"}
+SIGNED = {"linalg.eigh", "linalg.qr", "linalg.svd", "qr", "svd"}
 
 
 def _pyi_out_names(path):

@@ -2218,3 +2218,11 @@ __all__ = [
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "scaled_dot_product_attention", "multi_head_attention_forward",
 ]
+
+# More losses, in a module of their own (they are composites of the functions above).
+from ._functional_losses import *  # noqa: E402,F403
+from ._functional_losses import __all__ as _more_losses  # noqa: E402
+from ._functional_more import *  # noqa: E402,F403
+from ._functional_more import __all__ as _more  # noqa: E402
+
+__all__ += _more_losses + _more

@@ -1,6 +1,6 @@
 """Elementwise arithmetic with derivatives: ``add``, ``sub``/``rsub``, ``mul``, ``div``,
 ``floor_divide``, ``fmod``, ``remainder``, ``neg``/``positive``, ``reciprocal``, ``abs``,
-``sign``/``sgn``, and the Scalar overloads ``mul_scalar``/``div_scalar``.
+``sign``/``sgn``, and the Scalar overloads ``mul_scalar``/``div_scalar``/``add_scalar``.
 
 Each op: a forward on raw arrays, then one rule per input (see ``registry.py``); the public
 functions follow ``torch``'s signatures and take their operands through ``operands.py``. The
@@ -318,6 +318,20 @@ def _div_scalar(xp, input, other):
 
 
 _div_scalar.defvjp(lambda xp, g, ans, input, other: g / other)
+
+
+@defop("add", n_in=1, overload=1, jvp="elementwise")
+def _add_scalar(xp, input, other):
+    return xp.add(input, other)
+
+
+_add_scalar.defvjp(lambda xp, g, ans, input, other: g)
+
+
+def add_scalar(input, other):
+    """``input + other`` for a Python number ``other``, recorded as PyTorch's ``add.Scalar``
+    (AddBackward1: ``rms_norm``'s ``+ eps``)."""
+    return _add_scalar(_promoted(input, other), other)
 
 
 def mul_scalar(input, other):

@@ -56,6 +56,7 @@ from .arithmetic import _mul_scalar as _mul_scalar
 from .arithmetic import _rsub as _rsub
 from .arithmetic import _rtruediv as _rtruediv
 from .arithmetic import _sub as _sub
+from .arithmetic import add_scalar as add_scalar
 from .arithmetic import div_scalar as div_scalar
 from .arithmetic import mul_scalar as mul_scalar
 from .binary_math import (

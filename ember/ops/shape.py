@@ -167,7 +167,8 @@ def _reshaped_view(input, shape, op=_view):
 def view(input, *shape, size=None):
     """A view with a new shape (one dim may be -1); the storage must allow it."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
-        return input.to(shape[0])  # view(dtype) is not supported beyond same-size casts
+        from .dtype_view import view_dtype  # (a reinterpretation of the bytes)
+        return view_dtype(input, shape[0])
     shape = infer_size(_shape_args(shape, size, "view", "size"), input.numel())
     if not _viewable(input, shape):
         raise RuntimeError(_errors.VIEW_STRIDE)

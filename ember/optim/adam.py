@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._checks import check_args
 from .optimizer import (
     Optimizer,
     _add_,
@@ -95,13 +96,4 @@ class Adam(Optimizer):
 
 
 def _check_adam_args(lr, betas, eps, weight_decay):
-    if not 0.0 <= lr:
-        raise ValueError(f"Invalid learning rate: {lr}")
-    if not 0.0 <= eps:
-        raise ValueError(f"Invalid epsilon value: {eps}")
-    if not 0.0 <= betas[0] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 0: {betas[0]}")
-    if not 0.0 <= betas[1] < 1.0:
-        raise ValueError(f"Invalid beta parameter at index 1: {betas[1]}")
-    if not 0.0 <= weight_decay:
-        raise ValueError(f"Invalid weight_decay value: {weight_decay}")
+    check_args(lr, eps, betas, weight_decay)

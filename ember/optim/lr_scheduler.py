@@ -12,7 +12,9 @@ from functools import wraps
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
-           "CosineAnnealingLR", "ReduceLROnPlateau"]
+           "CosineAnnealingLR", "ReduceLROnPlateau", "MultiplicativeLR", "ConstantLR", "LinearLR",
+           "PolynomialLR", "SequentialLR", "ChainedScheduler", "OneCycleLR",
+           "CosineAnnealingWarmRestarts", "CyclicLR"]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being "
@@ -126,6 +128,11 @@ class LRScheduler:
         self._step_count += 1
         if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
+        self._update_lr(epoch)
+
+    def _update_lr(self, epoch=None):
+        """Set the lrs of the next epoch (or of ``epoch``, by the closed form), without
+        ``step``'s order checks: ``SequentialLR`` restarts a scheduler this way."""
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
@@ -371,6 +378,20 @@ class ReduceLROnPlateau(LRScheduler):
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold,
                              threshold_mode=self.threshold_mode)
+
+
+# More schedules, in a module of their own (they build on the classes above).
+from ._schedules import (  # noqa: E402
+    ChainedScheduler,
+    ConstantLR,
+    CosineAnnealingWarmRestarts,
+    CyclicLR,
+    LinearLR,
+    MultiplicativeLR,
+    OneCycleLR,
+    PolynomialLR,
+    SequentialLR,
+)
 
 
 class _LRScheduler(LRScheduler):

@@ -1,5 +1,15 @@
 """The layers of ``ember.nn``."""
 from ..module import Module  # noqa: F401
+from ._lp_pool import (  # noqa: F401
+    LocalResponseNorm,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
+from ._rms_norm import RMSNorm  # noqa: F401
 from .activation import (  # noqa: F401
     CELU,
     ELU,
@@ -30,7 +40,9 @@ from .activation import (  # noqa: F401
     Tanhshrink,
     Threshold,
 )
+from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from .attention import MultiheadAttention, TransformerEncoderLayer  # noqa: F401
+from .channelshuffle import ChannelShuffle  # noqa: F401
 from .container import (  # noqa: F401
     ModuleDict,
     ModuleList,
@@ -60,14 +72,24 @@ from .linear import Bilinear, Flatten, Identity, Linear, Unflatten  # noqa: F401
 from .loss import (  # noqa: F401
     BCELoss,
     BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
     CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    MarginRankingLoss,
     MSELoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     NLLLoss,
+    NLLLoss2d,
+    PoissonNLLLoss,
     SmoothL1Loss,
     SoftMarginLoss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .normalization import (  # noqa: F401
     BatchNorm1d,
@@ -121,7 +143,7 @@ from .rnn import (  # noqa: F401
     RNNCell,
     RNNCellBase,
 )
-from .sparse import Embedding  # noqa: F401
+from .sparse import Embedding, EmbeddingBag  # noqa: F401
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 
 # What `from .modules import *` (ember/nn/__init__.py) takes: the layer classes, not this

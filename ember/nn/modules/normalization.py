@@ -213,3 +213,7 @@ class GroupNorm(Module):
     def extra_repr(self):
         return ("{num_groups}, {num_channels}, eps={eps}, affine={affine}, "
                 "bias={use_bias}").format(**self.__dict__, use_bias=self.bias is not None)
+
+
+from ._lp_pool import LocalResponseNorm  # noqa: E402,F401  (PyTorch's path)
+from ._rms_norm import RMSNorm  # noqa: E402,F401  (torch.nn.modules.normalization.RMSNorm)

@@ -143,3 +143,11 @@ class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
         return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
 
 
+from ._lp_pool import (  # noqa: E402,F401  (PyTorch's path)
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
+    MaxUnpool1d,
+    MaxUnpool2d,
+    MaxUnpool3d,
+)
