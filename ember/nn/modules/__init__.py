@@ -30,7 +30,7 @@ from .activation import (  # noqa: F401
     Tanhshrink,
     Threshold,
 )
-from .attention import MultiheadAttention, TransformerEncoderLayer  # noqa: F401
+from .attention import MultiheadAttention  # noqa: F401
 from .container import (  # noqa: F401
     ModuleDict,
     ModuleList,
@@ -122,4 +122,11 @@ from .rnn import (  # noqa: F401
     RNNCellBase,
 )
 from .sparse import Embedding  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
