@@ -93,3 +93,7 @@ from .modules import (  # noqa: F401
     UpsamplingNearest2d,
 )
 from .parameter import Parameter  # noqa: F401
+
+# ``from .modules import *`` above also binds ``utils``, to nn.modules.utils (PyTorch's helpers
+# for layers); ``nn.utils`` is the package of clip_grad_norm_, rnn and the rest.
+utils = __import__("sys").modules[__name__ + ".utils"]  # noqa: F811

@@ -321,3 +321,8 @@ class RReLU(Module):
     def extra_repr(self):
         inplace_str = ", inplace=True" if self.inplace else ""
         return f"lower={self.lower}, upper={self.upper}{inplace_str}"
+
+
+# PyTorch defines MultiheadAttention in this module; programs name it by this path (say, in
+# torch.serialization.safe_globals), so it is here too. It lives in attention.py.
+from .attention import MultiheadAttention  # noqa: E402,F401

@@ -16,14 +16,9 @@ from .. import functional as F
 from ..init import constant_, xavier_normal_, xavier_uniform_
 from ..module import Module
 from ..parameter import Parameter
-from .linear import Linear, _empty
+from .linear import NonDynamicallyQuantizableLinear, _empty
 
 __all__ = ["MultiheadAttention"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A ``Linear`` under another name (PyTorch's quantization tooling tells them apart); the
-    output projection of ``MultiheadAttention``."""
 
 
 class MultiheadAttention(Module):

@@ -9,26 +9,10 @@ from .. import init
 from ..module import Module
 from ..parameter import Parameter
 from .linear import _empty
+from .utils import _ntuple, _pair, _reverse_repeat_tuple, _single, _triple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d"]
-
-
-def _ntuple(n):
-    def parse(x):
-        if isinstance(x, (tuple, list)):
-            return tuple(x)
-        return tuple([x] * n)
-    return parse
-
-
-_single = _ntuple(1)
-_pair = _ntuple(2)
-_triple = _ntuple(3)
-
-
-def _reverse_repeat_tuple(t, n):
-    return tuple(x for x in reversed(t) for _ in range(n))
 
 
 class _ConvNd(Module):
