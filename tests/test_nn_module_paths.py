@@ -28,6 +28,9 @@ def test_layers_at_pytorchs_module_paths(torch):
             assert getattr(emod, name, None) is getattr(ember.nn, name), f"{sub}.{name}"
             checked += 1
     assert checked > 100
+    # nn.modules.utils (PyTorch's layer helpers) does not shadow nn.utils (clip_grad_norm_...)
+    assert ember.nn.utils.__name__ == "ember.nn.utils" and ember.nn.utils.clip_grad_norm_
+    assert ember.nn.modules.utils.__name__ == "ember.nn.modules.utils"
     from ember.nn.modules.linear import NonDynamicallyQuantizableLinear
     assert type(ember.nn.MultiheadAttention(4, 2).out_proj) is NonDynamicallyQuantizableLinear
 
