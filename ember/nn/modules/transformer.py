@@ -98,7 +98,7 @@ class Transformer(Module):
         >>> model = ember.nn.Transformer(d_model=16, nhead=2, num_encoder_layers=1,
         ...                              num_decoder_layers=1, dim_feedforward=32)
         >>> model(ember.rand(5, 3, 16), ember.rand(4, 3, 16)).shape
-        ember.Size([4, 3, 16])
+        torch.Size([4, 3, 16])
     """
 
     def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6,
