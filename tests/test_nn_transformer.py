@@ -143,6 +143,19 @@ def test_state_dict_keys_shapes_and_loading(torch, kind):
             np.testing.assert_array_equal(v.numpy(), ts[k].numpy())
 
 
+def test_custom_encoder_and_decoder(torch):
+    def make(lib):
+        kw = dict(dropout=0.0, dtype=lib.float64)
+        enc = lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(8, 2, 16, **kw), 1)
+        dec = lib.nn.TransformerDecoder(lib.nn.TransformerDecoderLayer(8, 4, 12, **kw), 2)
+        return lib.nn.Transformer(8, 2, custom_encoder=enc, custom_decoder=dec, **kw)
+    em, tm = make(ember), make(torch)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    assert repr(em) == repr(tm)
+    _load_random(em, tm, "float64")
+    run_pair(torch, em, tm, [(5, 3, 8), (4, 3, 8)], "float64", masks={"tgt_mask": CAUSAL_4})
+
+
 def test_initialisation_follows_pytorch(torch):
     """Transformer re-draws every matrix with xavier_uniform_; vectors keep their module's
     init (zeros for attention biases, ones/zeros for norms, Linear's uniform for biases);
