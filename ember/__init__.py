@@ -11,10 +11,12 @@ from . import (  # noqa: F401
     _tensor_methods,  # noqa: F401  (binds methods and operators onto Tensor)
     autograd,
     cuda,
+    distributed,  # torch.distributed: not implemented yet (is_available() is False)
     func,  # the torch.func namespace: function transforms
     linalg,  # the torch.linalg namespace
     nn,
     optim,
+    random,  # the torch.random namespace: seeds, states, fork_rng
     utils,
     viz,  # ember's own: pictures of the backward graph
 )
@@ -80,7 +82,16 @@ from ._dtypes import (
 )
 from ._dtypes import result_type as _result_type
 from ._printing import get_printoptions, printoptions, set_printoptions
-from ._random import Generator, default_generator, initial_seed, manual_seed, seed
+from ._random import (
+    Generator,
+    default_generator,
+    get_rng_state,
+    initial_seed,
+    manual_seed,
+    seed,
+    set_rng_state,
+)
+from ._sampling import bernoulli, multinomial, normal, poisson
 from ._tensor import Size, Tensor, layout, strided
 from .autograd.anomaly_mode import is_anomaly_check_nan_enabled, is_anomaly_enabled
 from .autograd.anomaly_mode import set_detect_anomaly as set_anomaly_enabled
@@ -112,6 +123,11 @@ _tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for k
 _np.seterr(all="ignore")
 
 __version__ = "0.1.0"
+
+# Modules scripts reach as ``torch.X`` without importing them (PyTorch imports them too).
+from . import _dynamo, _inductor, backends, compiler, hub, jit, multiprocessing, onnx  # noqa: E402,F401
+from ._compile import compile  # noqa: E402,F401
+from .backends.cuda import get_float32_matmul_precision, set_float32_matmul_precision  # noqa: E402,F401
 
 
 def is_tensor(obj):

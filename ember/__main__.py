@@ -13,20 +13,30 @@ import os
 import runpy
 import sys
 
+# The top-level packages served from ember, and the ember module behind each.
+_ALIASES = {"torch": "ember", "functorch": "ember._functorch"}
+
+
+def _target(fullname):
+    """The ember module name behind ``fullname`` (``torch.nn`` -> ``ember.nn``), or None."""
+    top = fullname.partition(".")[0]
+    if top in _ALIASES:
+        return _ALIASES[top] + fullname[len(top):]
+    return None
+
 
 class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves ``torch`` and ``torch.X`` as ``ember`` and ``ember.X``."""
+    """Serves ``torch`` and ``torch.X`` as ``ember`` and ``ember.X`` (and ``functorch`` as
+    ember's functorch module)."""
 
     def find_spec(self, fullname, path=None, target=None):
-        if fullname == "torch" or fullname.startswith("torch."):
-            target_name = "ember" + fullname[len("torch"):]
-            if importlib.util.find_spec(target_name) is None:
-                return None
-            return importlib.util.spec_from_loader(fullname, self, is_package=True)
-        return None
+        target_name = _target(fullname)
+        if target_name is None or importlib.util.find_spec(target_name) is None:
+            return None
+        return importlib.util.spec_from_loader(fullname, self, is_package=True)
 
     def create_module(self, spec):
-        return importlib.import_module("ember" + spec.name[len("torch"):])
+        return importlib.import_module(_target(spec.name))
 
     def exec_module(self, module):
         pass

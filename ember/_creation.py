@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from . import _device, _dtypes, _errors, _random
+from . import _device, _dtypes, _errors, _random, _random_signatures
 from ._out import factory_out
 from ._tensor import Tensor
 from .ops.registry import vmap_state as _vmap
@@ -367,15 +367,21 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None):
     return _finish(np.eye(n, m, dtype=dtype.np), dtype, device, requires_grad)
 
 
-def _drawn(sample, size, generator, dtype, device, requires_grad):
+def _drawn(sample, size, generator, dtype, device, requires_grad, complex_scale=1.0):
     """A tensor of ``sample(rng, shape)``; inside ``vmap(randomness='different')`` one draw
-    per sample (a batched tensor)."""
+    per sample (a batched tensor). For a complex dtype the real and imaginary parts are
+    drawn apart, each scaled by ``complex_scale`` (PyTorch's complex ``randn`` gives each
+    part variance 1/2, its ``rand`` each part uniform on [0, 1))."""
     levels, batch = (), ()
     if _vmap.depth:
         from .ops import batching
         levels, batch = batching.random_batch()
-    arr = sample(_random.rng(generator), batch + size).astype(dtype.np)
-    out = _finish(arr, dtype, device, requires_grad)
+    rng = _random.rng(generator)
+    if dtype.is_complex:
+        arr = (sample(rng, batch + size) + 1j * sample(rng, batch + size)) * complex_scale
+    else:
+        arr = sample(rng, batch + size)
+    out = _finish(arr.astype(dtype.np), dtype, device, requires_grad)
     return batching.wrap(out, levels) if levels else out
 
 
@@ -388,9 +394,17 @@ def _sampled_dtype(dtype, name, kernel, size=None):
     return dtype
 
 
+def _check_generator(generator, name, args, keywords=None):
+    """PyTorch's TypeError when ``generator=`` is given but is not a ``Generator``."""
+    if generator is not None and not isinstance(generator, _random.Generator):
+        raise _random_signatures.invalid(name, args, dict(keywords or {}, generator=generator))
+
+
 def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
-         out=None):
-    """Uniform samples on [0, 1)."""
+         out=None, layout=None, pin_memory=False):
+    """Samples uniform on [0, 1) (for a complex dtype, real and imaginary parts each).
+    Drawn from ember's generator: PyTorch's distribution, not PyTorch's numbers."""
+    _check_generator(generator, "rand", args, {"size": size})
     if out is not None:
         return factory_out("aten::rand", out, dtype,
                            lambda dt: rand(*args, size=size, generator=generator, dtype=dt))
@@ -400,15 +414,17 @@ def rand(*args, size=None, generator=None, dtype=None, device=None, requires_gra
 
 
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
-          out=None):
-    """Standard normal samples."""
+          out=None, layout=None, pin_memory=False):
+    """Standard normal samples (complex: variance 1 in all, 1/2 in each part, as PyTorch).
+    Drawn from ember's generator: PyTorch's distribution, not PyTorch's numbers."""
+    _check_generator(generator, "randn", args, {"size": size})
     if out is not None:
         return factory_out("aten::randn", out, dtype,
                            lambda dt: randn(*args, size=size, generator=generator, dtype=dt))
     shape = _size(args, "randn", size)
     dtype = _sampled_dtype(dtype, "randn", "normal_kernel_cpu", shape)
     return _drawn(lambda rng, s: rng.standard_normal(s), shape, generator, dtype, device,
-                  requires_grad)
+                  requires_grad, math.sqrt(0.5))
 
 
 # C++ type names in PyTorch's random-bounds errors
@@ -434,14 +450,61 @@ def _check_random_bounds(low, high, dtype):
             raise RuntimeError(f"{label} is out of bounds for {_BOUND_NAMES[dtype.name]}")
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None,
-            requires_grad=False):
-    """Integers drawn uniformly from [low, high)."""
-    position = 3
-    if size is None and high is not None:  # randint(high, size)
-        low, high, size, position = 0, low, high, 2
-    elif high is None:
-        low, high = 0, low
+def _int64(v):
+    """An ``int`` argument as PyTorch's parser reads it (a 0-d integer tensor too), with its
+    overflow error; None when ``v`` is no int."""
+    if not _int_like(v):
+        return None
+    v = int(v.item() if isinstance(v, Tensor) else v)
+    if not -(1 << 63) <= v < 1 << 63:
+        raise ValueError("Overflow when unpacking long long")
+    return v
+
+
+def _randint_bounds(args, low, high, size, generator):
+    """``(low, high, size, position of size)`` from the overloads ``randint(high, size)`` and
+    ``randint(low, high, size)`` (each bound positional or keyword, size too)."""
+    keywords = {"size": size, "low": low, "high": high, "generator": generator}
+    pos = list(args)
+    if size is None:
+        if pos and isinstance(pos[-1], (tuple, list)):
+            size = pos.pop()
+        elif len(pos) == 2 and low is None and high is None:
+            raise TypeError(f"randint(): argument 'size' (position 2) must be tuple of ints, "
+                            f"not {_type_name(pos[1])}")
+        else:
+            raise _random_signatures.invalid("randint", args, keywords)
+    if len(pos) > 2 or len(pos) + (low is not None) + (high is not None) not in (1, 2) or (
+            len(pos) == 2 and (low is not None or high is not None)) or (
+            not pos and high is None):
+        raise _random_signatures.invalid("randint", args, keywords)
+    if len(pos) == 2:
+        low, high = pos
+    elif len(pos) == 1:
+        if high is None:
+            high = pos[0]
+        else:
+            low = pos[0]
+    position = 1 + len(pos)  # of size, counting the bounds given by position
+    bounds = _int64(0 if low is None else low), _int64(high)
+    if None in bounds:
+        if len(args) == 2 and low is None and not _int_like(args[0]):
+            raise TypeError(f"randint(): argument 'high' (position 1) must be int, not "
+                            f"{_type_name(args[0])}")
+        raise _random_signatures.invalid("randint", args, keywords)
+    _check_generator(generator, "randint", args, keywords)
+    return bounds + (size, position)
+
+
+def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, device=None,
+            requires_grad=False, out=None, layout=None, pin_memory=False):
+    """Integers drawn uniformly from [low, high): ``randint(high, size)`` or
+    ``randint(low, high, size)``; int64 unless ``dtype`` (or ``out``) says otherwise.
+    Drawn from ember's generator: PyTorch's distribution, not PyTorch's numbers."""
+    low, high, size, position = _randint_bounds(args, low, high, size, generator)
+    if out is not None:
+        return factory_out("aten::randint", out, dtype,
+                           lambda dt: randint(low, high, size, generator=generator, dtype=dt))
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"randint(): argument 'size' (position {position}) must be tuple of "
                         f"ints, not {_type_name(size)}")
@@ -452,7 +515,13 @@ def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=N
                   device, requires_grad)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, out=None, dtype=None, device=None, requires_grad=False,
+             layout=None, pin_memory=False):
+    """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``/``out`` say otherwise)."""
+    _check_generator(generator, "randperm", (n,))
+    if out is not None:
+        return factory_out("aten::randperm", out, dtype,
+                           lambda dt: randperm(n, generator=generator, dtype=dt))
     if not _int_like(n):
         raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
                         f"{_type_name(n)}")
@@ -470,25 +539,50 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False)
     elif n and n - 1 > np.iinfo(dtype.np).max:
         raise RuntimeError(f"value cannot be converted to type {_CONVERT_NAMES[dtype.name]} "
                            "without overflow")
-    arr = _random.rng(generator).permutation(n).astype(dtype.np)
+    arr = _random.rng(generator).permutation(int(n)).astype(dtype.np)
     return _finish(arr, dtype, device, requires_grad)
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad=False):
-    return _like(lambda shape, **kw: rand(shape, **kw), input, dtype, device, requires_grad,
-                 "rand_like")
+def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+              memory_format=None, layout=None, pin_memory=False):
+    """``rand`` of ``input``'s shape (and dtype and device, unless given)."""
+    _check_generator(generator, "rand_like", (input,))
+    return _like(lambda shape, **kw: rand(shape, generator=generator, **kw), input, dtype,
+                 device, requires_grad, "rand_like")
 
 
-def randn_like(input, *, dtype=None, device=None, requires_grad=False):
-    return _like(lambda shape, **kw: randn(shape, **kw), input, dtype, device, requires_grad,
-                 "randn_like")
+def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
+               memory_format=None, layout=None, pin_memory=False):
+    """``randn`` of ``input``'s shape (and dtype and device, unless given)."""
+    _check_generator(generator, "randn_like", (input,))
+    return _like(lambda shape, **kw: randn(shape, generator=generator, **kw), input, dtype,
+                 device, requires_grad, "randn_like")
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, device=None, requires_grad=False):
-    if high is None:
-        low, high = 0, low
-    return _like(lambda shape, **kw: randint(low, high, shape, **kw), input, dtype, device,
-                 requires_grad, "randint_like")
+def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, device=None,
+                 requires_grad=False, memory_format=None, layout=None, pin_memory=False):
+    """``randint`` of ``input``'s shape and dtype: ``randint_like(input, high)``,
+    ``randint_like(input, low, high)``, or ``high`` a 0-d tensor."""
+    keywords = {"low": low, "high": high, "generator": generator}
+    for v in args + (high,):
+        if isinstance(v, Tensor) and v.ndim:
+            raise RuntimeError("high must be a scalar tensor and on CPU")
+    if len(args) == 2 and low is None and high is None:
+        low, high = args
+    elif len(args) == 1 and high is None:
+        high = args[0]
+    elif len(args) == 1 and low is None:
+        low = args[0]
+    elif args or high is None:
+        raise _random_signatures.invalid("randint_like", (input,) + args, keywords)
+    if isinstance(high, Tensor) and high.dtype.is_floating_point and low is None:
+        high = int(high.item())  # the ``Tensor high`` overload truncates a float tensor
+    bounds = _int64(0 if low is None else low), _int64(high)
+    if None in bounds or not isinstance(input, Tensor):
+        raise _random_signatures.invalid("randint_like", (input,) + args, keywords)
+    _check_generator(generator, "randint_like", (input,) + args, keywords)
+    return _like(lambda shape, **kw: randint(*bounds, shape, generator=generator, **kw),
+                 input, dtype, device, requires_grad, "randint_like")
 
 
 # --------------------------------------------------------------------------- legacy types

@@ -71,6 +71,9 @@ def _load_cupy():
             _cupy = cupy
         except Exception:  # not installed, no driver, no GPU: all mean "no cuda"
             _cupy = False
+        if _cupy:
+            from .cuda import memory  # torch.cuda.max_memory_allocated needs the peak
+            memory.install_peak_tracking(_cupy)
     return _cupy or None
 
 
@@ -87,7 +90,10 @@ def canonical(dev):
     if dev.type == "cuda":
         if not cuda_available():
             raise AssertionError("Torch not compiled with CUDA enabled")
-        return device("cuda", dev.index or 0)
+        index = dev.index
+        if index is None:  # plain 'cuda' is the current GPU (torch.cuda.set_device)
+            index = _cupy.cuda.runtime.getDevice()
+        return device("cuda", index)
     return CPU
 
 

@@ -358,21 +358,50 @@ _RANDOM_OPS["bernoulli_tensor"] = _random_op("bernoulli", 1)
 _RANDOM_OPS["bernoulli"] = _random_op("bernoulli", 2)
 
 
-def _refuse_integers(self, kernel):
-    if self._data.dtype.kind not in "fc":
+def _refuse_integers(self, kernel, complex_too=False):
+    if self._data.dtype.kind not in ("f" if complex_too else "fc"):
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{_dtype_word(self._data.dtype)}'")
 
 
 def _continuous_only(self, distribution, word):
-    if self._data.dtype.kind not in "fc":
+    if self._data.dtype.kind != "f":
         raise RuntimeError(f"{distribution} distribution is a continuous probability "
                            "distribution. dtype must be a floating point but you specified "
                            f"{word}")
 
 
+# bernoulli_ and random_ have several overloads: PyTorch lists them when refusing a generator
+_FILL_SIGNATURES = {
+    "bernoulli": ("Tensor p, *, torch.Generator generator = None",
+                  "float p = 0.5, *, torch.Generator generator = None"),
+    "random": ("*, torch.Generator generator = None",
+               "int from, int to, *, torch.Generator generator = None",
+               "int to, *, torch.Generator generator = None")}
+
+
+def _check_fill_generator(name, generator, args=()):
+    """PyTorch's TypeError when the ``generator=`` of ``name_`` is not a Generator."""
+    if generator is None or isinstance(generator, _random.Generator):
+        return
+    if name in _FILL_SIGNATURES:
+        from ._random_signatures import invalid
+        raise invalid(name + "_", args, {"generator": generator}, _FILL_SIGNATURES[name])
+    raise TypeError(f"{name}_(): argument 'generator' must be torch.Generator, not "
+                    f"{type(generator).__name__}")
+
+
+def _complex_draw(self, draw, scale=1.0):
+    """``draw`` for a complex tensor: real and imaginary parts drawn apart (each scaled by
+    ``scale``), as PyTorch fills complex tensors."""
+    if self._data.dtype.kind != "c":
+        return draw
+    return lambda rng, s: (draw(rng, s) + 1j * draw(rng, s)) * scale
+
+
 def _fill_random(self, name, draw, generator, op=None):
     """Write ``draw(rng, shape)`` (float64 or integer NumPy values) into self, in place."""
+    _check_fill_generator(name, generator)
     self._check_inplace()
     values = np.asarray(draw(_random.rng(generator), self._data.shape)).astype(self._data.dtype)
     if self.is_cuda:
@@ -383,24 +412,37 @@ def _fill_random(self, name, draw, generator, op=None):
 def _uniform_(self, from_=0, to=1, *, generator=None):
     """Fill with samples uniform on ``[from, to)``."""
     _refuse_integers(self, "check_uniform_bounds")
+    info = _creation._finfo(_dtypes.from_numpy_dtype(self._data.dtype.type(0).real.dtype))
+    for label, v in (("from", from_), ("to", to)):
+        if not -info.max <= v <= info.max:  # NaN and infinities too
+            raise RuntimeError(f"{label} is out of bounds for "
+                               f"{_CPP_NAMES[np.dtype(info.dtype).name]}")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_:g} > to={to:g}")
-    return _fill_random(self, "uniform", lambda rng, s: rng.uniform(from_, to, s), generator)
+    if to - from_ > info.max:
+        raise RuntimeError(f"uniform_ expects to-from <= std::numeric_limits<"
+                           f"{_dtype_word(info.dtype)}>::max(), but found to={to:g} and "
+                           f"from={from_:g} which result in to-from to exceed the limit")
+    return _fill_random(self, "uniform", _complex_draw(
+        self, lambda rng, s: from_ + (to - from_) * rng.random(s)), generator)
 
 
 def _normal_(self, mean=0, std=1, *, generator=None):
     """Fill with samples of the normal distribution ``N(mean, std²)``."""
     _refuse_integers(self, "normal_kernel_cpu")
-    if std < 0:
+    if not std >= 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std:g}")
+    if self._data.dtype.kind == "c":  # variance std**2 / 2 in each part, as PyTorch
+        draw = _complex_draw(self, lambda rng, s: rng.standard_normal(s), std * 0.5 ** 0.5)
+        return _fill_random(self, "normal", lambda rng, s: mean + draw(rng, s), generator)
     return _fill_random(self, "normal", lambda rng, s: rng.normal(mean, std, s), generator)
 
 
 def _log_normal_(self, mean=1, std=2, *, generator=None):
     """Fill with ``exp(N(mean, std²))`` samples."""
-    _refuse_integers(self, "log_normal_cpu")
-    if std <= 0:
+    _refuse_integers(self, "log_normal_cpu", complex_too=True)
+    if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std:g}")
     return _fill_random(self, "log_normal", lambda rng, s: rng.lognormal(mean, std, s),
                         generator)
@@ -409,7 +451,7 @@ def _log_normal_(self, mean=1, std=2, *, generator=None):
 def _exponential_(self, lambd=1, *, generator=None):
     """Fill with samples of the exponential distribution of rate ``lambd``."""
     _continuous_only(self, "Exponential", _dtype_word(self._data.dtype))
-    if lambd <= 0:
+    if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd:g}")
     return _fill_random(self, "exponential", lambda rng, s: rng.exponential(1 / lambd, s),
                         generator)
@@ -418,7 +460,7 @@ def _exponential_(self, lambd=1, *, generator=None):
 def _cauchy_(self, median=0, sigma=1, *, generator=None):
     """Fill with samples of the Cauchy distribution ``median + sigma * tan(pi (U - 1/2))``."""
     _continuous_only(self, "Cauchy", _CPP_NAMES[self._data.dtype.name])
-    if sigma <= 0:
+    if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     return _fill_random(self, "cauchy",
                         lambda rng, s: median + sigma * rng.standard_cauchy(s), generator)
@@ -437,6 +479,9 @@ def _bernoulli_(self, p=0.5, *, generator=None):
         probs = p
         if not 0 <= p <= 1:
             raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={p:g}")
+        if self._data.dtype.kind == "c":
+            raise NotImplementedError(f"\"bernoulli_scalar_cpu_\" not implemented for "
+                                      f"'{_dtype_word(self._data.dtype)}'")
     op = _RANDOM_OPS["bernoulli_tensor" if isinstance(p, Tensor) else "bernoulli"]
     return _fill_random(self, "bernoulli", lambda rng, s: rng.random(s) < probs, generator, op)
 
@@ -445,6 +490,9 @@ def _geometric_(self, p, *, generator=None):
     """Fill with the number of Bernoulli(``p``) trials up to the first success (1, 2, ...)."""
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={p:g}")
+    if self._data.dtype.kind == "c":
+        raise NotImplementedError(f"\"geometric_cpu\" not implemented for "
+                                  f"'{_dtype_word(self._data.dtype)}'")
     return _fill_random(self, "geometric", lambda rng, s: rng.geometric(p, s), generator)
 
 
@@ -455,6 +503,9 @@ def _random_(self, from_=0, to=None, *, generator=None):
     if to is None and from_ != 0:
         from_, to = 0, from_
     dt = self._data.dtype
+    if dt.kind == "c":
+        raise RuntimeError("check_random_bounds handles only integral, floating-point and "
+                           "boolean types")
     if to is None:
         high = (1 << (np.finfo(dt).nmant + 1)) + 1 if dt.kind in "fc" else \
             2 if dt.kind == "b" else int(np.iinfo(dt).max) + 1
@@ -490,3 +541,8 @@ Tensor.exponential_ = _exponential_
 Tensor.cauchy_ = _cauchy_
 Tensor.bernoulli_ = _bernoulli_
 Tensor.geometric_ = _geometric_
+
+from . import _shared_memory  # noqa: E402  (share_memory_ / is_shared: see its note)
+
+Tensor.share_memory_ = _shared_memory.share_memory_
+Tensor.is_shared = _shared_memory.is_shared

@@ -201,3 +201,78 @@ def test_third_derivative_by_forward_over_double_reverse():
     xs = x.detach().numpy()
     expected = np.exp(xs) * (xs ** 3 + 9 * xs ** 2 + 18 * xs + 6) * t.numpy()
     np.testing.assert_allclose(third.detach().numpy(), expected, rtol=1e-10)
+
+
+def _custom_fn(lib, scale):
+    """A custom Function with a ``jvp`` (scaled by ``scale``: 1 is the true derivative) and
+    ``save_for_forward``; two outputs and a non-tensor argument."""
+    class ExpAnd(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y, k):
+            ctx.save_for_forward(x, y)
+            return x.exp() * y * k, x + 1
+
+        @staticmethod
+        def jvp(ctx, gx, gy, gk):
+            x, y = ctx.saved_tensors
+            assert gk is None
+            return (gx * y + gy) * x.exp() * scale * 2, gx  # 2 == k in the calls below
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            raise AssertionError("not used by forward AD")
+
+    return ExpAnd
+
+
+@pytest.mark.skipif(torch is None, reason="needs torch")
+def test_custom_function_forward_ad_uses_its_jvp_as_pytorch():
+    rng = np.random.default_rng(0)
+    x, y, t = (rng.standard_normal(3) for _ in range(3))
+    got = {}
+    for lib in (ember, torch):
+        fn = _custom_fn(lib, 3.0)  # a deliberately "wrong" jvp: PyTorch uses it as given
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            for which in (0, 1):  # the tangent on x, then on y (the other gets zeros)
+                args = [lib.tensor(x), lib.tensor(y), 2]
+                args[which] = fw.make_dual(args[which], lib.tensor(t))
+                a, b = fn.apply(*args)
+                got[lib.__name__, which] = [fw.unpack_dual(o).tangent.numpy() for o in (a, b)]
+            plain = lib.autograd.Function
+
+            class NoJvp(plain):
+                @staticmethod
+                def forward(ctx, x):
+                    return x * 2
+
+                @staticmethod
+                def backward(ctx, g):
+                    return g * 2
+
+            with pytest.raises(NotImplementedError) as err:
+                NoJvp.apply(fw.make_dual(lib.tensor(x), lib.tensor(t)))
+            got[lib.__name__, "err"] = str(err.value)
+    for key in (0, 1):
+        for e, p in zip(got["ember", key], got["torch", key]):
+            np.testing.assert_allclose(e, p, rtol=1e-12)
+    assert got["ember", "err"] == got["torch", "err"]
+
+
+@pytest.mark.skipif(torch is None, reason="needs torch")
+def test_gradcheck_checks_forward_mode_when_asked():
+    for lib in (ember, torch):
+        x = lib.tensor([0.3, -0.2], dtype=lib.float64, requires_grad=True)
+        fn = _custom_fn(lib, 1.0)
+        right = lambda x: fn.apply(x, lib.ones(2, dtype=lib.float64), 2)
+        assert lib.autograd.gradcheck(right, (x,), check_forward_ad=True,
+                                      check_backward_ad=False, check_undefined_grad=False,
+                                      check_batched_grad=False)
+        wrong = lambda x: _custom_fn(lib, 3.0).apply(x, lib.ones(2, dtype=lib.float64), 2)
+        with pytest.raises(RuntimeError, match="^Jacobian computed with forward mode mismatch "
+                                               "for output 0 with respect to input 0,\nnumerical"):
+            lib.autograd.gradcheck(wrong, (x,), check_forward_ad=True, check_backward_ad=False,
+                                   check_undefined_grad=False, check_batched_grad=False)
+        with pytest.raises(AssertionError, match="^Expected at least one of check_forward_ad or "
+                                                 "check_backward_ad to be True$"):
+            lib.autograd.gradcheck(right, (x,), check_backward_ad=False)

@@ -6,12 +6,20 @@ import warnings
 from .. import _device, _errors, _xp
 from . import engine
 from .engine import run_backward
-from .grad_mode import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
+from .grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+    set_multithreading_enabled,
+)
 from .graph import Node, gradient_edge
 
 __all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck", "Node", "explain",
-           "Function", "detect_anomaly", "set_detect_anomaly", "forward_ad"]
+           "Function", "detect_anomaly", "set_detect_anomaly", "forward_ad",
+           "set_multithreading_enabled"]
 
 
 def _as_tuple(x):
@@ -187,26 +195,26 @@ def _batched_seeds(outputs, grad_outputs):
                for o, g in zip(outputs, _as_tuple(grad_outputs)))
 
 
-class _VariableMeta(type):
-    def __instancecheck__(cls, obj):
-        from .._tensor import Tensor
-        return isinstance(obj, Tensor)
-
-
-class Variable(metaclass=_VariableMeta):
-    """The pre-0.4 wrapper, kept for old code: ``Variable(t)`` is ``t`` itself.
-
-    ``requires_grad=True`` sets the flag on ``t``; every tensor is an instance of Variable.
-    """
-
-    def __new__(cls, data, requires_grad=False, volatile=False):
-        if requires_grad:
-            data.requires_grad_(True)
-        return data
-
-
-from . import forward_ad, function, functional  # noqa: E402, F401  (torch.autograd.function, ...)
+from . import (  # noqa: E402, F401  (torch.autograd.function, ...)
+    forward_ad,
+    function,
+    functional,
+    graph,
+    profiler,
+)
 from .anomaly_mode import detect_anomaly, set_detect_anomaly  # noqa: E402
 from .explain import explain  # noqa: E402
 from .function import Function  # noqa: E402
 from .gradcheck import gradcheck, gradgradcheck  # noqa: E402
+from .variable import Variable  # noqa: E402
+
+
+def variable(*args, **kwargs):
+    """Removed from PyTorch long ago: raises, as PyTorch does. (As in PyTorch, this function
+    shadows the ``torch.autograd.variable`` submodule as an attribute; ``from
+    torch.autograd.variable import Variable`` still imports the submodule.)"""
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) "
+                       "instead")
+
+
+variable.Variable = Variable

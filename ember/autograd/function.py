@@ -34,7 +34,7 @@ import functools
 import inspect
 import warnings
 
-from . import grad_mode
+from . import forward_ad, grad_mode
 from .graph import Node, check_version, gradient_edge, new_node, raise_freed
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable",
@@ -57,6 +57,10 @@ class FunctionCtx:
         Reading them checks that none was modified in place since (PyTorch's error otherwise).
         """
         self.to_save = tensors
+
+    def save_for_forward(self, *tensors):
+        """Keep tensors (or None) for ``jvp``, which reads them as ``ctx.saved_tensors``."""
+        self._fw_saved = tensors
 
     def mark_dirty(self, *args):
         """Declare inputs the forward modified in place; they must be returned as outputs."""
@@ -84,11 +88,16 @@ class BackwardCFunction(Node, FunctionCtx):
     to_save = dirty_tensors = non_differentiable = ()
     materialize_grads = True
     _saved = ()
+    _fw_saved = ()
+    _in_jvp = False
     __repr__ = object.__repr__  # PyTorch shows Python-defined nodes with their module
 
     @property
     def saved_tensors(self):
-        """The tensors given to ``save_for_backward``, each checked against in-place changes."""
+        """The tensors given to ``save_for_backward``, each checked against in-place changes
+        (inside ``jvp``: those given to ``save_for_forward``)."""
+        if self._in_jvp:
+            return tuple(self._fw_saved)
         if self._freed:
             raise_freed()
         return tuple(_unpack(self, s) for s in self._saved)
@@ -227,6 +236,12 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     vjp = backward
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD.")
+
     @classmethod
     def _user_backward(cls):
         """``backward`` or its other name ``vjp``, whichever the subclass defines."""
@@ -251,13 +266,17 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         ctx = new_node(cls._backward_cls, tuple(gradient_edge(t) if recording else _NO_EDGE
                                                 for t in inputs))
         ctx.needs_input_grad = tuple(isinstance(a, Tensor) and a.requires_grad for a in args)
-        with grad_mode.no_grad():
+        dual = forward_ad.state.active and any(t._fw is not None for t in inputs)
+        # As in PyTorch, the forward's own ops carry no tangents: ``jvp`` gives the outputs'.
+        with grad_mode.no_grad(), (forward_ad._primal_only() if dual else _nothing()):
             if separate:
                 output = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args, **kwargs)
         outputs = _wrap_outputs(ctx, inputs, output, recording)
+        if dual:
+            _forward_tangents(cls, ctx, args, outputs)
         if recording:
             ctx._arg_is_tensor = tuple(isinstance(a, Tensor) for a in args)
             ctx._in_meta = tuple((t._data.shape, t._data.dtype) for t in inputs)
@@ -265,6 +284,38 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         # The tensors these name (outputs among them) are kept as _saved says, or not at all.
         ctx.to_save = ctx.dirty_tensors = ctx.non_differentiable = ()
         return outputs
+
+
+class _nothing:
+    def __enter__(self):
+        pass
+
+    def __exit__(self, *exc):
+        pass
+
+
+def _forward_tangents(cls, ctx, args, outputs):
+    """Give the outputs of one ``apply`` the tangents the user's ``jvp`` computes from the
+    inputs' (zeros for tensor inputs without one, None for other arguments), as PyTorch."""
+    from .._tensor import Tensor
+    tangents = [(a._fw if a._fw is not None else a.detach().new_zeros(a.shape))
+                if isinstance(a, Tensor) else None for a in args]
+    ctx._in_jvp = True
+    try:
+        with grad_mode.no_grad(), forward_ad._primal_only():
+            result = cls.jvp(ctx, *tangents)
+    finally:
+        ctx._in_jvp = False
+        ctx._fw_saved = ()
+    many = isinstance(outputs, tuple)
+    outs = outputs if many else (outputs,)
+    result = result if isinstance(result, tuple) else (result,)
+    if len(result) != len(outs):
+        raise RuntimeError(f"function {cls.__name__}Backward returned an incorrect number of "
+                           f"forward gradients (expected {len(outs)}, got {len(result)})")
+    for o, t in zip(outs, result):
+        if isinstance(o, Tensor) and t is not None and (o.is_floating_point() or o.is_complex()):
+            forward_ad.set_tangent(o, t if t.dtype == o.dtype else t.to(o.dtype))
 
 
 def _wrap_outputs(ctx, inputs, output, recording):

@@ -65,6 +65,27 @@ def _analytical(func, inputs, idx_list, out_i):
     return jacs
 
 
+def _forward_analytical(func, inputs, idx_list, out_i):
+    """The Jacobians by forward-mode AD: one dual evaluation per input element, each a column."""
+    from .._creation import zeros_like
+    from . import forward_ad
+    jacs = []
+    for i in idx_list:
+        x = inputs[i]
+        jac = np.zeros((x.numel(), _outputs(func, inputs)[out_i].numel()))
+        for k in range(x.numel()):
+            tangent = zeros_like(x).detach()
+            tangent._data.reshape(-1)[k] = 1
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[i] = forward_ad.make_dual(x, tangent)
+                out_tangent = forward_ad.unpack_dual(_outputs(func, args)[out_i]).tangent
+                if out_tangent is not None:
+                    jac[k] = np.asarray(out_tangent._data, dtype=np.float64).ravel()
+        jacs.append(jac)
+    return jacs
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
               nondet_tol=0.0, check_undefined_grad=True, check_grad_dtypes=False,
               check_batched_grad=False, check_batched_forward_grad=False,
@@ -82,25 +103,33 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             warnings.warn(f"Input #{i} requires gradient and is not a double precision "
                           "floating point. This check will likely fail if all the inputs "
                           "are not of double precision floating point. ", stacklevel=2)
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError("Expected at least one of check_forward_ad or check_backward_ad "
+                             "to be True")
     n_out = len(_outputs(func, inputs))
+    modes = [(_forward_analytical, "Jacobian computed with forward mode mismatch")] * \
+        bool(check_forward_ad) + [(_analytical, "Jacobian mismatch")] * bool(check_backward_ad)
     for out_i in range(n_out):
-        if fast_mode:
+        if fast_mode and check_backward_ad:
             ok, msg = _fast_check(func, inputs, idx_list, out_i, eps, atol, rtol)
             if ok:
                 continue
             if raise_exception:
                 raise GradcheckError(msg)
             return False
-        analytical = _analytical(func, inputs, idx_list, out_i)
-        for k, i in enumerate(idx_list):
-            numerical = _numerical(func, inputs, i, out_i, eps)
-            a = analytical[k]
-            if not np.allclose(a, numerical, rtol=rtol, atol=atol, equal_nan=True):
-                msg = (f"Jacobian mismatch for output {out_i} with respect to input {i},\n"
-                       f"numerical:{_fmt(numerical)}\nanalytical:{_fmt(a)}\n")
-                if raise_exception:
-                    raise GradcheckError(msg)
-                return False
+        numericals = {}
+        for analytical_fn, mismatch in modes:
+            analytical = analytical_fn(func, inputs, idx_list, out_i)
+            for k, i in enumerate(idx_list):
+                if i not in numericals:
+                    numericals[i] = _numerical(func, inputs, i, out_i, eps)
+                numerical, a = numericals[i], analytical[k]
+                if not np.allclose(a, numerical, rtol=rtol, atol=atol, equal_nan=True):
+                    msg = (f"{mismatch} for output {out_i} with respect to input {i},\n"
+                           f"numerical:{_fmt(numerical)}\nanalytical:{_fmt(a)}\n")
+                    if raise_exception:
+                        raise GradcheckError(msg)
+                    return False
     return True
 
 

@@ -1,7 +1,9 @@
 """``ember.nn``: neural-network building blocks, as ``torch.nn``."""
 from . import (  # noqa: F401
     functional,  # noqa: F401
+    grad,
     init,
+    parallel,
     utils,
 )
 from .module import Module  # noqa: F401
@@ -92,8 +94,7 @@ from .modules import (  # noqa: F401
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
 )
+from .parallel import DataParallel  # noqa: F401
 from .parameter import Parameter  # noqa: F401
 
-# ``from .modules import *`` above also binds ``utils``, to nn.modules.utils (PyTorch's helpers
-# for layers); ``nn.utils`` is the package of clip_grad_norm_, rnn and the rest.
-utils = __import__("sys").modules[__name__ + ".utils"]  # noqa: F811
+functional.grad = grad  # torch.nn.functional.grad is torch.nn.grad (F.grad.conv2d_input, ...)

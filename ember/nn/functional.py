@@ -19,6 +19,7 @@ from ..ops import shape as _shape
 from ..ops import unary as _unary
 from ..ops.nn_ops import binary_cross_entropy_with_logits
 from ..ops.registry import saves_also
+from . import attention as _attention
 
 softmax = _red.softmax
 log_softmax = _red.log_softmax
@@ -1875,6 +1876,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores. Rows with no position taking part give zeros.
     """
     _check_sdpa_inputs(query, key, value, attn_mask)
+    _attention._check_enabled(query, key, value, dropout_p)  # under nn.attention.sdpa_kernel
     if attn_mask is not None and _is_bool(attn_mask):
         attn_mask = _bool_mask_to_float(attn_mask, query.dtype)
     # Both query and key are scaled by sqrt(scale), for stability; a negative scale goes on q.

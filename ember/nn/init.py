@@ -179,3 +179,26 @@ def orthogonal_(tensor, gain=1, generator=None):
     if rows < cols:
         q = q.T
     return _fill(tensor, q * gain)
+
+
+def _deprecated(new):
+    """The pre-0.4 name of the initialiser ``new`` (without the trailing underscore): warns as
+    PyTorch does, then runs ``new``."""
+    old = new.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        import warnings
+        warnings.warn(f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+                      FutureWarning, stacklevel=2)
+        return new(*args, **kwargs)
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"Deprecated: use ``{new.__name__}``."
+    return deprecated_init
+
+
+(uniform, normal, constant, eye, dirac, xavier_uniform, xavier_normal, kaiming_uniform,
+ kaiming_normal, orthogonal) = map(_deprecated, (
+    uniform_, normal_, constant_, eye_, dirac_, xavier_uniform_, xavier_normal_, kaiming_uniform_,
+    kaiming_normal_, orthogonal_))
+__all__ += ["uniform", "normal", "constant", "eye", "dirac", "xavier_uniform", "xavier_normal",
+            "kaiming_uniform", "kaiming_normal", "orthogonal"]

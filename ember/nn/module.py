@@ -1,10 +1,10 @@
 """``nn.Module``: the base class of every layer, holding parameters, buffers and submodules."""
 from __future__ import annotations
 
-import itertools
 from collections import OrderedDict, namedtuple
 
 from .._tensor import Tensor
+from ..utils.hooks import RemovableHandle
 from .parameter import Parameter
 
 __all__ = ["Module"]
@@ -19,25 +19,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class RemovableHandle:
-    """Returned by the ``register_*_hook`` methods; ``remove()`` unregisters the hook."""
-
-    _next_id = itertools.count()
-
-    def __init__(self, hooks_dict):
-        self.hooks_dict = hooks_dict
-        self.id = next(RemovableHandle._next_id)
-
-    def remove(self):
-        self.hooks_dict.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *args):
-        self.remove()
 
 
 def _addindent(s_, num_spaces):
@@ -387,6 +368,16 @@ class Module:
 
     def cuda(self, device=None):
         return self._apply(lambda t: t.cuda(device) if device is not None else t.cuda())
+
+    def compile(self, *args, **kwargs):
+        """``torch.compile`` this module in place. ember's ``torch.compile`` runs eagerly
+        (see ``ember._compile``): the arguments are checked and the module runs as before."""
+        from .._compile import compile as _compile
+        _compile(self.__call__, *args, **kwargs)
+
+    def share_memory(self):
+        """Move parameters and buffers to shared memory (``Tensor.share_memory_``)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # ------------------------------------------------------------------ state dict
     def _save_to_state_dict(self, destination, prefix, keep_vars):

@@ -371,3 +371,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.__dict__.update(state_dict)
         self._init_is_better(mode=self.mode, threshold=self.threshold,
                              threshold_mode=self.threshold_mode)
+
+
+class _LRScheduler(LRScheduler):
+    """The pre-2.0 name of ``LRScheduler``, still subclassed by many custom schedulers."""

@@ -11,7 +11,9 @@ import copy
 import sys
 import warnings
 from collections import defaultdict
+from collections.abc import Iterable
 from itertools import chain
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +32,10 @@ class _RequiredParameter:
 
 
 required = _RequiredParameter()
+
+# Type aliases custom optimizers annotate with: what ``params`` may be, and a state dict.
+ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
+StateDict = dict[str, Any]
 
 
 def _typename(obj):

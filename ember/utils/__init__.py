@@ -1,5 +1,5 @@
 """``torch.utils``: data loading (``ember.utils.data``), activation checkpointing
 (``ember.utils.checkpoint``)."""
-from . import checkpoint, data
+from . import checkpoint, data, hooks
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "hooks"]

@@ -130,3 +130,8 @@ from .transformer import (  # noqa: F401
     TransformerEncoderLayer,
 )
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
+
+# What `from .modules import *` (ember/nn/__init__.py) takes: the layer classes, not this
+# package's submodules (its `utils`, torch.nn.modules.utils, must not shadow torch.nn.utils).
+__all__ = [name for name, obj in globals().items()
+           if isinstance(obj, type) and not name.startswith("_")]

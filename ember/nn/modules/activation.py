@@ -323,6 +323,10 @@ class RReLU(Module):
         return f"lower={self.lower}, upper={self.upper}{inplace_str}"
 
 
-# PyTorch defines MultiheadAttention in this module; programs name it by this path (say, in
-# torch.serialization.safe_globals), so it is here too. It lives in attention.py.
-from .attention import MultiheadAttention  # noqa: E402,F401
+def __getattr__(name):
+    """PyTorch defines ``MultiheadAttention`` in this module; ember in ``attention.py`` (which
+    imports this one, hence the lazy import)."""
+    if name == "MultiheadAttention":
+        from .attention import MultiheadAttention
+        return MultiheadAttention
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

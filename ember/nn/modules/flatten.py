@@ -1,5 +1,4 @@
-"""``torch.nn.modules.flatten``: PyTorch's path for ``Flatten`` and ``Unflatten`` (ember defines
-them in ``linear.py``); programs import them from here or name them by it."""
-from .linear import Flatten, Unflatten  # noqa: F401
+"""``torch.nn.modules.flatten``: ember defines ``Flatten`` and ``Unflatten`` in ``linear.py``."""
+from .linear import Flatten, Unflatten
 
 __all__ = ["Flatten", "Unflatten"]

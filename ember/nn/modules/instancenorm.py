@@ -1,5 +1,5 @@
-"""``torch.nn.modules.instancenorm``: PyTorch's path for the InstanceNorm layers (ember defines
-them in ``normalization.py``); programs import them from here or name them by it."""
-from .normalization import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d  # noqa: F401
+"""``torch.nn.modules.instancenorm``: ember defines the instance norms with the other
+normalization layers, in ``normalization.py``."""
+from .normalization import InstanceNorm1d, InstanceNorm2d, InstanceNorm3d, _InstanceNorm  # noqa: F401
 
 __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]

@@ -1,5 +1,5 @@
-"""``torch.nn.modules.module``: PyTorch's path for ``Module`` (ember defines it in
-``ember/nn/module.py``); programs import it from here or name it by it."""
-from ..module import Module  # noqa: F401
+"""``torch.nn.modules.module``: where PyTorch defines ``Module``; ember defines it in
+``ember/nn/module.py``."""
+from ..module import Module, _addindent, _IncompatibleKeys  # noqa: F401
 
 __all__ = ["Module"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import functional as F
 from ..module import Module
-from .conv import _single
+from .utils import _single
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
@@ -45,7 +45,14 @@ class MaxPool3d(_MaxPoolNd):
                             ceil_mode=self.ceil_mode, return_indices=self.return_indices)
 
 
-class AvgPool1d(Module):
+class _AvgPoolNd(Module):
+    """Base of ``AvgPool1d/2d/3d`` (PyTorch's, so ``isinstance(m, _AvgPoolNd)`` works)."""
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool1d(_AvgPoolNd):
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True):
         super().__init__()
@@ -55,15 +62,15 @@ class AvgPool1d(Module):
         self.ceil_mode = ceil_mode
         self.count_include_pad = count_include_pad
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
-
     def forward(self, input):
         return F.avg_pool1d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad)
 
 
-class AvgPool2d(Module):
+class _AvgPoolWithDivisor(_AvgPoolNd):
+    """``AvgPool2d`` and ``AvgPool3d``'s shared arguments (neither is the other's subclass,
+    as in PyTorch)."""
+
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True, divisor_override=None):
         super().__init__()
@@ -74,15 +81,14 @@ class AvgPool2d(Module):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
+class AvgPool2d(_AvgPoolWithDivisor):
     def forward(self, input):
         return F.avg_pool2d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 
-class AvgPool3d(AvgPool2d):
+class AvgPool3d(_AvgPoolWithDivisor):
     def forward(self, input):
         return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
@@ -112,10 +118,14 @@ class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
         return F.adaptive_avg_pool3d(input, self.output_size)
 
 
-class _AdaptiveMaxPoolNd(_AdaptiveAvgPoolNd):
+class _AdaptiveMaxPoolNd(Module):  # not an _AdaptiveAvgPoolNd, as in PyTorch
     def __init__(self, output_size, return_indices=False):
-        super().__init__(output_size)
+        super().__init__()
+        self.output_size = output_size
         self.return_indices = return_indices
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):

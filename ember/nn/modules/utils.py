@@ -1,20 +1,20 @@
-"""``torch.nn.modules.utils``: the small argument helpers layers share (and that programs
-import from this path): ``_single``/``_pair``/``_triple``/``_quadruple``, and state-dict
-prefix removal."""
+"""``torch.nn.modules.utils``: the argument helpers layers share (``_pair(3)`` is ``(3, 3)``)
+and ``consume_prefix_in_state_dict_if_present``."""
 from __future__ import annotations
 
 import collections.abc
-from itertools import repeat
+import itertools
 
 __all__ = ["consume_prefix_in_state_dict_if_present"]
 
 
 def _ntuple(n, name="parse"):
-    """A function making ``x`` a tuple: any iterable as its items, anything else ``n`` times."""
+    """A function making an argument ``n`` values long: an iterable becomes a tuple as it is
+    (any length), anything else is repeated ``n`` times."""
     def parse(x):
         if isinstance(x, collections.abc.Iterable):
             return tuple(x)
-        return tuple(repeat(x, n))
+        return tuple(itertools.repeat(x, n))
     parse.__name__ = name
     return parse
 
@@ -26,30 +26,29 @@ _quadruple = _ntuple(4, "_quadruple")
 
 
 def _reverse_repeat_tuple(t, n):
-    """``t`` reversed, each item repeated ``n`` times: ``(1, 2), 2 -> (2, 2, 1, 1)`` (a
-    conv's padding as ``F.pad`` takes it)."""
+    """``t`` reversed with each entry repeated ``n`` times: per-dim padding ``(1, 2)`` as
+    ``F.pad``'s last-dim-first ``(2, 2, 1, 1)``."""
     return tuple(x for x in reversed(t) for _ in range(n))
 
 
-def _list_with_default(out_size, defaults):
-    """An adaptive pool's output size with each None replaced by the input's size there
-    (``defaults``, the input's shape); an int is returned as is."""
-    if isinstance(out_size, int):
-        return out_size
-    if len(defaults) <= len(out_size):
-        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
-    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
-
-
 def consume_prefix_in_state_dict_if_present(state_dict, prefix):
-    """Strip ``prefix`` from the keys of ``state_dict`` that start with it, in place (as a
-    ``DataParallel``'s ``"module."``); the keys of its ``_metadata`` too, where the prefix
-    without dots names the top module, which becomes ``""``."""
-    for key in list(state_dict.keys()):
+    """Strip ``prefix`` from the keys of ``state_dict`` that start with it, in place (and from
+    its ``_metadata``): loads a checkpoint saved from ``DataParallel(model)`` (keys
+    ``"module.…"``) into ``model``.
+
+    Example:
+        >>> sd = nn.DataParallel(nn.Linear(2, 2)).state_dict()
+        >>> consume_prefix_in_state_dict_if_present(sd, "module.")
+        >>> list(sd)
+        ['weight', 'bias']
+    """
+    for key in list(state_dict):
         if key.startswith(prefix):
             state_dict[key[len(prefix):]] = state_dict.pop(key)
     metadata = getattr(state_dict, "_metadata", None)
-    if metadata is not None:
-        for key in list(metadata.keys()):
-            if key and (key == prefix.replace(".", "") or key.startswith(prefix)):
-                metadata[key[len(prefix):]] = metadata.pop(key)
+    if metadata is None:
+        return
+    for key in list(metadata):
+        # "" is the root module's entry; "module" (the prefix without its dot) becomes it.
+        if key and (key == prefix.replace(".", "") or key.startswith(prefix)):
+            metadata[key[len(prefix):]] = metadata.pop(key)

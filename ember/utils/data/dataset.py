@@ -7,8 +7,8 @@ import warnings
 from ... import _random
 from ..._creation import randperm
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "Subset", "ConcatDataset",
-           "random_split"]
+__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
+           "ChainDataset", "Subset", "random_split"]
 
 
 class Dataset:
@@ -87,6 +87,70 @@ class ConcatDataset(Dataset):
         d = bisect.bisect_right(self.cumulative_sizes, idx)
         sample_idx = idx if d == 0 else idx - self.cumulative_sizes[d - 1]
         return self.datasets[d][sample_idx]
+
+
+class ChainDataset(IterableDataset):
+    """Several iterable datasets, one after the other, chained as they are iterated."""
+
+    def __init__(self, datasets):
+        super().__init__()
+        self.datasets = datasets
+
+    def _checked(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield d
+
+    def __iter__(self):
+        for d in self._checked():
+            yield from d
+
+    def __len__(self):
+        return sum(len(d) for d in self._checked())
+
+
+class StackDataset(Dataset):
+    """Datasets of one length side by side: sample ``i`` is the tuple of their ``i``-th
+    samples (``StackDataset(a, b)``) or a dict of them (``StackDataset(x=a, y=b)``)."""
+
+    def __init__(self, *args, **kwargs):
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via "
+                             "``kwargs``) like input/output, but both types are given.")
+        if not args and not kwargs:
+            raise ValueError("At least one dataset should be passed")
+        parts = args or list(kwargs.values())
+        self._length = len(parts[0])
+        if any(len(d) != self._length for d in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args or kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __getitems__(self, indices):
+        """A batch of samples, using a part's own ``__getitems__`` where it has one."""
+        named = isinstance(self.datasets, dict)
+        parts = self.datasets.items() if named else enumerate(self.datasets)
+        columns = {}
+        for key, d in parts:
+            if callable(getattr(d, "__getitems__", None)):
+                items = d.__getitems__(indices)
+                if len(items) != len(indices):
+                    raise ValueError("Nested dataset's output size mismatch. Expected "
+                                     f"{len(indices)}, got {len(items)}")
+            else:
+                items = [d[i] for i in indices]
+            columns[key] = items
+        if named:
+            return [{k: col[j] for k, col in columns.items()} for j in range(len(indices))]
+        return [tuple(col[j] for col in columns.values()) for j in range(len(indices))]
+
+    def __len__(self):
+        return self._length
 
 
 def random_split(dataset, lengths, generator=None):

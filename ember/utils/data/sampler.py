@@ -1,11 +1,31 @@
-"""``torch.utils.data.sampler``: the orders in which a ``DataLoader`` visits a dataset."""
+"""``torch.utils.data.sampler``: the orders in which a ``DataLoader`` visits a dataset.
+
+Random samplers draw from their ``generator`` (else from a generator seeded afresh from the
+default one on every pass, as PyTorch does), lazily: an endless sampler
+(``RandomSampler(data, replacement=True, num_samples=10**10)``) costs nothing up front.
+The order follows PyTorch's recipe (chunks of 32 draws, whole permutations), but the numbers
+are ember's (see ``ember._random``).
+"""
 from __future__ import annotations
 
 from ... import _random
-from ..._creation import randperm
+from ..._creation import as_tensor, randint, randperm
+from ..._dtypes import float64, int64
 from ..._random import Generator
+from ..._sampling import multinomial
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "BatchSampler"]
+__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler",
+           "WeightedRandomSampler", "BatchSampler"]
+
+_CHUNK = 32  # draws per call when sampling with replacement, as PyTorch
+
+
+def _pass_generator(generator):
+    """The generator for one pass: the sampler's own, else a fresh one seeded from the
+    default generator (so each epoch differs, and ``manual_seed`` fixes them all)."""
+    if generator is not None:
+        return generator
+    return Generator().manual_seed(int(_random.rng(None).integers(0, 2 ** 63)))
 
 
 class Sampler:
@@ -55,18 +75,61 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         n = len(self.data_source)
-        if self.generator is None:
-            generator = Generator()
-            generator.manual_seed(int(_random.rng(None).integers(0, 2 ** 63)))
-        else:
-            generator = self.generator
-        rng = _random.rng(generator)
+        generator = _pass_generator(self.generator)
         if self.replacement:
-            yield from rng.integers(0, n, size=self.num_samples).tolist()
+            full, rest = divmod(self.num_samples, _CHUNK)
+            for _ in range(full):
+                yield from randint(n, (_CHUNK,), dtype=int64, generator=generator).tolist()
+            yield from randint(n, (rest,), dtype=int64, generator=generator).tolist()
         else:
             for _ in range(self.num_samples // n):
                 yield from randperm(n, generator=generator).tolist()
             yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
+
+    def __len__(self):
+        return self.num_samples
+
+
+class SubsetRandomSampler(Sampler):
+    """The given ``indices`` in a random order (a fresh one each pass)."""
+
+    def __init__(self, indices, generator=None):
+        self.indices = indices
+        self.generator = generator
+
+    def __iter__(self):
+        for i in randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[i]
+
+    def __len__(self):
+        return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """``num_samples`` indices ``i`` drawn with probability proportional to ``weights[i]``
+    (with replacement by default), through ``multinomial``."""
+
+    def __init__(self, weights, num_samples, replacement=True, generator=None):
+        if (not isinstance(num_samples, int) or isinstance(num_samples, bool)
+                or num_samples <= 0):
+            raise ValueError("num_samples should be a positive integer value, but got "
+                             f"num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError("replacement should be a boolean value, but got "
+                             f"replacement={replacement}")
+        weights = as_tensor(weights, dtype=float64)
+        if weights.ndim != 1:
+            raise ValueError("weights should be a 1d sequence but given weights have shape "
+                             f"{tuple(weights.shape)}")
+        self.weights = weights
+        self.num_samples = num_samples
+        self.replacement = replacement
+        self.generator = generator
+
+    def __iter__(self):
+        drawn = multinomial(self.weights, self.num_samples, self.replacement,
+                            generator=self.generator)
+        yield from iter(drawn.tolist())
 
     def __len__(self):
         return self.num_samples

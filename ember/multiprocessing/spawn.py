@@ -1,0 +1,124 @@
+"""``torch.multiprocessing.spawn``: run ``fn(i, *args)`` in ``nprocs`` new processes.
+
+When a child raises, the parent's ``join`` raises ``ProcessRaisedException`` carrying the
+child's traceback; when a child exits with a non-zero code, ``ProcessExitedException``. The
+other children are then terminated, as in PyTorch.
+"""
+import multiprocessing
+import signal
+import sys
+import traceback
+
+__all__ = ["spawn", "start_processes", "ProcessContext", "ProcessException",
+           "ProcessRaisedException", "ProcessExitedException"]
+
+
+class ProcessException(Exception):
+    def __init__(self, msg, error_index, pid):
+        super().__init__(msg)
+        self.msg = msg
+        self.error_index = error_index
+        self.pid = pid
+
+    def __reduce__(self):
+        return type(self), (self.msg, self.error_index, self.pid)
+
+
+class ProcessRaisedException(ProcessException):
+    """A spawned process raised; the message ends with its traceback."""
+
+    def __init__(self, msg, error_index, error_pid):
+        super().__init__(msg, error_index, error_pid)
+
+
+class ProcessExitedException(ProcessException):
+    """A spawned process exited with a non-zero code (or was killed by a signal)."""
+
+    def __init__(self, msg, error_index, error_pid, exit_code, signal_name=None):
+        super().__init__(msg, error_index, error_pid)
+        self.exit_code = exit_code
+        self.signal_name = signal_name
+
+    def __reduce__(self):
+        return type(self), (self.msg, self.error_index, self.pid, self.exit_code,
+                            self.signal_name)
+
+
+def _run(fn, i, args, error_queue):
+    """The child's body: ``fn(i, *args)``, reporting an exception's traceback to the parent."""
+    try:
+        fn(i, *args)
+    except KeyboardInterrupt:
+        pass  # the parent is shutting down
+    except Exception:
+        error_queue.put(traceback.format_exc())
+        sys.exit(1)
+
+
+class ProcessContext:
+    """The processes ``spawn(join=False)`` started, and their error queues."""
+
+    def __init__(self, processes, error_queues):
+        self.processes = processes
+        self.error_queues = error_queues
+
+    def pids(self):
+        return [p.pid for p in self.processes]
+
+    def join(self, timeout=None):
+        """Wait for the processes; True when all have exited cleanly, False while some still
+        run (after ``timeout`` seconds); raises when one failed (the others are terminated)."""
+        from multiprocessing.connection import wait  # (slow to import: only when needed)
+        running = {p.sentinel: p for p in self.processes if p.exitcode is None}
+        if running:
+            for sentinel in wait(list(running), timeout=timeout):
+                running[sentinel].join()  # it has ended: reap it so its exit code is set
+        failed = next((i for i, p in enumerate(self.processes)
+                       if p.exitcode not in (None, 0)), None)
+        if failed is None:
+            if any(p.exitcode is None for p in self.processes):
+                return False
+            for p in self.processes:
+                p.join()
+            return True
+        for p in self.processes:
+            if p.is_alive():
+                p.terminate()
+            p.join()
+        process = self.processes[failed]
+        queue = self.error_queues[failed]
+        if queue.empty():
+            code = process.exitcode
+            if code < 0:
+                name = signal.Signals(-code).name
+                raise ProcessExitedException(
+                    f"process {failed} terminated with signal {name}", failed, process.pid,
+                    code, name)
+            raise ProcessExitedException(f"process {failed} terminated with exit code {code}",
+                                         failed, process.pid, code)
+        original = queue.get()
+        message = f"\n\n-- Process {failed} terminated with the following error:\n{original}"
+        raise ProcessRaisedException(message, failed, process.pid)
+
+
+def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+    """Start ``nprocs`` processes running ``fn(i, *args)`` with the given start method."""
+    ctx = multiprocessing.get_context(start_method)
+    processes, queues = [], []
+    for i in range(nprocs):
+        queue = ctx.SimpleQueue()
+        process = ctx.Process(target=_run, args=(fn, i, args, queue), daemon=daemon)
+        process.start()
+        processes.append(process)
+        queues.append(queue)
+    context = ProcessContext(processes, queues)
+    if not join:
+        return context
+    while not context.join():
+        pass
+    return None
+
+
+def spawn(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
+    """``start_processes``, by default with the ``spawn`` start method."""
+    return start_processes(fn, args, nprocs, join, daemon, start_method)
