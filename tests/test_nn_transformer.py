@@ -415,3 +415,25 @@ def test_word_language_model_transformer(torch):
         assert (eg[n] is None) == (tg[n] is None), n
         if tg[n] is not None:
             np.testing.assert_allclose(eg[n], tg[n], err_msg=n, rtol=1e-4, atol=1e-5)
+
+
+def test_fastpath_switch_off_gives_general_path_values(torch):
+    """With ``backends.mha.set_fastpath_enabled(False)`` neither library takes the fast path:
+    fully masked queries give finite values and padded positions are computed."""
+    x = _rand((3, 5, 8), 0)
+    encs = [lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(
+        8, 2, 16, dropout=0.0, batch_first=True), 2) for lib in (ember, torch)]
+    _load_random(*encs, "float32")
+    masks = {"src_key_padding_mask": FULLY_PADDED}
+    on = [_np_call(lib, m, x, False, masks, {}) for lib, m in zip((ember, torch), encs)]
+    for lib in (ember, torch):
+        lib.backends.mha.set_fastpath_enabled(False)
+    try:
+        assert ember.backends.mha.get_fastpath_enabled() is False
+        off = [_np_call(lib, m, x, False, masks, {}) for lib, m in zip((ember, torch), encs)]
+    finally:
+        for lib in (ember, torch):
+            lib.backends.mha.set_fastpath_enabled(True)
+    _same(*on)
+    _same(*off)
+    assert np.all(on[0][2] == 0) and np.all(np.isfinite(off[0])) and not np.all(off[0][2] == 0)

@@ -9,8 +9,6 @@ weights explicitly (as ``need_weights=True`` does), which gives the NaN rows too
 """
 from __future__ import annotations
 
-import functools
-
 from ...autograd.grad_mode import is_grad_enabled
 from .. import functional as F
 from ..init import constant_, xavier_normal_, xavier_uniform_
@@ -150,16 +148,6 @@ class MultiheadAttention(Module):
 
 def _fastpath_enabled():
     """``torch.backends.mha.get_fastpath_enabled()``: PyTorch's switch for its fused attention
-    kernels, on by default. ember reads it from ``ember.backends.mha`` where that exists and
-    otherwise takes PyTorch's default."""
-    mha = _backends_mha()
-    return True if mha is None else bool(mha.get_fastpath_enabled())
-
-
-@functools.cache
-def _backends_mha():
-    try:
-        from ...backends import mha
-    except ImportError:
-        return None
-    return mha
+    kernels (on by default); off, ember computes the general path's values throughout."""
+    from ...backends import mha
+    return bool(mha.get_fastpath_enabled())
