@@ -5,6 +5,6 @@ they exist so that scripts can set them, read them back and query availability, 
 checks on the values. Each backend is a module at PyTorch's path: ``ember.backends.cudnn`` is
 ``torch.backends.cudnn``.
 """
-from . import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum
+from . import cpu, cuda, cudnn, mha, mkl, mkldnn, mps, openmp, opt_einsum
 
-__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]
+__all__ = ["cpu", "cuda", "cudnn", "mha", "mkl", "mkldnn", "mps", "openmp", "opt_einsum"]

@@ -41,7 +41,7 @@ from .activation import (  # noqa: F401
     Threshold,
 )
 from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
-from .attention import MultiheadAttention, TransformerEncoderLayer  # noqa: F401
+from .attention import MultiheadAttention  # noqa: F401
 from .channelshuffle import ChannelShuffle  # noqa: F401
 from .container import (  # noqa: F401
     ModuleDict,
@@ -144,6 +144,13 @@ from .rnn import (  # noqa: F401
     RNNCellBase,
 )
 from .sparse import Embedding, EmbeddingBag  # noqa: F401
+from .transformer import (  # noqa: F401
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
 
 # What `from .modules import *` (ember/nn/__init__.py) takes: the layer classes, not this

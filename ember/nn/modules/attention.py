@@ -1,26 +1,22 @@
-"""``MultiheadAttention`` and ``TransformerEncoderLayer``.
+"""``MultiheadAttention`` (PyTorch keeps it in ``torch.nn.modules.activation``).
 
-PyTorch keeps these in ``activation.py`` and ``transformer.py``; they live together here. Both
-run PyTorch's general ("slow") path only: the fused inference fast path is an optimisation
-that computes the same thing.
+PyTorch has a fused inference "fast path" for self-attention (eval mode, no gradient wanted,
+``batch_first``...). It computes the same values as the general path but for one thing: a
+query whose keys are all masked out gets NaN, where the general path without attention
+weights (``need_weights=False``, which goes through ``scaled_dot_product_attention``) gives
+zeros. ember has one path; where PyTorch would take the fast one, it computes the attention
+weights explicitly (as ``need_weights=True`` does), which gives the NaN rows too.
 """
 from __future__ import annotations
 
+from ...autograd.grad_mode import is_grad_enabled
 from .. import functional as F
 from ..init import constant_, xavier_normal_, xavier_uniform_
 from ..module import Module
 from ..parameter import Parameter
-from .activation import GELU, ReLU
-from .dropout import Dropout
-from .linear import Linear, _empty
-from .normalization import LayerNorm
+from .linear import NonDynamicallyQuantizableLinear, _empty
 
-__all__ = ["MultiheadAttention", "TransformerEncoderLayer"]
-
-
-class NonDynamicallyQuantizableLinear(Linear):
-    """A ``Linear`` under another name (PyTorch's quantization tooling tells them apart); the
-    output projection of ``MultiheadAttention``."""
+__all__ = ["MultiheadAttention"]
 
 
 class MultiheadAttention(Module):
@@ -94,6 +90,10 @@ class MultiheadAttention(Module):
                 attn_mask=None, average_attn_weights=True, is_causal=False):
         """``(attn_output, attn_weights)``; boolean masks are True where *masked out*."""
         is_batched = query.dim() == 3
+        weights_wanted = need_weights
+        if (not need_weights and (attn_mask is not None or key_padding_mask is not None)
+                and self._fast_path_would_run(query, key, value, attn_mask, key_padding_mask)):
+            need_weights = True  # for PyTorch's NaN rows, see the module docstring
         key_padding_mask = F._canonical_mask(key_padding_mask, "key_padding_mask",
                                              F._none_or_dtype(attn_mask), "attn_mask",
                                              query.dtype)
@@ -120,76 +120,34 @@ class MultiheadAttention(Module):
             k_proj_weight=self.k_proj_weight if separate else None,
             v_proj_weight=self.v_proj_weight if separate else None,
             average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if not weights_wanted:
+            attn_output_weights = None
         if self.batch_first and is_batched:
             return attn_output.transpose(1, 0), attn_output_weights
         return attn_output, attn_output_weights
 
+    def _fast_path_would_run(self, query, key, value, attn_mask, key_padding_mask):
+        """Whether PyTorch would run this call on its fused self-attention kernel: batched
+        self-attention (``query is key is value``) in eval mode with ``batch_first``, an even
+        number of heads, packed biased projections, no bias_k/bias_v/zero_attn, boolean (or
+        no) masks, and no gradient to record."""
+        if any(m is not None and m.is_floating_point() for m in (attn_mask, key_padding_mask)):
+            return False
+        if (not _fastpath_enabled() or query.dim() != 3 or query is not key
+                or key is not value or self.training or self.num_heads % 2 != 0
+                or not self.batch_first or self.bias_k is not None or self.bias_v is not None
+                or self.add_zero_attn or not self._qkv_same_embed_dim
+                or self.in_proj_bias is None or query.dtype != self.in_proj_bias.dtype
+                or query.dtype != self.in_proj_weight.dtype):
+            return False
+        return not (is_grad_enabled() and any(
+            t is not None and t.requires_grad
+            for t in (query, self.in_proj_weight, self.in_proj_bias, self.out_proj.weight,
+                      self.out_proj.bias)))
 
-def _get_activation_fn(activation):
-    if activation == "relu":
-        return F.relu
-    if activation == "gelu":
-        return F.gelu
-    raise RuntimeError(f"activation should be relu/gelu, not {activation}")
 
-
-class TransformerEncoderLayer(Module):
-    """Self-attention then a feed-forward network, each with a residual connection and a
-    LayerNorm (after each block, or before it with ``norm_first=True``)."""
-
-    __constants__ = ["norm_first"]
-
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
-                 layer_norm_eps=1e-5, batch_first=False, norm_first=False, bias=True,
-                 device=None, dtype=None):
-        kw = {"device": device, "dtype": dtype}
-        super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                            batch_first=batch_first, **kw)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **kw)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        if isinstance(activation, str):
-            activation = _get_activation_fn(activation)
-        # which fused kernel PyTorch's fast path would pick (kept for state compatibility)
-        if activation is F.relu or isinstance(activation, ReLU):
-            self.activation_relu_or_gelu = 1
-        elif activation is F.gelu or isinstance(activation, GELU):
-            self.activation_relu_or_gelu = 2
-        else:
-            self.activation_relu_or_gelu = 0
-        self.activation = activation
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        if not hasattr(self, "activation"):
-            self.activation = F.relu
-
-    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
-        src_key_padding_mask = F._canonical_mask(src_key_padding_mask, "src_key_padding_mask",
-                                                 F._none_or_dtype(src_mask), "src_mask",
-                                                 src.dtype)
-        src_mask = F._canonical_mask(src_mask, "src_mask", None, "", src.dtype,
-                                     check_other=False)
-        x = src
-        if self.norm_first:
-            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            x = x + self._ff_block(self.norm2(x))
-        else:
-            x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-            x = self.norm2(x + self._ff_block(x))
-        return x
-
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                           need_weights=False, is_causal=is_causal)[0]
-        return self.dropout1(x)
-
-    def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self.dropout2(x)
+def _fastpath_enabled():
+    """``torch.backends.mha.get_fastpath_enabled()``: PyTorch's switch for its fused attention
+    kernels (on by default); off, ember computes the general path's values throughout."""
+    from ...backends import mha
+    return bool(mha.get_fastpath_enabled())

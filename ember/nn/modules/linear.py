@@ -60,6 +60,11 @@ class Linear(Module):
                 f"bias={self.bias is not None}")
 
 
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` under another name (PyTorch's quantization tooling tells them apart); the
+    output projection of ``MultiheadAttention``."""
+
+
 class Bilinear(Module):
     """``y = x1^T A x2 + b``."""
 

@@ -31,6 +31,16 @@ def _reverse_repeat_tuple(t, n):
     return tuple(x for x in reversed(t) for _ in range(n))
 
 
+def _list_with_default(out_size, defaults):
+    """An adaptive pool's output size with each None replaced by the input's size there
+    (``defaults``, the input's shape); an int is returned as is."""
+    if isinstance(out_size, int):
+        return out_size
+    if len(defaults) <= len(out_size):
+        raise ValueError(f"Input dimension should be at least {len(out_size) + 1}")
+    return [v if v is not None else d for v, d in zip(out_size, defaults[-len(out_size):])]
+
+
 def consume_prefix_in_state_dict_if_present(state_dict, prefix):
     """Strip ``prefix`` from the keys of ``state_dict`` that start with it, in place (and from
     its ``_metadata``): loads a checkpoint saved from ``DataParallel(model)`` (keys
