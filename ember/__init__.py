@@ -11,6 +11,7 @@ import numpy as _np
 
 from . import (  # noqa: F401
     _tensor_methods,  # noqa: F401  (binds methods and operators onto Tensor)
+    accelerator,  # torch.accelerator: ember's one accelerator is CUDA through CuPy
     amp,  # torch.amp: autocast, GradScaler
     autograd,
     cpu,
@@ -22,6 +23,7 @@ from . import (  # noqa: F401
     optim,
     random,  # the torch.random namespace: seeds, states, fork_rng
     utils,
+    version,  # torch.version
     viz,  # ember's own: pictures of the backward graph
 )
 from ._creation import (
