@@ -489,3 +489,16 @@ def test_module_paths_under_run(torch, tmp_path):
     expected = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                               check=True).stdout
     assert out == expected
+
+
+def test_unimplemented_names_say_so(torch):
+    """Every public name of torch.distributions is either in ember or refused clearly."""
+    for name in torch.distributions.__all__:
+        if name in ed.__all__:
+            assert hasattr(ed, name)
+            continue
+        with pytest.raises(AttributeError, match=f"ember does not implement "
+                                                 f"torch.distributions.{name} yet"):
+            getattr(ed, name)
+    with pytest.raises(ImportError, match="cannot import name 'Beta'"):  # Python's own words
+        from ember.distributions import Beta  # noqa: F401
