@@ -502,3 +502,27 @@ def test_unimplemented_names_say_so(torch):
             getattr(ed, name)
     with pytest.raises(ImportError, match="cannot import name 'Beta'"):  # Python's own words
         from ember.distributions import Beta  # noqa: F401
+
+
+def test_exponential_family_entropy(torch):
+    """The generic Bregman-divergence entropy equals PyTorch's (and Normal's closed form)."""
+    loc, scale = rng.standard_normal(3), rng.random(3) + 0.5
+    e = ed.ExponentialFamily.entropy(ed.Normal(ember.tensor(loc), ember.tensor(scale)))
+    t = torch.distributions.ExponentialFamily.entropy(
+        torch.distributions.Normal(torch.tensor(loc), torch.tensor(scale)))
+    close(e, t)
+    np.testing.assert_allclose(to_np(e), 0.5 + 0.5 * np.log(2 * np.pi) + np.log(scale),
+                               rtol=1e-12)
+
+
+def test_lazy_parameters_track_gradients_under_no_grad(torch):
+    """A parameter derived lazily inside no_grad still differentiates, as in PyTorch."""
+    grads = []
+    for L in (ember, torch):
+        x = L.tensor([0.1, 0.5, -0.3], dtype=L.float64, requires_grad=True)
+        d = L.distributions.Categorical(logits=x)
+        with L.no_grad():
+            probs = d.probs
+        (probs * L.tensor([1.0, 2.0, 3.0], dtype=L.float64)).sum().backward()
+        grads.append(x.grad)
+    close(*grads)
