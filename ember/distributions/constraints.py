@@ -12,11 +12,12 @@ import numpy as np
 import ember
 
 __all__ = [
-    "Constraint", "boolean", "dependent", "dependent_property", "greater_than",
-    "greater_than_eq", "independent", "integer_interval", "interval", "half_open_interval",
-    "is_dependent", "less_than", "lower_cholesky", "lower_triangular", "nonnegative",
-    "nonnegative_integer", "one_hot", "positive", "positive_semidefinite", "positive_definite",
-    "positive_integer", "real", "real_vector", "simplex", "square", "symmetric", "unit_interval",
+    "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
+    "greater_than", "greater_than_eq", "independent", "integer_interval", "interval",
+    "half_open_interval", "is_dependent", "less_than", "lower_cholesky", "lower_triangular",
+    "multinomial", "nonnegative", "nonnegative_integer", "one_hot", "positive",
+    "positive_semidefinite", "positive_definite", "positive_integer", "real", "real_vector",
+    "simplex", "square", "stack", "symmetric", "unit_interval",
 ]
 
 
@@ -315,6 +316,85 @@ class _PositiveDefinite(_Symmetric):
         return _cholesky_succeeds(value)
 
 
+class _Multinomial(Constraint):
+    """Nonnegative count vectors summing to at most ``upper_bound``."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+
+    def check(self, x):
+        return (x >= 0).all(dim=-1) & (x.sum(dim=-1) <= self.upper_bound)
+
+
+class _CorrCholesky(Constraint):
+    """Lower Cholesky factors of correlation matrices: rows of unit norm (to 10 * n * eps)."""
+
+    event_dim = 2
+
+    def check(self, value):
+        tol = ember.finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = ember.linalg.norm(value.detach(), dim=-1)
+        unit_rows = (row_norm - 1.0).abs().le(tol).all(dim=-1)
+        return _LowerCholesky().check(value) & unit_rows
+
+
+class _Cat(Constraint):
+    """Constraints ``cseq`` applied to consecutive slices (of ``lengths``) along ``dim``; the
+    per-slice results are concatenated along ``dim``, as PyTorch's ``cat`` constraint does."""
+
+    def __init__(self, cseq, dim=0, lengths=None):
+        self.cseq = list(cseq)
+        self.lengths = [1] * len(self.cseq) if lengths is None else list(lengths)
+        if len(self.lengths) != len(self.cseq):
+            raise AssertionError("Expected len(lengths) == len(cseq)")
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        return max(c.event_dim for c in self.cseq)
+
+    def check(self, value):
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError("Expected -value.dim() <= dim < value.dim()")
+        checks, start = [], 0
+        for constraint, length in zip(self.cseq, self.lengths):
+            checks.append(constraint.check(value.narrow(self.dim, start, length)))
+            start += length
+        return ember.cat(checks, self.dim)
+
+
+class _Stack(Constraint):
+    """Constraint ``cseq[i]`` applied to index ``i`` along ``dim``; results stacked on ``dim``."""
+
+    def __init__(self, cseq, dim=0):
+        self.cseq = list(cseq)
+        self.dim = dim
+        super().__init__()
+
+    @property
+    def is_discrete(self):
+        return any(c.is_discrete for c in self.cseq)
+
+    @property
+    def event_dim(self):
+        dim = max(c.event_dim for c in self.cseq)
+        return dim + 1 if self.dim + dim < 0 else dim
+
+    def check(self, value):
+        if not -value.dim() <= self.dim < value.dim():
+            raise AssertionError("Expected -value.dim() <= dim < value.dim()")
+        parts = [value.select(self.dim, i) for i in range(value.size(self.dim))]
+        return ember.stack([c.check(v) for v, c in zip(parts, self.cseq)], self.dim)
+
+
 dependent = _Dependent()
 dependent_property = _DependentProperty
 independent = _IndependentConstraint
@@ -340,3 +420,7 @@ square = _Square()
 symmetric = _Symmetric()
 positive_semidefinite = _PositiveSemidefinite()
 positive_definite = _PositiveDefinite()
+corr_cholesky = _CorrCholesky()
+multinomial = _Multinomial
+cat = _Cat
+stack = _Stack

@@ -7,7 +7,7 @@ generator, so the numbers differ from PyTorch's for the same seed.
 from __future__ import annotations
 
 import math
-from numbers import Number, Real
+from numbers import Number
 
 import ember
 
@@ -75,8 +75,8 @@ class Normal(ExponentialFamily):
         if self._validate_args:
             self._validate_sample(value)
         var = self.scale**2
-        log_scale = math.log(self.scale) if isinstance(self.scale, Real) else self.scale.log()
-        return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
+        return (-((value - self.loc) ** 2) / (2 * var) - self.scale.log()
+                - math.log(math.sqrt(2 * math.pi)))
 
     def cdf(self, value):
         if self._validate_args:
