@@ -24,6 +24,24 @@ import ember.distributions as ed
 from .conftest import to_np
 
 RTOL = {np.float32: 1e-6, np.float64: 1e-12}
+
+
+@pytest.fixture(autouse=True)
+def _default_validation():
+    """Validation on by default in both libraries, as a fresh process has it: PyTorch's dynamo
+    turns its default off for good once anything in the session has used torch.compile."""
+    libs = [ember]
+    try:
+        import torch
+        libs.append(torch)
+    except ImportError:
+        pass
+    saved = [L.distributions.Distribution._validate_args for L in libs]
+    for L in libs:
+        L.distributions.Distribution._validate_args = True
+    yield
+    for L, value in zip(libs, saved):
+        L.distributions.Distribution._validate_args = value
 rng = np.random.default_rng(0)
 
 
