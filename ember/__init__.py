@@ -17,6 +17,7 @@ from . import (  # noqa: F401
     cpu,
     cuda,
     distributed,  # torch.distributed: not implemented yet (is_available() is False)
+    distributions,  # torch.distributions: Distribution, Categorical, Normal, MultivariateNormal
     func,  # the torch.func namespace: function transforms
     linalg,  # the torch.linalg namespace
     nn,

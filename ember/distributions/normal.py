@@ -1,0 +1,97 @@
+"""``Normal``: the univariate Gaussian ``N(loc, scale**2)``, batched over broadcast parameters.
+
+``rsample`` is reparameterised (``loc + eps * scale``, so gradients reach both parameters);
+``sample`` is ``rsample`` without gradients. The standard normal draws come from ember's
+generator, so the numbers differ from PyTorch's for the same seed.
+"""
+from __future__ import annotations
+
+import math
+from numbers import Number
+
+import ember
+
+from .._tensor import Size
+from . import constraints
+from .distribution import _EMPTY
+from .exp_family import ExponentialFamily
+from .utils import _standard_normal, broadcast_all
+
+__all__ = ["Normal"]
+
+
+class Normal(ExponentialFamily):
+    """A normal distribution with mean ``loc`` and standard deviation ``scale``."""
+
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    support = constraints.real
+    has_rsample = True
+    _mean_carrier_measure = 0
+
+    def __init__(self, loc, scale, validate_args=None):
+        self.loc, self.scale = broadcast_all(loc, scale)
+        if isinstance(loc, Number) and isinstance(scale, Number):
+            batch_shape = Size()
+        else:
+            batch_shape = self.loc.size()
+        super().__init__(batch_shape, validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(Normal, _instance)
+        batch_shape = Size(batch_shape)
+        new.loc = self.loc.expand(batch_shape)
+        new.scale = self.scale.expand(batch_shape)
+        ExponentialFamily.__init__(new, batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.loc
+
+    @property
+    def mode(self):
+        return self.loc
+
+    @property
+    def stddev(self):
+        return self.scale
+
+    @property
+    def variance(self):
+        return self.stddev.pow(2)
+
+    def sample(self, sample_shape=_EMPTY):
+        shape = tuple(self._extended_shape(sample_shape))
+        with ember.no_grad():
+            return ember.normal(self.loc.expand(shape), self.scale.expand(shape))
+
+    def rsample(self, sample_shape=_EMPTY):
+        shape = self._extended_shape(sample_shape)
+        eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
+        return self.loc + eps * self.scale
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        var = self.scale**2
+        return (-((value - self.loc) ** 2) / (2 * var) - self.scale.log()
+                - math.log(math.sqrt(2 * math.pi)))
+
+    def cdf(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return 0.5 * (1 + ember.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+
+    def icdf(self, value):
+        return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+
+    def entropy(self):
+        return 0.5 + 0.5 * math.log(2 * math.pi) + ember.log(self.scale)
+
+    @property
+    def _natural_params(self):
+        return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
+
+    def _log_normalizer(self, x, y):
+        return -0.25 * x.pow(2) / y + 0.5 * ember.log(-math.pi / y)

@@ -1,0 +1,96 @@
+"""Helpers shared by the distributions (PyTorch's ``torch.distributions.utils``).
+
+``broadcast_all`` turns numbers and tensors into tensors of one broadcast shape,
+``logits_to_probs`` / ``probs_to_logits`` convert between the two parametrisations,
+``clamp_probs`` keeps probabilities a float epsilon away from 0 and 1, and ``lazy_property``
+computes a derived parameter on first access and caches it in the instance's ``__dict__``
+(so ``repr`` and argument validation can tell given parameters from derived ones).
+"""
+from __future__ import annotations
+
+from numbers import Number
+
+import ember
+
+__all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
+           "probs_to_logits"]
+
+euler_constant = 0.57721566490153286060  # Euler-Mascheroni, as torch.distributions.utils has
+
+
+def broadcast_all(*values):
+    """Tensors of one broadcast shape from tensors and Python numbers.
+
+    Numbers take the dtype (and device) of the first tensor argument, or the default dtype when
+    every argument is a number, as PyTorch's ``broadcast_all`` does.
+    """
+    if not all(isinstance(v, (ember.Tensor, Number)) for v in values):
+        raise ValueError("Input arguments must all be instances of numbers.Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    first = next((v for v in values if isinstance(v, ember.Tensor)), None)
+    if first is None:
+        options = {"dtype": ember.get_default_dtype()}
+    else:
+        options = {"dtype": first.dtype, "device": first.device}
+    tensors = [v if isinstance(v, ember.Tensor) else ember.tensor(v, **options) for v in values]
+    return ember.broadcast_tensors(*tensors)
+
+
+def _standard_normal(shape, dtype, device):
+    """Standard normal draws of ``shape`` (from ember's generator, not PyTorch's stream)."""
+    return ember.randn(tuple(shape), dtype=dtype, device=device)
+
+
+def _sum_rightmost(value, dim):
+    """Sum out the ``dim`` rightmost dimensions of ``value``."""
+    if dim == 0:
+        return value
+    return value.reshape(tuple(value.shape[:value.dim() - dim]) + (-1,)).sum(-1)
+
+
+def logits_to_probs(logits, is_binary=False):
+    """Probabilities from logits: sigmoid for a binary variable, softmax over the last dim else."""
+    if is_binary:
+        return ember.sigmoid(logits)
+    return ember.nn.functional.softmax(logits, dim=-1)
+
+
+def clamp_probs(probs):
+    """``probs`` clamped to ``[eps, 1 - eps]`` with ``eps`` the dtype's machine epsilon."""
+    eps = ember.finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary=False):
+    """Logits from probabilities (clamped first, so 0 and 1 give finite logits).
+
+    Multi-class logits are ``log(p)`` (not renormalised); binary ones are ``log(p) - log1p(-p)``.
+    """
+    ps = clamp_probs(probs)
+    if is_binary:
+        return ember.log(ps) - ember.log1p(-ps)
+    return ember.log(ps)
+
+
+class lazy_property:
+    """A derived attribute computed once per instance and stored in its ``__dict__``.
+
+    Like PyTorch's, the computation runs with grad mode on (so a parameter derived inside
+    ``no_grad`` still tracks gradients) and, being a non-data descriptor, is replaced by the
+    cached value afterwards. Read on the class it returns itself, which is how
+    ``Distribution.__init__`` recognises lazily constructed parameters.
+    """
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.__doc__ = getattr(wrapped, "__doc__", None)
+        self.__name__ = wrapped.__name__
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return self
+        with ember.enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
