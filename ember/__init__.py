@@ -61,7 +61,7 @@ from ._creation import (
     zeros_like,
 )
 from ._device import device, get_default_device, set_default_device
-from ._dtype_utils import *  # noqa: F403  (finfo, iinfo, can_cast, is_complex, pi...)
+from ._dtype_utils import *  # noqa: F403  (can_cast, is_complex, pi...)
 from ._dtypes import (
     bfloat16,
     bool,

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from . import _dtypes, _errors
 from ._creation import _type_name
 from ._tensor import Tensor
 
-__all__ = ["finfo", "iinfo", "can_cast", "promote_types", "numel", "is_floating_point",
+__all__ = ["can_cast", "promote_types", "numel", "is_floating_point",
            "is_complex", "is_nonzero", "is_signed",
            "is_storage", "is_same_size", "is_conj", "is_neg", "is_inference", "get_device",
            "typename", "set_default_tensor_type", "pi", "e", "inf", "nan", "newaxis"]
@@ -36,49 +34,6 @@ def _dtype_arg(name, value, argument, position):
         raise TypeError(f"{name}(): argument '{argument}' (position {position}) must be "
                         f"torch.dtype, not {_type_name(value)}")
     return value
-
-
-class finfo:
-    """``torch.finfo``: the limits of a floating dtype (of a complex dtype's parts; of the
-    default dtype when none is given), as attributes ``bits``, ``eps``, ``max``, ``min``,
-    ``tiny`` (``smallest_normal``), ``resolution`` and ``dtype`` (its name)."""
-
-    def __init__(self, type=None):  # noqa: A002 - PyTorch's parameter name
-        dtype = _dtypes.get_default_dtype() if type is None else \
-            _dtype_arg("finfo", type, "type", 1)
-        if dtype.category < 2:
-            raise TypeError("torch.finfo() requires a floating point input type. Use "
-                            "torch.iinfo to handle 'torch.finfo'")
-        info = np.finfo(dtype.to_real().np)
-        self.bits = info.bits
-        self.eps, self.max, self.min = float(info.eps), float(info.max), float(info.min)
-        self.tiny = self.smallest_normal = float(info.smallest_normal)
-        self.resolution = 10.0 ** -math.floor(-math.log10(self.eps))  # (NumPy's, in float64)
-        self.dtype = dtype.to_real().name
-
-    def __repr__(self):
-        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
-                f"eps={self.eps:g}, smallest_normal={self.smallest_normal:g}, "
-                f"tiny={self.tiny:g}, dtype={self.dtype})")
-
-
-class iinfo:
-    """``torch.iinfo``: the limits of an integer dtype (``bits``, ``min``, ``max``,
-    ``dtype``)."""
-
-    def __init__(self, type):  # noqa: A002 - PyTorch's parameter name
-        _dtype_arg("iinfo", type, "type", 1)
-        if type is _dtypes.bool:
-            raise TypeError("torch.bool is not supported by torch.iinfo")
-        if type.category != 1:
-            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
-                            "to handle 'torch.iinfo'")
-        info = np.iinfo(type.np)
-        self.bits, self.min, self.max, self.dtype = info.bits, int(info.min), int(info.max), \
-            type.name
-
-    def __repr__(self):
-        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
 def can_cast(from_, to):

@@ -67,9 +67,12 @@ class iinfo:
     __slots__ = ("bits", "max", "min", "dtype")
 
     def __init__(self, type):  # noqa: A002 - PyTorch's parameter name
+        if not isinstance(type, _dtypes.dtype):
+            raise TypeError("iinfo(): argument 'type' (position 1) must be torch.dtype, not "
+                            f"{builtins.type(type).__name__}")
         if type is _dtypes.bool:
             raise TypeError("torch.bool is not supported by torch.iinfo")
-        if not isinstance(type, _dtypes.dtype) or type.category > 1:
+        if type.category > 1:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo "
                             "to handle 'torch.iinfo'")
         info = np.iinfo(type.np)

@@ -15,6 +15,7 @@ from .. import _creation
 from ..autograd import grad_mode as _grad_mode
 from ..ops import pointwise as _pw
 from ..ops import unary as _unary
+from ..ops.autocast import autocast_op
 from .functional import _get_enum, _legacy_get_string, _reduce, _reduction, logsigmoid
 from .functional import pairwise_distance as _pairwise_distance
 
@@ -24,6 +25,7 @@ __all__ = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss
            "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss"]
 
 
+@autocast_op("margin_ranking_loss")
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     """``max(0, -target * (input1 - input2) + margin)``: ``target`` (1 or -1) says which
@@ -36,6 +38,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return _reduce(_pw.clamp_min(-target * (input1 - input2) + margin, 0), reduction)
 
 
+@autocast_op("hinge_embedding_loss")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     """``input`` where ``target`` is 1, ``max(0, margin - input)`` where it is -1 (other
@@ -46,6 +49,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(below + _pw.where(target != -1, input, zeros), reduction)
 
 
+@autocast_op("cosine_embedding_loss")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                           reduction="mean"):
     """``1 - cos(x1, x2)`` where ``target`` is 1, ``max(0, cos(x1, x2) - margin)`` where it
@@ -74,6 +78,7 @@ def _sizes(t):
     return "[" + ", ".join(map(str, t.shape)) + "]"
 
 
+@autocast_op("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the ``p``-norm pairwise distance
@@ -128,6 +133,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(loss, reduction)
 
 
+@autocast_op("poisson_nll_loss")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     """Poisson negative log-likelihood: ``exp(input) - target * input`` for log-rates
@@ -175,6 +181,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(loss, reduction)
 
 
+@autocast_op("multi_margin_loss")
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     """The multi-class hinge loss: per sample, ``sum_{i != y} max(0, margin - x[y] + x[i]) ** p``

@@ -16,6 +16,7 @@ from ..ops import channel_shuffle as _cs
 from ..ops import embedding_bag as _bag
 from ..ops import pointwise as _pw
 from ..ops import unary as _unary
+from ..ops.autocast import autocast_op
 from ..ops.registry import saves_also
 from . import functional as F
 from .functional import _embedding_renorm, _word
@@ -308,11 +309,13 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
                    stride + (1,), (0, 0), list(size) + [1]).squeeze(-1)
 
 
+@autocast_op("max_unpool2d")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of ``max_pool2d``: each value back at its index, zeros elsewhere."""
     return _unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
+@autocast_op("max_unpool3d")
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of ``max_pool3d``: each value back at its index, zeros elsewhere."""
     return _unpool(3, input, indices, kernel_size, stride, padding, output_size)
