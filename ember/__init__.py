@@ -16,6 +16,7 @@ from . import (  # noqa: F401
     cpu,
     cuda,
     distributed,  # torch.distributed: not implemented yet (is_available() is False)
+    fft,  # the torch.fft namespace
     func,  # the torch.func namespace: function transforms
     linalg,  # the torch.linalg namespace
     nn,
