@@ -15,8 +15,10 @@ def _c(L, a, b):
 
 
 SPECS = [
-    Spec("fft_complex", lambda L, a, b: _ri(L, L.fft.fft(_c(L, a, b))), [((5,), (5,)), ((2, 4), (2, 4))]),
-    Spec("fft_real_n", lambda L, a: _ri(L, L.fft.fft(a, n=7, dim=0, norm="ortho")), [((4, 2),), ((9, 3),)]),
+    Spec("fft_complex", lambda L, a, b: _ri(L, L.fft.fft(_c(L, a, b))),
+         [((5,), (5,)), ((2, 4), (2, 4))]),
+    Spec("fft_real_n", lambda L, a: _ri(L, L.fft.fft(a, n=7, dim=0, norm="ortho")),
+         [((4, 2),), ((9, 3),)]),
     Spec("ifft_real", lambda L, a: _ri(L, L.fft.ifft(a, norm="forward")), [((6,),), ((2, 5),)]),
     Spec("ifft_complex", lambda L, a, b: _ri(L, L.fft.ifft(_c(L, a, b), n=4)), [((3, 5), (3, 5))]),
     Spec("rfft", lambda L, a: _ri(L, L.fft.rfft(a)), [((6,),), ((3, 7),)]),
@@ -27,7 +29,8 @@ SPECS = [
     Spec("irfft_real", lambda L, a: L.fft.irfft(a, n=5, dim=0, norm="ortho"), [((3, 2),)]),
     Spec("hfft", lambda L, a, b: L.fft.hfft(_c(L, a, b), n=6), [((4,), (4,)), ((3,), (3,))]),
     Spec("ihfft", lambda L, a: _ri(L, L.fft.ihfft(a, norm="ortho")), [((5,),), ((2, 6),)]),
-    Spec("fft2", lambda L, a, b: _ri(L, L.fft.fft2(_c(L, a, b), norm="ortho")), [((2, 3, 4), (2, 3, 4))]),
+    Spec("fft2", lambda L, a, b: _ri(L, L.fft.fft2(_c(L, a, b), norm="ortho")),
+         [((2, 3, 4), (2, 3, 4))]),
     Spec("rfft2", lambda L, a: _ri(L, L.fft.rfft2(a, s=(3, 6))), [((2, 4, 5),)]),
     Spec("irfftn", lambda L, a, b: L.fft.irfftn(_c(L, a, b), s=(3, 5), dim=(0, 2)),
          [((2, 2, 3), (2, 2, 3))]),
