@@ -14,6 +14,7 @@ The Hermitian transforms are the real ones around a conjugate, as PyTorch writes
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 from . import _dtypes
@@ -55,7 +56,14 @@ def _floating(name, input, real=False):
     if dtype.itemsize == 2:
         raise RuntimeError(f"Unsupported dtype {_scalar_name(dtype)}")
     if real and dtype.is_complex:
-        raise RuntimeError(f"{name} expects a real input tensor, but got {_scalar_name(dtype)}")
+        if name == "ihfftn":
+            raise RuntimeError(f"Only supports floating-point dtypes, but found: "
+                               f"{_scalar_name(dtype)}")
+        if name in ("rfft", "ihfft"):
+            raise RuntimeError(f"{name} expects a real input tensor, but got "
+                               f"{_scalar_name(dtype)}")
+        raise RuntimeError(f"{name} expects a real-valued input tensor, but got "
+                           f"{_scalar_name(dtype)}")
     return input
 
 
@@ -218,11 +226,12 @@ def _rfftn(name, input, s, dim, norm, conj=False):
     if not dims:
         raise RuntimeError(f"{name} must transform at least one axis")
     x = _resize_all(x, dims, sizes)
-    out = _r2c(x, tuple(dims), norm, x.shape[dims[-1]])
     if not conj:
-        return out
-    # PyTorch transforms the other dims after the conjugate: a conjugate view over one dim only
-    return out.conj() if len(dims) == 1 else out.conj().resolve_conj()
+        return _r2c(x, tuple(dims), norm, x.shape[dims[-1]])
+    # ihfftn, as PyTorch computes it: the conjugate of the one-sided transform of the last dim,
+    # then the inverse transform of the others (a conjugate view when there are none)
+    out = _r2c(x, (dims[-1],), norm, x.shape[dims[-1]]).conj()
+    return _c2c(out, tuple(dims[:-1]), FLIPPED[norm], False) if len(dims) > 1 else out
 
 
 def _irfftn(name, input, s, dim, norm, conj=False):
@@ -334,3 +343,82 @@ def fftshift(input, dim=None):  # noqa: A002
 def ifftshift(input, dim=None):  # noqa: A002
     """The inverse of ``fftshift``."""
     return _shift(input, dim, -1)
+
+
+# --------------------------------------------------------------------------- out=
+
+# Each transform's name in its ``out=`` dtype error (the n-D ones share their kernel's) and
+# the dtypes its ``out`` takes: any complex one, any floating one (the real results), or
+# (a conjugate view: ``ifft`` of a real input, ``ihfft``) exactly the result's.
+_OUT = {"fft": ("fft", "complex"), "ifft": ("ifft", "complex"), "rfft": ("rfft", "complex"),
+        "irfft": ("irfft", "floating"), "hfft": ("hfft", "floating"),
+        "ihfft": ("ihfft", "complex"), "fft2": ("fftn", "complex"), "ifft2": ("fftn", "complex"),
+        "fftn": ("fftn", "complex"), "ifftn": ("fftn", "complex"),
+        "rfft2": ("rfftn", "complex"), "rfftn": ("rfftn", "complex"),
+        "irfft2": ("irfftn", "floating"), "irfftn": ("irfftn", "floating"),
+        "hfft2": ("hfftn", "floating"), "hfftn": ("hfftn", "floating"),
+        "ihfft2": ("ihfftn", "complex"), "ihfftn": ("ihfftn", "complex")}
+_ATEN = {"FftC2CBackward0": "_fft_c2c", "FftR2CBackward0": "_fft_r2c",
+         "FftC2RBackward0": "_fft_c2r"}
+
+
+def _aten_of(result):
+    """The ATen name of the transform that made ``result`` (for the autograd refusal)."""
+    node = result.grad_fn
+    for _ in range(2):  # the transform, or the conjugate just after it
+        if node is None:
+            break
+        name = _ATEN.get(type(node).__name__)
+        if name is not None:
+            return name
+        node = node.next_functions[0][0]
+    return "_fft_c2c"
+
+
+def _write_out(name, result, out):
+    """``result`` written into ``out`` with PyTorch's checks (see ``ember/_out.py``)."""
+    from ._out import _out_tensor, write_out
+    from ._out_rules import Rule
+    _out_tensor(f"fft_{name}", out)
+    label, accepts = _OUT[name]
+    dtype = out.dtype
+    if result.is_conj() and dtype is not result.dtype and dtype.is_complex:
+        # (a conjugate view, the inverse of a real input: its kernel takes its own dtype only)
+        raise RuntimeError(f"Found dtype {_scalar_name(dtype)} but expected "
+                           f"{_scalar_name(result.dtype)}")
+    if (dtype.category == 3) != (accepts != "floating") or dtype.category < 2:
+        kind = "a floating point" if accepts == "floating" else "a complex"
+        raise RuntimeError(f"{label} expects {kind} output tensor, but got {_scalar_name(dtype)}")
+    # A conjugate view is PyTorch's composite (its ``out`` joins the graph by a copy; PyTorch
+    # itself leaves a broken ``grad_fn=<NotImplemented>`` there); a transform refuses grad.
+    rule = Rule(aten=_aten_of(result), check="any", composite=result.is_conj())
+    return write_out(None, out, result.resolve_conj(), rule)
+
+
+def _with_out(fn):
+    def function(*args, out=None, **kwargs):
+        result = fn(*args, **kwargs)
+        return result if out is None else _write_out(fn.__name__, result, out)
+    functools.update_wrapper(function, fn)
+    return function
+
+
+def _freq_with_out(fn):
+    def function(*args, out=None, **kwargs):
+        if out is None:
+            return fn(*args, **kwargs)
+        from ._out import _out_tensor, factory_out
+        from ._out_rules import RULES
+        _out_tensor(f"fft_{fn.__name__}", out)
+        dtype = kwargs.pop("dtype", None)
+        return factory_out(RULES["arange"], out, dtype,  # (arange's, and its resize warning)
+                           lambda dt: fn(*args, dtype=dt, **kwargs))
+    functools.update_wrapper(function, fn)
+    return function
+
+
+for _name in _OUT:
+    globals()[_name] = _with_out(globals()[_name])
+fftfreq = _freq_with_out(fftfreq)
+rfftfreq = _freq_with_out(rfftfreq)
+del _name

@@ -95,6 +95,19 @@ ERRORS = {
     "dim_tuple": lambda L: L.fft.fft(L.ones(4), dim=(0,)),
     "fftfreq_int": lambda L: L.fft.fftfreq(4, dtype=L.int64),
     "shift_dim": lambda L: L.fft.fftshift(L.ones(3, 4), dim=5),
+    "fftfreq_complex": lambda L: L.fft.fftfreq(4, dtype=L.complex64),
+    "rfftn_complex": lambda L: L.fft.rfft2(L.ones(2, 2, dtype=L.complex64)),
+    "ihfftn_complex": lambda L: L.fft.ihfftn(L.ones(2, 2, dtype=L.complex64)),
+    "ihfftn_half": lambda L: L.fft.ihfftn(L.ones(2, 2, dtype=L.float16)),
+    "out_real_for_complex": lambda L: L.fft.fft(L.ones(4), out=L.empty(4)),
+    "out_complex_for_real": lambda L: L.fft.irfftn(L.ones(4, 4),
+                                                   out=L.empty(0, dtype=L.complex64)),
+    "out_exact_conjugate": lambda L: L.fft.ihfft(L.ones(4), out=L.empty(0, dtype=L.complex128)),
+    "out_requires_grad": lambda L: L.fft.rfft(L.ones(4, requires_grad=True),
+                                              out=L.empty(0, dtype=L.complex64)),
+    "out_requires_grad_c2r": lambda L: L.fft.hfft(
+        L.ones(4, dtype=L.complex64, requires_grad=True), out=L.empty(0)),
+    "out_not_tensor": lambda L: L.fft.fft(L.ones(4), out=3),
 }
 
 
@@ -185,3 +198,39 @@ def test_double_backward_and_forward_mode(torch):
 def test_submodule_import_path():
     import importlib
     assert importlib.import_module("ember.fft") is ember.fft
+
+
+OUT_FUNCTIONS = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2",
+                 "irfft2", "hfft2", "ihfft2", "fftn", "ifftn", "rfftn", "irfftn", "hfftn",
+                 "ihfftn"]
+
+
+def _warning(w):
+    """A warning's words, without the C++ location PyTorch appends to some."""
+    return str(w.message).split(" (Triggered internally")[0]
+
+
+def _out_results(L, name):
+    """``name(..., out=...)`` over input and out dtypes, empty and wrongly sized outs: what
+    comes back, or the error, and the warnings."""
+    import warnings
+    x = L.tensor(_data("float32", (4, 4)))
+    rows = []
+    for arg in ([4] if name.endswith("freq") else [x, x.to(L.complex64), x.double()]):
+        for dtype in ["float32", "float64", "complex64", "complex128", "int64", "float16"]:
+            for shape in [(0,), (3,)]:
+                out = L.empty(shape, dtype=getattr(L, dtype))
+                try:
+                    with warnings.catch_warnings(record=True) as caught:
+                        warnings.simplefilter("always")
+                        r = getattr(L.fft, name)(arg, out=out)
+                    rows.append((r is out, str(r.dtype), repr(r.resolve_conj()),
+                                 [_warning(w) for w in caught]))
+                except (RuntimeError, TypeError, NotImplementedError) as e:
+                    rows.append((type(e).__name__, str(e)))
+    return rows
+
+
+@pytest.mark.parametrize("name", OUT_FUNCTIONS + ["fftfreq", "rfftfreq"])
+def test_out_as_pytorch(torch, name):
+    assert _out_results(ember, name) == _out_results(torch, name)
