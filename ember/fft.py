@@ -15,6 +15,7 @@ The Hermitian transforms are the real ones around a conjugate, as PyTorch writes
 from __future__ import annotations
 
 import functools
+import math
 import numbers
 
 from . import _dtypes
@@ -144,8 +145,8 @@ def _resize_all(x, dims, sizes):
 def _c2c_or_r2c(x, dims, norm, forward):
     """The full transform of ``x``: complex to complex, or real to complex (an inverse one
     as the conjugate of the forward one with the normalisation swapped, as PyTorch does)."""
-    if x.dtype.is_complex:
-        return _c2c(x, tuple(dims), norm, forward)
+    if x.dtype.is_complex or not dims:  # (no dims: the input made complex, as in PyTorch)
+        return _c2c(_complex(x), tuple(dims), norm, forward)
     if forward:
         return _r2c(x, tuple(dims), norm, None)
     return _r2c(x, tuple(dims), FLIPPED[norm], None).conj()
@@ -306,10 +307,14 @@ def _freq(name, count, n, d, dtype, device, requires_grad):
     dtype = _dtypes.get_default_dtype() if dtype is None else dtype
     if dtype.category < 2:
         raise RuntimeError(f"{name} requires a floating point or complex dtype")
+    if count < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {count}: [{count}]")
     k = arange(count, dtype=dtype, device=device)
     if name == "fftfreq":
         k[(n + 1) // 2:] -= n  # the negative frequencies
-    out = k * (1.0 / (n * d))
+    spacing = n * d
+    # (PyTorch's 1 / (n * d) in C++ doubles: infinite for n * d == 0, so 0 * that is NaN)
+    out = k * (1.0 / spacing if spacing else math.copysign(math.inf, spacing))
     return out.requires_grad_() if requires_grad else out
 
 
@@ -323,7 +328,8 @@ def fftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=Fal
 def rfftfreq(n, d=1.0, *, dtype=None, layout=None, device=None, requires_grad=False):
     """The frequencies of ``rfft``'s bins: ``[0, 1, ..., n // 2] / (d * n)``."""
     n = _int("rfftfreq", "n", n)
-    return _freq("rfftfreq", n // 2 + 1, n, d, dtype, device, requires_grad)
+    half = -(-n // 2) if n < 0 else n // 2  # (C++'s division, rounding toward zero)
+    return _freq("rfftfreq", half + 1, n, d, dtype, device, requires_grad)
 
 
 def _shift(input, dim, sign):

@@ -255,3 +255,31 @@ def test_vmap_runs_the_transforms_on_the_whole_batch(torch, name):
         t = torch.func.vmap(VMAPPED[name](torch), in_dims=in_dims)(torch.tensor(x))
         _same(e, t, 1e-10, conj=False)  # (ember's vmap results drop the conjugate bit)
         assert sum(n for op, n in batching.fallbacks.items() if op.startswith("fft")) == before
+
+
+EDGES = {
+    "fftfreq_empty": lambda L: L.fft.fftfreq(0),
+    "fftfreq_negative": lambda L: L.fft.fftfreq(-1),
+    "fftfreq_zero_spacing": lambda L: L.fft.fftfreq(4, 0.0),
+    "fftfreq_negative_zero_spacing": lambda L: L.fft.fftfreq(3, -0.0),
+    "rfftfreq_minus_one": lambda L: L.fft.rfftfreq(-1),
+    "rfftfreq_minus_three": lambda L: L.fft.rfftfreq(-3),
+    "rfftfreq_zero": lambda L: L.fft.rfftfreq(0),
+    "shift_scalar": lambda L: L.fft.fftshift(L.tensor(1.0)),
+    "shift_list": lambda L: L.fft.ifftshift(L.arange(6.0).reshape(2, 3), dim=[0]),
+    "no_dims": lambda L: L.fft.fftn(L.ones(2, 2), dim=()),
+    "no_dims_scalar": lambda L: L.fft.fftn(L.tensor(2.0)),
+    "no_dims_grad_fn": lambda L: L.fft.ifftn(L.ones(2, requires_grad=True), dim=()).grad_fn.name(),
+    "irfft_n_one": lambda L: L.fft.irfft(L.ones(3), n=1),
+    "n_bool": lambda L: L.fft.fft(L.ones(3), n=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_edge_cases_as_pytorch(torch, name):
+    def outcome(lib):
+        try:
+            return repr(EDGES[name](lib))
+        except Exception as e:  # noqa: BLE001 - comparing whatever PyTorch raises
+            return type(e).__name__, str(e)
+    assert outcome(ember) == outcome(torch)
