@@ -272,6 +272,7 @@ EDGES = {
     "no_dims_grad_fn": lambda L: L.fft.ifftn(L.ones(2, requires_grad=True), dim=()).grad_fn.name(),
     "irfft_n_one": lambda L: L.fft.irfft(L.ones(3), n=1),
     "n_bool": lambda L: L.fft.fft(L.ones(3), n=True),
+    "list_input": lambda L: L.fft.fft([1.0, 2.0]),
 }
 
 

@@ -17,7 +17,8 @@ engine conjugates around them, see ``registry.py``):
   doubled; the DC bin (and the Nyquist bin of an even length) are not.
 
 All three are linear (over the reals), so their forward-mode tangents are the op applied to
-the tangents (``jvp="linear"``). vmap runs them per sample (``batching.loop``).
+the tangents (``jvp="linear"``). Under vmap their ``dim`` moves past the batch dims
+(``batching._MOVED``), so a batch is one transform.
 """
 from __future__ import annotations
 
