@@ -5,7 +5,8 @@ Every transform is one of three ops (``ember/ops/fft.py``: ``_fft_c2c``, ``_fft_
 requested lengths (``n``, ``s``) by ordinary differentiable ops, so gradients, double
 backward and forward-mode tangents follow PyTorch's. As in PyTorch: a float32 input gives
 complex64, float64 complex128; integer and bool inputs are made the default float dtype first;
-float16 and bfloat16 inputs are refused (PyTorch's CPU build refuses them too). ``norm`` is
+float16 and bfloat16 inputs are refused (PyTorch's CPU build refuses them too), except under
+autocast, which runs the transforms PyTorch lists for it in float32. ``norm`` is
 ``"backward"`` (the default: the inverse transforms divide by ``n``), ``"ortho"`` (both by
 ``sqrt(n)``) or ``"forward"`` (the forward transforms divide by ``n``).
 
@@ -20,6 +21,7 @@ import numbers
 
 from . import _dtypes
 from ._tensor import Tensor, _wrap_dim
+from .ops.autocast import autocast_op
 from .ops.fft import FLIPPED
 from .ops.fft import _fft_c2c as _c2c
 from .ops.fft import _fft_c2r as _c2r
@@ -152,6 +154,7 @@ def _c2c_or_r2c(x, dims, norm, forward):
     return _r2c(x, tuple(dims), FLIPPED[norm], None).conj()
 
 
+@autocast_op("fft_fft")
 def fft(input, n=None, dim=-1, norm=None):  # noqa: A002 - PyTorch's names
     """The discrete Fourier transform of ``input`` along ``dim``, cut or zero-padded to
     ``n`` points first."""
@@ -160,6 +163,7 @@ def fft(input, n=None, dim=-1, norm=None):  # noqa: A002 - PyTorch's names
     return _c2c_or_r2c(_resized(x, d, n), [d], _norm(norm), True)
 
 
+@autocast_op("fft_ifft")
 def ifft(input, n=None, dim=-1, norm=None):  # noqa: A002
     """The inverse of ``fft``: divided by ``n`` under the default ``norm``."""
     x = _floating("ifft", input)
@@ -167,6 +171,7 @@ def ifft(input, n=None, dim=-1, norm=None):  # noqa: A002
     return _c2c_or_r2c(_resized(x, d, n), [d], _norm(norm), False)
 
 
+@autocast_op("fft_rfft")
 def rfft(input, n=None, dim=-1, norm=None):  # noqa: A002
     """The ``n // 2 + 1`` non-negative frequencies of the transform of a real ``input``."""
     x = _floating("rfft", input, real=True)
@@ -179,6 +184,7 @@ def _irfft_length(name, x, n, d):
     return _points(2 * (x.shape[d] - 1) if n is None else _int(name, "n", n))
 
 
+@autocast_op("fft_irfft")
 def irfft(input, n=None, dim=-1, norm=None):  # noqa: A002
     """The real signal of ``n`` points whose ``rfft`` is ``input`` (the spectrum's missing
     half is the conjugate of the given one; the imaginary parts of its DC and Nyquist bins
@@ -189,6 +195,7 @@ def irfft(input, n=None, dim=-1, norm=None):  # noqa: A002
     return _c2r(_resized(x, d, n // 2 + 1), (d,), _norm(norm), n)
 
 
+@autocast_op("fft_hfft")
 def hfft(input, n=None, dim=-1, norm=None):  # noqa: A002
     """The (real) transform of a Hermitian-symmetric signal given by its first half: no
     scaling under the default ``norm``."""
@@ -198,6 +205,7 @@ def hfft(input, n=None, dim=-1, norm=None):  # noqa: A002
     return _c2r(_resized(x, d, n // 2 + 1).conj(), (d,), FLIPPED[_norm(norm)], n)
 
 
+@autocast_op("fft_ihfft")
 def ihfft(input, n=None, dim=-1, norm=None):  # noqa: A002
     """The inverse of ``hfft``: the first half of the (Hermitian) inverse transform of a real
     ``input``."""
@@ -206,6 +214,7 @@ def ihfft(input, n=None, dim=-1, norm=None):  # noqa: A002
     return _r2c(_resized(x, d, n), (d,), FLIPPED[_norm(norm)], n).conj()
 
 
+@autocast_op("fft_fftn")
 def fftn(input, s=None, dim=None, norm=None):  # noqa: A002
     """The transform over the dims ``dim`` (default: the last ``len(s)``, or all)."""
     x = _floating("fftn", input)
@@ -213,6 +222,7 @@ def fftn(input, s=None, dim=None, norm=None):  # noqa: A002
     return _c2c_or_r2c(_resize_all(x, dims, sizes), dims, _norm(norm), True)
 
 
+@autocast_op("fft_ifftn")
 def ifftn(input, s=None, dim=None, norm=None):  # noqa: A002
     """The inverse of ``fftn``."""
     x = _floating("ifftn", input)
@@ -247,11 +257,13 @@ def _irfftn(name, input, s, dim, norm, conj=False):
     return _c2r(x.conj() if conj else x, tuple(dims), norm, n)
 
 
+@autocast_op("fft_rfftn")
 def rfftn(input, s=None, dim=None, norm=None):  # noqa: A002
     """``fftn`` of a real input, the last of ``dim`` kept to its non-negative frequencies."""
     return _rfftn("rfftn", input, s, dim, _norm(norm))
 
 
+@autocast_op("fft_irfftn")
 def irfftn(input, s=None, dim=None, norm=None):  # noqa: A002
     """The inverse of ``rfftn``: a real result, its last transformed dim ``s[-1]`` long
     (default ``2 * (bins - 1)``)."""
@@ -269,21 +281,25 @@ def ihfftn(input, s=None, dim=None, norm=None):  # noqa: A002
     return _rfftn("ihfftn", input, s, dim, FLIPPED[_norm(norm)], conj=True)
 
 
+@autocast_op("fft_fft2")
 def fft2(input, s=None, dim=(-2, -1), norm=None):  # noqa: A002
     """``fftn`` over two dims (default: the last two)."""
     return fftn(input, s, dim, norm)
 
 
+@autocast_op("fft_ifft2")
 def ifft2(input, s=None, dim=(-2, -1), norm=None):  # noqa: A002
     """``ifftn`` over two dims."""
     return ifftn(input, s, dim, norm)
 
 
+@autocast_op("fft_rfft2")
 def rfft2(input, s=None, dim=(-2, -1), norm=None):  # noqa: A002
     """``rfftn`` over two dims."""
     return rfftn(input, s, dim, norm)
 
 
+@autocast_op("fft_irfft2")
 def irfft2(input, s=None, dim=(-2, -1), norm=None):  # noqa: A002
     """``irfftn`` over two dims."""
     return irfftn(input, s, dim, norm)

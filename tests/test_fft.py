@@ -284,3 +284,19 @@ def test_edge_cases_as_pytorch(torch, name):
         except Exception as e:  # noqa: BLE001 - comparing whatever PyTorch raises
             return type(e).__name__, str(e)
     assert outcome(ember) == outcome(torch)
+
+
+def test_autocast_runs_the_listed_transforms_in_float32(torch):
+    """PyTorch's CPU autocast lists fft..irfftn, hfft and ihfft as float32 ops: a bfloat16
+    input is transformed in float32; the unlisted ones (hfft2...) refuse it as outside."""
+    x = _data("float32", (2, 6))
+    for lib in (ember, torch):
+        b = lib.tensor(x).to(lib.bfloat16)
+        with lib.autocast("cpu"):
+            got = [lib.fft.fft(b), lib.fft.irfft(b, n=5), lib.fft.rfftn(b), lib.fft.ihfft(b)]
+            with pytest.raises(RuntimeError, match="^Unsupported dtype BFloat16$"):
+                lib.fft.hfft2(b)
+        if lib is ember:
+            mine = got
+    for e, t in zip(mine, got):
+        _same(e, t, 1e-5)
