@@ -18,6 +18,7 @@ from . import (  # noqa: F401
     cuda,
     distributed,  # torch.distributed: not implemented yet (is_available() is False)
     distributions,  # torch.distributions: Distribution, Categorical, Normal, MultivariateNormal
+    fft,  # the torch.fft namespace
     func,  # the torch.func namespace: function transforms
     linalg,  # the torch.linalg namespace
     nn,

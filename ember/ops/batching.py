@@ -716,7 +716,7 @@ _MOVED = {"view", "unsafe_view", "unsqueeze", "squeeze", "permute", "transpose",
           "var", "std", "var_mean", "std_mean", "logsumexp", "softmax", "log_softmax",
           "linalg_vector_norm", "count_nonzero", "all", "any", "cumsum", "cumprod", "sort",
           "argsort", "topk", "kthvalue", "median", "mode", "cummax", "cummin", "diagonal",
-          "diag_embed", "index_add_zeros"}
+          "diag_embed", "index_add_zeros", "fft_c2c", "fft_r2c", "fft_c2r"}
 _UNCHANGED = {"fill", "zero", "tril", "triu", "linalg_inv_ex", "linalg_det", "linalg_slogdet",
               "linalg_cholesky_ex", "linalg_qr", "linalg_eigh", "linalg_svd", "linalg_pinv"}
 _MATMUL = {"mm", "bmm", "mv", "dot", "vdot", "addmm", "addmv", "baddbmm", "addr"}
