@@ -26,8 +26,8 @@ class memory_format:
     def __repr__(self):
         return "torch." + self._name
 
-    def __reduce__(self):  # pickled by name, as a module constant
-        return self._name
+    def __reduce__(self):  # pickled by name: unpickling gives back the same constant
+        return _by_name, (self._name,)
 
 
 memory_format.__module__ = "torch"
@@ -36,6 +36,13 @@ contiguous_format = memory_format._make("contiguous_format")
 preserve_format = memory_format._make("preserve_format")
 channels_last = memory_format._make("channels_last")
 channels_last_3d = memory_format._make("channels_last_3d")
+_BY_NAME = {f._name: f for f in (contiguous_format, preserve_format, channels_last,
+                                 channels_last_3d)}
+
+
+def _by_name(name):
+    return _BY_NAME[name]
+
 
 # the axis order of each channels-last layout, outermost first
 _ORDER = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)}

@@ -299,10 +299,18 @@ _to_device.defvjp(lambda xp, g, ans, input, device, source:
                   g.to(source) if isinstance(g, Tensor) else _device.move(g, source))
 
 Tensor.to = _to
-Tensor.cpu = lambda self: _to(self, "cpu")
-Tensor.cuda = lambda self, device=None, non_blocking=False: _to(
+
+
+def _cpu(self, *args, memory_format=None):
+    if args:
+        raise TypeError(f"cpu() takes 0 positional arguments but {len(args)} was given")
+    return _to(self, "cpu", memory_format=memory_format)
+
+
+Tensor.cpu = _cpu
+Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: _to(
     self, "cuda" if device is None else _device.device("cuda", device)
-    if isinstance(device, int) else device)
+    if isinstance(device, int) else device, memory_format=memory_format)
 
 
 def _caster(dtype):
