@@ -119,6 +119,36 @@ def test_assert_close_refuses_torch_tensors(torch):
         ember.testing.assert_close(torch.tensor([1.]), ember.tensor([1.]))
 
 
+ALLCLOSE = {
+    "close": lambda T: ((T.tensor([1., 2.]), T.tensor([1., 2.5])), {}),
+    "list-equal": lambda T: ((T.tensor([1., 2.]), [1., 2.]), {}),
+    "list-differs": lambda T: ((T.tensor([1., 2.]), [1., 2.5]), {}),
+    "dtypes-differ": lambda T: ((T.tensor([1., 2.]), T.tensor([1., 2.], dtype=T.float64)), {}),
+    "within-float32": lambda T: ((T.tensor([1., 2.]), T.tensor([1., 2.0001])), {}),
+    "nan": lambda T: ((T.tensor([math.nan]), T.tensor([math.nan])), {}),
+    "msg": lambda T: ((T.tensor([1., 2.]), T.tensor([1., 2.5])), {"msg": "hi"}),
+    "rtol-only": lambda T: ((T.tensor([1., 2.]), T.tensor([1., 2.5])), {"rtol": 0.1}),
+    "shape": lambda T: ((T.tensor([1., 2.]), 2.0), {}),
+    "int-vs-float": lambda T: ((T.tensor([1, 2]), T.tensor([1., 2.])), {}),
+    "float16": lambda T: ((T.tensor([1.], dtype=T.float16), T.tensor([1.001], dtype=T.float16)),
+                          {}),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ALLCLOSE))
+def test_assert_allclose_matches_pytorch(torch, case):
+    outcomes = []
+    for T in (ember, torch):
+        args, kwargs = ALLCLOSE[case](T)
+        with pytest.warns(FutureWarning, match="assert_allclose.*deprecated since 1.12"):
+            try:
+                T.testing.assert_allclose(*args, **kwargs)
+                outcomes.append(None)
+            except Exception as e:
+                outcomes.append((type(e).__name__, str(e)))
+    assert outcomes[0] == outcomes[1]
+
+
 # ---------------------------------------------------------------------------- make_tensor
 
 MAKE = {

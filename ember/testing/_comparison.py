@@ -20,7 +20,7 @@ import numpy as np
 from .. import _dtypes
 from .._tensor import Tensor
 
-__all__ = ["assert_close"]
+__all__ = ["assert_close", "assert_allclose"]
 
 _TOLERANCES = {"float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5), "float32": (1.3e-6, 1e-5),
                "float64": (1e-7, 1e-7), "complex32": (1e-3, 1e-5), "complex64": (1.3e-6, 1e-5),
@@ -292,3 +292,31 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
             pair.compare()
     except _Failure as failure:
         raise failure.to_error(msg) from None
+
+
+_ALLCLOSE_TOLERANCES = {"float16": (1e-3, 1e-3), "float32": (1e-4, 1e-5),
+                        "float64": (1e-5, 1e-8)}
+
+
+def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=""):
+    """PyTorch's deprecated older check (warns as PyTorch does): non-tensors become tensors
+    (``expected`` in ``actual``'s dtype), dtypes may differ, NaNs are equal by default, and the
+    default tolerances are its own: float16 1e-3 / 1e-3, float32 1e-4 / 1e-5, float64 1e-5 /
+    1e-8, otherwise exact (the looser of the two inputs')."""
+    import warnings
+
+    from .. import tensor
+    warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be "
+                  "removed in a future release. Please use `torch.testing.assert_close()` "
+                  "instead. You can find detailed upgrade instructions in "
+                  "https://github.com/pytorch/pytorch/issues/61844.", FutureWarning,
+                  stacklevel=2)
+    if not isinstance(actual, Tensor):
+        actual = tensor(actual)
+    if not isinstance(expected, Tensor):
+        expected = tensor(expected, dtype=actual.dtype)
+    if rtol is None and atol is None:
+        pairs = [_ALLCLOSE_TOLERANCES.get(t.dtype.name, (0.0, 0.0)) for t in (actual, expected)]
+        rtol, atol = max(r for r, _ in pairs), max(a for _, a in pairs)
+    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_device=True, check_dtype=False, check_stride=False, msg=msg or None)
