@@ -268,6 +268,8 @@ def _like(maker, input, dtype, device, requires_grad, name=None, memory_format=N
                 device=device or input.device, requires_grad=requires_grad)
     if not levels:  # (a fresh leaf: its array may be swapped for one laid out otherwise)
         out._data = _memory_format.like(input._data, out._data, fmt)
+    else:  # PyTorch checks a channels-last format against the batched tensor's rank
+        _memory_format.check_rank(input._data.ndim, fmt)
     if levels:
         from .ops import batching
         out = batching.wrap(out, levels)

@@ -44,6 +44,10 @@ def _by_name(name):
     return _BY_NAME[name]
 
 
+# the names PyTorch's C++ messages use
+CPP_NAMES = {contiguous_format: "Contiguous", preserve_format: "Preserve",
+             channels_last: "ChannelsLast", channels_last_3d: "ChannelsLast3d"}
+
 # the axis order of each channels-last layout, outermost first
 _ORDER = {channels_last: (0, 2, 3, 1), channels_last_3d: (0, 2, 3, 4, 1)}
 

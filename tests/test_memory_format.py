@@ -174,3 +174,28 @@ def test_record_stream_refuses_non_streams_like_pytorch(torch):
                 T.zeros(2).record_stream(*args)
             outcomes.append((type(info.value).__name__, str(info.value)))
         assert outcomes[0] == outcomes[1]
+
+
+VMAP = {
+    "contiguous-cl": lambda T, t: t.contiguous(memory_format=T.channels_last),
+    "clone-cl": lambda T, t: t.clone(memory_format=T.channels_last),
+    "clone-contiguous": lambda T, t: t.clone(memory_format=T.contiguous_format),
+    "clone": lambda T, t: t.clone(),
+    "contiguous": lambda T, t: t.contiguous(),
+    "zeros_like-cl": lambda T, t: T.zeros_like(t, memory_format=T.channels_last),
+    "is_contiguous-cl": lambda T, t: T.full((), float(t.is_contiguous(
+        memory_format=T.channels_last))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VMAP))
+def test_memory_formats_inside_vmap_match_pytorch(torch, case):
+    """PyTorch refuses channels-last layouts inside vmap; the other formats give values."""
+    x = np.arange(360.).reshape(3, 2, 3, 4, 5)
+    outcomes = []
+    for T in (ember, torch):
+        try:
+            outcomes.append(T.vmap(lambda t: VMAP[case](T, t))(T.tensor(x)).tolist())
+        except Exception as e:
+            outcomes.append((type(e).__name__, str(e)))
+    assert outcomes[0] == outcomes[1]

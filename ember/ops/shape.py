@@ -231,6 +231,11 @@ def clone(input, *, memory_format=None):
     """A copy that stays in the graph (``CloneBackward0``), laid out as ``memory_format``
     asks; the default ``preserve_format`` keeps ``input``'s stride order."""
     fmt = _memory_format.check(memory_format, "clone")
+    if getattr(input, "_levels", None) and fmt not in (_memory_format.preserve_format,
+                                                       _memory_format.contiguous_format):
+        raise RuntimeError("NYI: Tensor.clone(memory_format) inside vmap is only supported with "
+                           "memory_format torch.preserve_format or torch.contiguous_format (got "
+                           f"{_memory_format.CPP_NAMES[fmt]})")
     if input._data.flags.c_contiguous and fmt in (_memory_format.preserve_format,
                                                   _memory_format.contiguous_format):
         return _clone(input)
@@ -254,7 +259,7 @@ def contiguous(input, *args, memory_format=None):
     if fmt is _memory_format.preserve_format:
         fmt = _memory_format.contiguous_format
     _memory_format.check_rank(input.ndim, fmt)
-    return input if _memory_format.is_contiguous(input._data, fmt) else _clone_as(input, fmt)
+    return input if input.is_contiguous(memory_format=fmt) else _clone_as(input, fmt)
 
 
 # --------------------------------------------------------------------------- (un)squeeze
