@@ -24,6 +24,7 @@ from . import (  # noqa: F401
     nn,
     optim,
     random,  # the torch.random namespace: seeds, states, fork_rng
+    testing,  # torch.testing: assert_close, make_tensor
     utils,
     version,  # torch.version
     viz,  # ember's own: pictures of the backward graph
@@ -91,6 +92,13 @@ from ._dtypes import (
 from ._dtypes import result_type as _result_type
 from ._factories import *  # noqa: F403  (logspace, asarray, range, the windows...)
 from ._inplace_functions import *  # noqa: F403  (torch.exp_(x) is x.exp_())
+from ._memory_format import (
+    channels_last,
+    channels_last_3d,
+    contiguous_format,
+    memory_format,
+    preserve_format,
+)
 from ._out import add_out as _add_out
 from ._printing import get_printoptions, printoptions, set_printoptions
 from ._random import (

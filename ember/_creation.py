@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from . import _device, _dtypes, _errors, _random, _random_signatures
+from . import _device, _dtypes, _errors, _memory_format, _random, _random_signatures
 from ._tensor import Tensor
 from .ops.registry import vmap_state as _vmap
 
@@ -190,7 +190,13 @@ def ones(*args, size=None, dtype=None, device=None, requires_grad=False, layout=
 
 def empty(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
           memory_format=None, pin_memory=False):
-    return _filled(np.empty, args, dtype, device, requires_grad, size)
+    fmt = _memory_format.check(memory_format, "empty", _memory_format.contiguous_format)
+    if fmt is _memory_format.preserve_format:
+        raise RuntimeError("unsupported memory format Preserve")
+    out = _filled(np.empty, args, dtype, device, requires_grad, size)
+    if fmt is not _memory_format.contiguous_format:
+        out._data = _memory_format.relayout(out._data, fmt)
+    return out
 
 
 # C++ type names in PyTorch's "cannot be converted" errors
@@ -248,15 +254,22 @@ def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
     return _finish(arr, dtype, device, requires_grad)
 
 
-def _like(maker, input, dtype, device, requires_grad, name=None):
+def _like(maker, input, dtype, device, requires_grad, name=None, memory_format=None):
+    """``maker`` called with ``input``'s shape, dtype and device (unless given), laid out as
+    ``memory_format`` asks (``preserve_format``: in ``input``'s stride order)."""
     name = name or maker.__name__ + "_like"
     if not isinstance(input, Tensor):
         raise TypeError(f"{name}(): argument 'input' (position 1) must be Tensor, not "
                         f"{_type_name(input)}")
     dtype = as_dtype(dtype, name)
+    fmt = _memory_format.check(memory_format, name)
     levels = getattr(input, "_levels", None)  # inside vmap: one per sample, as PyTorch
     out = maker(input._data.shape if levels else input.shape, dtype=dtype or input.dtype,
                 device=device or input.device, requires_grad=requires_grad)
+    if not levels:  # (a fresh leaf: its array may be swapped for one laid out otherwise)
+        out._data = _memory_format.like(input._data, out._data, fmt)
+    else:  # PyTorch checks a channels-last format against the batched tensor's rank
+        _memory_format.check_rank(input._data.ndim, fmt)
     if levels:
         from .ops import batching
         out = batching.wrap(out, levels)
@@ -264,21 +277,21 @@ def _like(maker, input, dtype, device, requires_grad, name=None):
 
 
 def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(zeros, input, dtype, device, requires_grad)
+    return _like(zeros, input, dtype, device, requires_grad, memory_format=memory_format)
 
 
 def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(ones, input, dtype, device, requires_grad)
+    return _like(ones, input, dtype, device, requires_grad, memory_format=memory_format)
 
 
 def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
-    return _like(empty, input, dtype, device, requires_grad)
+    return _like(empty, input, dtype, device, requires_grad, memory_format=memory_format)
 
 
 def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
               memory_format=None):
     return _like(lambda shape, **kw: full(shape, fill_value, **kw), input, dtype, device,
-                 requires_grad, "full_like")
+                 requires_grad, "full_like", memory_format)
 
 
 def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
@@ -515,7 +528,7 @@ def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=F
     """``rand`` of ``input``'s shape (and dtype and device, unless given)."""
     _check_generator(generator, "rand_like", (input,))
     return _like(lambda shape, **kw: rand(shape, generator=generator, **kw), input, dtype,
-                 device, requires_grad, "rand_like")
+                 device, requires_grad, "rand_like", memory_format)
 
 
 def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
@@ -523,7 +536,7 @@ def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=
     """``randn`` of ``input``'s shape (and dtype and device, unless given)."""
     _check_generator(generator, "randn_like", (input,))
     return _like(lambda shape, **kw: randn(shape, generator=generator, **kw), input, dtype,
-                 device, requires_grad, "randn_like")
+                 device, requires_grad, "randn_like", memory_format)
 
 
 def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, device=None,
@@ -549,7 +562,7 @@ def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, 
         raise _random_signatures.invalid("randint_like", (input,) + args, keywords)
     _check_generator(generator, "randint_like", (input,) + args, keywords)
     return _like(lambda shape, **kw: randint(*bounds, shape, generator=generator, **kw),
-                 input, dtype, device, requires_grad, "randint_like")
+                 input, dtype, device, requires_grad, "randint_like", memory_format)
 
 
 # --------------------------------------------------------------------------- legacy types

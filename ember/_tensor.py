@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from . import _device, _dtypes, _errors, _xp, autograd
+from . import _device, _dtypes, _errors, _memory_format, _xp, autograd
 from .autograd import anomaly_mode, engine, forward_ad, grad_mode
 from .autograd.graph import NO_ACCUMULATOR
 from .autograd.views import fresh
@@ -199,6 +199,9 @@ class Tensor:
 
     # ember has only dense, CPU/CUDA, unquantized tensors
     is_sparse = is_quantized = is_meta = False
+    # nor tensors of PyTorch's other backends and layouts
+    is_xpu = is_mps = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = False
+    is_mkldnn = is_nested = is_sparse_csr = False
 
     def storage_offset(self):
         """Where this tensor starts in its storage, in elements (nonzero for views)."""
@@ -211,8 +214,13 @@ class Tensor:
         return (data.__array_interface__["data"][0] -
                 root.__array_interface__["data"][0]) // data.itemsize
 
-    def is_contiguous(self, memory_format=None):
-        return bool(self._data.flags.c_contiguous)
+    def is_contiguous(self, *args, memory_format=None):
+        """Whether the array is laid out densely in ``memory_format``'s order (default
+        row-major); see ``ember._memory_format``."""
+        if args:
+            raise TypeError(f"is_contiguous() takes 0 positional arguments but {len(args)} "
+                            "was given")
+        return _memory_format.is_contiguous(self._data, memory_format)
 
     def stride(self, dim=None):
         data = self._data

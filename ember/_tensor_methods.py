@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from . import _creation, _device, _dtypes, _random
+from . import _creation, _device, _dtypes, _memory_format, _random
 from ._tensor import Tensor, _dtype_word
 from .ops import (
     complex_views,
@@ -255,6 +255,7 @@ def _to(self, *args, **kwargs):
     dtype = kwargs.pop("dtype", None)
     device = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
+    fmt = _memory_format.check(kwargs.pop("memory_format", None), "to")
     for a in args:
         if isinstance(a, _dtypes.dtype) or any(a is t for t in (bool, int, float, complex)):
             dtype = a  # (Python's types stand for PyTorch's dtypes, as in ``torch.zeros``)
@@ -269,7 +270,20 @@ def _to(self, *args, **kwargs):
         dev = _device.canonical(device)
         if dev != out.device:
             out = _move(out, dev)
+    if fmt is not _memory_format.preserve_format:
+        # PyTorch copies into ``fmt`` unless the result already reads as laid out that way
+        _memory_format.check_rank(out.ndim, fmt)
+        if _memory_format.suggest(out._data) is not fmt:
+            out = _to_layout(out, fmt)
     return out
+
+
+@defop("to_copy", n_in=1, jvp="linear")
+def _to_layout(xp, input, fmt):
+    return _memory_format.relayout(input, fmt)
+
+
+_to_layout.defvjp(lambda xp, g, ans, input, fmt: g)
 
 
 def _move(t, dev):
@@ -285,15 +299,23 @@ _to_device.defvjp(lambda xp, g, ans, input, device, source:
                   g.to(source) if isinstance(g, Tensor) else _device.move(g, source))
 
 Tensor.to = _to
-Tensor.cpu = lambda self: _to(self, "cpu")
-Tensor.cuda = lambda self, device=None, non_blocking=False: _to(
+
+
+def _cpu(self, *args, memory_format=None):
+    if args:
+        raise TypeError(f"cpu() takes 0 positional arguments but {len(args)} was given")
+    return _to(self, "cpu", memory_format=memory_format)
+
+
+Tensor.cpu = _cpu
+Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: _to(
     self, "cuda" if device is None else _device.device("cuda", device)
-    if isinstance(device, int) else device)
+    if isinstance(device, int) else device, memory_format=memory_format)
 
 
 def _caster(dtype):
     def cast(self, memory_format=None):
-        return shape.to_dtype(self, dtype)
+        return _to(shape.to_dtype(self, dtype), memory_format=memory_format)
     cast.__name__ = dtype.name
     return cast
 
@@ -553,3 +575,25 @@ from . import _shared_memory  # noqa: E402  (share_memory_ / is_shared: see its 
 
 Tensor.share_memory_ = _shared_memory.share_memory_
 Tensor.is_shared = _shared_memory.is_shared
+
+
+def _record_stream(self, *args):
+    """Tell the allocator that ``stream`` uses this CUDA tensor. PyTorch defers freeing the
+    memory until the stream's queued work is done; CuPy's pool has no such hook, so ember
+    waits for the stream here instead (safe, if slower). A CPU tensor has no stream to wait
+    on: PyTorch has no CPU kernel for this op."""
+    from .cuda.streams import Stream
+    if len(args) != 1:
+        raise TypeError('record_stream() missing 1 required positional arguments: "s"' if not args
+                        else f"record_stream() takes 1 positional argument but {len(args)} were "
+                        "given")
+    stream = args[0]
+    if not isinstance(stream, Stream):
+        raise RuntimeError("unknown parameter type")
+    if self.is_cpu:
+        raise NotImplementedError("Could not run 'aten::record_stream' with arguments from the "
+                                  "'CPU' backend.")
+    stream.synchronize()
+
+
+Tensor.record_stream = _record_stream

@@ -31,16 +31,17 @@ def _outputs(func, inputs):
 def _numerical(func, inputs, idx, out_i, eps):
     """d(output out_i)/d(input idx) by central differences, as a (n_in, n_out) matrix."""
     x = inputs[idx]
-    flat = x._data.reshape(-1)  # a view: writes go into the input's storage
+    data = x._data  # written in place (by index: any strides, e.g. channels_last)
     n_out = _outputs(func, inputs)[out_i].numel()
-    jac = np.zeros((flat.size, n_out))
-    for k in range(flat.size):
-        orig = flat[k].copy()
-        flat[k] = orig + eps
+    jac = np.zeros((data.size, n_out))
+    for k in range(data.size):
+        at = np.unravel_index(k, data.shape)
+        orig = data[at].copy()
+        data[at] = orig + eps
         plus = np.array(_outputs(func, inputs)[out_i]._data, dtype=np.float64).ravel()
-        flat[k] = orig - eps
+        data[at] = orig - eps
         minus = np.array(_outputs(func, inputs)[out_i]._data, dtype=np.float64).ravel()
-        flat[k] = orig
+        data[at] = orig
         jac[k] = (plus - minus) / (2 * eps)
     return jac
 
@@ -56,7 +57,7 @@ def _analytical(func, inputs, idx_list, out_i):
         return jacs
     for j in range(out.numel()):
         v = zeros_like(out)
-        v._data.reshape(-1)[j] = 1
+        v._data[np.unravel_index(j, v.shape)] = 1  # (v has out's strides)
         grads = autograd_grad(out, [inputs[i] for i in idx_list], v, retain_graph=True,
                               allow_unused=True)
         for jac, g in zip(jacs, grads):
@@ -75,7 +76,7 @@ def _forward_analytical(func, inputs, idx_list, out_i):
         jac = np.zeros((x.numel(), _outputs(func, inputs)[out_i].numel()))
         for k in range(x.numel()):
             tangent = zeros_like(x).detach()
-            tangent._data.reshape(-1)[k] = 1
+            tangent._data[np.unravel_index(k, x.shape)] = 1
             with forward_ad.dual_level():
                 args = list(inputs)
                 args[i] = forward_ad.make_dual(x, tangent)

@@ -328,6 +328,7 @@ class Module:
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
+        memory_format = kwargs.pop("memory_format", None)
         for a in args:
             if isinstance(a, Tensor):
                 device, dtype = a.device, a.dtype
@@ -347,6 +348,8 @@ class Module:
                 kw["device"] = device
             if dtype is not None and (t.is_floating_point() or t.is_complex()):
                 kw["dtype"] = dtype
+            if memory_format is not None and t.dim() in (4, 5):  # PyTorch's rule: 4-d, 5-d
+                kw["memory_format"] = memory_format
             return t.to(**kw) if kw else t
 
         return self._apply(convert)

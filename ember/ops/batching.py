@@ -47,7 +47,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from .. import _dtypes, _errors
+from .. import _dtypes, _errors, _memory_format
 from .._tensor import Size, Tensor, _wrap_dim
 from ..autograd.graph import gradient_edge
 from . import registry
@@ -106,6 +106,9 @@ class BatchedTensor(Tensor):
         return st if dim is None else st[_wrap_dim(dim, len(st))]
 
     def is_contiguous(self, memory_format=None):
+        if memory_format is not None and memory_format is not _memory_format.contiguous_format:
+            raise RuntimeError("NYI: querying is_contiguous inside of vmap for memory_format "
+                               "other than torch.contiguous_format")
         return self._value.stride()[len(self._levels):] == _contiguous_strides(self.shape)
 
     # ------------------------------------------------------------------ no values per sample

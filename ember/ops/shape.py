@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import _broadcast, _dtypes, _errors, _xp
+from .. import _broadcast, _dtypes, _errors, _memory_format, _xp
 from .._creation import tril_indices, triu_indices
 from .._tensor import Size, Tensor, _wrap_dim
 from ..autograd import forward_ad
@@ -228,12 +228,38 @@ def unflatten(input, dim, sizes):
 
 
 def clone(input, *, memory_format=None):
-    """A copy that stays in the graph (``CloneBackward0``)."""
-    return _clone(input)
+    """A copy that stays in the graph (``CloneBackward0``), laid out as ``memory_format``
+    asks; the default ``preserve_format`` keeps ``input``'s stride order."""
+    fmt = _memory_format.check(memory_format, "clone")
+    if getattr(input, "_levels", None) and fmt not in (_memory_format.preserve_format,
+                                                       _memory_format.contiguous_format):
+        raise RuntimeError("NYI: Tensor.clone(memory_format) inside vmap is only supported with "
+                           "memory_format torch.preserve_format or torch.contiguous_format (got "
+                           f"{_memory_format.CPP_NAMES[fmt]})")
+    if input._data.flags.c_contiguous and fmt in (_memory_format.preserve_format,
+                                                  _memory_format.contiguous_format):
+        return _clone(input)
+    return _clone_as(input, fmt)
 
 
-def contiguous(input, memory_format=None):
-    return input if input._data.flags.c_contiguous else _clone(input)
+@defop("clone", n_in=1, jvp="linear")
+def _clone_as(xp, input, fmt):
+    return _memory_format.relayout(input, fmt)
+
+
+_clone_as.defvjp(lambda xp, g, ans, input, fmt: g)
+
+
+def contiguous(input, *args, memory_format=None):
+    """``input`` itself when it is laid out as ``memory_format`` (default
+    ``contiguous_format``) asks, otherwise such a copy."""
+    if args:
+        raise TypeError(f"contiguous() takes 0 positional arguments but {len(args)} was given")
+    fmt = _memory_format.check(memory_format, "contiguous", _memory_format.contiguous_format)
+    if fmt is _memory_format.preserve_format:
+        fmt = _memory_format.contiguous_format
+    _memory_format.check_rank(input.ndim, fmt)
+    return input if input.is_contiguous(memory_format=fmt) else _clone_as(input, fmt)
 
 
 # --------------------------------------------------------------------------- (un)squeeze
