@@ -399,7 +399,22 @@ def rand(*args, size=None, generator=None, dtype=None, device=None, requires_gra
     _check_generator(generator, "rand", args, {"size": size})
     shape = _size(args, "rand", size)
     dtype = _sampled_dtype(dtype, "rand", "check_uniform_bounds")
-    return _drawn(lambda rng, s: rng.random(s), shape, generator, dtype, device, requires_grad)
+    digits = _MANTISSA_BITS.get(dtype.to_real().name, 53)
+    return _drawn(lambda rng, s: unit_uniform(rng, s, digits), shape, generator, dtype, device,
+                  requires_grad)
+
+
+# Significand bits (with the implicit one) of each floating dtype: a uniform draw on [0, 1)
+# in steps of 2**-bits is exact in the dtype, so rounding can never reach 1.
+_MANTISSA_BITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+
+
+def unit_uniform(rng, shape, digits=53):
+    """Uniform samples on [0, 1) that stay below 1 in a dtype with ``digits`` significand bits
+    (a float64 draw rounded to float16 can round up to 1.0; PyTorch's never reaches it)."""
+    if digits >= 53:
+        return rng.random(shape)
+    return rng.integers(0, 1 << digits, size=shape) * (1.0 / (1 << digits))
 
 
 def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,

@@ -276,3 +276,14 @@ def test_gradcheck_checks_forward_mode_when_asked():
         with pytest.raises(AssertionError, match="^Expected at least one of check_forward_ad or "
                                                  "check_backward_ad to be True$"):
             lib.autograd.gradcheck(right, (x,), check_backward_ad=False)
+
+
+def test_gradcheck_refuses_complex_rather_than_dropping_imaginary_parts():
+    """Its finite differences are real: a complex input or output is refused, not checked on
+    its real part alone (which passed wrong gradients before)."""
+    z = ember.tensor([1 + 2j, 3 - 1j], dtype=ember.complex128, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="does not check complex"):
+        ember.autograd.gradcheck(lambda z: z * z, (z,))
+    x = ember.tensor([0.5, 1.5], dtype=ember.float64, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="does not check complex"):
+        ember.autograd.gradcheck(lambda x: ember.complex(x, x), (x,))

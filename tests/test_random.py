@@ -363,3 +363,16 @@ def test_cuda_random_functions_without_a_gpu_like_pytorch(torch, name):
     state = ember.get_rng_state()
     same_as_torch(torch, CUDA_RANDOM[name])
     assert ember.equal(ember.get_rng_state(), state)  # the CPU generator is left alone
+
+
+@pytest.mark.parametrize("name, top", [("float16", 1 - 2.0 ** -11), ("bfloat16", 1 - 2.0 ** -8),
+                                       ("float32", 1 - 2.0 ** -24)])
+def test_rand_stays_below_one_in_low_precision(name, top):
+    """[0, 1) in the dtype itself: a float64 draw rounded to float16 reached 1.0 (PyTorch's
+    never does); the draws are multiples of 2**-bits, so the largest is 1 - 2**-bits."""
+    if name == "bfloat16":
+        pytest.importorskip("ml_dtypes")
+    ember.manual_seed(0)
+    x = ember.rand(2 * 10 ** 6, dtype=getattr(ember, name)).float()
+    assert x.max().item() <= top < 1.0 and x.min().item() >= 0.0
+    assert abs(x.mean().item() - top / 2) < 2e-3
