@@ -605,15 +605,14 @@ def _legacy(name, dtype):
                                   "__doc__": f"Legacy constructor for {dtype!r} tensors."})
 
 
-FloatTensor = _legacy("FloatTensor", _dtypes.float32)
-DoubleTensor = _legacy("DoubleTensor", _dtypes.float64)
-HalfTensor = _legacy("HalfTensor", _dtypes.float16)
-LongTensor = _legacy("LongTensor", _dtypes.int64)
-IntTensor = _legacy("IntTensor", _dtypes.int32)
-ShortTensor = _legacy("ShortTensor", _dtypes.int16)
-CharTensor = _legacy("CharTensor", _dtypes.int8)
-ByteTensor = _legacy("ByteTensor", _dtypes.uint8)
-BoolTensor = _legacy("BoolTensor", _dtypes.bool)
+# The legacy tensor types and their dtypes (``torch.cuda`` has the same names, for CUDA).
+LEGACY_TYPES = (("FloatTensor", _dtypes.float32), ("DoubleTensor", _dtypes.float64),
+                ("HalfTensor", _dtypes.float16), ("LongTensor", _dtypes.int64),
+                ("IntTensor", _dtypes.int32), ("ShortTensor", _dtypes.int16),
+                ("CharTensor", _dtypes.int8), ("ByteTensor", _dtypes.uint8),
+                ("BoolTensor", _dtypes.bool))
+FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, \
+    ByteTensor, BoolTensor = (_legacy(name, dtype) for name, dtype in LEGACY_TYPES)
 
 
 def _triangle_indices(name, upper, row, col, offset, dtype, device, requires_grad):

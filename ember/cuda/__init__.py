@@ -6,7 +6,7 @@ build of PyTorch 2.13: the seeding functions and memory counters are silent no-o
 lazy, counts are 0), and the functions that need a device raise PyTorch's
 ``AssertionError("Torch not compiled with CUDA enabled")``, or its other error where it has one.
 """
-from .. import _device, _dtypes
+from .. import _device
 from . import memory, nvtx, random, streams
 from ._common import cupy, device_index, require
 from .memory import (
@@ -248,14 +248,9 @@ def _legacy(name, dtype):
                                       "__doc__": f"Legacy CUDA {dtype!r} tensor type."})
 
 
-FloatTensor = _legacy("FloatTensor", _dtypes.float32)
-DoubleTensor = _legacy("DoubleTensor", _dtypes.float64)
-HalfTensor = _legacy("HalfTensor", _dtypes.float16)
-LongTensor = _legacy("LongTensor", _dtypes.int64)
-IntTensor = _legacy("IntTensor", _dtypes.int32)
-ShortTensor = _legacy("ShortTensor", _dtypes.int16)
-CharTensor = _legacy("CharTensor", _dtypes.int8)
-ByteTensor = _legacy("ByteTensor", _dtypes.uint8)
-BoolTensor = _legacy("BoolTensor", _dtypes.bool)
+from .._creation import LEGACY_TYPES  # noqa: E402  (the CPU types' names and dtypes)
+
+FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, \
+    ByteTensor, BoolTensor = (_legacy(name, dtype) for name, dtype in LEGACY_TYPES)
 
 from . import amp  # noqa: E402,F401  (torch.cuda.amp)
