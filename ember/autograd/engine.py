@@ -221,7 +221,8 @@ def _unshared(g):
     C-contiguous view of all of a base array that nothing else holds (``W.t()``'s gradient,
     transposed back).
     """
-    if not g.flags.writeable or sys.getrefcount(g) > _UNSHARED_REFS:
+    # (CuPy's flags have no ``writeable``: its arrays always are)
+    if not getattr(g.flags, "writeable", True) or sys.getrefcount(g) > _UNSHARED_REFS:
         return False
     base = g.base
     if base is None:

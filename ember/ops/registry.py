@@ -858,6 +858,8 @@ class _UnaryOp(Op):
             return Op.__call__(self, a, *params)
         out = self.forward(_NUMPY, data, *params) if params else self.forward(_NUMPY, data)
         if type(out) is not _ndarray:
+            if not isinstance(out, np.generic):  # another kind of array (a copy to the GPU)
+                return Op.__call__(self, a, *params)
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
         out_dtype = out.dtype
         if a._base is not None and a._vc[0] != a._vv and _state.grad and self.rules:
@@ -919,6 +921,8 @@ class _BinaryOp(Op):
         except (ValueError, TypeError):
             return Op.__call__(self, a, b, *params)  # again, to raise PyTorch's error
         if type(out) is not _ndarray:
+            if not isinstance(out, np.generic):  # another kind of array (on the GPU)
+                return Op.__call__(self, a, b, *params)
             out = np.asarray(out)
         if a._base is not None and a._vc[0] != a._vv and _state.grad and self.rules:
             fresh(a)

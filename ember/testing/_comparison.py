@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _device, _dtypes
 from .._tensor import Tensor
 
 __all__ = ["assert_close", "assert_allclose"]
@@ -213,8 +213,9 @@ class _TensorPair:
 
 
 def _host(t):
-    """A NumPy array of a (CPU) tensor's values; float16 / bfloat16 stay in their dtype."""
-    return np.asarray(t._data)
+    """A NumPy array of a tensor's values (copied from the GPU for a CUDA tensor); float16 /
+    bfloat16 stay in their dtype."""
+    return _device.to_numpy(t._data)
 
 
 def _isclose(a, e, rtol, atol, equal_nan):
