@@ -62,6 +62,7 @@ from __future__ import annotations
 import argparse
 import ast
 import importlib
+import importlib.util
 import inspect
 import json
 import subprocess
@@ -175,8 +176,16 @@ def exists_in_torch(torch_path, name):
     return not inspect.ismodule(obj)
 
 
+# ember modules that import only where an optional package is installed, as PyTorch's do
+# (``torch.utils.tensorboard`` needs ``tensorboard``): without the package, their names are
+# counted as ember's, since PyTorch lacks them just the same there.
+OPTIONAL_PACKAGES = {"ember.utils.tensorboard": "tensorboard"}
+
+
 def ember_has(ember_path, name):
     ns = _resolve(ember_path)
+    if ns is None and ember_path in OPTIONAL_PACKAGES:
+        return importlib.util.find_spec(OPTIONAL_PACKAGES[ember_path]) is None
     return ns is not None and hasattr(ns, name)
 
 
