@@ -4,24 +4,19 @@ import pytest
 
 import ember
 
+from .oracle import outcome
+
 NO_ARGS = ["is_available", "current_accelerator", "device_count", "current_device_index",
            "current_device_idx", "synchronize", "current_stream", "empty_cache",
            "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved",
            "memory_stats", "reset_peak_memory_stats"]
 
 
-def _outcome(fn, *args):
-    try:
-        return "ok", fn(*args)
-    except Exception as e:  # noqa: BLE001 - the same type and text is the point
-        return type(e).__name__, str(e)
-
-
 @pytest.mark.skipif(ember.cuda.is_available(), reason="PyTorch here has no accelerator")
 @pytest.mark.parametrize("name", NO_ARGS)
 def test_without_an_accelerator_as_pytorch(torch, name):
-    got = _outcome(getattr(ember.accelerator, name))
-    want = _outcome(getattr(torch.accelerator, name))
+    got = outcome(getattr(ember.accelerator, name))
+    want = outcome(getattr(torch.accelerator, name))
     assert got == want
 
 
@@ -30,13 +25,13 @@ def test_device_index_and_setting_as_pytorch(torch):
     for lib in (ember, torch):
         with lib.accelerator.device_index(None):  # None: nothing to switch
             pass
-    assert _outcome(ember.accelerator.set_device_index, 0) == \
-        _outcome(torch.accelerator.set_device_index, 0)
+    assert outcome(ember.accelerator.set_device_index, 0) == \
+        outcome(torch.accelerator.set_device_index, 0)
 
     def enter(lib):
         with lib.accelerator.device_index(0):
             pass
-    assert _outcome(enter, ember) == _outcome(enter, torch)
+    assert outcome(enter, ember) == outcome(enter, torch)
 
 
 def test_the_usual_guard_picks_the_same_device(torch):

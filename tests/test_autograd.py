@@ -5,12 +5,15 @@ values, exception types and messages.
 """
 import threading
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
+
+from .oracle import same_error
 
 try:
     import torch as _torch
@@ -21,24 +24,9 @@ LIBS = [pytest.param(ember, id="ember")] + (
     [pytest.param(_torch, id="torch")] if _torch is not None else [])
 
 
-def raised(fn):
-    """(exception type name, message) of what ``fn`` raises; for ember, the message without
-    the explanation ember adds after PyTorch's words (a paragraph starting ``ember:``, checked
-    in test_anomaly.py)."""
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - we compare whatever is raised
-        return type(e).__name__, str(e).split("\n\nember: ")[0]
-    return None
-
-
-def same_error(fn_of_lib):
-    """``fn_of_lib(lib)`` raises the same type and text on ember and PyTorch."""
-    got = raised(lambda: fn_of_lib(ember))
-    assert got is not None, "ember raised nothing"
-    if _torch is not None:
-        assert got == raised(lambda: fn_of_lib(_torch))
-    return got
+# ``same_error(fn_of_lib)``: the same type and text on ember and PyTorch, ember's added
+# explanation aside (checked in test_anomaly.py)
+same_error = partial(same_error, torch=_torch, explained=True)
 
 
 # --------------------------------------------------------------------------- seeds' basics

@@ -8,6 +8,8 @@ import pytest
 
 import ember
 
+from . import oracle
+
 no_gpu = pytest.mark.skipif(ember.cuda.is_available(), reason="compares with a CPU-only build")
 
 
@@ -17,10 +19,9 @@ def outcome(fn):
     " (Triggered internally at ...)", which names its source files)."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
-            result = ("ok", fn())
-        except Exception as exc:  # noqa: BLE001 - the exception is what is compared
-            result = (type(exc).__name__, str(exc))
+        result = oracle.outcome(fn)
+    if not isinstance(result, oracle.Raised):
+        result = ("ok", result)
     return result, [(w.category.__name__, str(w.message).split(" (Triggered internally")[0])
                     for w in caught]
 

@@ -14,6 +14,7 @@ import runpy
 import subprocess
 import sys
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ import ember
 import ember.distributions as ed
 
 from .conftest import to_np
+from .oracle import assert_same_tensor, error_of
 
 RTOL = {np.float32: 1e-6, np.float64: 1e-12}
 
@@ -47,16 +49,11 @@ rng = np.random.default_rng(0)
 
 def close(e, t, dtype=np.float64, atol=0.0):
     """ember tensor ``e`` equals PyTorch tensor ``t``: shape, dtype name and values."""
-    assert tuple(e.shape) == tuple(t.shape)
-    assert str(e.dtype) == str(t.dtype)
-    np.testing.assert_allclose(to_np(e), to_np(t), rtol=RTOL[dtype], atol=atol)
+    assert_same_tensor(e, t, rtol=RTOL[dtype], atol=atol)
 
 
-def message(fn):
-    """``(type, str)`` of the exception ``fn()`` raises."""
-    with pytest.raises(Exception) as info:
-        fn()
-    return type(info.value), str(info.value)
+# ``message(fn)``: ``(type, str)`` of the exception ``fn()`` must raise
+message = partial(error_of, exact_type=True)
 
 
 def pd_matrix(n, batch=(), dtype=np.float64):

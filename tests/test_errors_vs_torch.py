@@ -14,17 +14,15 @@ import pytest
 import ember
 
 from .conftest import to_np
+from .oracle import Raised, outcome, pytorch_words
 
 F32 = dict(rtol=1e-6, atol=1e-6)
 
 
 def _outcome(L, fn):
     """What ``fn(L)`` does: ``("raises", type name, message)`` or ``("returns", results)``."""
-    try:
-        result = fn(L)
-    except Exception as e:  # noqa: BLE001 - the exception is what is compared
-        return ("raises", type(e).__name__, str(e))
-    return ("returns", result)
+    result = outcome(fn, L)
+    return ("raises", *result) if isinstance(result, Raised) else ("returns", result)
 
 
 def _describe(x):
@@ -57,7 +55,7 @@ def check_same(torch, fn, explained=False):
     tensor, where (``autograd.graph.check_version``), after PyTorch's whole message."""
     mine, theirs = _outcome(ember, fn), _outcome(torch, fn)
     if explained and mine[0] == theirs[0] == "raises" and "\n\nember: " in mine[2]:
-        mine = mine[:2] + (mine[2].split("\n\nember: ")[0],)
+        mine = mine[:2] + (pytorch_words(mine[2]),)
     if theirs[0] == "raises" or mine[0] == "raises":
         assert mine == theirs
         return

@@ -6,6 +6,8 @@ import pytest
 
 import ember
 
+from .oracle import assert_same_tensor, outcome, raised
+
 ONE_D = ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"]
 N_D = ["fft2", "ifft2", "rfft2", "irfft2", "hfft2", "ihfft2", "fftn", "ifftn", "rfftn",
        "irfftn", "hfftn", "ihfftn"]
@@ -23,13 +25,6 @@ def _data(dtype, shape, seed=0):
     return x.astype(dtype)
 
 
-def _same(e, t, tol, conj=True):
-    assert str(e.dtype) == str(t.dtype) and tuple(e.shape) == tuple(t.shape)
-    assert not conj or e.is_conj() == t.is_conj()
-    np.testing.assert_allclose(e.resolve_conj().numpy(), t.resolve_conj().numpy(),
-                               rtol=tol, atol=tol)
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float64", "complex64", "complex128", "int64",
                                    "bool"])
 @pytest.mark.parametrize("name", ONE_D)
@@ -42,7 +37,7 @@ def test_one_dim_transforms(torch, name, dtype):
         for norm in NORMS:
             e = getattr(ember.fft, name)(ember.tensor(x), norm=norm, **kwargs)
             t = getattr(torch.fft, name)(torch.tensor(x), norm=norm, **kwargs)
-            _same(e, t, tol)
+            assert_same_tensor(e, t, rtol=tol, atol=tol, conj=True)
 
 
 @pytest.mark.parametrize("name", N_D)
@@ -60,15 +55,7 @@ def test_n_dim_transforms(torch, name):
             for norm in NORMS:
                 e = getattr(ember.fft, name)(ember.tensor(x), norm=norm, **kwargs)
                 t = getattr(torch.fft, name)(torch.tensor(x), norm=norm, **kwargs)
-                _same(e, t, tol)
-
-
-def _error(lib, fn):
-    try:
-        fn(lib)
-    except Exception as e:  # noqa: BLE001 - comparing whatever PyTorch raises
-        return type(e).__name__, str(e)
-    return None
+                assert_same_tensor(e, t, rtol=tol, atol=tol, conj=True)
 
 
 ERRORS = {
@@ -113,9 +100,9 @@ ERRORS = {
 
 @pytest.mark.parametrize("name", sorted(ERRORS))
 def test_errors_as_pytorch(torch, name):
-    expected = _error(torch, ERRORS[name])
+    expected = raised(ERRORS[name], torch)
     assert expected is not None
-    assert _error(ember, ERRORS[name]) == expected
+    assert raised(ERRORS[name], ember) == expected
 
 
 def test_frequencies_and_shifts(torch):
@@ -253,7 +240,8 @@ def test_vmap_runs_the_transforms_on_the_whole_batch(torch, name):
         before = sum(n for op, n in batching.fallbacks.items() if op.startswith("fft"))
         e = ember.func.vmap(VMAPPED[name](ember), in_dims=in_dims)(ember.tensor(x))
         t = torch.func.vmap(VMAPPED[name](torch), in_dims=in_dims)(torch.tensor(x))
-        _same(e, t, 1e-10, conj=False)  # (ember's vmap results drop the conjugate bit)
+        # (ember's vmap results drop the conjugate bit)
+        assert_same_tensor(e, t, rtol=1e-10, atol=1e-10)
         assert sum(n for op, n in batching.fallbacks.items() if op.startswith("fft")) == before
 
 
@@ -278,12 +266,9 @@ EDGES = {
 
 @pytest.mark.parametrize("name", sorted(EDGES))
 def test_edge_cases_as_pytorch(torch, name):
-    def outcome(lib):
-        try:
-            return repr(EDGES[name](lib))
-        except Exception as e:  # noqa: BLE001 - comparing whatever PyTorch raises
-            return type(e).__name__, str(e)
-    assert outcome(ember) == outcome(torch)
+    def run(lib):
+        return repr(EDGES[name](lib))
+    assert outcome(run, ember) == outcome(run, torch)
 
 
 def test_autocast_runs_the_listed_transforms_in_float32(torch):
@@ -299,4 +284,4 @@ def test_autocast_runs_the_listed_transforms_in_float32(torch):
         if lib is ember:
             mine = got
     for e, t in zip(mine, got):
-        _same(e, t, 1e-5)
+        assert_same_tensor(e, t, rtol=1e-5, atol=1e-5, conj=True)

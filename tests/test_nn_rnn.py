@@ -14,6 +14,8 @@ import pytest
 import ember
 from ember.autograd import gradcheck, gradgradcheck
 
+from .oracle import raised
+
 RNG = np.random.default_rng(0)
 pytestmark = pytest.mark.filterwarnings("ignore:LSTM with projections is not supported")
 
@@ -391,14 +393,6 @@ def test_dropout_warning_and_no_dropout_on_last_layer(torch):
 # --------------------------------------------------------------------------- errors
 
 
-def error_of(fn):
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001 - the type and text are what is compared
-        return type(exc).__name__, str(exc)
-    return None
-
-
 CONSTRUCTOR_ERRORS = [
     ("RNN", (3, 4), {"nonlinearity": "foo"}), ("RNN", (3, 4), {"proj_size": 2}),
     ("GRU", (3, 4), {"proj_size": 2}), ("LSTM", (3, 4), {"proj_size": 4}),
@@ -412,11 +406,11 @@ CONSTRUCTOR_ERRORS = [
 
 @pytest.mark.parametrize("name,args,kw", CONSTRUCTOR_ERRORS)
 def test_constructor_errors(torch, name, args, kw):
-    expected = error_of(lambda: getattr(torch.nn, name)(*args, **kw))
+    expected = raised(lambda: getattr(torch.nn, name)(*args, **kw))
     assert expected is not None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        assert error_of(lambda: getattr(ember.nn, name)(*args, **kw)) == expected
+        assert raised(lambda: getattr(ember.nn, name)(*args, **kw)) == expected
 
 
 def lstm_hx(lib, s0, s1):
@@ -455,7 +449,7 @@ def test_forward_errors(torch, case):
     for lib in (torch, ember):
         m = getattr(lib.nn, name)(3, 4)
         args = make(lib)
-        results.append(error_of(lambda: m(*args)))
+        results.append(raised(lambda: m(*args)))
     assert results[0] is not None
     assert results[1] == results[0]
 
@@ -464,7 +458,7 @@ def test_lstm_proj_hidden_size_error(torch):
     results = []
     for lib in (torch, ember):
         m = lib.nn.LSTM(3, 4, proj_size=2)
-        results.append(error_of(lambda: m(lib.zeros(5, 2, 3), lstm_hx(lib, (1, 2, 4),
+        results.append(raised(lambda: m(lib.zeros(5, 2, 3), lstm_hx(lib, (1, 2, 4),
                                                                        (1, 2, 4)))))
     assert results[0] is not None and results[1] == results[0]
 
@@ -499,7 +493,7 @@ def test_cell_errors(torch, name, case):
         if make_h is not None:
             h = make_h(lib)
             args.append((h, h) if name == "LSTMCell" else h)
-        results.append(error_of(lambda: m(*args)))
+        results.append(raised(lambda: m(*args)))
     assert results[0] is not None
     assert results[1] == results[0]
 
@@ -509,12 +503,12 @@ def test_cell_lstm_hidden_state_errors(torch):
     for lib in (torch, ember):
         m = lib.nn.LSTMCell(3, 4)
         results.append([
-            error_of(lambda: m(lib.zeros(2, 3), (lib.zeros(2, 4), lib.zeros(3, 4)))),
-            error_of(lambda: m(lib.zeros(2, 3), (lib.zeros(2, 4), lib.zeros(2, 5)))),
-            error_of(lambda: m(lib.zeros(2, 3), (lib.zeros(2, 4), lib.zeros(2, 2, 4)))),
-            error_of(lambda: m(lib.zeros(2, 3), (lib.zeros(2, 4),))),
+            raised(lambda: m(lib.zeros(2, 3), (lib.zeros(2, 4), lib.zeros(3, 4)))),
+            raised(lambda: m(lib.zeros(2, 3), (lib.zeros(2, 4), lib.zeros(2, 5)))),
+            raised(lambda: m(lib.zeros(2, 3), (lib.zeros(2, 4), lib.zeros(2, 2, 4)))),
+            raised(lambda: m(lib.zeros(2, 3), (lib.zeros(2, 4),))),
         ])
-        results[-1].append(error_of(
+        results[-1].append(raised(
             lambda: lib.nn.RNNCell(3, 4, nonlinearity="foo")(lib.zeros(2, 3))))
     assert None not in results[0]
     assert results[1] == results[0]
@@ -653,6 +647,6 @@ PACK_ERRORS = [
 
 @pytest.mark.parametrize("case", range(len(PACK_ERRORS)))
 def test_pack_and_pad_errors(torch, case):
-    expected = error_of(lambda: PACK_ERRORS[case](torch))
+    expected = raised(lambda: PACK_ERRORS[case](torch))
     assert expected is not None
-    assert error_of(lambda: PACK_ERRORS[case](ember)) == expected
+    assert raised(lambda: PACK_ERRORS[case](ember)) == expected

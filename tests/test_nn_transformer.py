@@ -11,7 +11,8 @@ import pytest
 import ember
 from ember.autograd import gradcheck
 
-from .test_nn_attention import KPM_36, _np, _rand, _tol, run_pair, same_error
+from .oracle import same_error
+from .test_nn_attention import KPM_36, _np, _rand, _tol, run_pair
 
 pytestmark = [pytest.mark.filterwarnings("ignore:enable_nested_tensor is True"),
               pytest.mark.filterwarnings("ignore:Support for mismatched"),
@@ -255,7 +256,7 @@ def test_construction_warnings_match_pytorch(torch, make):
         L.zeros(4, 3, 8), L.zeros(5, 3, 8), tgt_is_causal=True),
 ])
 def test_errors_match_pytorch(torch, call):
-    same_error(torch, call)
+    same_error(call, torch)
 
 
 # --------------------------------------------------------------------------- fast path

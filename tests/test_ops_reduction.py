@@ -20,6 +20,7 @@ import ember
 from ember.ops import reduction
 
 from .opspec import UNARY_SHAPES, Spec, cases, inputs, op_tests
+from .oracle import Raised, outcome
 
 try:
     import torch
@@ -868,10 +869,9 @@ SETS = {
 
 
 def _outcome(f, L):
-    try:
-        result = f(L)
-    except Exception as e:  # noqa: BLE001
-        return type(e).__name__, str(e)
+    result = outcome(f, L)
+    if isinstance(result, Raised):
+        return result
     items = result if isinstance(result, tuple) else (result,)
     return type(result).__name__, repr(result), [str(t.dtype) for t in items]
 

@@ -1,11 +1,14 @@
 """Optimizers and LR schedulers against PyTorch: same parameters, same gradients, same steps."""
 import warnings
+from functools import partial
 
 import numpy as np
 import pytest
 
 import ember
 from ember import optim
+
+from .oracle import raised
 
 torch = pytest.importorskip("torch")
 
@@ -142,12 +145,8 @@ def test_add_param_group_and_repr():
     assert repr(e) == repr(t)
 
 
-def _err(fn):
-    try:
-        fn()
-    except Exception as exc:  # noqa: BLE001
-        return type(exc), str(exc)
-    return None
+# what ``fn()`` raised, by exception class (not only its name) and message; None if it returned
+_err = partial(raised, exact_type=True)
 
 
 @pytest.mark.parametrize("build", [

@@ -5,6 +5,8 @@ import pytest
 
 import ember
 
+from .oracle import same_error
+
 torch = pytest.importorskip("torch")
 
 pytestmark = pytest.mark.filterwarnings("ignore:Converting a tensor with requires_grad")
@@ -226,12 +228,6 @@ def test_parameter_without_gradient_and_repr():
         repr(torch.optim.LBFGS([torch.zeros(1, requires_grad=True)], lr=0.8))
 
 
-def _err(fn):
-    with pytest.raises(Exception) as info:
-        fn()
-    return type(info.value).__name__, str(info.value)
-
-
 def _two_groups(lib):
     opt = lib.optim.LBFGS([lib.zeros(1, requires_grad=True)])
     opt.add_param_group({"params": [lib.zeros(1, requires_grad=True)]})
@@ -260,4 +256,4 @@ def _bad_line_search(lib):
     _bad_line_search,
 ])
 def test_errors_match_torch(build):
-    assert _err(lambda: build(ember)) == _err(lambda: build(torch))
+    same_error(build, torch)

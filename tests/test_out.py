@@ -7,6 +7,8 @@ import pytest
 
 import ember
 
+from .oracle import Raised, outcome
+
 torch = pytest.importorskip("torch")
 
 A = [[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]]
@@ -46,10 +48,9 @@ FACTORIES = ("zeros", "ones", "full", "arange", "linspace", "eye")
 def _outcome(lib, name, out):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
-            result = CALLS[name](lib, out)
-        except Exception as e:  # noqa: BLE001 - the same type and text is the point
-            return None, (type(e), str(e)), _texts(caught)
+        result = outcome(CALLS[name], lib, out, exact_type=True)
+    if isinstance(result, Raised):
+        return None, result, _texts(caught)
     return result, None, _texts(caught)
 
 

@@ -16,6 +16,8 @@ import pytest
 
 import ember
 
+from .oracle import Raised, outcome
+
 torch = pytest.importorskip("torch")
 
 F = [[1.5, -2.0, 3.0], [0.5, 4.0, -1.0]]
@@ -250,10 +252,9 @@ def _call(lib, name, out, requires_grad=False):
         return lib.tensor(data, requires_grad=requires_grad and floats)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        try:
-            result = RECIPES[name](lib, make, out)
-        except Exception as e:  # noqa: BLE001 - the same type and text is the point
-            return None, (type(e).__name__, str(e)), _texts(caught)
+        result = outcome(RECIPES[name], lib, make, out)
+    if isinstance(result, Raised):
+        return None, result, _texts(caught)
     return result, None, _texts(caught)
 
 

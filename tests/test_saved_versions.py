@@ -9,7 +9,7 @@ the old or the new indices.
 import pytest
 
 import ember
-from tests.oracle import Raised, outcome
+from tests.oracle import Raised, outcome, pytorch_words
 
 
 def _x(lib):
@@ -190,7 +190,7 @@ def _pytorch_part(got):
     """An error as PyTorch words it: ember adds which node saved the tensor and who wrote it
     (after a blank line)."""
     if isinstance(got, Raised):
-        return Raised(got.type, got.message.split("\n\nember: ")[0])
+        return Raised(got.type, pytorch_words(got.message))
     return got
 
 

@@ -10,6 +10,8 @@ import pytest
 
 import ember
 
+from .oracle import raised
+
 try:
     import torch
 except ImportError:
@@ -200,13 +202,7 @@ BAD = {
 @needs_torch
 @pytest.mark.parametrize("name", list(BAD))
 def test_bad_input_raises_pytorchs_error(name):
-    def outcome(L):
-        try:
-            BAD[name](L)
-        except Exception as e:  # noqa: BLE001
-            return type(e).__name__, str(e)
-        return None
-    got, want = outcome(ember), outcome(torch)
+    got, want = raised(BAD[name], ember), raised(BAD[name], torch)
     assert want is not None
     assert got == want
 

@@ -6,15 +6,9 @@ import pytest
 
 import ember
 
+from .oracle import outcome
+
 torch = pytest.importorskip("torch")
-
-
-def _outcome(fn):
-    """``fn()``'s result, or its exception's type and message."""
-    try:
-        return fn()
-    except Exception as exc:  # noqa: BLE001 - the error is what is compared
-        return type(exc).__name__, str(exc)
 
 
 def _same(e, t):
@@ -41,7 +35,7 @@ FACTORIES = [
 def test_factories_match_pytorch(make, dtype):
     e = ember.ones(2, dtype=getattr(ember, dtype))
     t = torch.ones(2, dtype=getattr(torch, dtype))
-    _same(_outcome(lambda: make(ember, e)), _outcome(lambda: make(torch, t)))
+    _same(outcome(lambda: make(ember, e)), outcome(lambda: make(torch, t)))
 
 
 def test_new_tensor_from_a_tensor_warns_and_copies():
@@ -110,7 +104,7 @@ BAD_FILLS = [
 
 @pytest.mark.parametrize("fill", BAD_FILLS)
 def test_fill_errors_match_pytorch(fill):
-    e, t = _outcome(lambda: fill(ember.zeros(3))), _outcome(lambda: fill(torch.zeros(3)))
+    e, t = outcome(lambda: fill(ember.zeros(3))), outcome(lambda: fill(torch.zeros(3)))
     if isinstance(t, tuple):
         assert e == t
     else:
@@ -121,7 +115,7 @@ def test_fill_errors_match_pytorch(fill):
 def test_fills_refuse_leaves_and_record_a_zero_derivative(name, args):
     for L in (ember, torch):
         a = L.ones(3, requires_grad=True)
-        assert _outcome(lambda: getattr(a, name)(*args))[1].startswith("a leaf Variable")
+        assert outcome(lambda: getattr(a, name)(*args))[1].startswith("a leaf Variable")
     e, t = ember.ones(3, requires_grad=True), torch.ones(3, requires_grad=True)
     ye, yt = getattr(e * 2, name)(*args), getattr(t * 2, name)(*args)
     assert type(ye.grad_fn).__name__ == type(yt.grad_fn).__name__
@@ -151,7 +145,7 @@ METHODS = [
 def test_aliases_match_pytorch(method):
     e = ember.tensor([[1.0, -2.0, 0.0], [3.5, -0.5, 2.0]])
     t = torch.tensor([[1.0, -2.0, 0.0], [3.5, -0.5, 2.0]])
-    _same(_outcome(lambda: method(ember, e)), _outcome(lambda: method(torch, t)))
+    _same(outcome(lambda: method(ember, e)), outcome(lambda: method(torch, t)))
 
 
 COMPLEX = [
@@ -197,7 +191,7 @@ def test_in_place_reshapes_record_pytorch_nodes_and_versions():
         y.unsqueeze_(0).transpose_(0, 2).squeeze_(2)
         (y * L.arange(6.0).reshape(3, 2)).sum().backward()
     assert e.grad.tolist() == t.grad.tolist()
-    assert _outcome(lambda: e.unsqueeze_(0)) == _outcome(lambda: t.unsqueeze_(0))
+    assert outcome(lambda: e.unsqueeze_(0)) == outcome(lambda: t.unsqueeze_(0))
 
 
 def test_in_place_reshape_of_a_view_writes_through_to_its_base():
@@ -228,4 +222,4 @@ def test_queries_match_pytorch(query, dtype):
     data = [[0, 1, 2], [3, 4, 5]]
     e = ember.tensor(data, dtype=getattr(ember, dtype))
     t = torch.tensor(data, dtype=getattr(torch, dtype))
-    _same(_outcome(lambda: query(ember, e)), _outcome(lambda: query(torch, t)))
+    _same(outcome(lambda: query(ember, e)), outcome(lambda: query(torch, t)))
