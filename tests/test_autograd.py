@@ -416,6 +416,7 @@ def test_hooks_can_replace_gradients(lib):
     assert x.grad.tolist() == [2.0, 2.0]
 
 
+@pytest.mark.slow
 def test_deep_chain_has_no_recursion_limit():
     x = ember.tensor([1.0], requires_grad=True)
     y = x

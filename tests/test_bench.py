@@ -46,6 +46,7 @@ def _has_torch():
     return True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("no_torch", [False, True], ids=["default", "no-torch"])
 def test_quick_run_checks_and_reports_every_workload(tmp_path, no_torch):
     out = _run("--json", str(tmp_path / "results.json"), *(["--no-torch"] if no_torch else []))
@@ -100,6 +101,7 @@ def test_check_accepts_float32_noise_and_names_the_first_disagreement():
         harness.check(_case(), {"ember": _contender(1.01, grad), "numpy": _contender(1.0, grad)})
 
 
+@pytest.mark.slow
 def test_time_case_interleaves_rounds():
     calls = []
     contenders = {lib: harness.Contender(step=lambda lib=lib: calls.append(lib),

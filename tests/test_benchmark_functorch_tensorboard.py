@@ -183,6 +183,7 @@ def test_make_functional_and_ensembles_as_torch(torch):
     assert out[0][2] == out[1][2] and out[0][4] == out[1][4]
 
 
+@pytest.mark.slow
 def test_ember_run_serves_functorch(tmp_path):
     script = tmp_path / "s.py"
     script.write_text("import warnings\nwarnings.simplefilter('ignore')\n"

@@ -260,6 +260,7 @@ def test_info_errors_match_pytorch(torch):
         assert str(got.value) == str(expected.value)
 
 
+@pytest.mark.slow
 def test_without_ml_dtypes_bfloat16_raises_never_float32():
     """Without the optional package every use of bfloat16 raises, naming how to install it."""
     code = (

@@ -145,6 +145,7 @@ def _peak(step):
     return peak
 
 
+@pytest.mark.slow
 def test_checkpointing_lowers_peak_memory():
     model = _model(ember, depth=16, width=256)
     x = ember.randn(256, 256, requires_grad=True)

@@ -40,6 +40,7 @@ def _pair(torch):
     return models, rng.standard_normal((2, 4))
 
 
+@pytest.mark.slow
 def test_compiled_module_is_an_optimized_module_like_torchs(torch):
     (em, tm), x = _pair(torch)
     ec, tc = ember.compile(em), torch.compile(tm, backend="eager")

@@ -206,6 +206,7 @@ def all_specs():
     return specs
 
 
+@pytest.mark.slow
 def test_every_registered_op_has_a_spec():
     exercised = set()
     for spec in all_specs():

@@ -465,6 +465,7 @@ class _Gated:
         return i
 
 
+@pytest.mark.slow
 def test_timeout(torch):
     msgs = []
     for mod in (edata, torch.utils.data):
@@ -537,6 +538,7 @@ def _assert_ended(threads):
         assert not t.is_alive()
 
 
+@pytest.mark.slow
 def test_worker_threads_end():
     loader = edata.DataLoader(_WhoLoads(edata, 40), batch_size=None, num_workers=3)
     # leaving a loop early drops its iterator, which stops the threads

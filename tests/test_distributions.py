@@ -199,6 +199,7 @@ def test_normal_number_parameters(torch):
         assert ember.distributions.Normal(0.0, 1.0).entropy().dtype == ember.float32
 
 
+@pytest.mark.slow
 def test_normal_gradients(torch):
     loc, scale, x = rng.standard_normal(3), rng.random(3) + 0.5, rng.standard_normal((2, 3))
     grads = []
@@ -291,6 +292,7 @@ def test_mvn_values(torch, dtype, kind, loc_shape, cov_batch):
                                to_np(tx.log_prob(torch.tensor(x[0]))), rtol=tol, atol=tol)
 
 
+@pytest.mark.slow
 def test_mvn_gradients(torch):
     """Gradients through cholesky/solve_triangular/log-det agree with PyTorch's, to 2nd order."""
     a0, loc0, x0 = rng.standard_normal((3, 3)), rng.standard_normal(3), rng.standard_normal((4, 3))
@@ -490,6 +492,7 @@ def test_constraint_reprs_and_checks(torch):
     assert sorted(C.__all__) == sorted(n for n in T.__all__ if n != "MixtureSameFamilyConstraint")
 
 
+@pytest.mark.slow
 def test_module_paths_under_run(torch, tmp_path):
     """Scripts import PyTorch's module paths (``python -m ember run`` maps torch to ember)."""
     script = tmp_path / "rl.py"

@@ -40,6 +40,7 @@ def test_one_dim_transforms(torch, name, dtype):
             assert_same_tensor(e, t, rtol=tol, atol=tol, conj=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", N_D)
 def test_n_dim_transforms(torch, name):
     for dtype in ["float32", "complex128"]:

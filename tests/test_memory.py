@@ -48,16 +48,19 @@ def _train(model, steps, create_graph=False):
         opt.step()
 
 
+@pytest.mark.slow
 def test_training_loop_leaves_no_cycles():
     model = _model()
     assert _cyclic_garbage(lambda: _train(model, 5)) == []
 
 
+@pytest.mark.slow
 def test_double_backward_leaves_no_cycles():
     model = _model()
     assert _cyclic_garbage(lambda: _train(model, 5, create_graph=True)) == []
 
 
+@pytest.mark.slow
 def test_retained_graph_is_freed_when_dropped():
     def run():
         x = ember.randn(5, requires_grad=True)
@@ -67,6 +70,7 @@ def test_retained_graph_is_freed_when_dropped():
     assert _cyclic_garbage(run) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("create_graph", [False, True])
 def test_memory_is_flat_over_1000_steps_without_gc(create_graph):
     # The first steps fill the allocator's free lists (Python keeps up to 2,000 freed tuples

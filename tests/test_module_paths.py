@@ -242,6 +242,7 @@ def test_every_torch_submodule_is_accounted_for(torch):
             _mod("ember", sub)
 
 
+@pytest.mark.slow
 def test_paths_through_the_torch_alias(torch, tmp_path):
     """A script importing deep paths prints the same under ``python -m ember run``."""
     script = tmp_path / "paths.py"

@@ -47,6 +47,9 @@ SPECS = [
 ]
 
 test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)
+# finite differences over the 4-d attention cases take seconds each
+test_gradcheck = pytest.mark.slow(test_gradcheck)
+test_gradgradcheck = pytest.mark.slow(test_gradgradcheck)
 
 
 def _rand(shape, seed):
@@ -401,6 +404,7 @@ def mha_args(lib, q, k, v, w_in, b_in, w_out, b_out, bias_k=None, bias_v=None, *
 MHA_SHAPES = [(4, 2, 6), (5, 2, 6), (5, 2, 6), (18, 6), (18,), (6, 6), (6,)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("need_weights", [True, False])
 def test_multi_head_attention_forward_gradcheck(need_weights):
     xs = [ember.tensor(_rand(s, i), requires_grad=True) for i, s in enumerate(MHA_SHAPES)]

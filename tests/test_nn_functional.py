@@ -427,6 +427,7 @@ MORE_LAYER_SPECS = [
 SPECS += MORE_LAYER_SPECS
 
 test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)
+test_gradgradcheck = pytest.mark.slow(test_gradgradcheck)  # the convolutions' take seconds
 
 
 # --------------------------------------------------------------------------- composites
@@ -981,6 +982,7 @@ def test_bilinear(torch, shapes, with_bias):
     compare(torch, lambda L, *t: L.nn.functional.bilinear(*t), arrays, dtype="float64")
 
 
+@pytest.mark.slow
 def test_bilinear_gradcheck():
     ts = [ember.tensor(_rand(s, k), dtype=ember.float64, requires_grad=True)
           for k, s in enumerate([(3, 2), (3, 4), (2, 2, 4), (2,)])]

@@ -108,6 +108,7 @@ FLAG_SETS = [(True, True, True), (True, False, False), (False, True, False),
              (False, False, True)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("batch_first", [False, True], ids=["seq_first", "batch_first"])
 @pytest.mark.parametrize("bidirectional", [False, True], ids=["uni", "bi"])
 @pytest.mark.parametrize("num_layers", [1, 2])
@@ -191,6 +192,7 @@ def f64(*shape):
 # vᵀJu per output) for the larger stacks, whose full Jacobians would take minutes.
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bidirectional", [False, True])
 def test_lstm_gradcheck(bidirectional):
     ember.manual_seed(0)
@@ -202,6 +204,7 @@ def test_lstm_gradcheck(bidirectional):
                             fast_mode=True)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bidirectional", [False, True])
 def test_gru_and_rnn_gradcheck(bidirectional):
     ember.manual_seed(0)
@@ -214,6 +217,7 @@ def test_gru_and_rnn_gradcheck(bidirectional):
         assert module_gradcheck(m, [f64(3, 2, 2), f64(2 * d, 2, 3)], fast_mode=True)
 
 
+@pytest.mark.slow
 def test_cells_gradcheck_and_gradgradcheck():
     ember.manual_seed(0)
     cells = [(ember.nn.LSTMCell(2, 2), [f64(2, 2), f64(2, 2), f64(2, 2)]),
@@ -226,6 +230,7 @@ def test_cells_gradcheck_and_gradgradcheck():
         assert module_gradcheck(cell, small, gradgradcheck, only=("weight_hh", "bias_ih"))
 
 
+@pytest.mark.slow
 def test_layers_gradgradcheck():
     ember.manual_seed(0)
     assert module_gradcheck(ember.nn.GRU(1, 2), [f64(2, 1, 1), f64(1, 1, 2)], gradgradcheck,

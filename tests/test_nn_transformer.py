@@ -119,6 +119,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", list(CASES))
 def test_matches_pytorch(torch, case, dtype):
@@ -144,6 +145,7 @@ def test_state_dict_keys_shapes_and_loading(torch, kind):
             np.testing.assert_array_equal(v.numpy(), ts[k].numpy())
 
 
+@pytest.mark.slow
 def test_custom_encoder_and_decoder(torch):
     def make(lib):
         kw = dict(dropout=0.0, dtype=lib.float64)
@@ -194,6 +196,7 @@ def test_generate_square_subsequent_mask(torch, dtype):
         assert repr(e) == repr(t)
 
 
+@pytest.mark.slow
 def test_gradcheck_tiny_transformer():
     model = ember.nn.Transformer(4, 2, 1, 1, 6, dropout=0.0, dtype=ember.float64)
     src = ember.tensor(_rand((3, 2, 4), 0), requires_grad=True)

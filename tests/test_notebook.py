@@ -7,6 +7,7 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOK = ROOT / "examples" / "backward_explained.ipynb"
 
 
+@pytest.mark.slow
 def test_backward_explained_notebook_executes():
     nbformat = pytest.importorskip("nbformat")
     nbclient = pytest.importorskip("nbclient")

@@ -643,6 +643,7 @@ def test_ember_linalg_namespace():
     assert la.diagonal(ember.eye(3) * 2, offset=0).tolist() == [2.0, 2.0, 2.0]
 
 
+@pytest.mark.slow
 @needs_torch
 def test_torch_linalg_under_ember_run(tmp_path):
     script = tmp_path / "script.py"

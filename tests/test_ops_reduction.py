@@ -671,6 +671,7 @@ def _run(L, name, data, dtype, dim, keepdim):
     return [(tuple(o.shape), str(o.dtype), o.detach().numpy()) for o in outs], x.grad
 
 
+@pytest.mark.slow
 @needs_torch
 @settings(max_examples=int(os.environ.get("EMBER_HYPOTHESIS_EXAMPLES", 300)), deadline=None)
 @given(name=st.sampled_from(sorted(REDUCTIONS)),

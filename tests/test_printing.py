@@ -617,6 +617,7 @@ option_sets = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(array=arrays(), options=option_sets, grad=st.sampled_from(["none", "leaf", "clone"]))

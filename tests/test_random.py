@@ -173,6 +173,7 @@ def test_generators_pickle_with_their_state():
 SCRIPT = "import ember; print(ember.initial_seed(), ember.rand(4).tolist())"
 
 
+@pytest.mark.slow
 def test_each_process_seeds_its_default_generator_from_the_os():
     runs = [subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
                            check=True).stdout for _ in range(2)]

@@ -100,12 +100,14 @@ def _check(name: str, actual: str) -> None:
     assert actual == expected
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_seed_under_ember(name: str) -> None:
     actual = _run([sys.executable, "-m", "ember", "run", _script(name)], str(ROOT))
     _check(name, actual)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_seed_under_pytorch(name: str) -> None:
     pytest.importorskip("torch")

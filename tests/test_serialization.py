@@ -399,6 +399,7 @@ def test_cuda_locations_need_map_location(torch):
         assert ember.load(io.BytesIO(data), map_location=where)["w"].tolist() == [1.0, 1.0]
 
 
+@pytest.mark.slow
 def test_load_works_without_torch(torch, tmp_path):
     torch.manual_seed(0)
     lin = torch.nn.Linear(2, 3)

@@ -203,6 +203,7 @@ def test_deeply_nested_tuples_are_refused_as_they_are_built():
     assert ok == ()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("opener,closer", [(b"]", b"a"), (b"}" + _str("k"), b"s")])
 def test_deeply_nested_containers_are_refused(opener, closer):
     deep = _file(_pickle(opener * 100_000 + _int(0) + closer * 100_000))
@@ -502,6 +503,7 @@ def test_fuzzed_files_load_or_raise_a_clean_error(flips, cut):
     _ok_or_clean_error(bytes(data))
 
 
+@pytest.mark.slow
 @pytest.mark.filterwarnings("ignore:Detected pickle protocol")
 @settings(max_examples=400, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
