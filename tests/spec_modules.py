@@ -1,9 +1,11 @@
 """The op spec tables of the test modules, in one place, for the tests that run every spec
 through another mechanism (forward mode: ``test_forward_ad``; vmap: ``test_vmap``)."""
-from . import (
-    test_core_ops,
+from .nn import (
     test_nn_functional,
     test_nn_losses,
+)
+from .ops import (
+    test_core_ops,
     test_ops_indexing,
     test_ops_linalg,
     test_ops_pointwise,
