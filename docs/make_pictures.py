@@ -1,6 +1,6 @@
 """Regenerate the README's picture of a backward graph: ``python docs/make_pictures.py``.
 
-The picture is drawn by ember's own code (``ember.viz``); ``tests/test_viz.py`` checks that
+The picture is drawn by ember's own code (``ember.viz``); ``tests/viz/test_viz.py`` checks that
 the committed file is what this script makes now.
 """
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Spec-table machinery shared by the op tests (``test_core_ops.py``, ``test_ops_*.py``).
+"""Spec-table machinery shared by the op tests (``ops/test_core_ops.py``, ``ops/test_ops_*.py``).
 
 A test module lists ``SPECS`` and gets its tests with::
 

@@ -73,7 +73,7 @@ def outcome(fn, *args, quiet=False, exact_type=False):
 
 def pytorch_words(message):
     """An error message as PyTorch words it: ember may add a paragraph starting ``ember:``
-    (which op wrote a tensor, and where; checked in test_anomaly.py)."""
+    (which op wrote a tensor, and where; checked in autograd/test_anomaly.py)."""
     return message.split(EMBER_NOTE)[0]
 
 

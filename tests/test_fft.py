@@ -1,6 +1,6 @@
 """``ember.fft`` against PyTorch's ``torch.fft``: values and dtypes over shapes, dims, lengths
 and normalisations, the errors (types and words), frequencies and shifts, and gradients of
-complex leaves. The ops' derivatives by finite differences are in ``test_ops_fft.py``."""
+complex leaves. The ops' derivatives by finite differences are in ``ops/test_ops_fft.py``."""
 import numpy as np
 import pytest
 

@@ -176,7 +176,7 @@ def test_ops_without_derivative(name):
 def test_every_op_without_derivative_has_a_spec():
     names = {op.name for op in registry.OPS if op.rules is None}
     names.add("int_div_rounding")
-    covered = set(NO_DERIVATIVE)  # and the NO_DERIVATIVE tables of tests/test_ops_*.py
+    covered = set(NO_DERIVATIVE)  # and the NO_DERIVATIVE tables of tests/ops/test_ops_*.py
     for path in sorted(pathlib.Path(__file__).parent.glob("test_ops_*.py")):
         module = importlib.import_module(f"tests.ops.{path.stem}")
         covered |= set(getattr(module, "NO_DERIVATIVE", ()))
@@ -199,7 +199,7 @@ def _node_names(t):
 
 
 def all_specs():
-    """The SPECS of this module and of every tests/test_ops_*.py and test_nn_*.py module."""
+    """The SPECS of this module and of every ops/test_ops_*.py and nn/test_nn_*.py module."""
     specs = list(SPECS)
     here = pathlib.Path(__file__).parent
     for path in sorted(here.glob("test_ops_*.py")) + sorted(here.parent.glob("nn/test_nn_*.py")):

@@ -1,7 +1,7 @@
 """The ops under ``torch.fft`` (``_fft_c2c``, ``_fft_r2c``, ``_fft_c2r``) in the spec table:
 values, grad_fns, gradients by finite differences (first and second order), PyTorch's
 gradients and forward-mode tangents. Complex inputs are built from real ones, complex outputs
-compared as their real and imaginary parts. The functional tests are in ``test_fft.py``."""
+compared as their real and imaginary parts. The functional tests are in ``tests/test_fft.py``."""
 from ..opspec import Spec, op_tests
 
 
