@@ -414,6 +414,8 @@ def unit_uniform(rng, shape, digits=53):
     (a float64 draw rounded to float16 can round up to 1.0; PyTorch's never reaches it)."""
     if digits >= 53:
         return rng.random(shape)
+    if digits == 24:  # float32: NumPy's own float32 draw is 24-bit steps, and 8x faster
+        return rng.random(shape, dtype=np.float32)
     return rng.integers(0, 1 << digits, size=shape) * (1.0 / (1 << digits))
 
 
