@@ -29,6 +29,9 @@ from . import batching
 from . import shape as _shape
 from .autocast import autocast_op
 from .registry import defop, saves_also
+from .shape.helpers import _embed
+from .shape.slices import slice_view
+from .shape.views import _alias
 
 # --------------------------------------------------------------------------- key helpers
 
@@ -115,7 +118,7 @@ def _select(xp, input, key, shape):
     return input[key]
 
 
-_select.defvjp(lambda xp, g, ans, input, key, shape: _shape._embed(xp, g, shape, key))
+_select.defvjp(lambda xp, g, ans, input, key, shape: _embed(xp, g, shape, key))
 
 
 # --------------------------------------------------------------------------- writes
@@ -908,7 +911,7 @@ def _apply_slice(t, dim, s, force):
     start, stop, step = s.indices(size)
     if not force and s.start in (None, 0) and step == 1 and (s.stop is None or s.stop >= size):
         return t  # PyTorch's test: the slice as written (``-1:`` of one element still slices)
-    return _shape.slice_view(t, dim, start, stop, step)
+    return slice_view(t, dim, start, stop, step)
 
 
 def _advanced_key(t, advanced):
@@ -982,13 +985,13 @@ def getitem(x, key):
     if not isinstance(key, tuple):
         key = (key,)
     if len(key) == 1 and key[0] is Ellipsis:
-        return as_view(_shape._alias(x), x, lambda xp, a: a)
+        return as_view(_alias(x), x, lambda xp, a: a)
     out, advanced = _apply_basic(x, key, lone_slice)
     if advanced:
         return saves_also(_index(out, _advanced_key(out, advanced), out.shape),
                           *_tensors_in(key))
     if out is x:
-        return as_view(_shape._alias(x), x, lambda xp, a: a)
+        return as_view(_alias(x), x, lambda xp, a: a)
     return out
 
 
