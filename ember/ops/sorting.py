@@ -16,16 +16,9 @@ from .._tensor import Tensor, _wrap_dim
 from ..autograd import grad_mode
 from ..autograd.graph import Node, gradient_edge, new_node
 from ._cpp_sort import mode_index
-from .reduction import (
-    _accumulation_dtype,
-    _api_dtype,
-    _check_nonempty,
-    _evenly_distribute,
-    _raw,
-    _unselect,
-    picked,
-    return_type,
-)
+from .reduction import _api_dtype
+from .reduction.common import _accumulation_dtype, _check_nonempty, _raw, return_type
+from .reduction.extremes import _evenly_distribute, _unselect, picked
 from .registry import defop
 
 _sort_result = return_type("sort", ("values", "indices"))
