@@ -11,6 +11,7 @@ import numpy as np
 
 from ... import _xp
 from ..._tensor import Tensor, _wrap_dim
+from .. import pointwise
 from ..registry import defop
 from .common import (
     _all_dims,
@@ -153,7 +154,6 @@ def _extreme(name, full, over_dim, binary):
 
 def _pointwise(name):
     def get():
-        from .. import pointwise
         return getattr(pointwise, name)
     return get
 

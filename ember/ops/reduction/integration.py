@@ -7,15 +7,11 @@ import numpy as np
 
 from ... import _xp
 from ..._tensor import Tensor, _wrap_dim
+from ..pointwise import div_scalar, mul_scalar
 
 # --------------------------------------------------------------------------- integration
 # Composites, written as PyTorch writes them (Integration.cpp, Correlation.cpp), so the nodes
 # recorded and the rounding are PyTorch's.
-
-
-def _scalar_ops():
-    from ..pointwise import div_scalar, mul_scalar
-    return mul_scalar, div_scalar
 
 
 def _sample_dim(name, y, dim):
@@ -64,7 +60,6 @@ def _invalid_trapezoid_args(name, y, x, dx):
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along ``dim``: with sample points ``x``, or spacing ``dx``
     (default 1); no samples integrate to 0."""
-    mul_scalar, div_scalar = _scalar_ops()
     if x is not None and (dx is not None or not isinstance(x, Tensor)):
         _invalid_trapezoid_args("trapezoid", y, x, dx)
     d = _sample_dim("trapezoid", y, dim)
@@ -87,7 +82,6 @@ def trapz(y, x=None, *, dx=None, dim=-1):
 
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal integral along ``dim`` (one element fewer than ``y``)."""
-    mul_scalar, div_scalar = _scalar_ops()
     if x is not None and (dx is not None or not isinstance(x, Tensor)):
         _invalid_trapezoid_args("cumulative_trapezoid", y, x, dx)
     d = _sample_dim("cumulative_trapezoid", y, dim)

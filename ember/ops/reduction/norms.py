@@ -8,6 +8,8 @@ import math
 from ... import _dtypes
 from ..._out import write_out
 from ..._tensor import _wrap_dim
+from ..operands import _BOOL_SUB
+from ..pointwise import where
 from ..registry import defop
 from .common import _all_dims, _no_dims, _unreduce
 
@@ -103,7 +105,6 @@ def renorm(input, p, dim, maxnorm):
                            f"input. Got {input.dtype._legacy[:-6]}")
     d = _wrap_dim(dim, input.ndim)
     if getattr(input, "_levels", None):  # inside vmap: from ops that batch, same derivative
-        from ..pointwise import where
         x = input.clone()  # what the products save stays intact when renorm_ writes input
         norm = vector_norm(x, p, _other_dims(input.ndim, d), True)
         return x * where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
@@ -127,8 +128,7 @@ _dist.defvjp(_dist_rule, lambda xp, g, ans, input, other, p:
 def dist(input, other, p=2):
     """The ``p``-norm of ``input - other`` (broadcast)."""
     if input.dtype is _dtypes.bool and other.dtype is _dtypes.bool:
-        from ..operands import _BOOL_SUB  # (dist subtracts first, as PyTorch's does)
-        raise RuntimeError(_BOOL_SUB)
+        raise RuntimeError(_BOOL_SUB)  # (dist subtracts first, as PyTorch's does)
     return _dist(input, other, float(p))
 
 
@@ -176,7 +176,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     if isinstance(p, str):
         if p == "fro" and (dim is None or len(dim) <= 2):
             return vector_norm(input, 2, dim, keepdim, dtype=dtype)
-        from ... import linalg
+        from ... import linalg  # lazy: ember.linalg imports this package (vector_norm)
         dims = list(range(input.ndim)) if dim is None else dim
         return linalg.matrix_norm(input, p, dims, keepdim, dtype=dtype)
     return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)

@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import _dtypes, _errors
 from ..._tensor import Tensor
+from ..pointwise import div
 from ..registry import defop
 from .common import _count, _dims, _expand_back, _unreduce
 
@@ -171,8 +172,6 @@ COV_DOF = ("cov(): degrees of freedom is <= 0. Correction should be strictly les
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in the rows of ``input`` (observations in the
     columns), optionally weighted by integer ``fweights`` and real ``aweights``."""
-
-    from ..pointwise import div
     if input.ndim > 2:
         raise RuntimeError("cov(): expected input to have two or fewer dimensions but got an "
                            f"input with {input.ndim} dimensions")

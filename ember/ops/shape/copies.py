@@ -77,7 +77,7 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 def _repeat_interleave_tensor(input, repeats, d, dim):
     """``index_select`` of each index repeated (``d`` is ``dim`` wrapped)."""
-    from .. import indexing
+    from .. import indexing  # lazy: ops/indexing imports this package (a cycle)
     size = input.shape[d] if input.ndim else 1
     if repeats.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")

@@ -9,7 +9,9 @@ from __future__ import annotations
 import warnings
 
 from ... import _errors, _xp
+from ..._creation import zeros
 from ..._tensor import Tensor, _wrap_dim
+from .. import batching
 
 # Messages PyTorch gives once per process (``TORCH_WARN_ONCE``).
 T_DEPRECATED = (
@@ -77,10 +79,8 @@ def _unique_dims(dims, ndim):
 def _new_zeros(like, shape):
     """Zeros of ``shape`` with ``like``'s dtype and device (``Tensor.new_zeros``); inside vmap,
     per sample of ``like`` (a rule writes a batched gradient into them)."""
-    from ..._creation import zeros
     levels = getattr(like, "_levels", None)
     if levels:
-        from .. import batching
         batch = tuple(like._data.shape[:len(levels)])
         return batching.wrap(zeros(batch + tuple(shape), dtype=like.dtype, device=like.device),
                              levels)

@@ -8,9 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ... import _dtypes, _xp
+from ..._creation import empty, zeros
 from ..._tensor import Size, Tensor, _wrap_dim
 from ..autocast import autocast_op
 from ..registry import defop
+from ..sorting import cumprod
 from .copies import flip
 from .helpers import _warn_once
 from .layout import to_dtype
@@ -246,7 +248,7 @@ def cartesian_prod(*tensors):
 def combinations(input, r=2, with_replacement=False):
     """The rows of all length-``r`` combinations of the vector's elements
     (``itertools.combinations``, or ``combinations_with_replacement``)."""
-    from ..indexing import masked_select
+    from ..indexing import masked_select  # lazy: ops/indexing imports this package (a cycle)
     _check_vector(input)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
@@ -306,7 +308,6 @@ def block_diag(*tensors):
 
 def _block_diag_batched(tensors, dtype, corners):
     """Inside ``vmap``: the blocks padded with zeros and joined, which ``cat`` batches."""
-    from ..._creation import zeros
     width = corners[-1][1]
     rows = []
     for t, (r1, c1, r0, c0) in zip(tensors, _blocks(corners)):
@@ -351,8 +352,6 @@ def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of a vector: columns ``x**0 .. x**(N-1)`` (decreasing powers
     unless ``increasing``); integers give int64. Built as PyTorch builds it (ones, a running
     product written into columns 1.., flipped), so the result's node is PyTorch's."""
-    from ..._creation import empty
-    from ..sorting import cumprod
     if x.ndim != 1:
         raise RuntimeError("x must be a one-dimensional tensor.")
     n = x.shape[0] if N is None else N

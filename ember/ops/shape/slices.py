@@ -225,7 +225,7 @@ def unfold(input, dimension, size, step):
 
 def select(input, dim, index):
     """The slice at ``index`` along ``dim`` (a view with one dim fewer): ``input[..., index]``."""
-    from .. import indexing
+    from .. import indexing  # lazy: ops/indexing imports this package (a cycle)
     if input.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input.ndim)

@@ -13,6 +13,7 @@ from ... import _broadcast, _errors
 from ..._tensor import _wrap_dim
 from ...autograd import forward_ad
 from ...autograd.views import as_view
+from ..dtype_view import view_dtype
 from ..registry import defop
 from .helpers import (
     T_DEPRECATED,
@@ -73,8 +74,7 @@ def _reshaped_view(input, shape, op=_view):
 def view(input, *shape, size=None):
     """A view with a new shape (one dim may be -1); the storage must allow it."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
-        from ..dtype_view import view_dtype  # (a reinterpretation of the bytes)
-        return view_dtype(input, shape[0])
+        return view_dtype(input, shape[0])  # (a reinterpretation of the bytes)
     shape = infer_size(_shape_args(shape, size, "view", "size"), input.numel())
     if not _viewable(input, shape):
         raise RuntimeError(_errors.VIEW_STRIDE)
