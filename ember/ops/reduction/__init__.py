@@ -5,8 +5,8 @@ it, an empty tuple — means every dim); ``keepdim`` keeps reduced dims with siz
 rule first restores the reduced dims of its gradient (``_unreduce``), then works elementwise.
 
 Value-selecting reductions (``max(dim)``, ``sort``, ``topk``, ...) send the gradient to the
-selected positions with the private ``scatter`` / ``gather`` pair below; their results come as
-``torch.return_types.X`` tuples (``return_type``).
+selected positions with the private ``scatter`` / ``gather`` pair (``extremes.py``); their
+results come as ``torch.return_types.X`` tuples (``return_type``).
 
 The family is split by concern: ``common.py`` (dims, shapes, return types), ``sums.py`` (sum,
 mean, prod, nansum, logsumexp, softmax, count_nonzero, all / any), ``extremes.py`` (max / min,

@@ -10,8 +10,8 @@ from ..._tensor import Tensor, _wrap_dim
 from ..pointwise import div_scalar, mul_scalar
 
 # --------------------------------------------------------------------------- integration
-# Composites, written as PyTorch writes them (Integration.cpp, Correlation.cpp), so the nodes
-# recorded and the rounding are PyTorch's.
+# Composites, written as PyTorch writes them (Integration.cpp), so the nodes recorded and the
+# rounding are PyTorch's.
 
 
 def _sample_dim(name, y, dim):

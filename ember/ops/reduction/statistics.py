@@ -165,6 +165,8 @@ std_mean.__doc__ = "``(std, mean)`` in one pass, same arguments as :func:`var`."
 
 
 # --------------------------------------------------------------------------- covariance
+# Composites, written as PyTorch writes them (Correlation.cpp), so the nodes recorded and the
+# rounding are PyTorch's.
 COV_DOF = ("cov(): degrees of freedom is <= 0. Correction should be strictly less than the "
            "number of observations.")
 
