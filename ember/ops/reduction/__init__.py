@@ -1,4 +1,4 @@
-"""Reductions, softmax and norms, with their derivatives (scans and sorting: ``sorting.py``).
+"""Reductions, softmax and norms, with their derivatives (scans and sorting: ``ops/sorting/``).
 
 Shared conventions: ``dim`` is an int or a tuple of ints (``None`` — and, where PyTorch allows
 it, an empty tuple — means every dim); ``keepdim`` keeps reduced dims with size 1. A reduction's

@@ -1,6 +1,6 @@
 """What the reductions share: dims and shapes (``_dims``, ``_unreduce``...), PyTorch's errors
 for empty reductions, the accumulation dtype, and the ``torch.return_types.X`` classes of
-results that come as named tuples (``return_type``; ``sorting.py`` and ``linalg`` use them too).
+results that come as named tuples (``return_type``; ``ops/sorting/`` and ``linalg`` use them too).
 """
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 elementwise form), ``amax`` / ``amin``, ``aminmax``, ``argmax`` / ``argmin``.
 
 Their gradient goes to the positions picked, through the private ``scatter`` / ``gather`` pair
-here (``sorting.py``'s sort, topk, median... use it too); ties of a full max and of amax
+here (the sort, topk, median... of ``ops/sorting/`` use it too); ties of a full max and of amax
 share it equally.
 """
 from __future__ import annotations
