@@ -16,10 +16,10 @@ from ... import _dtypes, _errors, _xp
 from ..._broadcast import broadcast_shapes
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.views import as_view
-from .. import shape as _shape
 from ..registry import defop
 from ..shape.helpers import _embed
 from ..shape.slices import slice_view
+from ..shape.views import unsqueeze
 
 # --------------------------------------------------------------------------- key helpers
 
@@ -252,9 +252,9 @@ def _apply_basic(x, key, force_slice):
         if kind == "ellipsis":
             dim, rest = dim + rest, 0
         elif kind == "none":
-            out, dim = _shape.unsqueeze(out, dim), dim + 1
+            out, dim = unsqueeze(out, dim), dim + 1
         elif kind == "bool":
-            out = _shape.unsqueeze(out, dim)
+            out = unsqueeze(out, dim)
             advanced.append((dim, "mask", np.array([v])))
             dim += 1
         elif kind == "int":

@@ -15,9 +15,8 @@ from ..._broadcast import broadcast_shapes
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.views import as_view
 from .. import batching
-from .. import shape as _shape
 from ..registry import defop, saves_also
-from ..shape.views import _alias
+from ..shape.views import _alias, expand, reshape
 from .keys import (
     _advanced_key,
     _apply_basic,
@@ -84,7 +83,7 @@ def take_along_dim(input, indices, dim=None):
         raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
                            f"{_dtype_name(indices)}")
     if dim is None:
-        return gather(_shape.reshape(input, (-1,)), 0, _shape.reshape(indices, (-1,)))
+        return gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)))
     if input.ndim != indices.ndim:
         raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
                            f"number of dimensions, but got {input.ndim} dimensions for input, "
@@ -93,10 +92,10 @@ def take_along_dim(input, indices, dim=None):
     shape = list(broadcast_shapes(*(t.shape[:d] + (1,) + t.shape[d + 1:]
                                     for t in (input, indices))))
     shape[d] = input.shape[d]
-    input = _shape.expand(input, shape)
+    input = expand(input, shape)
     shape[d] = indices.shape[d]
     # PyTorch gathers with a broadcast copy of the indices: later writes to them are harmless.
-    return gather(input, d, _shape.expand(indices, shape).clone())
+    return gather(input, d, expand(indices, shape).clone())
 
 
 # --------------------------------------------------------------------------- index_*

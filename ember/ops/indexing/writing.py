@@ -14,9 +14,10 @@ from ... import _dtypes, _errors, _xp
 from ..._broadcast import broadcast_shapes
 from ..._tensor import Tensor, _wrap_dim
 from .. import batching
-from .. import shape as _shape
 from ..autocast import autocast_op
 from ..registry import defop, saves_also
+from ..shape.layout import to_dtype
+from ..shape.views import expand, unsqueeze, view
 from .keys import (
     _advanced_key,
     _apply_basic,
@@ -247,7 +248,7 @@ def index_fill(input, dim, index, value):
     xp = _xp.namespace_of(idx)
     key = _dim_key(input.ndim, d, xp.unique(idx % size))  # each entry filled once
     if isinstance(value, Tensor):
-        return saves_also(_index_fill_tensor(input, _shape.to_dtype(value, input.dtype), key),
+        return saves_also(_index_fill_tensor(input, to_dtype(value, input.dtype), key),
                           index)
     return saves_also(_index_fill(input, key, value), index)
 
@@ -268,7 +269,7 @@ def masked_fill(input, mask, value):
     m = _own(mask._data)
     broadcast_shapes(m.shape, tuple(input.shape))
     if isinstance(value, Tensor):
-        return saves_also(_masked_fill_tensor(input, _shape.to_dtype(value, input.dtype), m),
+        return saves_also(_masked_fill_tensor(input, to_dtype(value, input.dtype), m),
                           mask)
     return saves_also(_masked_fill(input, m, value), mask)
 
@@ -331,9 +332,9 @@ def _copy_to(dst, value):
     elif value.ndim == 0:
         dst._inplace(_fill, value)
     else:
-        value = _shape.view(value, _strip_leading_ones(value.shape))
+        value = view(value, _strip_leading_ones(value.shape))
         if value.shape != dst.shape:
-            value = _shape.expand(value, dst.shape)
+            value = expand(value, dst.shape)
         dst._inplace(_copy, value)
 
 
@@ -353,7 +354,7 @@ def setitem(x, key, value):
     if len(key) == 1 and key[0] is False:
         return  # selects nothing
     if len(key) == 1 and (key[0] is None or key[0] is True):
-        _copy_to(_shape.unsqueeze(x, 0), value)
+        _copy_to(unsqueeze(x, 0), value)
         return
     target, advanced = _apply_basic(x, key, False)
     if not advanced:
@@ -361,7 +362,7 @@ def setitem(x, key, value):
         return
     stripped = _strip_leading_ones(value.shape)
     if stripped != tuple(value.shape):
-        value = _shape.view(value, stripped)
+        value = view(value, stripped)
     _index_put_(target, _advanced_key(target, advanced), value, False, _masked_fill_like(
         target, advanced, value), _tensors_in(key))
 
@@ -376,7 +377,7 @@ def _index_put_(t, key, values, accumulate, any_dtype=False, indices=()):
     """Write ``values`` into ``t`` at ``key`` (made from the tensors ``indices``) in place
     (``IndexPutBackward0``)."""
     if any_dtype:
-        values = _shape.to_dtype(values, t.dtype)
+        values = to_dtype(values, t.dtype)
     _check_index_put(t, key, values)
     t._check_inplace()
     t._assign(saves_also(_index_put(t, values, key, accumulate), *indices))
