@@ -134,18 +134,18 @@ def _fill_(self, value):
         if value.ndim != 0:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
-        return self._inplace(indexing._fill, value)
-    return self._inplace(indexing._fill_scalar, value)
+        return self._inplace(indexing.writing._fill, value)
+    return self._inplace(indexing.writing._fill_scalar, value)
 
 
 def _zero_(self):
     """Fill with zeros in place."""
-    return self._inplace(indexing._zero)
+    return self._inplace(indexing.writing._zero)
 
 
 def _copy_(self, src, non_blocking=False):
     """Copy ``src`` (broadcast, cast) into self in place."""
-    from .ops.indexing import _copy
+    from .ops.indexing.writing import _copy
     if isinstance(src, Tensor) and src.is_cuda != self.is_cuda:
         src = src.to(self.device)
     return self._inplace(_copy, src)
