@@ -28,45 +28,6 @@ def _add_scaled(input, product, beta, alpha):
     return product
 
 
-@defop("addmm", n_in=3, jvp="transpose")
-def _addmm(xp, input, mat1, mat2, beta, alpha, column_major):
-    """``column_major``: as for ``mm``, of ``mat1`` and ``mat2``."""
-    return _add_scaled(input, _matmul(xp, mat1, mat2), beta, alpha)
-
-
-_addmm.defvjp(
-    lambda xp, g, ans, input, mat1, mat2, beta, alpha, column_major: _scaled(g, beta),
-    lambda xp, g, ans, input, mat1, mat2, beta, alpha, column_major:
-        _scaled(_mat1_grad(xp, g, mat2, column_major[0]), alpha),
-    lambda xp, g, ans, input, mat1, mat2, beta, alpha, column_major:
-        _scaled(_mat2_grad(xp, g, mat1, column_major[1]), alpha))
-
-
-@defop("addmv", n_in=3, jvp="transpose")
-def _addmv(xp, input, mat, vec, beta, alpha):
-    return _add_scaled(input, xp.matmul(mat, vec), beta, alpha)
-
-
-_addmv.defvjp(
-    lambda xp, g, ans, input, mat, vec, beta, alpha: _scaled(g, beta),
-    lambda xp, g, ans, input, mat, vec, beta, alpha:
-        _scaled(xp.reshape(g, (-1, 1)) * xp.reshape(vec, (1, -1)), alpha),
-    lambda xp, g, ans, input, mat, vec, beta, alpha: _scaled(xp.matmul(mat.T, g), alpha))
-
-
-@defop("baddbmm", n_in=3, jvp="transpose")
-def _baddbmm(xp, input, batch1, batch2, beta, alpha):
-    return _add_scaled(input, xp.matmul(batch1, batch2), beta, alpha)
-
-
-_baddbmm.defvjp(
-    lambda xp, g, ans, input, batch1, batch2, beta, alpha: _scaled(g, beta),
-    lambda xp, g, ans, input, batch1, batch2, beta, alpha:
-        _scaled(xp.matmul(g, _mT(xp, batch2)), alpha),
-    lambda xp, g, ans, input, batch1, batch2, beta, alpha:
-        _scaled(xp.matmul(_mT(xp, batch1), g), alpha))
-
-
 def _integral_scalars(input, beta, alpha):
     """Integer tensors take ``beta`` and ``alpha`` truncated to integers, as PyTorch does."""
     if input._data.dtype.kind in "biu":
@@ -87,6 +48,20 @@ def _check_expandable(input, shape):
                 f"The expanded size of the tensor ({shape[i]}) must match the existing size "
                 f"({n}) at non-singleton dimension {i}.  Target sizes: {list(shape)}.  "
                 f"Tensor sizes: {list(sizes)}")
+
+
+@defop("addmm", n_in=3, jvp="transpose")
+def _addmm(xp, input, mat1, mat2, beta, alpha, column_major):
+    """``column_major``: as for ``mm``, of ``mat1`` and ``mat2``."""
+    return _add_scaled(input, _matmul(xp, mat1, mat2), beta, alpha)
+
+
+_addmm.defvjp(
+    lambda xp, g, ans, input, mat1, mat2, beta, alpha, column_major: _scaled(g, beta),
+    lambda xp, g, ans, input, mat1, mat2, beta, alpha, column_major:
+        _scaled(_mat1_grad(xp, g, mat2, column_major[0]), alpha),
+    lambda xp, g, ans, input, mat1, mat2, beta, alpha, column_major:
+        _scaled(_mat2_grad(xp, g, mat1, column_major[1]), alpha))
 
 
 @autocast_op("addmm")
@@ -111,6 +86,18 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
                   (_column_major(mat1), _column_major(mat2)))
 
 
+@defop("addmv", n_in=3, jvp="transpose")
+def _addmv(xp, input, mat, vec, beta, alpha):
+    return _add_scaled(input, xp.matmul(mat, vec), beta, alpha)
+
+
+_addmv.defvjp(
+    lambda xp, g, ans, input, mat, vec, beta, alpha: _scaled(g, beta),
+    lambda xp, g, ans, input, mat, vec, beta, alpha:
+        _scaled(xp.reshape(g, (-1, 1)) * xp.reshape(vec, (1, -1)), alpha),
+    lambda xp, g, ans, input, mat, vec, beta, alpha: _scaled(xp.matmul(mat.T, g), alpha))
+
+
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     if input.ndim > 1 or mat.ndim != 2 or vec.ndim != 1:
@@ -124,6 +111,19 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
         raise RuntimeError("addmv input tensors must have the same dtype, but got "
                            f"{_word(input)}, {_word(mat)}, and {_word(vec)}")
     return _addmv(input, mat, vec, *_integral_scalars(input, beta, alpha))
+
+
+@defop("baddbmm", n_in=3, jvp="transpose")
+def _baddbmm(xp, input, batch1, batch2, beta, alpha):
+    return _add_scaled(input, xp.matmul(batch1, batch2), beta, alpha)
+
+
+_baddbmm.defvjp(
+    lambda xp, g, ans, input, batch1, batch2, beta, alpha: _scaled(g, beta),
+    lambda xp, g, ans, input, batch1, batch2, beta, alpha:
+        _scaled(xp.matmul(g, _mT(xp, batch2)), alpha),
+    lambda xp, g, ans, input, batch1, batch2, beta, alpha:
+        _scaled(xp.matmul(_mT(xp, batch1), g), alpha))
 
 
 @autocast_op("baddbmm")
@@ -141,47 +141,6 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
         raise RuntimeError(f"expected scalar type {_word(batch1)} but found {_word(batch2)}")
     _check_expandable(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     return _baddbmm(input, batch1, batch2, *_integral_scalars(input, beta, alpha))
-
-
-def _in_place(fn):
-    """``x.fn_(...)``: ``fn`` computed out of place and written into ``x``, whose shape the
-    result must have (the product's shape is not broadcast back)."""
-    def compute(input, *args, **kwargs):
-        out = fn(input, *args, **kwargs)
-        if out.shape != input.shape:
-            raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and "
-                               f"output tensor size {list(out.shape)} should match")
-        return out
-
-    def method(self, *args, **kwargs):
-        return self._inplace(compute, *args, **kwargs)
-    method.__name__ = fn.__name__ + "_"
-    method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
-    return method
-
-
-@defop("addr", n_in=3, promote=True, jvp="transpose")
-def _addr(xp, input, vec1, vec2, beta, alpha):
-    if vec1.dtype == bool:  # (promoted: all three are bool) PyTorch's logical form
-        product = vec1[:, None] & vec2[None, :] if alpha else xp.zeros(
-            (vec1.shape[0], vec2.shape[0]), dtype=bool)
-        return product if not beta else input | product
-    product = alpha * (vec1[:, None] * vec2[None, :])
-    return product if beta == 0 else beta * input + product
-
-
-_addr.defvjp(lambda xp, g, ans, input, vec1, vec2, beta, alpha: g * beta,
-             lambda xp, g, ans, input, vec1, vec2, beta, alpha: alpha * (g @ vec2),
-             lambda xp, g, ans, input, vec1, vec2, beta, alpha: alpha * (vec1 @ g))
-
-
-def addr(input, vec1, vec2, *, beta=1, alpha=1):
-    """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored when ``beta`` is 0."""
-    for name, t in (("vec1", vec1), ("vec2", vec2)):
-        if t.ndim != 1:
-            raise RuntimeError(f"{name} must be a 1-dimensional tensor, got {t.ndim}-D")
-    _check_expandable(input, (vec1.shape[0], vec2.shape[0]))
-    return _addr(input, vec1, vec2, beta, alpha)
 
 
 @defop("addbmm", n_in=3, jvp="transpose")
@@ -220,3 +179,44 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
         product = _scaled(_reduction.sum(matmul(batch1, batch2), 0), alpha)
         return product if beta == 0 else product + _scaled(input, beta)
     return _addbmm(input, batch1, batch2, beta, alpha)
+
+
+@defop("addr", n_in=3, promote=True, jvp="transpose")
+def _addr(xp, input, vec1, vec2, beta, alpha):
+    if vec1.dtype == bool:  # (promoted: all three are bool) PyTorch's logical form
+        product = vec1[:, None] & vec2[None, :] if alpha else xp.zeros(
+            (vec1.shape[0], vec2.shape[0]), dtype=bool)
+        return product if not beta else input | product
+    product = alpha * (vec1[:, None] * vec2[None, :])
+    return product if beta == 0 else beta * input + product
+
+
+_addr.defvjp(lambda xp, g, ans, input, vec1, vec2, beta, alpha: g * beta,
+             lambda xp, g, ans, input, vec1, vec2, beta, alpha: alpha * (g @ vec2),
+             lambda xp, g, ans, input, vec1, vec2, beta, alpha: alpha * (vec1 @ g))
+
+
+def addr(input, vec1, vec2, *, beta=1, alpha=1):
+    """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored when ``beta`` is 0."""
+    for name, t in (("vec1", vec1), ("vec2", vec2)):
+        if t.ndim != 1:
+            raise RuntimeError(f"{name} must be a 1-dimensional tensor, got {t.ndim}-D")
+    _check_expandable(input, (vec1.shape[0], vec2.shape[0]))
+    return _addr(input, vec1, vec2, beta, alpha)
+
+
+def _in_place(fn):
+    """``x.fn_(...)``: ``fn`` computed out of place and written into ``x``, whose shape the
+    result must have (the product's shape is not broadcast back)."""
+    def compute(input, *args, **kwargs):
+        out = fn(input, *args, **kwargs)
+        if out.shape != input.shape:
+            raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and "
+                               f"output tensor size {list(out.shape)} should match")
+        return out
+
+    def method(self, *args, **kwargs):
+        return self._inplace(compute, *args, **kwargs)
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
+    return method

@@ -213,6 +213,10 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
     return _SvdResult(_svd(A, full_matrices))
 
 
+_xp.register_extra("linalg_svd", lambda xp, A, full_matrices=True: tuple(
+    xp.linalg.svd(A, full_matrices=full_matrices)), linalg_svd)
+
+
 @autocast_op("linalg_svdvals")
 def linalg_svdvals(A, *, driver=None):
     """The singular values of a (batch of) matrices, descending."""
@@ -266,10 +270,6 @@ def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     if rtol is None:
         rtol = 0.0 if atol > 0 else _eps(A._data) * max(A.shape[-2:])
     return _pinv(A, atol, float(rtol), hermitian)
-
-
-_xp.register_extra("linalg_svd", lambda xp, A, full_matrices=True: tuple(
-    xp.linalg.svd(A, full_matrices=full_matrices)), linalg_svd)
 
 
 _EPS = {np.dtype(np.float32): 2.0 ** -23, np.dtype(np.float64): 2.0 ** -52,

@@ -15,6 +15,13 @@ from ..registry import defop
 from ._common import _writable_diagonal
 
 
+def _diagonal_dims(ndim, dim1, dim2):
+    d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
+    if d1 == d2:
+        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
+    return d1, d2
+
+
 @defop("diagonal", n_in=1, jvp="linear")
 def _diagonal(xp, input, offset, dim1, dim2, shape):
     return _writable_diagonal(xp, input, offset, dim1, dim2)
@@ -23,11 +30,16 @@ def _diagonal(xp, input, offset, dim1, dim2, shape):
 _diagonal.defvjp(lambda xp, g, ans, input, offset, dim1, dim2, shape:
                  xp.diagonal_backward(g, shape, offset, dim1, dim2))
 
-# ``diag`` of a matrix copies the diagonal; PyTorch names that node DiagonalBackward0_copy.
-_diagonal_copy = defop("diagonal", n_in=1, jvp="linear")(
-    lambda xp, input, offset, dim1, dim2, shape: xp.diagonal(input, offset, dim1, dim2).copy())
-_diagonal_copy.defvjp(*_diagonal.rules)
-_diagonal_copy.node_cls.__name__ = _diagonal_copy.node_cls.__qualname__ = "DiagonalBackward0_copy"
+
+def diagonal(input, offset=0, dim1=0, dim2=1):
+    """The diagonal ``offset`` of the (``dim1``, ``dim2``) planes, as a view, appended as the
+    last dim (``offset > 0``: above the main diagonal)."""
+    d1, d2 = _diagonal_dims(input.ndim, dim1, dim2)
+    out = _diagonal(input, offset, d1, d2, input.shape)
+    return as_view(out, input, lambda xp, a: xp.diagonal_view(a, offset, d1, d2))
+
+
+_xp.register_extra("diagonal_view", _writable_diagonal, diagonal)
 
 
 @defop("diagonal_backward", n_in=1, jvp="linear")
@@ -40,6 +52,9 @@ def _diagonal_backward(xp, grad, shape, offset, dim1, dim2):
 
 _diagonal_backward.defvjp(lambda xp, gg, ans, grad, shape, offset, dim1, dim2:
                           xp.diagonal(gg, offset, dim1, dim2))
+
+
+_xp.register_extra("diagonal_backward", _diagonal_backward.forward, _diagonal_backward)
 
 
 @defop("diag_embed", n_in=1, jvp="linear")
@@ -57,26 +72,22 @@ _diag_embed.defvjp(lambda xp, g, ans, input, offset, dim1, dim2:
                    xp.diagonal(g, offset, dim1, dim2))
 
 
-def _diagonal_dims(ndim, dim1, dim2):
-    d1, d2 = _wrap_dim(dim1, ndim), _wrap_dim(dim2, ndim)
-    if d1 == d2:
-        raise RuntimeError(f"diagonal dimensions cannot be identical {dim1}, {dim2}")
-    return d1, d2
-
-
-def diagonal(input, offset=0, dim1=0, dim2=1):
-    """The diagonal ``offset`` of the (``dim1``, ``dim2``) planes, as a view, appended as the
-    last dim (``offset > 0``: above the main diagonal)."""
-    d1, d2 = _diagonal_dims(input.ndim, dim1, dim2)
-    out = _diagonal(input, offset, d1, d2, input.shape)
-    return as_view(out, input, lambda xp, a: xp.diagonal_view(a, offset, d1, d2))
-
-
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Matrices (in dims ``dim1``, ``dim2`` of the result) with the last dim of ``input`` on
     their diagonal ``offset``; zeros elsewhere."""
     d1, d2 = _diagonal_dims(input.ndim + 1, dim1, dim2)
     return _diag_embed(input, offset, d1, d2)
+
+
+_xp.register_extra("diag_embed", lambda xp, v, offset=0, dim1=-2, dim2=-1: _diag_embed.forward(
+    xp, v, offset, dim1 % (v.ndim + 1), dim2 % (v.ndim + 1)), diag_embed)
+
+
+# ``diag`` of a matrix copies the diagonal; PyTorch names that node DiagonalBackward0_copy.
+_diagonal_copy = defop("diagonal", n_in=1, jvp="linear")(
+    lambda xp, input, offset, dim1, dim2, shape: xp.diagonal(input, offset, dim1, dim2).copy())
+_diagonal_copy.defvjp(*_diagonal.rules)
+_diagonal_copy.node_cls.__name__ = _diagonal_copy.node_cls.__qualname__ = "DiagonalBackward0_copy"
 
 
 def diag(input, diagonal=0):
@@ -86,6 +97,11 @@ def diag(input, diagonal=0):
     if input.ndim == 2:
         return _diagonal_copy(input, diagonal, 0, 1, input.shape)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
+
+
+def diagflat(input, offset=0):
+    """The matrix with ``input`` (flattened) on its diagonal ``offset``."""
+    return _diag_embed(_shape.reshape(input, -1), offset, 0, 1)
 
 
 @defop("trace", n_in=1, jvp="linear")
@@ -115,6 +131,13 @@ def _tril(xp, input, diagonal):
 _tril.defvjp(lambda xp, g, ans, input, diagonal: xp.tril(g, diagonal))
 
 
+def tril(input, diagonal=0):
+    """The lower triangle (on and below diagonal ``diagonal``) of the last two dims."""
+    if input.ndim < 2:
+        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
+    return _tril(input, diagonal)
+
+
 @defop("triu", n_in=1, jvp="linear")
 def _triu(xp, input, diagonal):
     return xp.triu(input, diagonal)
@@ -123,26 +146,8 @@ def _triu(xp, input, diagonal):
 _triu.defvjp(lambda xp, g, ans, input, diagonal: xp.triu(g, diagonal))
 
 
-def tril(input, diagonal=0):
-    """The lower triangle (on and below diagonal ``diagonal``) of the last two dims."""
-    if input.ndim < 2:
-        raise RuntimeError("tril: input tensor must have at least 2 dimensions")
-    return _tril(input, diagonal)
-
-
 def triu(input, diagonal=0):
     """The upper triangle (on and above diagonal ``diagonal``) of the last two dims."""
     if input.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
     return _triu(input, diagonal)
-
-
-_xp.register_extra("diagonal_view", _writable_diagonal, diagonal)
-_xp.register_extra("diagonal_backward", _diagonal_backward.forward, _diagonal_backward)
-_xp.register_extra("diag_embed", lambda xp, v, offset=0, dim1=-2, dim2=-1: _diag_embed.forward(
-    xp, v, offset, dim1 % (v.ndim + 1), dim2 % (v.ndim + 1)), diag_embed)
-
-
-def diagflat(input, offset=0):
-    """The matrix with ``input`` (flattened) on its diagonal ``offset``."""
-    return _diag_embed(_shape.reshape(input, -1), offset, 0, 1)

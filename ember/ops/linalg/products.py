@@ -48,6 +48,13 @@ def _mat2_grad(xp, g, mat1, column_major):
     return _matmul(xp, g.T, mat1).T if column_major else _matmul(xp, mat1.T, g)
 
 
+def _no_bool(kernel, t, size=1):
+    """PyTorch's products have no kernel for bool tensors (``size``: the result's: an empty
+    one is made without calling the kernel)."""
+    if t.dtype is _dtypes.bool and size:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
 @defop("mm", n_in=2, promote=True, jvp="multilinear")
 def _mm(xp, input, mat2, column_major):
     """``column_major``: whether each matrix is stored column by column (its gradient will be)."""
@@ -58,42 +65,6 @@ _mm.defvjp(lambda xp, g, ans, input, mat2, column_major:
            _mat1_grad(xp, g, mat2, column_major[0]),
            lambda xp, g, ans, input, mat2, column_major:
            _mat2_grad(xp, g, input, column_major[1]))
-
-
-@defop("mv", promote=True, jvp="multilinear")
-def _mv(xp, input, vec):
-    return xp.matmul(input, vec)
-
-
-_mv.defvjp(lambda xp, g, ans, input, vec: xp.reshape(g, (-1, 1)) * xp.reshape(vec, (1, -1)),
-           lambda xp, g, ans, input, vec: xp.matmul(input.T, g))
-
-
-@defop("dot", promote=True, jvp="multilinear")
-def _dot(xp, input, other):
-    return xp.matmul(input, other)
-
-
-_dot.defvjp(lambda xp, g, ans, input, other: g * other,
-            lambda xp, g, ans, input, other: g * input)
-
-
-@defop("vdot", jvp="multilinear")
-def _vdot(xp, input, other):
-    return xp.vdot(input, other)
-
-
-_vdot.defvjp(lambda xp, g, ans, input, other: g * other,
-             lambda xp, g, ans, input, other: g * input)
-
-
-@defop("bmm", promote=True, jvp="multilinear")
-def _bmm(xp, input, mat2):
-    return xp.matmul(input, mat2)
-
-
-_bmm.defvjp(lambda xp, g, ans, input, mat2: xp.matmul(g, _mT(xp, mat2)),
-            lambda xp, g, ans, input, mat2: xp.matmul(_mT(xp, input), g))
 
 
 @autocast_op("mm")
@@ -111,11 +82,21 @@ def mm(input, mat2):
     return _mm(input, mat2, (_column_major(input), _column_major(mat2)))
 
 
-def _no_bool(kernel, t, size=1):
-    """PyTorch's products have no kernel for bool tensors (``size``: the result's: an empty
-    one is made without calling the kernel)."""
-    if t.dtype is _dtypes.bool and size:
-        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+def _check_batch2(batch1, batch2):
+    want = [batch1.shape[0], batch1.shape[2]]
+    got = [batch2.shape[0], batch2.shape[1]]
+    if want != got:
+        raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: "
+                           f"{want} but got: {got}.")
+
+
+@defop("bmm", promote=True, jvp="multilinear")
+def _bmm(xp, input, mat2):
+    return xp.matmul(input, mat2)
+
+
+_bmm.defvjp(lambda xp, g, ans, input, mat2: xp.matmul(g, _mT(xp, mat2)),
+            lambda xp, g, ans, input, mat2: xp.matmul(_mT(xp, input), g))
 
 
 @autocast_op("bmm")
@@ -131,12 +112,13 @@ def bmm(input, mat2):
     return _bmm(input, mat2)
 
 
-def _check_batch2(batch1, batch2):
-    want = [batch1.shape[0], batch1.shape[2]]
-    got = [batch2.shape[0], batch2.shape[1]]
-    if want != got:
-        raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: "
-                           f"{want} but got: {got}.")
+@defop("mv", promote=True, jvp="multilinear")
+def _mv(xp, input, vec):
+    return xp.matmul(input, vec)
+
+
+_mv.defvjp(lambda xp, g, ans, input, vec: xp.reshape(g, (-1, 1)) * xp.reshape(vec, (1, -1)),
+           lambda xp, g, ans, input, vec: xp.matmul(input.T, g))
 
 
 def mv(input, vec):
@@ -167,11 +149,29 @@ def _check_vectors(input, other):
                            f"{_word(input)} and {_word(other)}")
 
 
+@defop("dot", promote=True, jvp="multilinear")
+def _dot(xp, input, other):
+    return xp.matmul(input, other)
+
+
+_dot.defvjp(lambda xp, g, ans, input, other: g * other,
+            lambda xp, g, ans, input, other: g * input)
+
+
 def dot(input, other):
     """Inner product of two 1-d tensors."""
     _check_vectors(input, other)
     _no_bool("dot", input)
     return _dot(input, other)
+
+
+@defop("vdot", jvp="multilinear")
+def _vdot(xp, input, other):
+    return xp.vdot(input, other)
+
+
+_vdot.defvjp(lambda xp, g, ans, input, other: g * other,
+             lambda xp, g, ans, input, other: g * input)
 
 
 def vdot(input, other):
@@ -193,6 +193,20 @@ def ger(input, vec2):
     _errors.warn("torch.ger is deprecated and will be removed in a future PyTorch release. Use "
                  "torch.outer instead.")
     return outer(input, vec2)
+
+
+def inner(input, other):
+    """The sum of products over the last dims: ``input[..., k] * other[..., k]`` summed."""
+    if input.ndim == 0 or other.ndim == 0:
+        return input * other
+    k = input.shape[-1]
+    if other.shape[-1] != k:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
+                           f"got shapes {list(input.shape)} and {list(other.shape)}")
+    if input.ndim == other.ndim == 1:
+        return _shape.view(dot(input, other), ())
+    out = mm(_shape.reshape(input, -1, k), _shape.reshape(other, -1, k).t())
+    return _shape.view(out, input.shape[:-1] + other.shape[:-1])
 
 
 @autocast_op("matmul")
@@ -346,20 +360,6 @@ def cross(input, other, dim=None):
         if dim is None:
             raise RuntimeError("no dimension of size 3 in input")
     return linalg_cross(input, other, dim=dim)
-
-
-def inner(input, other):
-    """The sum of products over the last dims: ``input[..., k] * other[..., k]`` summed."""
-    if input.ndim == 0 or other.ndim == 0:
-        return input * other
-    k = input.shape[-1]
-    if other.shape[-1] != k:
-        raise RuntimeError(f"inner() the last dimension must match on both input tensors but "
-                           f"got shapes {list(input.shape)} and {list(other.shape)}")
-    if input.ndim == other.ndim == 1:
-        return _shape.view(dot(input, other), ())
-    out = mm(_shape.reshape(input, -1, k), _shape.reshape(other, -1, k).t())
-    return _shape.view(out, input.shape[:-1] + other.shape[:-1])
 
 
 def _multi_dot_cpp(t):

@@ -54,6 +54,12 @@ def linalg_inv(A):
     return _inv(A)
 
 
+@autocast_op("inverse")
+def inverse(input):
+    """The inverse (``torch.linalg.inv``)."""
+    return linalg_inv(input)
+
+
 # Up to this size determinants come from ember's own LU factors (exact where PyTorch's are);
 # beyond, from LAPACK through NumPy, whose Python-free factorisation is then much faster.
 _EXACT_DET_MAX = 16
@@ -113,6 +119,14 @@ def linalg_det(A):
     return _det(A)
 
 
+_xp.register_extra("linalg_det", lambda xp, A: xp.linalg.det(A), linalg_det)
+
+
+def det(input):
+    """The determinant (``torch.linalg.det``)."""
+    return linalg_det(input)
+
+
 @defop("linalg_slogdet", n_in=1, nout=2, jvp="transpose")
 def _slogdet(xp, A):
     sign, logabsdet = xp.linalg.slogdet(A)
@@ -144,6 +158,22 @@ def linalg_slogdet(A):
     _check_matrix(A, "linalg.slogdet")
     _check_floating(A, "linalg.slogdet")
     return _SlogdetResult(_slogdet(A))
+
+
+def slogdet(input):
+    """``(sign, log|det|)`` (``torch.linalg.slogdet``, as ``torch.return_types.slogdet``)."""
+    _check_matrix(input, "linalg.slogdet")
+    _check_floating(input, "linalg.slogdet")
+    return _reduction.return_type("slogdet", ("sign", "logabsdet"))(_slogdet(input))
+
+
+def logdet(input):
+    """``log(det(input))``: NaN for a negative determinant, -inf for a singular matrix."""
+    _check_matrix(input, "logdet")
+    _check_floating(input, "logdet")
+    sign, logabsdet = _slogdet(input)
+    from ..pointwise import where
+    return where(sign == -1, float("nan"), logabsdet)
 
 
 def _vector_rhs(A_shape, B_shape):
@@ -206,6 +236,9 @@ def linalg_solve(A, B, *, left=True):
     matrix = 1 if vector else 2
     broadcast_shapes(tuple(B.shape[:B.ndim - matrix]), tuple(A.shape[:-2]))
     return _solve(A, B, left)
+
+
+_xp.register_extra("linalg_solve", _solve_raw, linalg_solve)
 
 
 def _triangle(xp, A, upper, unitriangular):
@@ -279,35 +312,4 @@ def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     return _solve_triangular(A, B, upper, left, unitriangular)
 
 
-def det(input):
-    """The determinant (``torch.linalg.det``)."""
-    return linalg_det(input)
-
-
-@autocast_op("inverse")
-def inverse(input):
-    """The inverse (``torch.linalg.inv``)."""
-    return linalg_inv(input)
-
-
-def slogdet(input):
-    """``(sign, log|det|)`` (``torch.linalg.slogdet``, as ``torch.return_types.slogdet``)."""
-    _check_matrix(input, "linalg.slogdet")
-    _check_floating(input, "linalg.slogdet")
-    return _reduction.return_type("slogdet", ("sign", "logabsdet"))(_slogdet(input))
-
-
-def logdet(input):
-    """``log(det(input))``: NaN for a negative determinant, -inf for a singular matrix."""
-    _check_matrix(input, "logdet")
-    _check_floating(input, "logdet")
-    sign, logabsdet = _slogdet(input)
-    from ..pointwise import where
-    return where(sign == -1, float("nan"), logabsdet)
-
-
-_xp.register_extra("linalg_solve", _solve_raw, linalg_solve)
 _xp.register_extra("linalg_solve_triangular", _solve_triangular_raw, linalg_solve_triangular)
-
-
-_xp.register_extra("linalg_det", lambda xp, A: xp.linalg.det(A), linalg_det)
