@@ -10,6 +10,7 @@ import numpy as np
 
 from ... import _dtypes, _errors, _xp
 from ..._broadcast import broadcast_shapes as _broadcast_shapes
+from ..._creation import eye
 from ..._tensor import _wrap_dim
 from .. import shape as _shape
 from ..autocast import autocast_op
@@ -267,7 +268,6 @@ def _folded(input, other):
 
 def _batched(input, other):
     """Broadcast the batch dims, flatten them into one, ``bmm``, view back."""
-    from ..._broadcast import broadcast_shapes
     a, b = input.ndim, other.ndim
     n, m1 = (input.shape[-2] if a > 1 else 1), input.shape[-1]
     m2, p = (other.shape[-2], other.shape[-1]) if b > 1 else (other.shape[0], 1)
@@ -277,7 +277,7 @@ def _batched(input, other):
             return matmul(_shape.squeeze(input, 0), other)
         if batch2[0] == 1 and other.requires_grad:
             return matmul(input, _shape.squeeze(other, 0))
-    batch = broadcast_shapes(batch1, batch2)
+    batch = _broadcast_shapes(batch1, batch2)
     size = int(np.prod(batch))
     x = _shape.reshape(_shape.expand(input, batch + (n, m1)), size, n, m1)
     if b == 1:
@@ -300,7 +300,6 @@ def linalg_matrix_power(A, n):
     _check_matrix(A, "linalg.matrix_power")
     if n == 0:
         out = _shape.clone(A)
-        from ..._creation import eye
         return out.copy_(eye(A.shape[-1], dtype=A.dtype, device=A.device))
     if n == 1:
         return _shape.clone(A)

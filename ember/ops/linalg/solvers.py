@@ -12,8 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _xp
+from ..._broadcast import broadcast_shapes
 from .. import reduction as _reduction
 from ..autocast import autocast_op
+from ..pointwise import where
 from ..registry import defop
 from ._common import (
     _SINGULAR,
@@ -172,7 +174,6 @@ def logdet(input):
     _check_matrix(input, "logdet")
     _check_floating(input, "logdet")
     sign, logabsdet = _slogdet(input)
-    from ..pointwise import where
     return where(sign == -1, float("nan"), logabsdet)
 
 
@@ -232,7 +233,6 @@ def linalg_solve(A, B, *, left=True):
         eq = "AX = B" if left else "XA = B"
         raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} "
                            f"({n}x{n} and {rows}x{cols})")
-    from ..._broadcast import broadcast_shapes
     matrix = 1 if vector else 2
     broadcast_shapes(tuple(B.shape[:B.ndim - matrix]), tuple(A.shape[:-2]))
     return _solve(A, B, left)
