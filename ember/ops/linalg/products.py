@@ -1,8 +1,9 @@
-"""Matrix products: ``mm``, ``bmm``, ``mv``, ``dot``, ``vdot`` (ops with their rules) and the
-composites PyTorch builds from them, step for step so that graphs and grad_fn names match:
-``matmul``'s dispatch, ``outer``, ``inner``, ``cross``, ``linalg.matrix_power``,
-``linalg.multi_dot`` and ``linalg.vecdot``. The products that add into an input (``addmm``...)
-are in ``addmm.py``; contractions (``einsum``, ``tensordot``, ``kron``) in ``einsum.py``.
+"""Matrix products: the ops ``mm``, ``bmm``, ``mv``, ``dot``, ``vdot`` and ``linalg_cross``,
+each with its rules and its public wrapper, and the composites PyTorch builds from them, step
+for step so that graphs and grad_fn names match: ``matmul``'s dispatch, ``outer``/``ger``,
+``inner``, ``matrix_power``, ``linalg.multi_dot`` and ``linalg.vecdot``. The products that
+add into an input (``addmm``...) are in ``addmm.py``; contractions (``einsum``, ``tensordot``,
+``kron``) in ``einsum.py``.
 """
 from __future__ import annotations
 
