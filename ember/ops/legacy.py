@@ -223,7 +223,7 @@ def chain_matmul(*matrices, out=None):
     """The product of 2-D matrices: ``linalg.multi_dot`` (one matrix: a copy), with
     PyTorch's deprecation warning (once per process)."""
     global _chain_warned
-    from .linalg_more import linalg_multi_dot
+    from .linalg.products import linalg_multi_dot
     if out is not None:
         raise TypeError("chain_matmul(): out= is not supported by ember")
     if not _chain_warned:
