@@ -588,7 +588,7 @@ _glu.defvjp(_glu_rule)
 def _functional():
     global _F
     if _F is None:  # (an import statement per call would cost more than relu itself)
-        from ..nn import functional as _F
+        from ..nn.functional import activation as _F
     return _F
 
 
