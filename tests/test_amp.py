@@ -349,7 +349,8 @@ def test_every_listed_op_ember_defines_is_declared():
     from ember.ops import autocast as dispatch
     from ember.ops.registry import Op
     modules = [importlib.import_module(f"ember.ops.{m}") for m in (
-        "arithmetic", "conv", "indexing", "linalg", "nn_layers", "nn_ops", "pointwise",
+        "arithmetic", "indexing", "linalg", "nn.activation", "nn.conv", "nn.loss",
+        "nn.normalization", "nn.pooling", "nn.resampling", "nn.sparse", "pointwise",
         "reduction", "shape", "sorting", "unary")] + [ember.nn.functional]
     undeclared = []
     for name, policy in dispatch.CPU_POLICY.items():

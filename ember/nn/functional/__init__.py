@@ -20,7 +20,7 @@ This module re-exports their public functions: ``ember.nn.functional.relu`` is
 """
 from __future__ import annotations
 
-from ...ops.nn_ops import binary_cross_entropy_with_logits
+from ...ops.nn.loss import binary_cross_entropy_with_logits
 from .activation import (
     celu,
     celu_,

@@ -13,11 +13,11 @@ import numpy as np
 from ... import _creation, _dtypes
 from ..._tensor import _wrap_dim
 from ...ops import batching
-from ...ops import nn_ops as _nn
 from ...ops import pointwise as _pointwise
 from ...ops import reduction as _red
 from ...ops import unary as _unary
 from ...ops.autocast import autocast_op
+from ...ops.nn import activation as _nn
 from ._common import _apply, _floating_only, _word
 
 softmax = _red.softmax

@@ -4,8 +4,8 @@ kernels of ``ember/ops/nn/conv.py``.
 """
 from __future__ import annotations
 
-from ...ops import conv as _conv
 from ...ops.autocast import autocast_op
+from ...ops.nn import conv as _conv
 from ._common import _word
 
 # --------------------------------------------------------------------------- convolution

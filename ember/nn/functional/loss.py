@@ -16,11 +16,11 @@ import numpy as np
 from ... import _creation, _dtypes
 from ...autograd import grad_mode as _grad_mode
 from ...ops import batching
-from ...ops import nn_ops as _nn
 from ...ops import pointwise as _pointwise
 from ...ops import shape as _shape
 from ...ops import unary as _unary
 from ...ops.autocast import autocast_op
+from ...ops.nn import loss as _nn
 from ...ops.registry import saves_also
 from ._common import _floating_only, _word
 from .activation import log_softmax, logsigmoid
@@ -518,7 +518,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     (times ``weight[y]``) over the ``C`` classes, divided by ``C``; ``p`` is 1 or 2."""
     import numpy as np
 
-    from ...ops import margin_loss as _ml
+    from ...ops.nn import loss as _ml
     from ...ops.registry import saves_also
     reduction = _reduction(size_average, reduce, reduction)
     if p not in (1, 2):

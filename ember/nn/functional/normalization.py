@@ -11,9 +11,9 @@ from __future__ import annotations
 import math
 
 from ... import _dtypes
-from ...ops import nn_layers as _layers
 from ...ops import pointwise as _pw
 from ...ops import unary as _unary
+from ...ops.nn import normalization as _layers
 from ._common import _word
 from .pooling import avg_pool2d, avg_pool3d
 from .resampling import pad

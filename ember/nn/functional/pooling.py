@@ -8,9 +8,10 @@ import numpy as np
 
 from ... import _creation
 from ...ops import batching
-from ...ops import nn_layers as _layers
 from ...ops import pointwise as _pw
 from ...ops.autocast import autocast_op
+from ...ops.nn import _taps
+from ...ops.nn import pooling as _pooling
 from ...ops.registry import saves_also
 from ._common import _tensor_cls
 from .activation import relu
@@ -54,7 +55,7 @@ def _pool_output(input, nd, kernel, stride, padding, dilation, ceil_mode, name=N
         if p > ((k - 1) * d + 1) // 2:
             raise RuntimeError("pad should be at most half of effective kernel size, but got "
                                f"pad={p}, kernel_size={k} and dilation={d}")
-        outs.append(_layers.pool_output_size(n, k, s, p, d, ceil_mode))
+        outs.append(_taps.pool_output_size(n, k, s, p, d, ceil_mode))
 
     def listing(prefix, values):
         return " ".join(f"{prefix}{a}: {v}" for a, v in zip(names, values))
@@ -111,7 +112,7 @@ def _max_pool(nd, input, kernel_size, stride, padding, dilation, ceil_mode, retu
     _check_pool_input(input, nd)
     _pool_output(input, nd, kernel, stride, padding, dilation, ceil_mode,
                  "max_pool3d_with_indices_out_cpu_template()")
-    op = _layers._max_pool2d if nd == 2 else _layers._max_pool3d
+    op = _pooling._max_pool2d if nd == 2 else _pooling._max_pool3d
     saved = {}
     out = op(input, kernel, stride, padding, dilation, bool(ceil_mode), saved)
     return (out, _indices(saved, out)) if return_indices else out
@@ -169,7 +170,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
                         (d > 0, f"dilation must be greater than zero, but got {d}")):
         if not ok:
             raise RuntimeError(f"max_pool1d() {message}")
-    out = _layers.pool_output_size(input.shape[-1], k, s, p, d, ceil_mode)
+    out = _taps.pool_output_size(input.shape[-1], k, s, p, d, ceil_mode)
     if out <= 0:
         raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
     res = _max_pool(2, input.unsqueeze(-2), (1, k), (1, s), (0, p), (1, d), ceil_mode,
@@ -213,7 +214,7 @@ def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_
         raise RuntimeError(f"Expected {nd + 1}D or {nd + 2}D (batch mode) tensor with optional "
                            f"0 dim batch size for input, but got:{list(input.shape)}")
     _pool_output(input, nd, kernel, stride, padding, (1,) * nd, ceil_mode, "avg_pool3d()")
-    op = _layers._avg_pool2d if nd == 2 else _layers._avg_pool3d
+    op = _pooling._avg_pool2d if nd == 2 else _pooling._avg_pool3d
     return op(input, kernel, stride, padding, bool(ceil_mode), bool(count_include_pad),
               divisor_override)
 
@@ -286,7 +287,7 @@ def _adaptive_avg(nd, input, output_size):
     if nd == 3:  # (the 3-d op checks the sizes first)
         _check_nonzero_sizes(name, input, range(1, input.ndim))
     _check_adaptive_input(name, nd, input, (input.ndim - 2, input.ndim - 1))
-    op = _layers._adaptive_avg_pool2d if nd == 2 else _layers._adaptive_avg_pool3d
+    op = _pooling._adaptive_avg_pool2d if nd == 2 else _pooling._adaptive_avg_pool3d
     return op(input, sizes)
 
 
@@ -316,7 +317,7 @@ def _adaptive_max(nd, input, output_size, return_indices):
     if len(sizes) != nd:
         raise RuntimeError(f"{name}(): internal error: output_size.size() must be {nd}")
     _creation.check_sizes(tuple(input.shape[:-nd]) + sizes)
-    op = _layers._adaptive_max_pool2d if nd == 2 else _layers._adaptive_max_pool3d
+    op = _pooling._adaptive_max_pool2d if nd == 2 else _pooling._adaptive_max_pool3d
     saved = {}
     out = op(input, sizes, saved)
     return (out, _indices(saved, out)) if return_indices else out
@@ -408,7 +409,7 @@ def _unpool_size(input, kernel_size, stride, padding, output_size):
 
 
 def _unpool(n, input, indices, kernel_size, stride, padding, output_size):
-    from ...ops import unpool as _unpool_ops
+    from ...ops.nn import pooling as _unpool_ops
     tup = lambda v: (v,) * n if isinstance(v, int) else tuple(v)  # noqa: E731
     kernel_size = tup(kernel_size)
     stride = kernel_size if stride is None else tup(stride)

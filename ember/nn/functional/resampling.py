@@ -8,8 +8,8 @@ import math
 
 from ... import _creation
 from ...ops import batching
-from ...ops import channel_shuffle as _cs
-from ...ops import nn_layers as _layers
+from ...ops.nn import resampling as _cs
+from ...ops.nn import resampling as _layers
 from .pooling import _DIM_NAMES, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 

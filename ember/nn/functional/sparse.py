@@ -7,8 +7,8 @@ import numpy as np
 
 from ... import _creation
 from ...ops import batching
-from ...ops import embedding_bag as _bag
-from ...ops import nn_layers as _layers
+from ...ops.nn import sparse as _bag
+from ...ops.nn import sparse as _layers
 from ...ops.registry import saves_also
 from ._common import _tensor_cls
 

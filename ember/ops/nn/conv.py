@@ -4,6 +4,9 @@
 tricks, copied once into columns) and one batched matmul; its transposed form is the matmul's
 transpose followed by col2im, one strided add per kernel tap. The two forms and
 ``convolution_backward_weight`` are each other's derivatives, so any order of derivative works.
+
+``ember/nn/functional/conv.py`` calls ``check_conv`` (PyTorch's argument checks, kept here
+beside the kernels they guard) and then the ops.
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import math
 
 import numpy as np
 
-from .registry import defop
+from ..registry import defop
 
 _Tensor = None
 
@@ -20,7 +23,7 @@ _Tensor = None
 def _is_tensor(x):
     global _Tensor
     if _Tensor is None:
-        from .._tensor import Tensor
+        from ..._tensor import Tensor
         _Tensor = Tensor
     return isinstance(x, _Tensor)
 
@@ -401,6 +404,7 @@ def transposed_size(sizes, kernel, stride, pads, dilation, out_pad):
             for i, k, s, p, d, o in zip(sizes, kernel, stride, pads, dilation, out_pad)]
 
 
+# --------------------------------------------------------------------------- the family's surface
 __all__ = []
 METHODS = {}
 INPLACE = ()
