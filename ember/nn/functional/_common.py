@@ -6,11 +6,6 @@ from __future__ import annotations
 from ... import _dtypes
 
 
-def _tensor_cls():
-    from ..._tensor import Tensor
-    return Tensor
-
-
 def _apply(input, inplace, fn):
     """``fn(input)``, or written into ``input`` in place (history rebased like PyTorch)."""
     return input._inplace(fn) if inplace else fn(input)

@@ -6,12 +6,14 @@ and ``multi_head_attention_forward`` with its mask and shape checks (used by
 from __future__ import annotations
 
 import math
+import warnings
 
 from ... import _creation, _dtypes
+from ..._tensor import Tensor
 from ...ops import shape as _shape
 from ...ops.autocast import autocast_op
+from ...ops.linalg import _cpp  # C++ type names, as the kernel prints them
 from .. import attention as _attention
-from ._common import _tensor_cls
 from .activation import softmax
 from .dense import linear
 from .dropouts import dropout
@@ -41,7 +43,6 @@ def _safe_softmax(x):
 
 
 def _check_sdpa_inputs(query, key, value, attn_mask):
-    from ...ops.linalg import _cpp  # C++ type names, as the kernel prints them
     if not query.dtype == key.dtype == value.dtype:
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
@@ -108,7 +109,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 def _none_or_dtype(input):
     if input is None:
         return None
-    if isinstance(input, _tensor_cls()):
+    if isinstance(input, Tensor):
         return input.dtype
     raise RuntimeError("input to _none_or_dtype() must be None or torch.Tensor")
 
@@ -122,7 +123,6 @@ def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_
     if not _is_bool(mask) and not is_float:
         raise AssertionError(f"only bool and floating types of {mask_name} are supported")
     if check_other and other_type is not None and mask.dtype != other_type:
-        import warnings
         warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. "
                       "Use same type for both instead.", stacklevel=2)
     if not is_float:

@@ -6,8 +6,9 @@ from __future__ import annotations
 import math
 
 from ...ops.autocast import autocast_op
+from ...ops.linalg import einsum
 
-# --------------------------------------------------------------------------- linear, dropout
+# --------------------------------------------------------------------------- linear, bilinear
 
 
 @autocast_op("linear")
@@ -47,7 +48,6 @@ def bilinear(input1, input2, weight, bias=None):
     if bias is not None and bias.shape[-1] != weight.shape[0]:
         raise RuntimeError(f"bilinear(): bias size does not match weight size: got "
                            f"{bias.shape[-1]} but expected {weight.shape[0]}")
-    from ...ops.linalg import einsum
     batch = tuple(input1.shape[:-1])
     flat = einsum("bi,oij,bj->bo", input1.reshape(-1, input1.shape[-1]), weight,
                   input2.reshape(-1, input2.shape[-1]))

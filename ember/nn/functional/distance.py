@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 from ... import _dtypes
+from ..._broadcast import broadcast_shapes
 from ..._out import write_out
+from ...autograd.grad_mode import no_grad
 from ._common import _word
 
 # --------------------------------------------------------------------------- similarity, misc
@@ -23,8 +25,6 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     PyTorch's algorithm: each input divided by its norm, clamped to ``eps`` out of autograd's
     sight, then the sum of the products (the result stays within [-1, 1]).
     """
-    from ..._broadcast import broadcast_shapes
-    from ...autograd.grad_mode import no_grad
     dt = _dtypes.result_type(x1, x2)
     if not dt.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "

@@ -21,6 +21,7 @@ from ...ops import shape as _shape
 from ...ops import unary as _unary
 from ...ops.autocast import autocast_op
 from ...ops.nn import loss as _nn
+from ...ops.pointwise import xlogy
 from ...ops.registry import saves_also
 from ._common import _floating_only, _word
 from .activation import log_softmax, logsigmoid
@@ -439,7 +440,6 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     if log_target:
         loss = target.exp() * (target - input)
     else:
-        from ...ops.pointwise import xlogy
         loss = xlogy(target, target) - target * input
     loss = _reduce(loss, enum)
     if reduction == "batchmean" and input.ndim != 0:
@@ -516,10 +516,6 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
                       reduce=None, reduction="mean"):
     """The multi-class hinge loss: per sample, ``sum_{i != y} max(0, margin - x[y] + x[i]) ** p``
     (times ``weight[y]``) over the ``C`` classes, divided by ``C``; ``p`` is 1 or 2."""
-    import numpy as np
-
-    from ...ops.nn import loss as _ml
-    from ...ops.registry import saves_also
     reduction = _reduction(size_average, reduce, reduction)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
@@ -545,5 +541,5 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     scale = np.full(n, 1.0 / c, dtype) if weight is None else \
         (weight._data.astype(dtype)[y] / c).astype(dtype)
     shape = tuple(target.shape) if input.dim() == 2 else ()
-    out = _ml._multi_margin_loss(input, onehot, scale, p, float(margin), reduction, shape)
+    out = _nn._multi_margin_loss(input, onehot, scale, p, float(margin), reduction, shape)
     return saves_also(out, target)

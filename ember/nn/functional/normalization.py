@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ... import _dtypes
+from ...autograd.grad_mode import no_grad
 from ...ops import pointwise as _pw
 from ...ops import unary as _unary
 from ...ops.nn import normalization as _layers
@@ -131,7 +132,6 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     """Normalize each (sample, channel) plane: ATen's composite, ``batch_norm`` over the input
     viewed as (1, N * C, ...) with the affine parameters and running stats repeated N times;
     the running stats then take the mean of their N updated copies."""
-    from ...autograd.grad_mode import no_grad
     if use_input_stats:
         _verify_spatial_size(input.size())
     if not use_input_stats and (running_mean is None or running_var is None):

@@ -7,13 +7,13 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _creation
+from ..._tensor import Tensor
 from ...ops import batching
 from ...ops import pointwise as _pw
 from ...ops.autocast import autocast_op
 from ...ops.nn import _taps
 from ...ops.nn import pooling as _pooling
 from ...ops.registry import saves_also
-from ._common import _tensor_cls
 from .activation import relu
 
 # --------------------------------------------------------------------------- pooling
@@ -122,7 +122,7 @@ def _indices(saved, out):
     """The indices a max-pooling op saved, as an int64 tensor (a copy: the node keeps its own),
     shaped like its output ``out`` (under vmap: batched like it). The node checks its version,
     as PyTorch's, which saves the very tensor it returns."""
-    indices = _tensor_cls()._make(saved["indices"].copy(), None, False)
+    indices = Tensor._make(saved["indices"].copy(), None, False)
     if batching.levels_of(out):
         return batching.wrap(indices.reshape(out._value.shape), out._levels)
     saves_also(out, indices)
@@ -409,7 +409,6 @@ def _unpool_size(input, kernel_size, stride, padding, output_size):
 
 
 def _unpool(n, input, indices, kernel_size, stride, padding, output_size):
-    from ...ops.nn import pooling as _unpool_ops
     tup = lambda v: (v,) * n if isinstance(v, int) else tuple(v)  # noqa: E731
     kernel_size = tup(kernel_size)
     stride = kernel_size if stride is None else tup(stride)
@@ -424,7 +423,7 @@ def _unpool(n, input, indices, kernel_size, stride, padding, output_size):
         bad = int(idx[(idx < 0) | (idx >= plane)].reshape(-1)[0])
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                            f"{'x'.join(map(str, size))}")
-    op = _unpool_ops._max_unpool3d if n == 3 else _unpool_ops._max_unpool2d
+    op = _pooling._max_unpool3d if n == 3 else _pooling._max_unpool2d
     return saves_also(op(input, idx, tuple(size)), indices)
 
 

@@ -8,7 +8,6 @@ import math
 
 from ... import _creation
 from ...ops import batching
-from ...ops.nn import resampling as _cs
 from ...ops.nn import resampling as _layers
 from .pooling import _DIM_NAMES, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -258,4 +257,4 @@ def channel_shuffle(input, groups):
     if c % groups:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
                            f"and {groups} groups.")
-    return _cs._channel_shuffle(input, groups)
+    return _layers._channel_shuffle(input, groups)

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _creation
+from ... import _creation, _xp
+from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
 from ...ops import batching
-from ...ops.nn import sparse as _bag
 from ...ops.nn import sparse as _layers
 from ...ops.registry import saves_also
-from ._common import _tensor_cls
 
 
 def one_hot(tensor, num_classes=-1):
@@ -75,14 +75,12 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
 
 def _embedding_renorm(weight, indices, max_norm, norm_type):
     """Rescale in place the rows ``indices`` uses whose norm exceeds ``max_norm``."""
-    from ... import _xp
-    from ...autograd.grad_mode import no_grad
     xp = _xp.namespace_of(indices)
     rows = xp.unique(indices)
     data = weight._data[rows]
     norms = xp.linalg.norm(data.astype(np.float64), ord=norm_type, axis=1)
     scale = xp.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0).astype(data.dtype)
-    wrap = _tensor_cls()._make
+    wrap = Tensor._make
     with no_grad():  # an in-place write: the weight's version moves, as in PyTorch
         weight.detach()[wrap(rows, None, False)] = wrap(data * scale[:, None], None, False)
 
@@ -192,6 +190,6 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         coef = (np.arange(n)[:, None] == first[bag_of]).astype(dtype)
     if per_sample_weights is None:  # (PyTorch's node has the slot all the same: None)
         per_sample_weights = _creation.ones(n, dtype=weight.dtype)
-    out = _bag._embedding_bag(weight, per_sample_weights, indices, bag_of, nbags, coef,
-                              divisor, bool(scale_grad_by_freq))
+    out = _layers._embedding_bag(weight, per_sample_weights, indices, bag_of, nbags, coef,
+                                 divisor, bool(scale_grad_by_freq))
     return saves_also(out, input, offsets)
