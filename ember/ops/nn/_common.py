@@ -7,16 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _array_api
-
-
-def _tensor_cls():
-    from ..._tensor import Tensor  # not at import time: ember._tensor imports the op families
-    return Tensor
+from ..._tensor import Tensor
 
 
 def _raw(x):
     """The raw array of a Tensor (an integer output such as indices, seen in a rule)."""
-    return x._data if isinstance(x, _tensor_cls()) else x
+    return x._data if isinstance(x, Tensor) else x
 
 
 def _apply(op, xp, *args):

@@ -14,7 +14,9 @@ import math
 import numpy as np
 
 from ... import _array_api
-from ._common import _lowest, _tensor_cls
+from ..._tensor import Tensor
+from ..indexing import gather
+from ._common import _lowest
 
 # --------------------------------------------------------------------------- taps
 
@@ -235,9 +237,8 @@ def _plane_gather(xp, g, indices, nd):
     """
     lead = tuple(indices.shape[:indices.ndim - nd])
     if _array_api.is_tensor_namespace(xp):
-        from ..indexing import gather
         flat = xp.reshape(g, lead + (-1,))
-        index = _tensor_cls()._make(indices.reshape(lead + (-1,)), None, False)
+        index = Tensor._make(indices.reshape(lead + (-1,)), None, False)
         return xp.reshape(gather(flat, len(lead), index), tuple(indices.shape))
     size = math.prod(g.shape[g.ndim - nd:])
     return xp.take(g.reshape(-1), _plane_offsets(xp, indices, nd, size)).reshape(indices.shape)

@@ -339,11 +339,12 @@ _glu.defvjp(_glu_rule)
 def _functional():
     global _F
     if _F is None:  # (an import statement per call would cost more than relu itself)
+        # lazy: ember.nn.functional.activation imports this module
         from ...nn.functional import activation as _F
     return _F
 
 
-_F = None  # ember.nn.functional, once imported
+_F = None  # ember.nn.functional.activation, once imported
 
 
 def relu(input):

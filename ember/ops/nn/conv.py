@@ -15,17 +15,8 @@ import math
 
 import numpy as np
 
+from ..._tensor import Tensor
 from ..registry import defop
-
-_Tensor = None
-
-
-def _is_tensor(x):
-    global _Tensor
-    if _Tensor is None:
-        from ..._tensor import Tensor
-        _Tensor = Tensor
-    return isinstance(x, _Tensor)
 
 
 def _sliding(xp, x, kernel, stride, dilation):
@@ -130,7 +121,7 @@ def _conv_weight(xp, input, grad, stride, pads, dilation, groups, kernel):
 
 
 def _call(op, xp, *args):
-    if _is_tensor(args[0]) or _is_tensor(args[1]):
+    if isinstance(args[0], Tensor) or isinstance(args[1], Tensor):
         return op(*args)
     return op.forward(xp, *args)
 

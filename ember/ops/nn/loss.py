@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from ... import _xp
+from ..._tensor import Tensor
 from ...autograd import grad_mode
 from .. import batching
 from ..autocast import autocast_op
@@ -249,7 +250,6 @@ _bce_logits.defvjp(_bce_input_rule, _bce_target_rule)
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
                                      reduction="mean", pos_weight=None):
     """Sigmoid + binary cross-entropy in one numerically stable op."""
-    from ..._tensor import Tensor
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")
     if target.shape != input.shape:
