@@ -172,9 +172,9 @@ __all__ = [
 
 # More losses (ranking_loss, loss) and layers, listed after the first ones.
 _more_losses = ["margin_ranking_loss", "hinge_embedding_loss", "cosine_embedding_loss",
-           "multi_margin_loss",
-           "triplet_margin_loss", "triplet_margin_with_distance_loss",
-           "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss"]
+                "multi_margin_loss",
+                "triplet_margin_loss", "triplet_margin_with_distance_loss",
+                "multilabel_soft_margin_loss", "poisson_nll_loss", "gaussian_nll_loss"]
 _more = ["rms_norm"]
 _more += ["embedding_bag"]
 _more += ["channel_shuffle", "lp_pool1d", "lp_pool2d", "lp_pool3d", "local_response_norm"]
