@@ -17,15 +17,13 @@ from . import _creation, _device, _dtypes, _memory_format, _random
 from ._tensor import Tensor, _dtype_word
 from .ops import (
     complex_views,
-    conv,
     gamma,
     histogram,
     indexing,
     integer,
     legacy,
     linalg,
-    nn_layers,
-    nn_ops,
+    nn,
     pointwise,
     reduction,
     shape,
@@ -35,8 +33,8 @@ from .ops import (
 from .ops.operands import _CPP_NAMES
 from .ops.registry import defop
 
-FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops, conv,
-            nn_layers, gamma, legacy, histogram, complex_views, integer)
+FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn,
+            gamma, legacy, histogram, complex_views, integer)
 
 
 def _make_inplace(fn):

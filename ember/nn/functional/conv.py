@@ -1,212 +1,85 @@
-"""Convolution (1-d and 2-d, strided, dilated, grouped, transposed) as differentiable primitives.
-
-``convolution`` computes a cross-correlation as im2col (sliding windows from NumPy's stride
-tricks, copied once into columns) and one batched matmul; its transposed form is the matmul's
-transpose followed by col2im, one strided add per kernel tap. The two forms and
-``convolution_backward_weight`` are each other's derivatives, so any order of derivative works.
+"""Convolutions of ``torch.nn.functional`` (``conv1d/2d/3d``, ``conv_transpose1d/2d/3d``) and
+the sliding-block extraction ``unfold`` / ``fold``: PyTorch's argument checks, then the
+kernels of ``ember/ops/nn/conv.py``.
 """
 from __future__ import annotations
 
-import itertools
 import math
 
-import numpy as np
+from ...ops.autocast import autocast_op
+from ...ops.nn import conv as _conv
+from ...ops.nn.conv import transposed_size
+from ._common import _word
 
-from .registry import defop
-
-_Tensor = None
-
-
-def _is_tensor(x):
-    global _Tensor
-    if _Tensor is None:
-        from .._tensor import Tensor
-        _Tensor = Tensor
-    return isinstance(x, _Tensor)
+# --------------------------------------------------------------------------- convolution
 
 
-def _sliding(xp, x, kernel, stride, dilation):
-    """Windows of ``x`` (N, C, *spatial): (N, C, *out, *kernel)."""
-    nd = len(kernel)
-    eff = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
-    win = np.lib.stride_tricks.sliding_window_view(x, eff, axis=tuple(range(2, 2 + nd)))
-    key = (slice(None), slice(None)) + tuple(slice(None, None, s) for s in stride) + \
-        tuple(slice(None, None, d) for d in dilation)
-    return win[key]
+def _tuple(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
-def _pad_raw(xp, x, pads):
-    if not any(p for pair in pads for p in pair):
-        return x
-    return np.pad(x, ((0, 0), (0, 0)) + tuple(pads))
+def _conv_nd(nd, input, weight, bias, stride, padding, dilation, groups):
+    batched, stride, pads, dilation, _ = check_conv(
+        f"conv{nd}d", nd, input, weight, bias, stride, padding, dilation, groups)
+    if not batched:
+        input = input.unsqueeze(0)
+    out = _conv._convolution(input, weight, bias, stride, pads, dilation, False, None, groups)
+    return out if batched else out.squeeze(0)
 
 
-def _columns(xp, x, kernel, stride, pads, dilation, groups):
-    """im2col: x (N, C, *s) -> (N, groups, C/g * K, P), K = prod(kernel), P = output positions.
-
-    Row ``c * K + k`` of a group holds channel ``c`` seen through kernel tap ``k`` at every
-    output position: one contiguous copy, after which a convolution is one batched matmul.
-    """
-    nd = x.ndim - 2
-    win = _sliding(xp, _pad_raw(xp, x, pads), kernel, stride, dilation)  # (N, C, *out, *k)
-    n, c = x.shape[:2]
-    out_sp = win.shape[2:2 + nd]
-    order = (0, 1) + tuple(range(2 + nd, 2 + 2 * nd)) + tuple(range(2, 2 + nd))
-    cols = win.transpose(order).reshape(n, groups, (c // groups) * math.prod(kernel),
-                                        math.prod(out_sp))  # (sizes: -1 fails on empty arrays)
-    return cols, out_sp
+@autocast_op("conv1d")
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """1-d cross-correlation over (N, C, L) inputs."""
+    return _conv_nd(1, input, weight, bias, stride, padding, dilation, groups)
 
 
-def _forward_raw(xp, x, w, stride, pads, dilation, groups):
-    """Cross-correlation of x (N, C, *s) with w (O, C/g, *k): (N, O, *out)."""
-    cols, out_sp = _columns(xp, x, w.shape[2:], stride, pads, dilation, groups)
-    o = w.shape[0]
-    wg = w.reshape(groups, o // groups, -1)  # (g, O/g, C/g * K)
-    return xp.matmul(wg, cols).reshape((x.shape[0], o) + tuple(out_sp))
+@autocast_op("conv2d")
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """2-d cross-correlation over (N, C, H, W) inputs."""
+    return _conv_nd(2, input, weight, bias, stride, padding, dilation, groups)
 
 
-def _transposed_raw(xp, g, w, stride, pads, dilation, groups, out_sp):
-    """The adjoint of ``_forward_raw`` in x: g (N, O, *o) -> (N, C, *out_sp).
-
-    ``W^T g`` gives the column gradients in one batched matmul; col2im then adds each kernel
-    tap's plane into the (padded) input, one strided slice per tap.
-    """
-    kernel = w.shape[2:]
-    n, o = g.shape[:2]
-    cg = w.shape[1]
-    osz = g.shape[2:]
-    wg = w.reshape(groups, o // groups, -1)
-    gg = g.reshape(n, groups, o // groups, math.prod(osz))
-    dcols = xp.matmul(wg.transpose(0, 2, 1), gg)  # (N, g, C/g * K, P)
-    dcols = dcols.reshape((n, groups * cg) + tuple(kernel) + tuple(osz))
-    return _col2im_raw(xp, dcols, out_sp, pads, stride, dilation)
+@autocast_op("conv3d")
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+    """3-d cross-correlation over (N, C, D, H, W) inputs."""
+    return _conv_nd(3, input, weight, bias, stride, padding, dilation, groups)
 
 
-def _col2im_raw(xp, dcols, out_sp, pads, stride, dilation):
-    """col2im: ``dcols`` (N, C, *kernel, *blocks) added tap by tap into (N, C, *out_sp).
-
-    Each kernel tap's plane is one strided slice of the padded output; the pads are cropped.
-    """
-    nd = len(out_sp)
-    n, c = dcols.shape[:2]
-    kernel, osz = dcols.shape[2:2 + nd], dcols.shape[2 + nd:]
-    full = tuple(s + a + b for s, (a, b) in zip(out_sp, pads))
-    dx = xp.zeros((n, c) + full, dtype=dcols.dtype)
-    for taps in itertools.product(*(range(k) for k in kernel)):
-        key = (slice(None), slice(None)) + tuple(
-            slice(t * d, t * d + s * (m - 1) + 1, s)
-            for t, d, s, m in zip(taps, dilation, stride, osz))
-        dx[key] += dcols[(slice(None), slice(None)) + taps]
-    crop = (slice(None), slice(None)) + tuple(slice(a, a + s) for s, (a, _) in zip(out_sp, pads))
-    return dx[crop]
+def _conv_transpose_nd(nd, input, weight, bias, stride, padding, output_padding, groups,
+                       dilation):
+    batched, stride, pads, dilation, output_padding = check_conv(
+        f"conv_transpose{nd}d", nd, input, weight, bias, stride, padding, dilation, groups,
+        output_padding)
+    if not batched:
+        input = input.unsqueeze(0)
+    out_sp = tuple(_conv.transposed_size(input.shape[2:], weight.shape[2:], stride,
+                                         [p for p, _ in pads], dilation, output_padding))
+    out = _conv._convolution(input, weight, bias, stride, pads, dilation, True, out_sp, groups)
+    return out if batched else out.squeeze(0)
 
 
-def _weight_grad_raw(xp, x, g, stride, pads, dilation, groups, kernel):
-    """d(loss)/d(weight) = sum over the batch of g (O/g, P) @ columns^T (P, C/g * K)."""
-    cols, _ = _columns(xp, x, kernel, stride, pads, dilation, groups)
-    n, o = g.shape[:2]
-    gg = g.reshape(n, groups, o // groups, math.prod(g.shape[2:]))
-    dw = xp.matmul(gg, cols.transpose(0, 1, 3, 2)).sum(axis=0)  # (g, O/g, C/g * K)
-    return dw.reshape((o, x.shape[1] // groups) + tuple(kernel))
+@autocast_op("conv_transpose1d")
+def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Transposed 1-d convolution (the gradient of conv1d in its input)."""
+    return _conv_transpose_nd(1, input, weight, bias, stride, padding, output_padding, groups,
+                              dilation)
 
 
-@defop("convolution", n_in=3, promote=True, jvp="transpose")
-def _convolution(xp, input, weight, bias, stride, pads, dilation, transposed, out_sp, groups):
-    if transposed:
-        out = _transposed_raw(xp, input, weight, stride, pads, dilation, groups, out_sp)
-    else:
-        out = _forward_raw(xp, input, weight, stride, pads, dilation, groups)
-    if bias is not None:  # in place (``out`` is new): a second output array costs a pass
-        out += bias.reshape((1, -1) + (1,) * (out.ndim - 2))
-    return out
+@autocast_op("conv_transpose2d")
+def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Transposed 2-d convolution (the gradient of conv2d in its input)."""
+    return _conv_transpose_nd(2, input, weight, bias, stride, padding, output_padding, groups,
+                              dilation)
 
 
-@defop("convolution_backward", n_in=2, jvp="transpose")
-def _conv_weight(xp, input, grad, stride, pads, dilation, groups, kernel):
-    return _weight_grad_raw(xp, input, grad, stride, pads, dilation, groups, kernel)
-
-
-def _call(op, xp, *args):
-    if _is_tensor(args[0]) or _is_tensor(args[1]):
-        return op(*args)
-    return op.forward(xp, *args)
-
-
-def _conv_input_rule(xp, g, ans, input, weight, bias, stride, pads, dilation, transposed,
-                     out_sp, groups):
-    if transposed:
-        return _call(_convolution, xp, g, weight, None, stride, pads, dilation, False, None,
-                     groups)
-    return _call(_convolution, xp, g, weight, None, stride, pads, dilation, True,
-                 tuple(input.shape[2:]), groups)
-
-
-def _conv_weight_rule(xp, g, ans, input, weight, bias, stride, pads, dilation, transposed,
-                      out_sp, groups):
-    kernel = tuple(weight.shape[2:])
-    if transposed:
-        return _call(_conv_weight, xp, g, input, stride, pads, dilation, groups, kernel)
-    return _call(_conv_weight, xp, input, g, stride, pads, dilation, groups, kernel)
-
-
-def _conv_bias_rule(xp, g, ans, input, weight, bias, stride, pads, dilation, transposed,
-                    out_sp, groups):
-    return xp.sum(g, axis=(0,) + tuple(range(2, g.ndim)))
-
-
-_convolution.defvjp(_conv_input_rule, _conv_weight_rule, _conv_bias_rule)
-
-
-def _cw_input_rule(xp, g, ans, input, grad, stride, pads, dilation, groups, kernel):
-    return _call(_convolution, xp, grad, g, None, stride, pads, dilation, True,
-                 tuple(input.shape[2:]), groups)
-
-
-def _cw_grad_rule(xp, g, ans, input, grad, stride, pads, dilation, groups, kernel):
-    return _call(_convolution, xp, input, g, None, stride, pads, dilation, False, None, groups)
-
-
-_conv_weight.defvjp(_cw_input_rule, _cw_grad_rule)
-
-
-# --------------------------------------------------------------------------- im2col, col2im
-# ``F.unfold`` and ``F.fold``: the sliding-block extraction above as ops of their own, 2-d
-# spatial inputs (N, C, H, W) or unbatched (C, H, W); each is the other's derivative.
-
-
-def _blocks(size, kernel, dilation, padding, stride):
-    return tuple((n + 2 * p - d * (k - 1) - 1) // s + 1
-                 for n, k, d, p, s in zip(size, kernel, dilation, padding, stride))
-
-
-@defop("im2col", n_in=1, jvp="linear")
-def _im2col(xp, input, kernel, dilation, padding, stride):
-    """(N, C, H, W) -> (N, C * kh * kw, L): row ``c * K + k`` is channel ``c`` under tap ``k``."""
-    x = input if input.ndim == 4 else input[None]
-    cols, _ = _columns(xp, x, kernel, stride, tuple((p, p) for p in padding), dilation, 1)
-    cols = cols.reshape(cols.shape[0], cols.shape[2], cols.shape[3])
-    if np.may_share_memory(cols, input):  # a 1x1 kernel's windows are the input itself
-        cols = cols.copy()
-    return cols if input.ndim == 4 else cols[0]
-
-
-@defop("col2im", n_in=1, jvp="linear")
-def _col2im(xp, input, output_size, kernel, dilation, padding, stride):
-    """(N, C * kh * kw, L) -> (N, C, *output_size): overlapping blocks summed."""
-    x = input if input.ndim == 3 else input[None]
-    blocks = _blocks(output_size, kernel, dilation, padding, stride)
-    c = x.shape[1] // math.prod(kernel)
-    dcols = x.reshape((x.shape[0], c) + tuple(kernel) + blocks)
-    out = _col2im_raw(xp, dcols, tuple(output_size), tuple((p, p) for p in padding), stride,
-                      dilation)
-    out = xp.ascontiguousarray(out)
-    return out if input.ndim == 3 else out[0]
-
-
-_im2col.defvjp(lambda xp, g, ans, input, kernel, dilation, padding, stride: _call(
-    _col2im, xp, g, tuple(input.shape[-2:]), kernel, dilation, padding, stride))
-_col2im.defvjp(lambda xp, g, ans, input, output_size, kernel, dilation, padding, stride: _call(
-    _im2col, xp, g, kernel, dilation, padding, stride))
+@autocast_op("conv_transpose3d")
+def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
+                     dilation=1):
+    """Transposed 3-d convolution (the gradient of conv3d in its input)."""
+    return _conv_transpose_nd(3, input, weight, bias, stride, padding, output_padding, groups,
+                              dilation)
 
 
 # --------------------------------------------------------------------------- argument checks
@@ -231,7 +104,7 @@ def _expanded(value, name, dim):
     return value
 
 
-def _word(t):
+def _type(t):
     return t.dtype._legacy[:-6].lower()  # 'DoubleTensor' -> 'double'
 
 
@@ -241,7 +114,7 @@ def check_conv(name, nd, input, weight, bias, stride, padding, dilation, groups,
     output_padding)``, pads as ``(before, after)`` per spatial dim (``padding='same'``
     resolved). ``output_padding`` is given for transposed convolutions only."""
     if bias is not None and bias.dtype != input.dtype:
-        raise RuntimeError(f"Input type ({_word(input)}) and bias type ({_word(bias)}) should be "
+        raise RuntimeError(f"Input type ({_type(input)}) and bias type ({_type(bias)}) should be "
                            "the same")
     if input.ndim not in (nd + 1, nd + 2):
         raise RuntimeError(f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to "
@@ -395,12 +268,88 @@ def _check_transposed_kernel(shape, w, stride, pads, dilation, out_pad):
                            " Output size is too small")
 
 
-def transposed_size(sizes, kernel, stride, pads, dilation, out_pad):
-    """The spatial size of a transposed convolution's output."""
-    return [(i - 1) * s - 2 * p + d * (k - 1) + o + 1
-            for i, k, s, p, d, o in zip(sizes, kernel, stride, pads, dilation, out_pad)]
+# --------------------------------------------------------------------------- unfold, fold
+
+def _floating_kernel(kernel, input):
+    """PyTorch's im2col/col2im kernels exist for floating and complex dtypes only."""
+    if not (input.is_floating_point() or input.is_complex()):
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{_word(input.dtype)}\'')
 
 
-__all__ = []
-METHODS = {}
-INPLACE = ()
+def _check_blocks(kernel, dilation, padding, stride):
+    """im2col's and col2im's argument checks, in ATen's order."""
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = kernel, dilation, padding, stride
+    if kh <= 0 or kw <= 0:
+        raise RuntimeError("kernel size should be greater than zero, but got kernel_height: "
+                           f"{kh} kernel_width: {kw}")
+    if sh <= 0 or sw <= 0:
+        raise RuntimeError(f"stride should be greater than zero, but got stride_height: {sh} "
+                           f"stride_width: {sw}")
+    if dh <= 0 or dw <= 0:
+        raise RuntimeError("dilation should be greater than zero, but got dilation_height: "
+                           f"{dh} dilation_width: {dw}")
+    if ph < 0 or pw < 0:
+        raise RuntimeError(f"padding should be non-negative, but got pad_height: {ph} "
+                           f"pad_width: {pw}")
+
+
+def _dim_error(ndim, dim):
+    if ndim == 0:
+        return IndexError(f"Dimension specified as {dim} but tensor has no dimensions")
+    return IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                      f"{ndim - 1}], but got {dim})")
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """Sliding local blocks of (N, C, H, W) as columns: (N, C * kh * kw, L) (im2col)."""
+    args = tuple(_tuple(v, 2) for v in (kernel_size, dilation, padding, stride))
+    _check_blocks(*args)
+    if input.ndim < 3:
+        raise _dim_error(input.ndim, 2 if input.ndim == 2 else 1)
+    shape = tuple(input.shape)
+    if not ((input.ndim == 3 and all(shape)) or (input.ndim == 4 and all(shape[1:]))):
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           "and other non-zero dimensions for input, but got: "
+                           f"{list(shape)}")
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = args
+    h, w = shape[-2:]
+    oh, ow = _conv._blocks((h, w), *args)
+    if oh < 1 or ow < 1:
+        raise RuntimeError(f"Given input with spatial size ({h}, {w}), kernel_size=({kh}, {kw}), "
+                           f"dilation=({dh}, {dw}), padding=({ph}, {pw}), calculated shape of "
+                           f"the array of sliding blocks as ({oh}, {ow}), but its components "
+                           "must be at least one.")
+    _floating_kernel("im2col_out_cpu", input)
+    return _conv._im2col(input, *args)
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """Columns of blocks (N, C * kh * kw, L) summed back into (N, C, *output_size) (col2im)."""
+    size = _tuple(output_size, 2)
+    args = tuple(_tuple(v, 2) for v in (kernel_size, dilation, padding, stride))
+    _check_blocks(*args)
+    shape = tuple(input.shape)
+    if not ((input.ndim == 2 and all(shape)) or (input.ndim == 3 and all(shape[1:]))):
+        raise RuntimeError("Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{list(shape)}")
+    (kh, kw), (dh, dw), (ph, pw), (sh, sw) = args
+    if shape[-2] % (kh * kw):
+        raise RuntimeError("Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={shape[-2]} and "
+                           f"kernel_size=({kh}, {kw}).")
+    bh, bw = _conv._blocks(size, *args)
+    given = (f"Given output_size=({size[0]}, {size[1]}), kernel_size=({kh}, {kw}), "
+             f"dilation=({dh}, {dw}), padding=({ph}, {pw}), stride=({sh}, {sw}), ")
+    if shape[-1] != bh * bw:
+        raise RuntimeError(given + "expected size of input's dimension 2 to match the "
+                           f"calculated number of sliding blocks {bh} * {bw} = {bh * bw}, but "
+                           f"got input.size(2)={shape[-1]}.")
+    if bh < 1 or bw < 1:
+        raise RuntimeError(given + f"calculated shape of the array of sliding blocks as ({bh}, "
+                           f"{bw}), which is too small (non-positive)")
+    if size[0] < 1 or size[1] < 1:
+        raise RuntimeError("Expected output spatial size to be positive, but got: "
+                           f"output_size=({size[0]}, {size[1]}).")
+    _floating_kernel("col2im_out_cpu", input)
+    return _conv._col2im(input, size, *args)
