@@ -23,14 +23,17 @@ from .ops import registry
 
 __all__ = ["Tensor", "Size", "layout", "strided"]
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the methods bound at import, declared by tools/tensor_stub.py
     import builtins
     from collections.abc import Callable, Iterable, Iterator, Sequence
     from types import ModuleType
 
     from ._memory_format import memory_format as MemoryFormat
+    from ._tensor_stub import TensorMethods as _BoundMethods
     from ._typing import DeviceLike, Number
     from .autograd.graph import Node, _RemovableHandle
+else:
+    _BoundMethods = object
 
 _state = grad_mode._state
 _INEXACT = registry._INEXACT  # the classes of the floating and complex dtypes
@@ -78,7 +81,7 @@ strided = layout("strided")
 _layout = layout  # (the name ``layout`` in the class below is its property)
 
 
-class Tensor:
+class Tensor(_BoundMethods):
     """A multi-dimensional array that can record the operations applied to it.
 
     Example:
