@@ -11,12 +11,14 @@ import subprocess
 import sys
 import textwrap
 import typing
+from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import ember
-from ember import _creation, nn, optim
+from ember import Tensor, _creation, nn, optim
 from ember.optim import lr_scheduler
 from tools import tensor_stub
 
@@ -41,6 +43,28 @@ def test_stub_declares_every_bound_method():
         assert name in declared, name
     own = tensor_stub.class_body_names()
     assert not declared & own  # (those are typed in ember/_tensor.py itself)
+
+
+def test_annotations_flow_into_the_stub(monkeypatch):
+    """A bound function's own hints are the stub's, with the builtins the class shadows
+    renamed and the names they use imported; a name the tool can't import stops it."""
+    def probe(input: Tensor, dims: Sequence[int], *, keepdim: bool = False
+              ) -> tuple[Tensor, int]:
+        raise NotImplementedError
+
+    monkeypatch.setattr(Tensor, "stubprobe", probe, raising=False)
+    text = tensor_stub.render()
+    assert "    def stubprobe(self, dims: Sequence[_int], *, keepdim: _bool = ...) -> " \
+           "tuple[Tensor, _int]: ..." in text
+    assert "from builtins import int as _int" in text
+    assert "from collections.abc import Sequence" in text
+
+    def unknown(input: Tensor) -> np.ndarray:
+        raise NotImplementedError
+
+    monkeypatch.setattr(Tensor, "stubprobe", unknown)
+    with pytest.raises(SystemExit, match="add their imports"):
+        tensor_stub.render()
 
 
 def _pytorch_results():
