@@ -22,7 +22,7 @@ from ember import Tensor, _creation, nn, optim
 from ember.optim import lr_scheduler
 from tools import tensor_stub
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = tensor_stub.ROOT  # the repository
 
 
 # ------------------------------------------------------------------ the stub of bound methods
