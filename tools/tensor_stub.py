@@ -175,8 +175,23 @@ def bound_methods():
         if name in own or (name.startswith("_") and not name.endswith("__")):
             continue
         if isinstance(value, property) or callable(value):
-            out[name] = (value, inplace_of.get(name))
+            source = inplace_of.get(name)
+            if source is None and name.endswith("_") and _passes_through(value):
+                # an in-place wrapper written by hand (clamp_, div_...): its op's parameters
+                plain = vars(Tensor).get(name[:-1])
+                if callable(plain) and not _passes_through(plain):
+                    source = plain
+            out[name] = (value, source)
     return out
+
+
+def _passes_through(fn):
+    """Whether ``fn`` takes ``*args`` or ``**kwargs`` (or shows no signature): a wrapper."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return True
+    return any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in params)
 
 
 def render():
