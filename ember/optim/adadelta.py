@@ -1,10 +1,16 @@
 """``torch.optim.Adadelta``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ._checks import check_args
 from .optimizer import Optimizer, _add_, _addcmul_, _mul_, _step_tensor, _wrap
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -38,8 +44,10 @@ class Adadelta(Optimizer):
     """Adadelta (Zeiler, 2012): step sizes from running averages of squared gradients and
     squared updates; ``lr`` scales the update (1.0 by default, as in the paper)."""
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
-                 capturable=False, maximize=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 1.0, rho: float = 0.9,
+                 eps: float = 1e-6, weight_decay: float = 0, foreach: bool | None = None, *,
+                 capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= rho <= 1.0:

@@ -1,10 +1,16 @@
 """``torch.optim.Adamax``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ._checks import check_args
 from .optimizer import Optimizer, _add_, _addcdiv_, _lerp_, _maximum_, _mul_, _step_tensor, _wrap
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["Adamax", "adamax"]
 
@@ -34,8 +40,10 @@ class Adamax(Optimizer):
     """Adamax (Kingma & Ba, section 7.1): Adam with the infinity norm in place of the second
     moment."""
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 foreach=None, *, maximize=False, differentiable=False, capturable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 2e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
         check_args(lr, eps, betas, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)

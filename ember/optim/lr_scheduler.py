@@ -7,7 +7,9 @@ import warnings
 import weakref
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Callable, Iterable
 from functools import wraps
+from typing import Any
 
 from .optimizer import Optimizer
 
@@ -40,7 +42,7 @@ class LRScheduler:
     _get_lr_called_within_step = False
     _is_initial = False
 
-    def __init__(self, optimizer, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"{type(optimizer).__name__} is not an Optimizer")
         self.optimizer = optimizer
@@ -87,18 +89,18 @@ class LRScheduler:
         finally:
             self._is_initial = False
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """The scheduler's state: every attribute except the optimizer."""
         return {key: value for key, value in self.__dict__.items() if key != "optimizer"}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.__dict__.update(state_dict)
 
-    def get_last_lr(self):
+    def get_last_lr(self) -> list[float]:
         """The learning rates the last ``step()`` set, one per param group."""
         return self._last_lr
 
-    def get_lr(self):
+    def get_lr(self) -> list[float]:
         raise NotImplementedError
 
     def _warn_get_lr(self):
@@ -106,7 +108,7 @@ class LRScheduler:
             warnings.warn("To get the last learning rate computed by the scheduler, please use "
                           "`get_last_lr()`.", UserWarning, stacklevel=3)
 
-    def step(self, epoch=None):
+    def step(self, epoch: int | None = None) -> None:
         """Advance one epoch and set the new learning rates (call after ``optimizer.step()``)."""
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
@@ -154,7 +156,9 @@ class LRScheduler:
 class LambdaLR(LRScheduler):
     """``lr = base_lr * lr_lambda(epoch)`` (one lambda, or one per param group)."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer,
+                 lr_lambda: Callable[[int], float] | list[Callable[[int], float]],
+                 last_epoch: int = -1) -> None:
         self.optimizer = optimizer
         if not isinstance(lr_lambda, (list, tuple)):
             self.lr_lambdas = [lr_lambda] * len(optimizer.param_groups)
@@ -191,7 +195,8 @@ class LambdaLR(LRScheduler):
 class StepLR(LRScheduler):
     """Multiply the lr by ``gamma`` every ``step_size`` epochs."""
 
-    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, step_size: int, gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -210,7 +215,8 @@ class StepLR(LRScheduler):
 class MultiStepLR(LRScheduler):
     """Multiply the lr by ``gamma`` at each milestone epoch."""
 
-    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, milestones: Iterable[int], gamma: float = 0.1,
+                 last_epoch: int = -1) -> None:
         self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -231,7 +237,7 @@ class MultiStepLR(LRScheduler):
 class ExponentialLR(LRScheduler):
     """Multiply the lr by ``gamma`` every epoch."""
 
-    def __init__(self, optimizer, gamma, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -251,7 +257,8 @@ class CosineAnnealingLR(LRScheduler):
     recursively so that outside changes to the lr are respected.
     """
 
-    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+    def __init__(self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0,
+                 last_epoch: int = -1) -> None:
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
@@ -284,8 +291,9 @@ class ReduceLROnPlateau(LRScheduler):
     """Multiply the lr by ``factor`` once a metric has stopped improving for ``patience``
     epochs (then wait ``cooldown`` epochs); never below ``min_lr``."""
 
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4,
-                 threshold_mode="rel", cooldown=0, min_lr=0, eps=1e-8):
+    def __init__(self, optimizer: Optimizer, mode: str = "min", factor: float = 0.1,
+                 patience: int = 10, threshold: float = 1e-4, threshold_mode: str = "rel",
+                 cooldown: int = 0, min_lr: float | list[float] = 0, eps: float = 1e-8) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor

@@ -1,6 +1,8 @@
 """``torch.optim.NAdam``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ._checks import check_args
@@ -14,6 +16,10 @@ from .optimizer import (
     _step_tensor,
     _wrap,
 )
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["NAdam", "nadam"]
 
@@ -54,9 +60,12 @@ class NAdam(Optimizer):
     """NAdam (Dozat, 2016): Adam with Nesterov momentum, its momentum warmed up by
     ``momentum_decay``."""
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
-                 maximize=False, capturable=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 2e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, momentum_decay: float = 4e-3,
+                 decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
         check_args(lr, eps, betas, weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")

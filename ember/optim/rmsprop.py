@@ -1,6 +1,8 @@
 """``torch.optim.RMSprop``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .optimizer import (
@@ -14,6 +16,10 @@ from .optimizer import (
     _step_tensor,
     _wrap,
 )
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -62,9 +68,10 @@ class RMSprop(Optimizer):
         p = p - lr * g / denom                                           (otherwise)
     """
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                 centered=False, capturable=False, foreach=None, maximize=False,
-                 differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 1e-2, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
+                 centered: bool = False, capturable: bool = False, foreach: bool | None = None,
+                 maximize: bool = False, differentiable: bool = False) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
