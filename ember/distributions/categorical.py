@@ -43,19 +43,16 @@ class Categorical(Distribution):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = Size(batch_shape)
-        param_shape = batch_shape + Size((self._num_events,))
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
-        new._num_events = self._num_events
-        Distribution.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        def set_params(new, batch_shape):
+            param_shape = batch_shape + Size((self._num_events,))
+            if "probs" in self.__dict__:
+                new.probs = self.probs.expand(param_shape)
+                new._param = new.probs
+            if "logits" in self.__dict__:
+                new.logits = self.logits.expand(param_shape)
+                new._param = new.logits
+            new._num_events = self._num_events
+        return self._expanded(Categorical, batch_shape, _instance, set_params)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):

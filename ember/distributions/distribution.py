@@ -179,6 +179,17 @@ class Distribution:
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
                 f"distribution {self!r}, but found invalid values:\n{value}")
 
+    def _expanded(self, cls, batch_shape, _instance, set_params):
+        """``expand``'s frame: a bare ``cls`` (``_get_checked_instance``) whose parameters
+        ``set_params(new, batch_shape)`` sets, ``batch_shape`` made a ``Size``; then its shapes
+        (this event shape), set without validating, and this one's ``validate_args``."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = Size(batch_shape)
+        set_params(new, batch_shape)
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def _get_checked_instance(self, cls, _instance=None):
         """A bare instance for ``expand`` to fill; subclasses with their own ``__init__`` must
         override ``expand``."""

@@ -85,18 +85,15 @@ class MultivariateNormal(Distribution):
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = Size(batch_shape)
-        loc_shape = tuple(batch_shape) + tuple(self.event_shape)
-        cov_shape = loc_shape + tuple(self.event_shape)
-        new.loc = self.loc.expand(loc_shape)
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(cov_shape))
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        def set_params(new, batch_shape):
+            loc_shape = tuple(batch_shape) + tuple(self.event_shape)
+            cov_shape = loc_shape + tuple(self.event_shape)
+            new.loc = self.loc.expand(loc_shape)
+            new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+            for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+                if name in self.__dict__:
+                    setattr(new, name, self.__dict__[name].expand(cov_shape))
+        return self._expanded(MultivariateNormal, batch_shape, _instance, set_params)
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape) + tuple(self._event_shape)
@@ -131,8 +128,7 @@ class MultivariateNormal(Distribution):
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(shape)
 
     def rsample(self, sample_shape=_EMPTY):
-        shape = self._extended_shape(sample_shape)
-        eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
+        eps = _standard_normal(self._extended_shape(sample_shape), like=self.loc)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
 
     def _half_log_det(self):

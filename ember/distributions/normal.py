@@ -37,13 +37,10 @@ class Normal(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        ExponentialFamily.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        def set_params(new, batch_shape):
+            new.loc = self.loc.expand(batch_shape)
+            new.scale = self.scale.expand(batch_shape)
+        return self._expanded(Normal, batch_shape, _instance, set_params)
 
     @property
     def mean(self):
@@ -67,8 +64,7 @@ class Normal(ExponentialFamily):
             return ember.normal(self.loc.expand(shape), self.scale.expand(shape))
 
     def rsample(self, sample_shape=_EMPTY):
-        shape = self._extended_shape(sample_shape)
-        eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
+        eps = _standard_normal(self._extended_shape(sample_shape), like=self.loc)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):

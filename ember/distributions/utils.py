@@ -36,9 +36,11 @@ def broadcast_all(*values):
     return ember.broadcast_tensors(*tensors)
 
 
-def _standard_normal(shape, dtype, device):
-    """Standard normal draws of ``shape`` (from ember's generator, not PyTorch's stream)."""
-    return ember.randn(tuple(shape), dtype=dtype, device=device)
+def _standard_normal(shape, like):
+    """Standard normal draws of ``shape`` in the dtype and on the device of the tensor
+    ``like``: the noise of a reparameterised sample (from ember's generator, not PyTorch's
+    stream)."""
+    return ember.randn(tuple(shape), dtype=like.dtype, device=like.device)
 
 
 def _sum_rightmost(value, dim):
