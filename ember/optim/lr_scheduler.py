@@ -133,17 +133,19 @@ class LRScheduler:
     def _update_lr(self, epoch=None):
         """Set the lrs of the next epoch (or of ``epoch``, by the closed form), without
         ``step``'s order checks: ``SequentialLR`` restarts a scheduler this way."""
+        if epoch is None:
+            self.last_epoch += 1
+            self._set_lrs(self.get_lr)
+        else:
+            self.last_epoch = epoch
+            self._set_lrs(getattr(self, "_get_closed_form_lr", self.get_lr))
+
+    def _set_lrs(self, compute):
+        """Set each param group's lr to those ``compute()`` returns (called as from within
+        ``step``, so ``get_lr`` does not warn) and keep them as the last lrs."""
         self._get_lr_called_within_step = True
         try:
-            if epoch is None:
-                self.last_epoch += 1
-                values = self.get_lr()
-            else:
-                self.last_epoch = epoch
-                if hasattr(self, "_get_closed_form_lr"):
-                    values = self._get_closed_form_lr()
-                else:
-                    values = self.get_lr()
+            values = compute()
         finally:
             self._get_lr_called_within_step = False
         for group, lr in zip(self.optimizer.param_groups, values):
