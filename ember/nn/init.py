@@ -141,26 +141,30 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
     return normal_(tensor, 0.0, std, generator)
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    """The kaiming initialisers' standard deviation ``gain / sqrt(fan)``; None for a
+    zero-element ``tensor``, which they leave as it is, warning as PyTorch does."""
     if 0 in tuple(tensor.shape):
         import warnings
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
-        return tensor
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        return None
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)
-    std = gain / math.sqrt(fan)
+    return gain / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    if std is None:
+        return tensor
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    if 0 in tuple(tensor.shape):
-        import warnings
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    if std is None:
         return tensor
-    fan = _calculate_correct_fan(tensor, mode)
-    gain = calculate_gain(nonlinearity, a)
-    std = gain / math.sqrt(fan)
     return normal_(tensor, 0.0, std, generator)
 
 
