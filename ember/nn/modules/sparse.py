@@ -40,6 +40,19 @@ def _make_table(module, num_embeddings, embedding_dim, _weight, device, dtype,
         module.weight = Parameter(_weight, requires_grad=requires_grad)
 
 
+def _norm_repr(module):
+    """The ``max_norm``, ``norm_type`` and ``scale_grad_by_freq`` part of the embeddings'
+    ``extra_repr`` template: those that differ from their defaults."""
+    s = ""
+    if module.max_norm is not None:
+        s += ", max_norm={max_norm}"
+    if module.norm_type != 2:
+        s += ", norm_type={norm_type}"
+    if module.scale_grad_by_freq is not False:
+        s += ", scale_grad_by_freq={scale_grad_by_freq}"
+    return s
+
+
 def _table_shape(embeddings):
     """``from_pretrained``'s rows and columns of the 2-d ``embeddings``."""
     if embeddings.dim() != 2:
@@ -80,12 +93,7 @@ class Embedding(Module):
         s = "{num_embeddings}, {embedding_dim}"
         if self.padding_idx is not None:
             s += ", padding_idx={padding_idx}"
-        if self.max_norm is not None:
-            s += ", max_norm={max_norm}"
-        if self.norm_type != 2:
-            s += ", norm_type={norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += ", scale_grad_by_freq={scale_grad_by_freq}"
+        s += _norm_repr(self)
         if self.sparse is not False:
             s += ", sparse=True"
         return s.format(**self.__dict__)
@@ -128,12 +136,7 @@ class EmbeddingBag(Module):
 
     def extra_repr(self):
         s = "{num_embeddings}, {embedding_dim}"
-        if self.max_norm is not None:
-            s += ", max_norm={max_norm}"
-        if self.norm_type != 2:
-            s += ", norm_type={norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += ", scale_grad_by_freq={scale_grad_by_freq}"
+        s += _norm_repr(self)
         s += ", mode={mode}"
         if self.padding_idx is not None:
             s += ", padding_idx={padding_idx}"
