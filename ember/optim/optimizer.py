@@ -20,7 +20,7 @@ import numpy as np
 from .. import _dtypes
 from .._tensor import Tensor
 from ..autograd import anomaly_mode
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -319,7 +319,6 @@ class Optimizer:
         """Perform a single optimization step; subclasses implement ``_update``."""
         loss = None
         if closure is not None:
-            from ..autograd.grad_mode import enable_grad
             with enable_grad():
                 loss = closure()
         with no_grad(), anomaly_mode.writes_from(sys._getframe(1)):

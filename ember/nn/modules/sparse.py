@@ -2,6 +2,7 @@
 of its rows."""
 from __future__ import annotations
 
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
 from ..module import Module
@@ -81,7 +82,6 @@ class Embedding(Module):
 
     def _fill_padding_idx_with_zero(self):
         if self.padding_idx is not None:
-            from ...autograd.grad_mode import no_grad
             with no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
