@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._tensor import Tensor
+from .indexing import gather
 from .registry import defop
 
 __all__ = []
@@ -28,7 +29,6 @@ def _gather_rule(xp, g, ans, input, indices, size):
     where = indices.reshape(lead + (-1,))
     planes = xp.reshape(g, lead + (-1,))
     if isinstance(planes, Tensor):  # under create_graph: recorded, as a gather
-        from .indexing import gather
         flat = gather(planes, -1, Tensor._make(where, None, False))
     else:
         flat = xp.take_along_axis(planes, where, -1)
