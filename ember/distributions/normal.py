@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import ember
-
+from .. import _sampling
 from .._tensor import Size
+from ..autograd.grad_mode import no_grad
+from ..ops import unary
 from . import constraints
 from .distribution import _EMPTY
 from .exp_family import ExponentialFamily
@@ -60,8 +61,8 @@ class Normal(ExponentialFamily):
 
     def sample(self, sample_shape=_EMPTY):
         shape = tuple(self._extended_shape(sample_shape))
-        with ember.no_grad():
-            return ember.normal(self.loc.expand(shape), self.scale.expand(shape))
+        with no_grad():
+            return _sampling.normal(self.loc.expand(shape), self.scale.expand(shape))
 
     def rsample(self, sample_shape=_EMPTY):
         eps = _standard_normal(self._extended_shape(sample_shape), like=self.loc)
@@ -77,17 +78,17 @@ class Normal(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 * (1 + ember.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+        return 0.5 * (1 + unary.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):
-        return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * unary.erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self):
-        return 0.5 + 0.5 * math.log(2 * math.pi) + ember.log(self.scale)
+        return 0.5 + 0.5 * math.log(2 * math.pi) + unary.log(self.scale)
 
     @property
     def _natural_params(self):
         return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
 
     def _log_normalizer(self, x, y):
-        return -0.25 * x.pow(2) / y + 0.5 * ember.log(-math.pi / y)
+        return -0.25 * x.pow(2) / y + 0.5 * unary.log(-math.pi / y)
