@@ -13,7 +13,7 @@ import math
 import types
 from bisect import bisect_right
 
-from .lr_scheduler import LambdaLR, LRScheduler, ReduceLROnPlateau, _lrs
+from ._lr_core import LambdaLR, LRScheduler, ReduceLROnPlateau, _lrs
 from .optimizer import Optimizer
 
 __all__ = ["MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR", "SequentialLR",
