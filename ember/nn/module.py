@@ -4,7 +4,9 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from .. import _dtypes
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from ..utils.hooks import RemovableHandle
 from .parameter import Parameter
 
@@ -311,7 +313,6 @@ class Module:
 
     # ------------------------------------------------------------------ conversions
     def _apply(self, fn):
-        from ..autograd.grad_mode import no_grad
         for module in self.children():
             module._apply(fn)
         for param in self._parameters.values():
@@ -336,7 +337,6 @@ class Module:
         return self
 
     def to(self: _M, *args: Any, **kwargs: Any) -> _M:
-        from .. import _dtypes
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
@@ -390,7 +390,7 @@ class Module:
     def compile(self, *args: Any, **kwargs: Any) -> None:
         """``torch.compile`` this module in place. ember's ``torch.compile`` runs eagerly
         (see ``ember._compile``): the arguments are checked and the module runs as before."""
-        from .._compile import compile as _compile
+        from .._compile import compile as _compile  # lazy: ember._compile imports this module
         _compile(self.__call__, *args, **kwargs)
 
     def share_memory(self: _M) -> _M:
@@ -469,7 +469,6 @@ class Module:
         if error_msgs:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(error_msgs)))
-        from ..autograd.grad_mode import no_grad
         with no_grad():
             for module, name, target, value in copies:
                 if assign:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._checks import check_args
-from .optimizer import Optimizer, _add_, _addcmul_, _mul_, _step_tensor, _wrap
+from .optimizer import Optimizer, _add_, _addcmul_, _mul_, _zeros
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -58,15 +58,8 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, group):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["square_avg"] = _wrap(np.zeros_like(p._data))
-                state["acc_delta"] = _wrap(np.zeros_like(p._data))
-            _add_(state["step"], 1)
+        for p, state in self._stepped(group, lambda p: {"square_avg": _zeros(p),
+                                                        "acc_delta": _zeros(p)}):
             adadelta(p, p.grad._data, state["square_avg"], state["acc_delta"], lr=group["lr"],
                      rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"],
                      maximize=group["maximize"])

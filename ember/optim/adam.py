@@ -8,7 +8,6 @@ import numpy as np
 from ._checks import check_args
 from .optimizer import (
     Optimizer,
-    _add_,
     _addcdiv_,
     _addcmul_,
     _lerp_,
@@ -16,8 +15,7 @@ from .optimizer import (
     _mul_,
     _over,
     _plus,
-    _step_tensor,
-    _wrap,
+    _zeros,
 )
 
 if TYPE_CHECKING:
@@ -85,17 +83,8 @@ class Adam(Optimizer):
 
     def _update(self, group):
         beta1, beta2 = group["betas"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = _wrap(np.zeros_like(p._data))
-                state["exp_avg_sq"] = _wrap(np.zeros_like(p._data))
-                if group["amsgrad"]:
-                    state["max_exp_avg_sq"] = _wrap(np.zeros_like(p._data))
-            _add_(state["step"], 1)
+        names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+        for p, state in self._stepped(group, lambda p: {k: _zeros(p) for k in names}):
             adam(p, p.grad._data, state["exp_avg"], state["exp_avg_sq"],
                  state.get("max_exp_avg_sq"), float(state["step"]._data), lr=group["lr"],
                  beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._checks import check_args
-from .optimizer import Optimizer, _add_, _in_place, _mul_, _step_tensor, _wrap
+from .optimizer import Optimizer, _add_, _in_place, _mul_, _step_tensor, _zeros
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -61,16 +61,9 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, group):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["eta"] = _step_tensor(group["lr"])
-                state["mu"] = _step_tensor(1.0)
-                state["ax"] = _wrap(np.zeros_like(p._data))
-            _add_(state["step"], 1)
+        for p, state in self._stepped(group, lambda p: {"eta": _step_tensor(group["lr"]),
+                                                        "mu": _step_tensor(1.0),
+                                                        "ax": _zeros(p)}):
             asgd(p, p.grad._data, state["ax"], state["eta"], state["mu"],
                  float(state["step"]._data), lr=group["lr"], lambd=group["lambd"],
                  alpha=group["alpha"], t0=group["t0"], weight_decay=group["weight_decay"],

@@ -20,7 +20,7 @@ import numpy as np
 from .. import _dtypes
 from .._tensor import Tensor
 from ..autograd import anomaly_mode
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -194,6 +194,11 @@ def _step_tensor(value=0.0):
     return _wrap(np.array(value, dtype=np.float32))
 
 
+def _zeros(param):
+    """A state buffer of zeros shaped and typed as the tensor ``param``."""
+    return _wrap(np.zeros_like(param._data))
+
+
 class Optimizer:
     """Base class for all optimizers.
 
@@ -320,7 +325,6 @@ class Optimizer:
         """Perform a single optimization step; subclasses implement ``_update``."""
         loss = None
         if closure is not None:
-            from ..autograd.grad_mode import enable_grad
             with enable_grad():
                 loss = closure()
         with no_grad(), anomaly_mode.writes_from(sys._getframe(1)):
@@ -330,6 +334,21 @@ class Optimizer:
 
     def _update(self, group):
         raise NotImplementedError
+
+    def _stepped(self, group, init):
+        """Yield ``(p, state)`` for each parameter of ``group`` that has a gradient, its
+        ``step`` counter just raised by one: the per-parameter loop of the optimizers whose
+        state is made lazily. On a parameter's first step its state is made: ``step`` at 0,
+        then the buffers of the dict ``init(p)``, in that order (``state_dict`` keeps it)."""
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state.update(init(p))
+            _add_(state["step"], 1)
+            yield p, state
 
     # ------------------------------------------------------------------ state dicts
     def state_dict(self) -> StateDict:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ._checks import check_args
-from .optimizer import Optimizer, _add_, _addcmul_, _lerp_, _mul_, _step_tensor, _wrap
+from .optimizer import Optimizer, _add_, _addcmul_, _lerp_, _mul_, _zeros
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -72,15 +72,8 @@ class RAdam(Optimizer):
 
     def _update(self, group):
         beta1, beta2 = group["betas"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = _wrap(np.zeros_like(p._data))
-                state["exp_avg_sq"] = _wrap(np.zeros_like(p._data))
-            _add_(state["step"], 1)
+        for p, state in self._stepped(group, lambda p: {"exp_avg": _zeros(p),
+                                                        "exp_avg_sq": _zeros(p)}):
             radam(p, p.grad._data, state["exp_avg"], state["exp_avg_sq"],
                   float(state["step"]._data), lr=group["lr"], beta1=beta1, beta2=beta2,
                   eps=group["eps"], weight_decay=group["weight_decay"],

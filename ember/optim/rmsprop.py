@@ -5,17 +5,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .optimizer import (
-    Optimizer,
-    _add_,
-    _addcdiv_,
-    _addcmul_,
-    _lerp_,
-    _mul_,
-    _plus,
-    _step_tensor,
-    _wrap,
-)
+from .optimizer import Optimizer, _add_, _addcdiv_, _addcmul_, _lerp_, _mul_, _plus, _zeros
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -88,18 +78,9 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, group):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["square_avg"] = _wrap(np.zeros_like(p._data))
-                if group["momentum"] > 0:
-                    state["momentum_buffer"] = _wrap(np.zeros_like(p._data))
-                if group["centered"]:
-                    state["grad_avg"] = _wrap(np.zeros_like(p._data))
-            _add_(state["step"], 1)
+        names = (("square_avg",) + (("momentum_buffer",) if group["momentum"] > 0 else ())
+                 + (("grad_avg",) if group["centered"] else ()))
+        for p, state in self._stepped(group, lambda p: {k: _zeros(p) for k in names}):
             rmsprop(p, p.grad._data, state["square_avg"], state.get("grad_avg"),
                     state.get("momentum_buffer"), lr=group["lr"], alpha=group["alpha"],
                     eps=group["eps"], weight_decay=group["weight_decay"],

@@ -5,7 +5,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .optimizer import Optimizer, _add_, _addcmul_, _in_place, _step_tensor, _wrap
+from .optimizer import Optimizer, _addcmul_, _in_place, _wrap, _zeros
 
 if TYPE_CHECKING:
     from .._tensor import Tensor
@@ -61,15 +61,10 @@ class Rprop(Optimizer):
     def _update(self, group):
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["prev"] = _wrap(np.zeros_like(p._data))
-                state["step_size"] = _wrap(np.full_like(p.grad._data, group["lr"]))
-            _add_(state["step"], 1)
+        def init(p):
+            return {"prev": _zeros(p),
+                    "step_size": _wrap(np.full_like(p.grad._data, group["lr"]))}
+        for p, state in self._stepped(group, init):
             rprop(p, p.grad._data, state["prev"], state["step_size"], etaminus=etaminus,
                   etaplus=etaplus, step_size_min=step_size_min, step_size_max=step_size_max,
                   maximize=group["maximize"])

@@ -10,6 +10,7 @@ weights explicitly (as ``need_weights=True`` does), which gives the NaN rows too
 from __future__ import annotations
 
 from ...autograd.grad_mode import is_grad_enabled
+from ...backends import mha
 from .. import functional as F
 from ..functional.attention import _canonical_mask, _none_or_dtype
 from ..init import constant_, xavier_normal_, xavier_uniform_
@@ -150,5 +151,4 @@ class MultiheadAttention(Module):
 def _fastpath_enabled():
     """``torch.backends.mha.get_fastpath_enabled()``: PyTorch's switch for its fused attention
     kernels (on by default); off, ember computes the general path's values throughout."""
-    from ...backends import mha
     return bool(mha.get_fastpath_enabled())
