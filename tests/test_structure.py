@@ -18,21 +18,12 @@ MAX_LINES = 800
 
 # Module-level import cycles allowed today, each being broken by another issue-18 branch.
 ALLOWED_CYCLES = [
-    # nn.functional and its two overflow files import each other: the nn-split branch turns
-    # them into the package nn/functional/.
-    {"ember.nn.functional", "ember.nn._functional_losses", "ember.nn._functional_more"},
     # ember.autograd (package) <-> autograd.functional: the core branch's.
     {"ember.autograd", "ember.autograd.functional"},
 ]
 
 # Files over MAX_LINES today, each being split by another issue-18 branch.
 ALLOWED_GIANTS = {
-    "ops/linalg.py",  # linalg-split -> ops/linalg/
-    "ops/shape.py",  # shape-split
-    "ops/indexing.py",  # shape-split
-    "ops/reduction.py",  # shape-split
-    "nn/functional.py",  # nn-split -> nn/functional/
-    "ops/nn_layers.py",  # nn-split -> ops/nn/
     "ops/registry.py",  # core: split by concern
 }
 
@@ -42,13 +33,6 @@ UNCHECKED_LAZY_IMPORTS = [
     # core: the op machinery, autograd, the tensor and its creation
     "ops/registry.py", "ops/batching.py", "autograd/*", "_tensor.py", "_creation.py",
     "_xp.py", "_array_api.py", "_broadcast.py", "_dtypes.py",
-    # nn-split
-    "nn/functional.py", "nn/functional/*", "nn/_functional_losses.py",
-    "nn/_functional_more.py", "ops/nn_layers.py", "ops/nn_ops.py", "ops/conv.py", "ops/nn/*",
-    # linalg-split
-    "ops/linalg.py", "ops/linalg/*", "ops/linalg_more.py", "ops/legacy.py",
-    # shape-split
-    "ops/shape.py", "ops/indexing.py", "ops/reduction.py", "ops/sorting.py",
 ]
 
 

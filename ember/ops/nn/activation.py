@@ -339,8 +339,7 @@ _glu.defvjp(_glu_rule)
 def _functional():
     global _F
     if _F is None:  # (an import statement per call would cost more than relu itself)
-        # lazy: ember.nn.functional.activation imports this module
-        from ...nn.functional import activation as _F
+        from ...nn.functional import activation as _F  # lazy: it imports this module
     return _F
 
 

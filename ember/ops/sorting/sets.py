@@ -10,6 +10,7 @@ from ... import _xp
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd import grad_mode
 from ...autograd.graph import Node, gradient_edge, new_node
+from ..operands import _underivable
 
 # --------------------------------------------------------------------------- sets and counts
 # Not differentiable. ``unique`` records PyTorch's node for a float input that requires grad,
@@ -118,7 +119,6 @@ def bincount(input, weights=None, minlength=0):
     """How often each value ``0..max`` occurs in a vector of non-negative integers (summing
     ``weights`` instead of ones: float32/float64 weights keep their dtype, others give
     float64)."""
-    from ..operands import _underivable
     a = input._data
     xp = _xp.namespace_of(a)
     if a.dtype == np.bool_ or a.dtype.kind not in "iu":
