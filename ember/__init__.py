@@ -143,15 +143,13 @@ from .autograd.grad_mode import (
 from .func import vmap  # torch.vmap is torch.func.vmap
 from .ops.complex import complex, polar
 from .ops.complex_views import *  # noqa: F403
-from .ops.conv import *  # noqa: F403
 from .ops.gamma import *  # noqa: F403
 from .ops.histogram import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
 from .ops.integer import *  # noqa: F403
 from .ops.legacy import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
-from .ops.nn_layers import *  # noqa: F403
-from .ops.nn_ops import *  # noqa: F403
+from .ops.nn import *  # noqa: F403
 from .ops.pointwise import *  # noqa: F403
 from .ops.reduction import *  # noqa: F403
 from .ops.shape import *  # noqa: F403

@@ -3,12 +3,22 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _device, _dtypes, _errors, _memory_format, _random, _random_signatures
 from ._tensor import Tensor
 from .ops.registry import vmap_state as _vmap
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ._dtypes import dtype as DType
+    from ._memory_format import memory_format as MemoryFormat
+    from ._random import Generator
+    from ._tensor import layout as Layout
+    from ._typing import DeviceLike, DTypeLike, Number, ShapeLike
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "zeros", "ones", "full", "empty", "zeros_like",
            "ones_like", "full_like", "empty_like", "arange", "linspace", "eye", "rand", "randn",
@@ -27,7 +37,7 @@ def _finish(data, dtype, device, requires_grad):
     return Tensor._make(data, None, bool(requires_grad))
 
 
-def _infer_dtype(data):
+def _infer_dtype(data: Any) -> DType:
     """The dtype PyTorch infers for Python data: bool, int64, the default float, or complex."""
     kinds = set()
     stack = [data]
@@ -43,7 +53,7 @@ def _infer_dtype(data):
             kinds.add(_dtypes.scalar_dtype(x))
     if not kinds:
         return _dtypes.get_default_dtype()
-    out = None
+    out: Any = None
     for k in kinds:
         out = k if out is None else _dtypes.promote_types(out, k)
     return out
@@ -57,7 +67,8 @@ def _to_host(data):
     return data
 
 
-def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):
+def tensor(data: Any, *, dtype: DTypeLike = None, device: DeviceLike = None,
+           requires_grad: bool = False, pin_memory: bool = False) -> Tensor:
     """A new tensor copying ``data`` (nested lists, scalars, arrays or tensors)."""
     if isinstance(data, Tensor):
         warnings.warn(
@@ -74,12 +85,13 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
     return _finish(arr, dtype, device, requires_grad)
 
 
-def scalar_tensor(s, *, dtype=None, device=None, requires_grad=False):
+def scalar_tensor(s: Number | complex | Tensor, *, dtype: DTypeLike = None,
+                  device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     return tensor(s, dtype=dtype or _dtypes.get_default_dtype(), device=device,
                   requires_grad=requires_grad)
 
 
-def as_tensor(data, dtype=None, device=None):
+def as_tensor(data: Any, dtype: DType | None = None, device: DeviceLike = None) -> Tensor:
     """Like ``tensor`` but shares memory with a NumPy array or tensor when it can."""
     if device is None:
         device = _device.factory_default()
@@ -92,7 +104,7 @@ def as_tensor(data, dtype=None, device=None):
     return tensor(data, dtype=dtype, device=device)
 
 
-def from_numpy(ndarray):
+def from_numpy(ndarray: np.ndarray) -> Tensor:
     """A tensor sharing memory with ``ndarray`` (writes show through both ways)."""
     if not isinstance(ndarray, np.ndarray):
         raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
@@ -116,7 +128,7 @@ def _type_name(obj):
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
 
 
-def as_dtype(dtype, name):
+def as_dtype(dtype: DTypeLike, name: str) -> DType | None:
     """``dtype`` as an ember dtype (None stays None): Python's ``bool``, ``int``, ``float`` and
     ``complex`` stand for PyTorch's bool, int64, float64 and complex128, as in PyTorch."""
     if dtype is None or isinstance(dtype, _dtypes.dtype):
@@ -180,16 +192,21 @@ def _filled(fill, size, dtype, device, requires_grad, keyword):
     return _finish(arr, dtype, device, requires_grad)
 
 
-def zeros(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None):
+def zeros(*args: ShapeLike, size: Sequence[int] | None = None, dtype: DTypeLike = None,
+          device: DeviceLike = None, requires_grad: bool = False,
+          layout: Layout | None = None) -> Tensor:
     return _filled(np.zeros, args, dtype, device, requires_grad, size)
 
 
-def ones(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None):
+def ones(*args: ShapeLike, size: Sequence[int] | None = None, dtype: DTypeLike = None,
+         device: DeviceLike = None, requires_grad: bool = False,
+         layout: Layout | None = None) -> Tensor:
     return _filled(np.ones, args, dtype, device, requires_grad, size)
 
 
-def empty(*args, size=None, dtype=None, device=None, requires_grad=False, layout=None,
-          memory_format=None, pin_memory=False):
+def empty(*args: ShapeLike, size: Sequence[int] | None = None, dtype: DTypeLike = None,
+          device: DeviceLike = None, requires_grad: bool = False, layout: Layout | None = None,
+          memory_format: MemoryFormat | None = None, pin_memory: bool = False) -> Tensor:
     fmt = _memory_format.check(memory_format, "empty", _memory_format.contiguous_format)
     if fmt is _memory_format.preserve_format:
         raise RuntimeError("unsupported memory format Preserve")
@@ -234,7 +251,8 @@ def _finfo(dtype):
     return _dtypes.np_finfo(dtype.np)
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False):
+def full(size: Sequence[int], fill_value: Number | complex | Tensor, *, dtype: DTypeLike = None,
+         device: DeviceLike = None, requires_grad: bool = False) -> Tensor:
     if not isinstance(size, (tuple, list)):
         raise TypeError(f"full(): argument 'size' (position 1) must be tuple of ints, not "
                         f"{_type_name(size)}")
@@ -276,25 +294,31 @@ def _like(maker, input, dtype, device, requires_grad, name=None, memory_format=N
     return out
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def zeros_like(input: Tensor, *, dtype: DTypeLike = None, device: DeviceLike = None,
+               requires_grad: bool = False, memory_format: MemoryFormat | None = None) -> Tensor:
     return _like(zeros, input, dtype, device, requires_grad, memory_format=memory_format)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def ones_like(input: Tensor, *, dtype: DTypeLike = None, device: DeviceLike = None,
+              requires_grad: bool = False, memory_format: MemoryFormat | None = None) -> Tensor:
     return _like(ones, input, dtype, device, requires_grad, memory_format=memory_format)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, memory_format=None):
+def empty_like(input: Tensor, *, dtype: DTypeLike = None, device: DeviceLike = None,
+               requires_grad: bool = False, memory_format: MemoryFormat | None = None) -> Tensor:
     return _like(empty, input, dtype, device, requires_grad, memory_format=memory_format)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False,
-              memory_format=None):
+def full_like(input: Tensor, fill_value: Number | complex | Tensor, *, dtype: DTypeLike = None,
+              device: DeviceLike = None, requires_grad: bool = False,
+              memory_format: MemoryFormat | None = None) -> Tensor:
     return _like(lambda shape, **kw: full(shape, fill_value, **kw), input, dtype, device,
                  requires_grad, "full_like", memory_format)
 
 
-def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=False):
+def arange(start: Number | Tensor = 0, end: Number | Tensor | None = None,
+           step: Number | Tensor = 1, *, dtype: DTypeLike = None, device: DeviceLike = None,
+           requires_grad: bool = False) -> Tensor:
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 unless a float is given."""
     if end is None:
         start, end = 0, start
@@ -326,7 +350,9 @@ def arange(start=0, end=None, step=1, *, dtype=None, device=None, requires_grad=
     return _finish(arr, dtype, device, requires_grad)
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False):
+def linspace(start: Number | Tensor, end: Number | Tensor, steps: int, *,
+             dtype: DTypeLike = None, device: DeviceLike = None,
+             requires_grad: bool = False) -> Tensor:
     for label, v in (("start", start), ("end", end)):
         if isinstance(v, Tensor) and v.ndim:
             raise RuntimeError(f"linspace only supports 0-dimensional start and end tensors, "
@@ -349,7 +375,8 @@ def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False)
     return _finish(arr, dtype, device, requires_grad)
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False):
+def eye(n: int, m: int | None = None, *, dtype: DTypeLike = None, device: DeviceLike = None,
+        requires_grad: bool = False) -> Tensor:
     if not _int_like(n):
         raise TypeError(f"eye(): argument 'n' (position 1) must be int, not {_type_name(n)}")
     for label, v in (("n", n), ("m", m)):
@@ -377,7 +404,8 @@ def _drawn(sample, size, generator, dtype, device, requires_grad, complex_scale=
     return batching.wrap(out, levels) if levels else out
 
 
-def _sampled_dtype(dtype, name, kernel, size=None):
+def _sampled_dtype(dtype: DTypeLike, name: str, kernel: str,
+                   size: tuple[int, ...] | None = None) -> DType:
     """The dtype of ``rand``/``randn``: floating or complex, else PyTorch's refusal (its
     normal kernel does not run, nor refuse, for an empty ``size``)."""
     dtype = as_dtype(dtype, name) or _dtypes.get_default_dtype()
@@ -392,8 +420,10 @@ def _check_generator(generator, name, args, keywords=None):
         raise _random_signatures.invalid(name, args, dict(keywords or {}, generator=generator))
 
 
-def rand(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
-         layout=None, pin_memory=False):
+def rand(*args: ShapeLike, size: Sequence[int] | None = None,
+         generator: Generator | None = None, dtype: DTypeLike = None,
+         device: DeviceLike = None, requires_grad: bool = False, layout: Layout | None = None,
+         pin_memory: bool = False) -> Tensor:
     """Samples uniform on [0, 1) (for a complex dtype, real and imaginary parts each).
     Drawn from ember's generator: PyTorch's distribution, not PyTorch's numbers."""
     _check_generator(generator, "rand", args, {"size": size})
@@ -414,11 +444,15 @@ def unit_uniform(rng, shape, digits=53):
     (a float64 draw rounded to float16 can round up to 1.0; PyTorch's never reaches it)."""
     if digits >= 53:
         return rng.random(shape)
+    if digits == 24:  # float32: NumPy's own float32 draw is 24-bit steps, and 8x faster
+        return rng.random(shape, dtype=np.float32)
     return rng.integers(0, 1 << digits, size=shape) * (1.0 / (1 << digits))
 
 
-def randn(*args, size=None, generator=None, dtype=None, device=None, requires_grad=False,
-          layout=None, pin_memory=False):
+def randn(*args: ShapeLike, size: Sequence[int] | None = None,
+          generator: Generator | None = None, dtype: DTypeLike = None,
+          device: DeviceLike = None, requires_grad: bool = False, layout: Layout | None = None,
+          pin_memory: bool = False) -> Tensor:
     """Standard normal samples (complex: variance 1 in all, 1/2 in each part, as PyTorch).
     Drawn from ember's generator: PyTorch's distribution, not PyTorch's numbers."""
     _check_generator(generator, "randn", args, {"size": size})
@@ -497,8 +531,11 @@ def _randint_bounds(args, low, high, size, generator):
     return bounds + (size, position)
 
 
-def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, device=None,
-            requires_grad=False, layout=None, pin_memory=False):
+def randint(*args: int | Tensor | Sequence[int], size: Sequence[int] | None = None,
+            low: int | Tensor | None = None, high: int | Tensor | None = None,
+            generator: Generator | None = None, dtype: DTypeLike = None,
+            device: DeviceLike = None, requires_grad: bool = False,
+            layout: Layout | None = None, pin_memory: bool = False) -> Tensor:
     """Integers drawn uniformly from [low, high): ``randint(high, size)`` or
     ``randint(low, high, size)``; int64 unless ``dtype`` (or ``out``) says otherwise.
     Drawn from ember's generator: PyTorch's distribution, not PyTorch's numbers."""
@@ -513,8 +550,9 @@ def randint(*args, size=None, low=None, high=None, generator=None, dtype=None, d
                   device, requires_grad)
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
-             layout=None, pin_memory=False):
+def randperm(n: int, *, generator: Generator | None = None, dtype: DTypeLike = None,
+             device: DeviceLike = None, requires_grad: bool = False,
+             layout: Layout | None = None, pin_memory: bool = False) -> Tensor:
     """A random permutation of ``0 .. n-1`` (int64 unless ``dtype``/``out`` say otherwise)."""
     _check_generator(generator, "randperm", (n,))
     if not _int_like(n):
@@ -538,24 +576,31 @@ def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False,
     return _finish(arr, dtype, device, requires_grad)
 
 
-def rand_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
-              memory_format=None, layout=None, pin_memory=False):
+def rand_like(input: Tensor, *, generator: Generator | None = None, dtype: DTypeLike = None,
+              device: DeviceLike = None, requires_grad: bool = False,
+              memory_format: MemoryFormat | None = None, layout: Layout | None = None,
+              pin_memory: bool = False) -> Tensor:
     """``rand`` of ``input``'s shape (and dtype and device, unless given)."""
     _check_generator(generator, "rand_like", (input,))
     return _like(lambda shape, **kw: rand(shape, generator=generator, **kw), input, dtype,
                  device, requires_grad, "rand_like", memory_format)
 
 
-def randn_like(input, *, generator=None, dtype=None, device=None, requires_grad=False,
-               memory_format=None, layout=None, pin_memory=False):
+def randn_like(input: Tensor, *, generator: Generator | None = None, dtype: DTypeLike = None,
+               device: DeviceLike = None, requires_grad: bool = False,
+               memory_format: MemoryFormat | None = None, layout: Layout | None = None,
+               pin_memory: bool = False) -> Tensor:
     """``randn`` of ``input``'s shape (and dtype and device, unless given)."""
     _check_generator(generator, "randn_like", (input,))
     return _like(lambda shape, **kw: randn(shape, generator=generator, **kw), input, dtype,
                  device, requires_grad, "randn_like", memory_format)
 
 
-def randint_like(input, *args, low=None, high=None, generator=None, dtype=None, device=None,
-                 requires_grad=False, memory_format=None, layout=None, pin_memory=False):
+def randint_like(input: Tensor, *args: int | Tensor, low: int | Tensor | None = None,
+                 high: int | Tensor | None = None, generator: Generator | None = None,
+                 dtype: DTypeLike = None, device: DeviceLike = None,
+                 requires_grad: bool = False, memory_format: MemoryFormat | None = None,
+                 layout: Layout | None = None, pin_memory: bool = False) -> Tensor:
     """``randint`` of ``input``'s shape and dtype: ``randint_like(input, high)``,
     ``randint_like(input, low, high)``, or ``high`` a 0-d tensor."""
     keywords = {"low": low, "high": high, "generator": generator}
@@ -631,15 +676,17 @@ def _triangle_indices(name, upper, row, col, offset, dtype, device, requires_gra
     return _finish(data, dtype, device, requires_grad)
 
 
-def tril_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
-                 requires_grad=False):
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: DType | None = None,
+                 device: DeviceLike = None, layout: Layout | None = None,
+                 requires_grad: bool = False) -> Tensor:
     """The coordinates of the lower triangle (on and below diagonal ``offset``)."""
     return _triangle_indices("tril_indices", False, row, col, offset, dtype, device,
                              requires_grad)
 
 
-def triu_indices(row, col, offset=0, *, dtype=None, device=None, layout=None,
-                 requires_grad=False):
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: DType | None = None,
+                 device: DeviceLike = None, layout: Layout | None = None,
+                 requires_grad: bool = False) -> Tensor:
     """The coordinates of the upper triangle (on and above diagonal ``offset``)."""
     return _triangle_indices("triu_indices", True, row, col, offset, dtype, device,
                              requires_grad)

@@ -83,7 +83,8 @@ def _load_cupy():
         except Exception:  # not installed, no driver, no GPU: all mean "no cuda"
             _cupy = False
         if _cupy:
-            from .cuda import memory  # torch.cuda.max_memory_allocated needs the peak
+            # torch.cuda.max_memory_allocated needs the peak
+            from .cuda import memory  # lazy: ember.cuda imports this module
             memory.install_peak_tracking(_cupy)
     return _cupy or None
 

@@ -153,7 +153,7 @@ def is_inexact(np_dtype):
     return np_dtype.kind in "fc" or type(np_dtype) in LOW_PRECISION_TYPES
 
 
-def from_numpy_dtype(np_dtype):
+def from_numpy_dtype(np_dtype) -> dtype:
     """The ember dtype for a NumPy dtype; TypeError for types PyTorch has no equivalent of
     (and for ml_dtypes types before ember uses them: NumPy arrays of those, as PyTorch)."""
     try:
@@ -176,7 +176,7 @@ def by_name(name):
 _default = [float32]
 
 
-def get_default_dtype():
+def get_default_dtype() -> dtype:
     """The dtype of tensors made from Python floats (``torch.float32`` unless changed)."""
     return _default[0]
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _device, _dtypes, _errors
 from ._creation import _finish, _size, as_dtype, from_numpy, tensor
+from ._out import _cpp_name
 from ._tensor import Tensor
 
 __all__ = ["logspace", "asarray", "empty_strided", "frombuffer", "range", "hann_window",
@@ -166,7 +167,6 @@ def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
 def _window(name, window_length, periodic, dtype, device, requires_grad, shape):
     """A window of ``window_length`` points: ``shape(n, N)`` at ``n = 0 .. length-1`` where
     ``N - 1`` is the length (periodic: the length + 1, whose last point is dropped)."""
-    from ._out import _cpp_name
     dtype = as_dtype(dtype, name) or _dtypes.get_default_dtype()
     if dtype.category < 2:
         raise RuntimeError(

@@ -78,6 +78,12 @@ def _dense_strides(shape, order, itemsize):
     return tuple(strides)
 
 
+def contiguous_strides(shape):
+    """The strides (in elements) of a C-contiguous tensor of ``shape``, as PyTorch gives them
+    (a size-0 or size-1 axis counts as size 1)."""
+    return _dense_strides(shape, range(len(shape)), 1)
+
+
 def is_contiguous(data, fmt):
     """Whether the array ``data`` is laid out densely in ``fmt``'s order (PyTorch ignores the
     strides of size-1 axes)."""

@@ -91,7 +91,7 @@ def _write(rule, out, result, records=False, resized=False):
     if records:  # a composite's out: the copy is recorded, as PyTorch's copy_ is
         if resized:
             out._data = data.astype(target.dtype)
-        from .ops.indexing import _copy
+        from .ops.indexing.writing import _copy  # lazy: op families import this module
         out._inplace(_copy, result)
         return out
     if resized:

@@ -23,6 +23,9 @@ import secrets
 
 import numpy as np
 
+from . import _device
+from ._tensor import Tensor
+
 _DEFAULT_SEED = 67280421310721  # PyTorch's seed of a fresh Generator(), so initial_seed() agrees
 _TAG = b"emberPCG64\x00\x01"  # ember's state format, version 1
 STATE_SIZE = len(_TAG) + 16 + 16 + 1 + 4 + 8  # tag, state, increment, cached half, seed
@@ -40,7 +43,6 @@ class Generator:
     __slots__ = ("_device", "_seed", "_rng")
 
     def __init__(self, device="cpu"):
-        from . import _device
         dev = _device.canonical(device)
         self._device = dev
         self.manual_seed(_DEFAULT_SEED)
@@ -78,7 +80,6 @@ class Generator:
     def get_state(self):
         """This generator's state as a uint8 tensor of ember's format (``STATE_SIZE`` bytes;
         not interchangeable with PyTorch's states)."""
-        from ._tensor import Tensor
         bits = self._rng.bit_generator.state
         raw = (_TAG + bits["state"]["state"].to_bytes(16, "little")
                + bits["state"]["inc"].to_bytes(16, "little")
@@ -89,12 +90,10 @@ class Generator:
     def set_state(self, new_state):
         """Restore a state from ``get_state()`` (the seed included); returns the generator.
         A tensor that is not uint8, or not of ember's size and format, is refused."""
-        from ._tensor import Tensor
         if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a torch.ByteTensor, but got {_type_word(new_state)}")
         if new_state._data.dtype != np.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
-        from . import _device
         raw = _device.to_numpy(new_state._data).tobytes()
         if len(raw) != STATE_SIZE:
             raise RuntimeError(
@@ -130,7 +129,6 @@ def _rebuild(device, state):
 
 
 def _type_word(obj):
-    from ._tensor import Tensor
     return "Tensor" if isinstance(obj, Tensor) else type(obj).__name__
 
 

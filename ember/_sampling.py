@@ -22,6 +22,9 @@ from ._creation import _finish, _int_like, _size, _type_name, as_dtype
 from ._out import factory_out, write_out
 from ._out_rules import Rule
 from ._tensor import Tensor
+from .autograd import grad_mode
+from .autograd.function import Function
+from .ops import batching
 from .ops.registry import defop
 from .ops.registry import vmap_state as _vmap
 
@@ -91,7 +94,6 @@ def _sampler(impl):
             return impl(*args, **kwargs)
         if _vmap.levels[-1][2] == "error":
             raise RuntimeError(_errors.VMAP_RANDOM)
-        from .ops import batching
         batched = batching._union((*args, *kwargs.values()))
         if batched and any(mode == "same" for _, _, mode in _vmap.levels):
             raise RuntimeError("Vmap does not currently support same randomness with a "
@@ -282,7 +284,6 @@ def _bernoulli(input=None, p=None, *, generator=None, out=None):
 
 
 def _grad_enabled():
-    from .autograd import grad_mode
     return grad_mode.is_grad_enabled()
 
 
@@ -295,7 +296,6 @@ def _no_derivative(name, input, result):
 
 
 def _not_implemented_class():
-    from .autograd.function import Function
 
     class NotImplemented(Function):  # noqa: A001 - PyTorch's node name
         @staticmethod

@@ -10,6 +10,7 @@ import math
 import re
 import warnings
 import weakref
+from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
@@ -22,28 +23,45 @@ from .ops import registry
 
 __all__ = ["Tensor", "Size", "layout", "strided"]
 
+if TYPE_CHECKING:  # the methods bound at import, declared by tools/tensor_stub.py
+    import builtins
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from types import ModuleType
+
+    from ._memory_format import memory_format as MemoryFormat
+    from ._tensor_stub import TensorMethods as _BoundMethods
+    from ._typing import DeviceLike, Number
+    from .autograd.graph import Node, _RemovableHandle
+else:
+    _BoundMethods = object
+
 _state = grad_mode._state
 _INEXACT = registry._INEXACT  # the classes of the floating and complex dtypes
 
 
-class Size(tuple):
+class Size(tuple[int, ...]):
     """``torch.Size``: a tuple of ints that prints as ``torch.Size([2, 3])``."""
 
     __slots__ = ()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"torch.Size({list(self)})"
 
     __str__ = __repr__
 
-    def numel(self):
+    def numel(self) -> int:
         return math.prod(self)
+
+    @overload
+    def __getitem__(self, item: SupportsIndex) -> int: ...
+    @overload
+    def __getitem__(self, item: slice) -> Size: ...
 
     def __getitem__(self, item):
         r = tuple.__getitem__(self, item)
         return Size(r) if isinstance(item, slice) else r
 
-    def __add__(self, other):
+    def __add__(self, other: Iterable[int]) -> Size:  # type: ignore[override]
         return Size(tuple.__add__(self, tuple(other)))
 
 
@@ -52,17 +70,18 @@ class layout:
 
     __slots__ = ("_name",)
 
-    def __init__(self, name):
+    def __init__(self, name: str) -> None:
         self._name = name
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"torch.{self._name}"
 
 
 strided = layout("strided")
+_layout = layout  # (the name ``layout`` in the class below is its property)
 
 
-class Tensor:
+class Tensor(_BoundMethods):
     """A multi-dimensional array that can record the operations applied to it.
 
     Example:
@@ -81,7 +100,7 @@ class Tensor:
     __array_priority__ = 1000  # ``ndarray * tensor`` defers to the tensor, as in PyTorch
 
     # ------------------------------------------------------------------ construction
-    def __init__(self, *args, device=None):
+    def __init__(self, *args: Any, device: DeviceLike = None) -> None:
         # Legacy ``torch.Tensor(data)`` / ``torch.Tensor(2, 3)``: the default dtype.
         from . import _creation
         src = _creation.legacy_new(_dtypes.get_default_dtype(), args, device)
@@ -118,8 +137,13 @@ class Tensor:
 
     # ------------------------------------------------------------------ metadata
     @property
-    def shape(self):
+    def shape(self) -> Size:
         return Size(self._data.shape)
+
+    @overload
+    def size(self, dim: None = None) -> Size: ...
+    @overload
+    def size(self, dim: int) -> int: ...
 
     def size(self, dim=None):
         if dim is None:
@@ -127,74 +151,74 @@ class Tensor:
         return self._data.shape[_wrap_dim(dim, self._data.ndim, False)]
 
     @property
-    def dtype(self):
+    def dtype(self) -> _dtypes.dtype:
         return _dtypes.from_numpy_dtype(self._data.dtype)
 
     @property
-    def device(self):
+    def device(self) -> _device.device:
         return _device.device_of(self._data)
 
     @property
-    def is_cuda(self):
+    def is_cuda(self) -> bool:
         return not isinstance(self._data, np.ndarray)
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return self._data.ndim
 
-    def dim(self):
+    def dim(self) -> int:
         return self._data.ndim
 
     ndimension = dim
 
-    def numel(self):
+    def numel(self) -> int:
         return self._data.size
 
     nelement = numel
 
-    def element_size(self):
+    def element_size(self) -> int:
         return self._data.itemsize
 
-    def is_floating_point(self):
+    def is_floating_point(self) -> bool:
         return _dtypes.is_floating(self._data.dtype)
 
-    def is_complex(self):
+    def is_complex(self) -> bool:
         return self._data.dtype.kind == "c"
 
-    def is_signed(self):
+    def is_signed(self) -> bool:
         return self.dtype.is_signed
 
-    def is_nonzero(self):
+    def is_nonzero(self) -> bool:
         """The truth of a one-element tensor; PyTorch's error for any other size."""
         if self._data.size == 0:
             raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
         return bool(self)
 
-    def is_same_size(self, other):
+    def is_same_size(self, other: Tensor) -> bool:
         return self._data.shape == other._data.shape
 
-    def is_inference(self):
+    def is_inference(self) -> bool:
         """False: ember's ``inference_mode`` is ``no_grad`` and makes no inference tensors."""
         return False
 
-    def get_device(self):
+    def get_device(self) -> int:
         """The CUDA device index, or -1 on the CPU."""
         return -1 if isinstance(self._data, np.ndarray) else self.device.index
 
     @property
-    def is_cpu(self):
+    def is_cpu(self) -> bool:
         return isinstance(self._data, np.ndarray)
 
     @property
-    def nbytes(self):
+    def nbytes(self) -> int:
         return self._data.nbytes
 
     @property
-    def itemsize(self):
+    def itemsize(self) -> int:
         return self._data.itemsize
 
     @property
-    def layout(self):
+    def layout(self) -> _layout:
         return strided
 
     # ember has only dense, CPU/CUDA, unquantized tensors
@@ -203,7 +227,7 @@ class Tensor:
     is_xpu = is_mps = is_ipu = is_maia = is_mtia = is_vulkan = is_xla = False
     is_mkldnn = is_nested = is_sparse_csr = False
 
-    def storage_offset(self):
+    def storage_offset(self) -> int:
         """Where this tensor starts in its storage, in elements (nonzero for views)."""
         data = self._data
         if not isinstance(data, np.ndarray):
@@ -214,13 +238,18 @@ class Tensor:
         return (data.__array_interface__["data"][0] -
                 root.__array_interface__["data"][0]) // data.itemsize
 
-    def is_contiguous(self, *args, memory_format=None):
+    def is_contiguous(self, *args: Any, memory_format: MemoryFormat | None = None) -> bool:
         """Whether the array is laid out densely in ``memory_format``'s order (default
         row-major); see ``ember._memory_format``."""
         if args:
             raise TypeError(f"is_contiguous() takes 0 positional arguments but {len(args)} "
                             "was given")
         return _memory_format.is_contiguous(self._data, memory_format)
+
+    @overload
+    def stride(self, dim: None = None) -> tuple[int, ...]: ...
+    @overload
+    def stride(self, dim: int) -> int: ...
 
     def stride(self, dim=None):
         data = self._data
@@ -234,9 +263,14 @@ class Tensor:
             st = tuple(st)
         return st if dim is None else st[_wrap_dim(dim, data.ndim, False)]
 
-    def data_ptr(self):
+    def data_ptr(self) -> int:
         return self._data.__array_interface__["data"][0] if isinstance(self._data, np.ndarray) \
             else self._data.data.ptr
+
+    @overload
+    def type(self, dtype: None = None) -> str: ...
+    @overload
+    def type(self, dtype: _dtypes.dtype | str | builtins.type) -> Tensor: ...
 
     def type(self, dtype=None):
         """The legacy type name (``'torch.FloatTensor'``), or a copy converted to ``dtype``."""
@@ -257,7 +291,7 @@ class Tensor:
         return self._vc[0]
 
     @property
-    def output_nr(self):
+    def output_nr(self) -> int:
         if self._base is not None:
             fresh(self)
         return self._output_nr
@@ -271,15 +305,15 @@ class Tensor:
 
     # ------------------------------------------------------------------ autograd metadata
     @property
-    def requires_grad(self):
+    def requires_grad(self) -> bool:
         base = self._base  # a view requires grad when its base does (PyTorch reads, not remakes)
         return self._rg or base is not None and base._rg
 
     @requires_grad.setter
-    def requires_grad(self, flag):
+    def requires_grad(self, flag: bool) -> None:
         self.requires_grad_(flag)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set whether autograd records ops on this leaf; returns self."""
         if self._base is not None:
             fresh(self)
@@ -294,19 +328,19 @@ class Tensor:
         return self
 
     @property
-    def is_leaf(self):
+    def is_leaf(self) -> bool:
         if self._base is not None:
             fresh(self)
         return self._grad_fn is None
 
     @property
-    def grad_fn(self):
+    def grad_fn(self) -> Node | None:
         if self._base is not None:
             fresh(self)
         return self._grad_fn
 
     @property
-    def grad(self):
+    def grad(self) -> Tensor | None:
         if self._base is not None:
             fresh(self)
         if self._grad is None and self._grad_fn is not None and not self._retains_grad:
@@ -314,7 +348,7 @@ class Tensor:
         return self._grad
 
     @grad.setter
-    def grad(self, value):
+    def grad(self, value: Tensor | None) -> None:
         if value is not None:
             if not isinstance(value, Tensor):
                 raise TypeError("assigned grad expected to be a Tensor or None but got grad "
@@ -335,10 +369,10 @@ class Tensor:
         self._grad = value
 
     @property
-    def retains_grad(self):
+    def retains_grad(self) -> bool:
         return self._retains_grad
 
-    def retain_grad(self):
+    def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor during backward (no-op on leaves)."""
         if self._base is not None:
             fresh(self)
@@ -359,7 +393,7 @@ class Tensor:
                         t._grad = t._grad + grad
             self._add_hook(keep, retain=True)
 
-    def register_hook(self, hook):
+    def register_hook(self, hook: Callable[[Tensor], Tensor | None]) -> _RemovableHandle:
         """Call ``hook(grad)`` whenever this tensor's gradient is computed.
 
         The hook may return a new gradient to use in its place. Returns a handle whose
@@ -369,7 +403,8 @@ class Tensor:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         return self._add_hook(hook)
 
-    def register_post_accumulate_grad_hook(self, hook):
+    def register_post_accumulate_grad_hook(self, hook: Callable[[Tensor], None]
+                                           ) -> _RemovableHandle:
         """Call ``hook(self)`` after a backward has accumulated into this leaf's ``.grad``.
 
         The hook reads (or uses, as an optimizer step would) ``self.grad`` and returns None.
@@ -399,7 +434,9 @@ class Tensor:
         lst.append(hook)
         return _RemovableHandle(lst, hook)
 
-    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+    def backward(self, gradient: Tensor | None = None, retain_graph: bool | None = None,
+                 create_graph: bool = False,
+                 inputs: Tensor | Sequence[Tensor] | None = None) -> None:
         """Accumulate d(self)/d(leaf) into the ``.grad`` of every leaf that requires grad.
 
         ``gradient`` is the vector in the vector-Jacobian product; it may be omitted only when
@@ -407,13 +444,13 @@ class Tensor:
         """
         autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
-    def detach(self):
+    def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, cut from the graph."""
         t = Tensor._make(self._data, None, False)
         t._vc = self._vc
         return t
 
-    def detach_(self):
+    def detach_(self) -> Tensor:
         if self._base is not None and self._grad_fn is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are "
                                "using DistributedDataParallel (DDP) for training, and "
@@ -427,26 +464,26 @@ class Tensor:
         return self
 
     @property
-    def data(self):
+    def data(self) -> Tensor:
         """The same storage without history; writes through it are invisible to autograd."""
         t = Tensor._make(self._data, None, False)
         return t
 
     @data.setter
-    def data(self, value):
+    def data(self, value: Tensor) -> None:
         self._data = value._data
 
     # ------------------------------------------------------------------ conversions
-    def item(self):
+    def item(self) -> Number:
         if self._data.size != 1:
             raise RuntimeError(_errors.ITEM_NUMEL.format(n=self._data.size))
         return self._data.reshape(()).item() if isinstance(self._data, np.ndarray) \
             else _device.to_numpy(self._data).reshape(()).item()
 
-    def tolist(self):
+    def tolist(self) -> Any:
         return _device.to_numpy(self._data).tolist()
 
-    def numpy(self, *, force=False):
+    def numpy(self, *, force: bool = False) -> np.ndarray:
         _no_numpy_for(self._data.dtype)
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
@@ -458,22 +495,22 @@ class Tensor:
             return _device.to_numpy(self._data)
         return self._data
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         _no_numpy_for(self._data.dtype)
         arr = _device.to_numpy(self._data)
         return arr if dtype is None else arr.astype(dtype)
 
-    def __len__(self):
+    def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
         return self._data.shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         if self._data.size != 1:
             raise RuntimeError(_errors.BOOL_AMBIGUOUS)
         return bool(self.item())
@@ -483,38 +520,38 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         return self.item()
 
-    def __float__(self):
+    def __float__(self) -> float:
         return float(self._scalar())
 
-    def __int__(self):
+    def __int__(self) -> int:
         return int(self._scalar())
 
-    def __complex__(self):
+    def __complex__(self) -> complex:
         return complex(self._scalar())
 
-    def __index__(self):
+    def __index__(self) -> int:
         if self._data.dtype.kind not in "iub" or self._data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
-    def __format__(self, spec):
+    def __format__(self, spec: str) -> str:
         if self._data.ndim == 0:
             return self.item().__format__(spec)
         return object.__format__(self, spec)
 
-    def __repr__(self, *, tensor_contents=None):
+    def __repr__(self, *, tensor_contents: Any = None) -> str:
         from ._printing import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         return id(self)
 
-    def __reduce_ex__(self, protocol):
+    def __reduce_ex__(self, protocol: SupportsIndex) -> tuple[Any, ...]:
         return (_rebuild, (_device.to_numpy(self._data), self._rg))
 
-    def __deepcopy__(self, memo):
+    def __deepcopy__(self, memo: dict[int, Any]) -> Tensor:
         if self._grad_fn is not None:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
                                "support the deepcopy protocol at the moment.  If you were "
@@ -527,7 +564,7 @@ class Tensor:
         memo[id(self)] = t
         return t
 
-    def __array_namespace__(self, api_version=None):
+    def __array_namespace__(self, api_version: str | None = None) -> ModuleType:
         from . import _array_api
         return _array_api
 
@@ -598,11 +635,11 @@ class Tensor:
                 _move_retain_hook(old, self._grad_fn)
         return self
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: Any, value: Any) -> None:
         from .ops import indexing
         indexing.setitem(self, key, value)
 
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Tensor:
         from .ops import indexing
         return indexing.getitem(self, key)
 
@@ -678,4 +715,4 @@ def _rebuild(array, requires_grad):
 
 
 registry._bind_tensor(Tensor)
-engine.Tensor = Tensor
+engine.Tensor = Tensor  # type: ignore[assignment]

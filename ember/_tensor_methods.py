@@ -14,29 +14,30 @@ import warnings
 import numpy as np
 
 from . import _creation, _device, _dtypes, _memory_format, _random
+from ._random_signatures import invalid
 from ._tensor import Tensor, _dtype_word
+from .cuda.streams import Stream
 from .ops import (
     complex_views,
-    conv,
     gamma,
     histogram,
     indexing,
     integer,
     legacy,
     linalg,
-    nn_layers,
-    nn_ops,
+    nn,
     pointwise,
     reduction,
     shape,
     sorting,
     unary,
 )
+from .ops.indexing.writing import _copy
 from .ops.operands import _CPP_NAMES
 from .ops.registry import defop
 
-FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn_ops, conv,
-            nn_layers, gamma, legacy, histogram, complex_views, integer)
+FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn,
+            gamma, legacy, histogram, complex_views, integer)
 
 
 def _make_inplace(fn):
@@ -134,18 +135,17 @@ def _fill_(self, value):
         if value.ndim != 0:
             raise RuntimeError("fill_ only supports 0-dimension value tensor but got tensor "
                                f"with {value.ndim} dimensions.")
-        return self._inplace(indexing._fill, value)
-    return self._inplace(indexing._fill_scalar, value)
+        return self._inplace(indexing.writing._fill, value)
+    return self._inplace(indexing.writing._fill_scalar, value)
 
 
 def _zero_(self):
     """Fill with zeros in place."""
-    return self._inplace(indexing._zero)
+    return self._inplace(indexing.writing._zero)
 
 
 def _copy_(self, src, non_blocking=False):
     """Copy ``src`` (broadcast, cast) into self in place."""
-    from .ops.indexing import _copy
     if isinstance(src, Tensor) and src.is_cuda != self.is_cuda:
         src = src.to(self.device)
     return self._inplace(_copy, src)
@@ -414,7 +414,6 @@ def _check_fill_generator(name, generator, args=()):
     if generator is None or isinstance(generator, _random.Generator):
         return
     if name in _FILL_SIGNATURES:
-        from ._random_signatures import invalid
         raise invalid(name + "_", args, {"generator": generator}, _FILL_SIGNATURES[name])
     raise TypeError(f"{name}_(): argument 'generator' must be torch.Generator, not "
                     f"{type(generator).__name__}")
@@ -582,7 +581,6 @@ def _record_stream(self, *args):
     memory until the stream's queued work is done; CuPy's pool has no such hook, so ember
     waits for the stream here instead (safe, if slower). A CPU tensor has no stream to wait
     on: PyTorch has no CPU kernel for this op."""
-    from .cuda.streams import Stream
     if len(args) != 1:
         raise TypeError('record_stream() missing 1 required positional arguments: "s"' if not args
                         else f"record_stream() takes 1 positional argument but {len(args)} were "

@@ -7,7 +7,7 @@ none is available." (scripts guard with ``if torch.accelerator.is_available(): .
 """
 from __future__ import annotations
 
-from . import _device
+from . import _device, cuda
 
 __all__ = ["current_accelerator", "current_device_idx", "current_device_index",
            "current_stream", "device_count", "device_index", "empty_cache", "is_available",
@@ -31,14 +31,12 @@ def current_accelerator(check_available=False):
 
 def device_count():
     """How many accelerator devices there are (0 without a GPU)."""
-    from . import cuda
     return cuda.device_count()
 
 
 def _cuda():
     if not is_available():
         raise RuntimeError(_NONE)
-    from . import cuda
     return cuda
 
 

@@ -20,7 +20,11 @@ import math
 import numbers
 
 from . import _dtypes
+from ._creation import arange
+from ._out import _out_tensor, factory_out, write_out
+from ._out_rules import RULES, Rule
 from ._tensor import Tensor, _wrap_dim
+from .nn.functional import pad
 from .ops.autocast import autocast_op
 from .ops.fft import FLIPPED
 from .ops.fft import _fft_c2c as _c2c
@@ -97,7 +101,6 @@ def _resized(x, d, n):
     if n < size:
         return x.narrow(d, 0, n)
     if n > size:
-        from .nn.functional import pad
         return pad(x, [0, 0] * (x.ndim - 1 - d) + [0, n - size])
     return x
 
@@ -319,7 +322,6 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None):  # noqa: A002
 
 
 def _freq(name, count, n, d, dtype, device, requires_grad):
-    from ._creation import arange
     dtype = _dtypes.get_default_dtype() if dtype is None else dtype
     if dtype.category < 2:
         raise RuntimeError(f"{name} requires a floating point or complex dtype")
@@ -399,8 +401,6 @@ def _aten_of(result):
 
 def _write_out(name, result, out):
     """``result`` written into ``out`` with PyTorch's checks (see ``ember/_out.py``)."""
-    from ._out import _out_tensor, write_out
-    from ._out_rules import Rule
     _out_tensor(f"fft_{name}", out)
     label, accepts = _OUT[name]
     dtype = out.dtype
@@ -429,8 +429,6 @@ def _freq_with_out(fn):
     def function(*args, out=None, **kwargs):
         if out is None:
             return fn(*args, **kwargs)
-        from ._out import _out_tensor, factory_out
-        from ._out_rules import RULES
         _out_tensor(f"fft_{fn.__name__}", out)
         dtype = kwargs.pop("dtype", None)
         return factory_out(RULES["arange"], out, dtype,  # (arange's, and its resize warning)

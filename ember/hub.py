@@ -14,6 +14,8 @@ import sys
 import warnings
 from urllib.parse import urlparse
 
+from .serialization import load as _load
+
 __all__ = ["load", "list", "help", "load_state_dict_from_url", "download_url_to_file",
            "get_dir", "set_dir"]
 
@@ -112,5 +114,4 @@ def load_state_dict_from_url(url, model_dir=None, map_location=None, progress=Tr
     if not os.path.exists(cached):
         raise RuntimeError(_NO_NETWORK.format(what=url) +
                            f"Download it to {cached!r} and call this again.")
-    from .serialization import load as _load
     return _load(cached, map_location=map_location, weights_only=weights_only)

@@ -1,6 +1,6 @@
 """``ember.linalg``: PyTorch's ``torch.linalg`` namespace.
 
-The functions live with the rest of the linear algebra in ``ember/ops/linalg.py`` under their
+The functions live with the rest of the linear algebra in ``ember/ops/linalg/`` under their
 ATen names (``linalg_inv``...); here they get their ``torch.linalg`` names. ``vector_norm``
 comes from the reductions.
 """
@@ -26,9 +26,9 @@ from .ops.linalg import linalg_solve_triangular as solve_triangular
 from .ops.linalg import linalg_svd as svd
 from .ops.linalg import linalg_svdvals as svdvals
 from .ops.linalg import matmul
-from .ops.linalg_more import linalg_matrix_rank as matrix_rank
-from .ops.linalg_more import linalg_multi_dot as multi_dot
-from .ops.linalg_more import linalg_vecdot as vecdot
+from .ops.linalg.decompositions import linalg_matrix_rank as matrix_rank
+from .ops.linalg.products import linalg_multi_dot as multi_dot
+from .ops.linalg.products import linalg_vecdot as vecdot
 from .ops.reduction import vector_norm
 
 __all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",

@@ -15,6 +15,7 @@ import warnings
 
 from .. import func as _func
 from ..nn.module import Module
+from ..ops.shape import stack
 
 __all__ = ["vmap", "grad", "grad_and_value", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
            "make_functional", "make_functional_with_buffers", "combine_state_for_ensemble",
@@ -147,7 +148,6 @@ def combine_state_for_ensemble(models):
     """``(fmodel, params, buffers)`` with each parameter and buffer stacked over ``models``
     (same class, same training mode), for ``vmap(fmodel)(params, buffers, x)``."""
     _warn("combine_state_for_ensemble", "torch.func.stack_module_state")
-    from ..ops.shape import stack
     if len(models) == 0:
         raise RuntimeError("combine_state_for_ensemble: Expected at least one model, got 0.")
     if len({m.training for m in models}) != 1:

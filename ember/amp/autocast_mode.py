@@ -270,3 +270,20 @@ def set_autocast_cpu_enabled(enabled):
 def set_autocast_cpu_dtype(dtype):
     _deprecated("set_autocast_cpu_dtype(dtype)", "set_autocast_dtype('cpu', dtype)")
     set_autocast_dtype("cpu", dtype)
+
+
+def _deprecated_autocast(device, dtype, module, doc):
+    """The class ``torch.<device>.amp.autocast`` of ``module``: ``autocast(device, ...)``
+    with ``dtype`` as its default, warning as PyTorch's does that the spelling is
+    deprecated."""
+
+    class Deprecated(autocast):
+        def __init__(self, enabled=True, dtype=dtype, cache_enabled=True):
+            warnings.warn(f"`torch.{device}.amp.autocast(args...)` is deprecated. Please use "
+                          f"`torch.amp.autocast('{device}', args...)` instead.", FutureWarning,
+                          stacklevel=2)
+            super().__init__(device, enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
+
+    Deprecated.__name__ = Deprecated.__qualname__ = "autocast"
+    Deprecated.__module__, Deprecated.__doc__ = module, doc
+    return Deprecated

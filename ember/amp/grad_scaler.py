@@ -282,3 +282,22 @@ class GradScaler:
         self.__dict__.update(state)
         if self._enabled:
             self._per_optimizer_states = defaultdict(_fresh_optimizer_state)
+
+
+def _deprecated_scaler(device, module, doc):
+    """The class ``torch.<device>.amp.GradScaler`` of ``module``: ``GradScaler(device, ...)``
+    that warns, as PyTorch's does, that this spelling is deprecated."""
+
+    class Deprecated(GradScaler):
+        def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                     growth_interval=2000, enabled=True):
+            warnings.warn(f"`torch.{device}.amp.GradScaler(args...)` is deprecated. Please use "
+                          f"`torch.amp.GradScaler('{device}', args...)` instead.",
+                          FutureWarning, stacklevel=2)
+            super().__init__(device, init_scale=init_scale, growth_factor=growth_factor,
+                             backoff_factor=backoff_factor, growth_interval=growth_interval,
+                             enabled=enabled)
+
+    Deprecated.__name__ = Deprecated.__qualname__ = "GradScaler"
+    Deprecated.__module__, Deprecated.__doc__ = module, doc
+    return Deprecated

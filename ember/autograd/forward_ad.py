@@ -104,7 +104,7 @@ def unpack_dual(tensor, *, level=None):
     tangent = tensor._fw if state.level is not None else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    from ..ops.shape import _alias
+    from ..ops.shape.views import _alias
     with _primal_only():
         primal = _alias(tensor)
     return UnpackedDualTensor(primal, tangent)

@@ -7,6 +7,7 @@ lazy, counts are 0), and the functions that need a device raise PyTorch's
 ``AssertionError("Torch not compiled with CUDA enabled")``, or its other error where it has one.
 """
 from .. import _device
+from .._tensor import Tensor
 from . import memory, nvtx, random, streams
 from ._common import cupy, device_index, require
 from .memory import (
@@ -232,14 +233,12 @@ class _LegacyCudaType(type):
     calling one makes a CUDA tensor (PyTorch's TypeError without a GPU)."""
 
     def __instancecheck__(cls, obj):
-        from .._tensor import Tensor
         return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.is_cuda
 
     def __call__(cls, *args):
         if not is_available():
             raise TypeError(f"type torch.cuda.{cls.__name__} not available. Torch not compiled "
                             "with CUDA enabled.")
-        from .._creation import legacy_new
         return legacy_new(cls.dtype, args, device="cuda")
 
 
@@ -248,7 +247,7 @@ def _legacy(name, dtype):
                                       "__doc__": f"Legacy CUDA {dtype!r} tensor type."})
 
 
-from .._creation import LEGACY_TYPES  # noqa: E402  (the CPU types' names and dtypes)
+from .._creation import LEGACY_TYPES, legacy_new  # noqa: E402  (the CPU types' names and dtypes)
 
 FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharTensor, \
     ByteTensor, BoolTensor = (_legacy(name, dtype) for name, dtype in LEGACY_TYPES)

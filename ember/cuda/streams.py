@@ -75,7 +75,7 @@ class Event:
 
     def wait(self, stream=None):
         """Make later work on ``stream`` wait for this event."""
-        from . import current_stream
+        from . import current_stream  # lazy: the ember.cuda package imports this module
         (stream or current_stream()).wait_event(self)
 
     def query(self):

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
-import ember
+from .. import _creation, _dtypes, linalg
+from .._typeinfo import finfo
+from ..ops import comparison, reduction
+from ..ops import shape as shape_ops
 
 __all__ = [
     "Constraint", "boolean", "cat", "corr_cholesky", "dependent", "dependent_property",
@@ -242,7 +245,7 @@ class _Simplex(Constraint):
     event_dim = 1
 
     def check(self, value):
-        return ember.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
+        return reduction.all(value >= 0, dim=-1) & ((value.sum(-1) - 1).abs() < 1e-6)
 
 
 class _LowerTriangular(Constraint):
@@ -270,7 +273,8 @@ class _Square(Constraint):
 
     def check(self, value):
         square = value.shape[-2] == value.shape[-1]
-        return ember.full(tuple(value.shape[:-2]), square, dtype=ember.bool, device=value.device)
+        return _creation.full(tuple(value.shape[:-2]), square, dtype=_dtypes.bool,
+                              device=value.device)
 
 
 class _Symmetric(_Square):
@@ -280,7 +284,7 @@ class _Symmetric(_Square):
         square = super().check(value)
         if not bool(square.all()):
             return square
-        return ember.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
+        return comparison.isclose(value, value.mT, atol=1e-6).all(-2).all(-1)
 
 
 def _cholesky_succeeds(value):
@@ -295,7 +299,7 @@ def _cholesky_succeeds(value):
             ok[i] = not np.isnan(m).any()
         except np.linalg.LinAlgError:
             ok[i] = False
-    return ember.tensor(ok.reshape(batch), device=value.device)
+    return _creation.tensor(ok.reshape(batch), device=value.device)
 
 
 class _PositiveSemidefinite(_Symmetric):
@@ -303,7 +307,7 @@ class _PositiveSemidefinite(_Symmetric):
         sym = super().check(value)
         if not bool(sym.all()):
             return sym
-        return (ember.linalg.eigvalsh(value) >= 0).all(-1)
+        return (linalg.eigvalsh(value) >= 0).all(-1)
 
 
 class _PositiveDefinite(_Symmetric):
@@ -335,8 +339,8 @@ class _CorrCholesky(Constraint):
     event_dim = 2
 
     def check(self, value):
-        tol = ember.finfo(value.dtype).eps * value.size(-1) * 10
-        row_norm = ember.linalg.norm(value.detach(), dim=-1)
+        tol = finfo(value.dtype).eps * value.size(-1) * 10
+        row_norm = linalg.norm(value.detach(), dim=-1)
         unit_rows = (row_norm - 1.0).abs().le(tol).all(dim=-1)
         return _LowerCholesky().check(value) & unit_rows
 
@@ -368,7 +372,7 @@ class _Cat(Constraint):
         for constraint, length in zip(self.cseq, self.lengths):
             checks.append(constraint.check(value.narrow(self.dim, start, length)))
             start += length
-        return ember.cat(checks, self.dim)
+        return shape_ops.cat(checks, self.dim)
 
 
 class _Stack(Constraint):
@@ -392,7 +396,7 @@ class _Stack(Constraint):
         if not -value.dim() <= self.dim < value.dim():
             raise AssertionError("Expected -value.dim() <= dim < value.dim()")
         parts = [value.select(self.dim, i) for i in range(value.size(self.dim))]
-        return ember.stack([c.check(v) for v, c in zip(parts, self.cseq)], self.dim)
+        return shape_ops.stack([c.check(v) for v, c in zip(parts, self.cseq)], self.dim)
 
 
 dependent = _Dependent()

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import warnings
 
-import ember
-
-from .._tensor import Size
+from .._tensor import Size, Tensor
+from ..autograd.grad_mode import no_grad
+from ..ops import unary
 from . import constraints
 from .utils import lazy_property
 
@@ -25,7 +25,7 @@ _EMPTY = Size()  # the default sample shape: one draw per batch element
 
 
 def _all_true(valid):
-    return bool(valid.all()) if isinstance(valid, ember.Tensor) else bool(valid)
+    return bool(valid.all()) if isinstance(valid, Tensor) else bool(valid)
 
 
 class Distribution:
@@ -112,7 +112,7 @@ class Distribution:
 
     def sample(self, sample_shape=_EMPTY):
         """A sample of shape ``sample_shape + batch_shape + event_shape``, without gradients."""
-        with ember.no_grad():
+        with no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=_EMPTY):
@@ -142,7 +142,7 @@ class Distribution:
 
     def perplexity(self):
         """``exp(entropy())``."""
-        return ember.exp(self.entropy())
+        return unary.exp(self.entropy())
 
     def _extended_shape(self, sample_shape=_EMPTY):
         """``sample_shape + batch_shape + event_shape`` as a Size."""
@@ -153,7 +153,7 @@ class Distribution:
 
     def _validate_sample(self, value):
         """Raise PyTorch's ValueError when ``value`` has the wrong shape or leaves the support."""
-        if not isinstance(value, ember.Tensor):
+        if not isinstance(value, Tensor):
             raise ValueError("The value argument to log_prob must be a Tensor")
         event_start = value.dim() - len(self._event_shape)
         if value.size()[event_start:] != self._event_shape:
@@ -178,6 +178,17 @@ class Distribution:
                 f"Expected value argument ({type(value).__name__} of shape "
                 f"{tuple(value.shape)}) to be within the support ({support!r}) of the "
                 f"distribution {self!r}, but found invalid values:\n{value}")
+
+    def _expanded(self, cls, batch_shape, _instance, set_params):
+        """``expand``'s frame: a bare ``cls`` (``_get_checked_instance``) whose parameters
+        ``set_params(new, batch_shape)`` sets, ``batch_shape`` made a ``Size``; then its shapes
+        (this event shape), set without validating, and this one's ``validate_args``."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = Size(batch_shape)
+        set_params(new, batch_shape)
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     def _get_checked_instance(self, cls, _instance=None):
         """A bare instance for ``expand`` to fill; subclasses with their own ``__init__`` must

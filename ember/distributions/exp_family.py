@@ -9,8 +9,7 @@ with a closed form (``Normal``) override it.
 """
 from __future__ import annotations
 
-import ember
-
+from .. import autograd
 from .distribution import Distribution
 
 __all__ = ["ExponentialFamily"]
@@ -38,7 +37,7 @@ class ExponentialFamily(Distribution):
         result = -self._mean_carrier_measure
         params = [p.detach().requires_grad_() for p in self._natural_params]
         log_norm = self._log_normalizer(*params)
-        grads = ember.autograd.grad(log_norm.sum(), params, create_graph=True)
+        grads = autograd.grad(log_norm.sum(), params, create_graph=True)
         result = result + log_norm
         for p, g in zip(params, grads):
             result = result - (p * g).reshape(tuple(self._batch_shape) + (-1,)).sum(-1)

@@ -11,8 +11,9 @@ from __future__ import annotations
 import math
 import warnings
 
-import ember
-
+from .. import linalg
+from ..ops import selection
+from ..ops import shape as shape_ops
 from .categorical import Categorical
 from .distribution import Distribution
 from .multivariate_normal import MultivariateNormal, _batch_mahalanobis
@@ -93,8 +94,8 @@ def _kl_normal_normal(p, q):
 def _kl_categorical_categorical(p, q):
     """``sum p (log p - log q)``: +inf where q has a zero p has not, 0 terms where p is 0."""
     t = p.probs * (p.logits - q.logits)
-    t = ember.where((q.probs == 0).expand_as(t), math.inf, t)
-    t = ember.where((p.probs == 0).expand_as(t), 0.0, t)
+    t = selection.where((q.probs == 0).expand_as(t), math.inf, t)
+    t = selection.where((p.probs == 0).expand_as(t), 0.0, t)
     return t.sum(-1)
 
 
@@ -107,8 +108,8 @@ def _kl_mvn_mvn(p, q):
     half_term1 = (Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
                   - Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1))
     n = p.event_shape[0]
-    batch = tuple(ember.broadcast_shapes(Lq.shape[:-2], Lp.shape[:-2]))
-    solved = ember.linalg.solve_triangular(Lq.expand(batch + (n, n)), Lp.expand(batch + (n, n)),
+    batch = tuple(shape_ops.broadcast_shapes(Lq.shape[:-2], Lp.shape[:-2]))
+    solved = linalg.solve_triangular(Lq.expand(batch + (n, n)), Lp.expand(batch + (n, n)),
                                            upper=False)
     term2 = solved.pow(2).reshape(batch + (-1,)).sum(-1)
     term3 = _batch_mahalanobis(Lq, q.loc - p.loc)

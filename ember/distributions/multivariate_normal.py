@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 
-import ember
-
+from .. import _creation, linalg
 from .._tensor import Size
+from ..ops import shape as shape_ops
+from ..ops.linalg import matmul
 from . import constraints
 from .distribution import _EMPTY, Distribution
 from .utils import _standard_normal, lazy_property
@@ -22,12 +23,12 @@ __all__ = ["MultivariateNormal"]
 
 def _batch_mv(bmat, bvec):
     """Matrix-vector products over broadcast batch dims."""
-    return ember.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
+    return matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
 
 
 def _batch_mahalanobis(bL, bx):
     """``x^T (L L^T)^{-1} x`` over broadcast batch dims, by solving ``L y = x``."""
-    y = ember.linalg.solve_triangular(bL, bx.unsqueeze(-1), upper=False).squeeze(-1)
+    y = linalg.solve_triangular(bL, bx.unsqueeze(-1), upper=False).squeeze(-1)
     return y.pow(2).sum(-1)
 
 
@@ -38,10 +39,10 @@ def _precision_to_scale_tril(P):
     upper-triangular ``U = J Lf J``; then ``P^{-1} = U^{-T} U^{-1}`` and ``U^{-T}`` is lower
     triangular with a positive diagonal, i.e. the factor wanted.
     """
-    Lf = ember.linalg.cholesky(ember.flip(P, (-2, -1)))
-    L_inv = ember.flip(Lf, (-2, -1)).mT
-    eye = ember.eye(P.shape[-1], dtype=P.dtype, device=P.device)
-    return ember.linalg.solve_triangular(L_inv, eye, upper=False)
+    Lf = linalg.cholesky(shape_ops.flip(P, (-2, -1)))
+    L_inv = shape_ops.flip(Lf, (-2, -1)).mT
+    eye = _creation.eye(P.shape[-1], dtype=P.dtype, device=P.device)
+    return linalg.solve_triangular(L_inv, eye, upper=False)
 
 
 class MultivariateNormal(Distribution):
@@ -72,7 +73,7 @@ class MultivariateNormal(Distribution):
                 what = "scale_tril matrix" if name == "scale_tril" else name  # PyTorch's words
                 raise ValueError(f"{what} must be at least two-dimensional, "
                                  "with optional leading batch dimensions")
-            batch_shape = ember.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
+            batch_shape = shape_ops.broadcast_shapes(matrix.shape[:-2], loc.shape[:-1])
             setattr(self, name, matrix.expand(tuple(batch_shape) + (-1, -1)))
         self.loc = loc.expand(tuple(batch_shape) + (-1,))
         event_shape = self.loc.shape[-1:]
@@ -80,23 +81,20 @@ class MultivariateNormal(Distribution):
         if scale_tril is not None:
             self._unbroadcasted_scale_tril = scale_tril
         elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
+            self._unbroadcasted_scale_tril = linalg.cholesky(covariance_matrix)
         else:
             self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = Size(batch_shape)
-        loc_shape = tuple(batch_shape) + tuple(self.event_shape)
-        cov_shape = loc_shape + tuple(self.event_shape)
-        new.loc = self.loc.expand(loc_shape)
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, self.__dict__[name].expand(cov_shape))
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        def set_params(new, batch_shape):
+            loc_shape = tuple(batch_shape) + tuple(self.event_shape)
+            cov_shape = loc_shape + tuple(self.event_shape)
+            new.loc = self.loc.expand(loc_shape)
+            new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
+            for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
+                if name in self.__dict__:
+                    setattr(new, name, self.__dict__[name].expand(cov_shape))
+        return self._expanded(MultivariateNormal, batch_shape, _instance, set_params)
 
     def _matrix_shape(self):
         return tuple(self._batch_shape) + tuple(self._event_shape) + tuple(self._event_shape)
@@ -108,14 +106,14 @@ class MultivariateNormal(Distribution):
     @lazy_property
     def covariance_matrix(self):
         L = self._unbroadcasted_scale_tril
-        return ember.matmul(L, L.mT).expand(self._matrix_shape())
+        return matmul(L, L.mT).expand(self._matrix_shape())
 
     @lazy_property
     def precision_matrix(self):
         L = self._unbroadcasted_scale_tril
-        eye = ember.eye(L.shape[-1], dtype=L.dtype, device=L.device)
-        L_inv = ember.linalg.solve_triangular(L, eye, upper=False)
-        return ember.matmul(L_inv.mT, L_inv).expand(self._matrix_shape())
+        eye = _creation.eye(L.shape[-1], dtype=L.dtype, device=L.device)
+        L_inv = linalg.solve_triangular(L, eye, upper=False)
+        return matmul(L_inv.mT, L_inv).expand(self._matrix_shape())
 
     @property
     def mean(self):
@@ -131,8 +129,7 @@ class MultivariateNormal(Distribution):
         return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(shape)
 
     def rsample(self, sample_shape=_EMPTY):
-        shape = self._extended_shape(sample_shape)
-        eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
+        eps = _standard_normal(self._extended_shape(sample_shape), like=self.loc)
         return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
 
     def _half_log_det(self):

@@ -9,9 +9,10 @@ from __future__ import annotations
 import math
 from numbers import Number
 
-import ember
-
+from .. import _sampling
 from .._tensor import Size
+from ..autograd.grad_mode import no_grad
+from ..ops import unary
 from . import constraints
 from .distribution import _EMPTY
 from .exp_family import ExponentialFamily
@@ -37,13 +38,10 @@ class Normal(ExponentialFamily):
         super().__init__(batch_shape, validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Normal, _instance)
-        batch_shape = Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        ExponentialFamily.__init__(new, batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        def set_params(new, batch_shape):
+            new.loc = self.loc.expand(batch_shape)
+            new.scale = self.scale.expand(batch_shape)
+        return self._expanded(Normal, batch_shape, _instance, set_params)
 
     @property
     def mean(self):
@@ -63,12 +61,11 @@ class Normal(ExponentialFamily):
 
     def sample(self, sample_shape=_EMPTY):
         shape = tuple(self._extended_shape(sample_shape))
-        with ember.no_grad():
-            return ember.normal(self.loc.expand(shape), self.scale.expand(shape))
+        with no_grad():
+            return _sampling.normal(self.loc.expand(shape), self.scale.expand(shape))
 
     def rsample(self, sample_shape=_EMPTY):
-        shape = self._extended_shape(sample_shape)
-        eps = _standard_normal(shape, dtype=self.loc.dtype, device=self.loc.device)
+        eps = _standard_normal(self._extended_shape(sample_shape), like=self.loc)
         return self.loc + eps * self.scale
 
     def log_prob(self, value):
@@ -81,17 +78,17 @@ class Normal(ExponentialFamily):
     def cdf(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        return 0.5 * (1 + ember.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+        return 0.5 * (1 + unary.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
 
     def icdf(self, value):
-        return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * unary.erfinv(2 * value - 1) * math.sqrt(2)
 
     def entropy(self):
-        return 0.5 + 0.5 * math.log(2 * math.pi) + ember.log(self.scale)
+        return 0.5 + 0.5 * math.log(2 * math.pi) + unary.log(self.scale)
 
     @property
     def _natural_params(self):
         return (self.loc / self.scale.pow(2), -0.5 * self.scale.pow(2).reciprocal())
 
     def _log_normalizer(self, x, y):
-        return -0.25 * x.pow(2) / y + 0.5 * ember.log(-math.pi / y)
+        return -0.25 * x.pow(2) / y + 0.5 * unary.log(-math.pi / y)

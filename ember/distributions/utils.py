@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from numbers import Number
 
-import ember
+from .. import _creation, _dtypes
+from .._tensor import Tensor
+from .._typeinfo import finfo
+from ..autograd.grad_mode import enable_grad
+from ..nn import functional as F
+from ..ops import shape as shape_ops
+from ..ops import unary
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
            "probs_to_logits"]
@@ -24,21 +30,23 @@ def broadcast_all(*values):
     Numbers take the dtype (and device) of the first tensor argument, or the default dtype when
     every argument is a number, as PyTorch's ``broadcast_all`` does.
     """
-    if not all(isinstance(v, (ember.Tensor, Number)) for v in values):
+    if not all(isinstance(v, (Tensor, Number)) for v in values):
         raise ValueError("Input arguments must all be instances of numbers.Number, "
                          "torch.Tensor or objects implementing __torch_function__.")
-    first = next((v for v in values if isinstance(v, ember.Tensor)), None)
+    first = next((v for v in values if isinstance(v, Tensor)), None)
     if first is None:
-        options = {"dtype": ember.get_default_dtype()}
+        options = {"dtype": _dtypes.get_default_dtype()}
     else:
         options = {"dtype": first.dtype, "device": first.device}
-    tensors = [v if isinstance(v, ember.Tensor) else ember.tensor(v, **options) for v in values]
-    return ember.broadcast_tensors(*tensors)
+    tensors = [v if isinstance(v, Tensor) else _creation.tensor(v, **options) for v in values]
+    return shape_ops.broadcast_tensors(*tensors)
 
 
-def _standard_normal(shape, dtype, device):
-    """Standard normal draws of ``shape`` (from ember's generator, not PyTorch's stream)."""
-    return ember.randn(tuple(shape), dtype=dtype, device=device)
+def _standard_normal(shape, like):
+    """Standard normal draws of ``shape`` in the dtype and on the device of the tensor
+    ``like``: the noise of a reparameterised sample (from ember's generator, not PyTorch's
+    stream)."""
+    return _creation.randn(tuple(shape), dtype=like.dtype, device=like.device)
 
 
 def _sum_rightmost(value, dim):
@@ -51,13 +59,13 @@ def _sum_rightmost(value, dim):
 def logits_to_probs(logits, is_binary=False):
     """Probabilities from logits: sigmoid for a binary variable, softmax over the last dim else."""
     if is_binary:
-        return ember.sigmoid(logits)
-    return ember.nn.functional.softmax(logits, dim=-1)
+        return unary.sigmoid(logits)
+    return F.softmax(logits, dim=-1)
 
 
 def clamp_probs(probs):
     """``probs`` clamped to ``[eps, 1 - eps]`` with ``eps`` the dtype's machine epsilon."""
-    eps = ember.finfo(probs.dtype).eps
+    eps = finfo(probs.dtype).eps
     return probs.clamp(min=eps, max=1 - eps)
 
 
@@ -68,8 +76,8 @@ def probs_to_logits(probs, is_binary=False):
     """
     ps = clamp_probs(probs)
     if is_binary:
-        return ember.log(ps) - ember.log1p(-ps)
-    return ember.log(ps)
+        return unary.log(ps) - unary.log1p(-ps)
+    return unary.log(ps)
 
 
 class lazy_property:
@@ -89,7 +97,7 @@ class lazy_property:
     def __get__(self, instance, obj_type=None):
         if instance is None:
             return self
-        with ember.enable_grad():
+        with enable_grad():
             value = self.wrapped(instance)
         setattr(instance, self.wrapped.__name__, value)
         return value

@@ -5,20 +5,20 @@ import math
 
 import numpy as np
 
+from .. import _creation, _random
+from ..autograd.grad_mode import no_grad
+
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_",
            "zeros_", "eye_", "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_",
            "kaiming_normal_", "orthogonal_"]
 
 
 def _rng(generator):
-    from .. import _random
     return (generator or _random.default_generator)._rng
 
 
 def _fill(tensor, values):
     """Write ``values`` (a NumPy array) into ``tensor`` in place, unseen by autograd."""
-    from .. import _creation
-    from ..autograd.grad_mode import no_grad
     src = _creation.tensor(np.asarray(values).reshape(tuple(tensor.shape)), dtype=tensor.dtype)
     with no_grad():
         tensor.copy_(src)
@@ -88,7 +88,6 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
 
 
 def constant_(tensor, val):
-    from ..autograd.grad_mode import no_grad
     with no_grad():
         tensor.fill_(val)
     return tensor
@@ -99,7 +98,6 @@ def ones_(tensor):
 
 
 def zeros_(tensor):
-    from ..autograd.grad_mode import no_grad
     with no_grad():
         tensor.zero_()
     return tensor
@@ -141,26 +139,30 @@ def xavier_normal_(tensor, gain=1.0, generator=None):
     return normal_(tensor, 0.0, std, generator)
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def _kaiming_std(tensor, a, mode, nonlinearity):
+    """The kaiming initialisers' standard deviation ``gain / sqrt(fan)``; None for a
+    zero-element ``tensor``, which they leave as it is, warning as PyTorch does."""
     if 0 in tuple(tensor.shape):
         import warnings
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
-        return tensor
+        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=3)
+        return None
     fan = _calculate_correct_fan(tensor, mode)
     gain = calculate_gain(nonlinearity, a)
-    std = gain / math.sqrt(fan)
+    return gain / math.sqrt(fan)
+
+
+def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    if std is None:
+        return tensor
     bound = math.sqrt(3.0) * std
     return uniform_(tensor, -bound, bound, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
-    if 0 in tuple(tensor.shape):
-        import warnings
-        warnings.warn("Initializing zero-element tensors is a no-op", stacklevel=2)
+    std = _kaiming_std(tensor, a, mode, nonlinearity)
+    if std is None:
         return tensor
-    fan = _calculate_correct_fan(tensor, mode)
-    gain = calculate_gain(nonlinearity, a)
-    std = gain / math.sqrt(fan)
     return normal_(tensor, 0.0, std, generator)
 
 

@@ -2,10 +2,21 @@
 from __future__ import annotations
 
 from collections import OrderedDict, namedtuple
+from typing import TYPE_CHECKING, Any, TypeVar
 
+from .. import _dtypes
 from .._tensor import Tensor
+from ..autograd.grad_mode import no_grad
 from ..utils.hooks import RemovableHandle
 from .parameter import Parameter
+
+if TYPE_CHECKING:
+    import builtins
+    from collections.abc import Callable, Iterator, Mapping
+
+    from .. import _device, _dtypes
+
+_M = TypeVar("_M", bound="Module")  # a method that returns its module returns its own class
 
 __all__ = ["Module"]
 
@@ -42,7 +53,7 @@ class Module:
     training: bool
     _version = 1
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         if args or kwargs:
             raise TypeError(f"{type(self).__name__}.__init__() takes 1 positional argument "
                             f"but {len(args) + 1} were given" if args else
@@ -62,7 +73,7 @@ class Module:
             f'Module [{type(self).__name__}] is missing the required "forward" function')
 
     # ------------------------------------------------------------------ registration
-    def register_buffer(self, name, tensor, persistent=True):
+    def register_buffer(self, name: str, tensor: Tensor | None, persistent: bool = True) -> None:
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         if not isinstance(name, str):
@@ -82,7 +93,7 @@ class Module:
         else:
             self._non_persistent_buffers_set.add(name)
 
-    def register_parameter(self, name, param):
+    def register_parameter(self, name: str, param: Parameter | None) -> None:
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         if not isinstance(name, str):
@@ -106,7 +117,7 @@ class Module:
         else:
             self._parameters[name] = param
 
-    def add_module(self, name, module):
+    def add_module(self, name: str, module: Module | None) -> None:
         if not isinstance(module, Module) and module is not None:
             raise TypeError(f"{_type_name(module)} is not a Module subclass")
         if not isinstance(name, str):
@@ -121,7 +132,7 @@ class Module:
 
     register_module = add_module
 
-    def get_submodule(self, target):
+    def get_submodule(self, target: str) -> Module:
         if target == "":
             return self
         mod = self
@@ -133,7 +144,7 @@ class Module:
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
-    def get_parameter(self, target):
+    def get_parameter(self, target: str) -> Parameter:
         module_path, _, name = target.rpartition(".")
         mod = self.get_submodule(module_path)
         if not hasattr(mod, name):
@@ -143,14 +154,14 @@ class Module:
             raise AttributeError("`" + name + "` is not an nn.Parameter")
         return param
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         d = self.__dict__
         for store in ("_parameters", "_buffers", "_modules"):
             if store in d and name in d[store]:
                 return d[store][name]
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
-    def __setattr__(self, name, value):
+    def __setattr__(self, name: str, value: Any) -> None:
         def remove_from(*dicts_or_sets):
             for d in dicts_or_sets:
                 if name in d:
@@ -194,7 +205,7 @@ class Module:
                 else:
                     object.__setattr__(self, name, value)
 
-    def __delattr__(self, name):
+    def __delattr__(self, name: str) -> None:
         if name in self._parameters:
             del self._parameters[name]
         elif name in self._buffers:
@@ -205,7 +216,7 @@ class Module:
         else:
             object.__delattr__(self, name)
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         keys = list(object.__dir__(self)) + list(self._parameters) + list(self._modules) \
             + list(self._buffers)
         return sorted(k for k in set(keys) if not k[0].isdigit())
@@ -223,38 +234,41 @@ class Module:
                     memo.add(id(v))
                 yield (module_prefix + ("." if module_prefix else "") + k, v)
 
-    def parameters(self, recurse=True):
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         for _, param in self.named_parameters(recurse=recurse):
             yield param
 
-    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_parameters(self, prefix: str = "", recurse: bool = True,
+                         remove_duplicate: bool = True) -> Iterator[tuple[str, Parameter]]:
         yield from self._named_members(lambda m: m._parameters.items(), prefix=prefix,
                                        recurse=recurse, remove_duplicate=remove_duplicate)
 
-    def buffers(self, recurse=True):
+    def buffers(self, recurse: bool = True) -> Iterator[Tensor]:
         for _, buf in self.named_buffers(recurse=recurse):
             yield buf
 
-    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_buffers(self, prefix: str = "", recurse: bool = True,
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Tensor]]:
         yield from self._named_members(lambda m: m._buffers.items(), prefix=prefix,
                                        recurse=recurse, remove_duplicate=remove_duplicate)
 
-    def children(self):
+    def children(self) -> Iterator[Module]:
         for _, module in self.named_children():
             yield module
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, Module]]:
         memo = set()
         for name, module in self._modules.items():
             if module is not None and id(module) not in memo:
                 memo.add(id(module))
                 yield name, module
 
-    def modules(self):
+    def modules(self) -> Iterator[Module]:
         for _, module in self.named_modules():
             yield module
 
-    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+    def named_modules(self, memo: set[int] | None = None, prefix: str = "",
+                      remove_duplicate: bool = True) -> Iterator[tuple[str, Module]]:
         if memo is None:
             memo = set()
         if id(self) in memo:
@@ -269,7 +283,7 @@ class Module:
             yield from module.named_modules(memo, submodule_prefix, remove_duplicate)
 
     # ------------------------------------------------------------------ modes
-    def train(self, mode=True):
+    def train(self: _M, mode: bool = True) -> _M:
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
@@ -277,15 +291,15 @@ class Module:
             module.train(mode)
         return self
 
-    def eval(self):
+    def eval(self: _M) -> _M:
         return self.train(False)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self: _M, requires_grad: bool = True) -> _M:
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         for p in self.parameters():
             if p.grad is not None:
                 if set_to_none:
@@ -299,7 +313,6 @@ class Module:
 
     # ------------------------------------------------------------------ conversions
     def _apply(self, fn):
-        from ..autograd.grad_mode import no_grad
         for module in self.children():
             module._apply(fn)
         for param in self._parameters.values():
@@ -317,14 +330,13 @@ class Module:
                 self._buffers[key] = fn(buf)
         return self
 
-    def apply(self, fn):
+    def apply(self: _M, fn: Callable[[Module], None]) -> _M:
         for module in self.children():
             module.apply(fn)
         fn(self)
         return self
 
-    def to(self, *args, **kwargs):
-        from .. import _dtypes
+    def to(self: _M, *args: Any, **kwargs: Any) -> _M:
         device = kwargs.pop("device", None)
         dtype = kwargs.pop("dtype", None)
         kwargs.pop("non_blocking", None)
@@ -354,34 +366,34 @@ class Module:
 
         return self._apply(convert)
 
-    def float(self):
+    def float(self: _M) -> _M:
         return self._apply(lambda t: t.float() if t.is_floating_point() else t)
 
-    def double(self):
+    def double(self: _M) -> _M:
         return self._apply(lambda t: t.double() if t.is_floating_point() else t)
 
-    def half(self):
+    def half(self: _M) -> _M:
         return self._apply(lambda t: t.half() if t.is_floating_point() else t)
 
-    def bfloat16(self):
+    def bfloat16(self: _M) -> _M:
         return self._apply(lambda t: t.bfloat16() if t.is_floating_point() else t)
 
-    def type(self, dst_type):
+    def type(self: _M, dst_type: _dtypes.dtype | builtins.type) -> _M:
         return self._apply(lambda t: t.type(dst_type))
 
-    def cpu(self):
+    def cpu(self: _M) -> _M:
         return self._apply(lambda t: t.cpu())
 
-    def cuda(self, device=None):
+    def cuda(self: _M, device: int | _device.device | str | None = None) -> _M:
         return self._apply(lambda t: t.cuda(device) if device is not None else t.cuda())
 
-    def compile(self, *args, **kwargs):
+    def compile(self, *args: Any, **kwargs: Any) -> None:
         """``torch.compile`` this module in place. ember's ``torch.compile`` runs eagerly
         (see ``ember._compile``): the arguments are checked and the module runs as before."""
-        from .._compile import compile as _compile
+        from .._compile import compile as _compile  # lazy: ember._compile imports this module
         _compile(self.__call__, *args, **kwargs)
 
-    def share_memory(self):
+    def share_memory(self: _M) -> _M:
         """Move parameters and buffers to shared memory (``Tensor.share_memory_``)."""
         return self._apply(lambda t: t.share_memory_())
 
@@ -394,14 +406,15 @@ class Module:
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
 
-    def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
+    def state_dict(self, *args: Any, destination: dict[str, Any] | None = None, prefix: str = "",
+                   keep_vars: bool = False) -> dict[str, Any]:
         if args:
             destination = args[0] if len(args) > 0 else destination
             prefix = args[1] if len(args) > 1 else prefix
             keep_vars = args[2] if len(args) > 2 else keep_vars
         if destination is None:
             destination = OrderedDict()
-            destination._metadata = OrderedDict()
+            destination._metadata = OrderedDict()  # type: ignore[attr-defined]
         if hasattr(destination, "_metadata"):
             destination._metadata[prefix[:-1]] = {"version": self._version}
         self._save_to_state_dict(destination, prefix, keep_vars)
@@ -411,7 +424,8 @@ class Module:
                                   keep_vars=keep_vars)
         return destination
 
-    def load_state_dict(self, state_dict, strict=True, assign=False):
+    def load_state_dict(self, state_dict: Mapping[str, Any], strict: bool = True,
+                        assign: bool = False) -> _IncompatibleKeys:
         from collections.abc import Mapping
         if not isinstance(state_dict, Mapping):
             raise TypeError("Expected state_dict to be dict-like, got "
@@ -455,7 +469,6 @@ class Module:
         if error_msgs:
             raise RuntimeError("Error(s) in loading state_dict for {}:\n\t{}".format(
                 type(self).__name__, "\n\t".join(error_msgs)))
-        from ..autograd.grad_mode import no_grad
         with no_grad():
             for module, name, target, value in copies:
                 if assign:
@@ -470,22 +483,24 @@ class Module:
         return _IncompatibleKeys(missing, unexpected)
 
     # ------------------------------------------------------------------ hooks and calls
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
+    def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                                  with_kwargs: bool = False) -> RemovableHandle:
         handle = RemovableHandle(self._forward_pre_hooks)
         self._forward_pre_hooks[handle.id] = (hook, with_kwargs)
         if prepend:
             self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False,
-                              always_call=False):
+    def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
+                              with_kwargs: bool = False,
+                              always_call: bool = False) -> RemovableHandle:
         handle = RemovableHandle(self._forward_hooks)
         self._forward_hooks[handle.id] = (hook, with_kwargs)
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._forward_pre_hooks or self._forward_hooks):  # the common case, fast
             return self.forward(*args, **kwargs)
         for hook, with_kwargs in list(self._forward_pre_hooks.values()):
@@ -508,10 +523,10 @@ class Module:
     def _get_name(self):
         return type(self).__name__
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         return ""
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         extra_lines = []
         extra = self.extra_repr()
         if extra:

@@ -1,5 +1,6 @@
 """``nn.Parameter``: a Tensor that a Module registers as one of its parameters."""
 from .. import _dtypes
+from .._creation import empty
 from .._tensor import Tensor
 
 
@@ -10,7 +11,6 @@ class Parameter(Tensor):
 
     def __new__(cls, data=None, requires_grad=True):
         if data is None:
-            from .. import empty
             data = empty(0)
         p = object.__new__(cls)
         p._setup(data._data, None, False)

@@ -121,7 +121,7 @@ def _active_device(values):
 
 
 def _cast(t, dtype, device_type):
-    from .shape import to_dtype
+    from .shape import to_dtype  # lazy: ops.shape imports this module (autocast_op)
     if not _eligible(t, device_type) or t.dtype is dtype:
         return t
     st = state

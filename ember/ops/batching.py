@@ -23,7 +23,7 @@ once on the physical tensors, by the *batching rule* of its family:
 
 Functions that read a tensor argument as raw data (an index, a mask, a target) are decorated
 with :func:`per_sample`, and have a rule of their own where it matters: ``x[i]`` with per-sample
-index tensors (``indexing._getitem_batched``: the batch dims indexed by aranges), ``where``,
+index tensors (``indexing.reading._getitem_batched``: the batch dims indexed by aranges), ``where``,
 ``masked_fill``, ``nll_loss``, ``embedding``.
 
 Anything else falls back to a loop (:func:`loop`): the op runs on each sample and the results
@@ -173,7 +173,7 @@ class BatchedTensor(Tensor):
             # A write is recorded as an op applied to the tensor written (its first input):
             # a result made otherwise (the per-sample loop, a matmul, a fill with a constant)
             # is copied in by one.
-            from .indexing import _copy
+            from .indexing.writing import _copy
             result = _copy(value, result)
         Tensor._assign(value, result, name)
         return self

@@ -16,6 +16,7 @@ from .._creation import zeros
 from .._tensor import Tensor
 from . import linalg as _linalg
 from . import shape as _shape
+from .linalg.products import linalg_multi_dot
 from .operands import _check_tensor
 from .reduction import return_type
 
@@ -223,7 +224,6 @@ def chain_matmul(*matrices, out=None):
     """The product of 2-D matrices: ``linalg.multi_dot`` (one matrix: a copy), with
     PyTorch's deprecation warning (once per process)."""
     global _chain_warned
-    from .linalg_more import linalg_multi_dot
     if out is not None:
         raise TypeError("chain_matmul(): out= is not supported by ember")
     if not _chain_warned:

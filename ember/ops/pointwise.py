@@ -18,7 +18,7 @@ The ops live in:
 This module is the family's surface: ``__all__``, ``METHODS``, ``INPLACE``, ``ARRAY_API``. It
 also re-exports (``from .x import name as name``) the names other modules reach through it
 beside ``__all__``: the helpers of ``unary.py``, the ops of the Tensor operators' fast paths
-(``_tensor_methods.py``) and the Scalar overloads (``reduction.py``, ``nn.functional``).
+(``_tensor_methods.py``) and the Scalar overloads (``ops/reduction/``, ``nn.functional``).
 """
 from __future__ import annotations
 

@@ -13,7 +13,7 @@ import math
 import types
 from bisect import bisect_right
 
-from .lr_scheduler import LambdaLR, LRScheduler, ReduceLROnPlateau, _lrs
+from ._lr_core import LambdaLR, LRScheduler, ReduceLROnPlateau, _lrs
 from .optimizer import Optimizer
 
 __all__ = ["MultiplicativeLR", "ConstantLR", "LinearLR", "PolynomialLR", "SequentialLR",
@@ -389,14 +389,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             self.T_cur = epoch - self.T_0 * (self.T_mult ** k - 1) / (self.T_mult - 1)
             self.T_i = self.T_0 * self.T_mult ** k
         self.last_epoch = math.floor(epoch)
-        self._get_lr_called_within_step = True
-        try:
-            values = self.get_lr()
-        finally:
-            self._get_lr_called_within_step = False
-        for group, lr in zip(self.optimizer.param_groups, values):
-            group["lr"] = lr
-        self._last_lr = _lrs(self.optimizer)
+        self._set_lrs(self.get_lr)
 
 
 class CyclicLR(LRScheduler):

@@ -1,10 +1,16 @@
 """``torch.optim.Adadelta``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ._checks import check_args
-from .optimizer import Optimizer, _add_, _addcmul_, _mul_, _step_tensor, _wrap
+from .optimizer import Optimizer, _add_, _addcmul_, _mul_, _zeros
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["Adadelta", "adadelta"]
 
@@ -38,8 +44,10 @@ class Adadelta(Optimizer):
     """Adadelta (Zeiler, 2012): step sizes from running averages of squared gradients and
     squared updates; ``lr`` scales the update (1.0 by default, as in the paper)."""
 
-    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
-                 capturable=False, maximize=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 1.0, rho: float = 0.9,
+                 eps: float = 1e-6, weight_decay: float = 0, foreach: bool | None = None, *,
+                 capturable: bool = False, maximize: bool = False,
+                 differentiable: bool = False) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= rho <= 1.0:
@@ -50,15 +58,8 @@ class Adadelta(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, group):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["square_avg"] = _wrap(np.zeros_like(p._data))
-                state["acc_delta"] = _wrap(np.zeros_like(p._data))
-            _add_(state["step"], 1)
+        for p, state in self._stepped(group, lambda p: {"square_avg": _zeros(p),
+                                                        "acc_delta": _zeros(p)}):
             adadelta(p, p.grad._data, state["square_avg"], state["acc_delta"], lr=group["lr"],
                      rho=group["rho"], eps=group["eps"], weight_decay=group["weight_decay"],
                      maximize=group["maximize"])

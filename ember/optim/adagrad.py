@@ -1,9 +1,15 @@
 """``torch.optim.Adagrad``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from .optimizer import Optimizer, _add_, _addcdiv_, _addcmul_, _plus, _step_tensor, _wrap
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["Adagrad", "adagrad"]
 
@@ -37,9 +43,10 @@ class Adagrad(Optimizer):
         p = p - clr * g / (sqrt(s) + eps)
     """
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0,
-                 initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False,
-                 differentiable=False, fused=None):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 1e-2, lr_decay: float = 0,
+                 weight_decay: float = 0, initial_accumulator_value: float = 0, eps: float = 1e-10,
+                 foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, fused: bool | None = None) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= lr_decay:

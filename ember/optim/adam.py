@@ -1,12 +1,13 @@
 """``torch.optim.Adam``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ._checks import check_args
 from .optimizer import (
     Optimizer,
-    _add_,
     _addcdiv_,
     _addcmul_,
     _lerp_,
@@ -14,9 +15,12 @@ from .optimizer import (
     _mul_,
     _over,
     _plus,
-    _step_tensor,
-    _wrap,
+    _zeros,
 )
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["Adam", "adam"]
 
@@ -65,9 +69,11 @@ class Adam(Optimizer):
         p = p - lr / (1 - beta1**t) * m / (sqrt(v_hat) / sqrt(1 - beta2**t) + eps)
     """
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 amsgrad=False, *, foreach=None, maximize=False, capturable=False,
-                 differentiable=False, fused=None, decoupled_weight_decay=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, amsgrad: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False, differentiable: bool = False,
+                 fused: bool | None = None, decoupled_weight_decay: bool = False) -> None:
         _check_adam_args(lr, betas, eps, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         amsgrad=amsgrad, maximize=maximize, foreach=foreach,
@@ -77,17 +83,8 @@ class Adam(Optimizer):
 
     def _update(self, group):
         beta1, beta2 = group["betas"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = _wrap(np.zeros_like(p._data))
-                state["exp_avg_sq"] = _wrap(np.zeros_like(p._data))
-                if group["amsgrad"]:
-                    state["max_exp_avg_sq"] = _wrap(np.zeros_like(p._data))
-            _add_(state["step"], 1)
+        names = ("exp_avg", "exp_avg_sq") + (("max_exp_avg_sq",) if group["amsgrad"] else ())
+        for p, state in self._stepped(group, lambda p: {k: _zeros(p) for k in names}):
             adam(p, p.grad._data, state["exp_avg"], state["exp_avg_sq"],
                  state.get("max_exp_avg_sq"), float(state["step"]._data), lr=group["lr"],
                  beta1=beta1, beta2=beta2, eps=group["eps"], weight_decay=group["weight_decay"],

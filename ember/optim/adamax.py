@@ -1,10 +1,16 @@
 """``torch.optim.Adamax``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ._checks import check_args
-from .optimizer import Optimizer, _add_, _addcdiv_, _lerp_, _maximum_, _mul_, _step_tensor, _wrap
+from .optimizer import Optimizer, _addcdiv_, _lerp_, _maximum_, _mul_, _zeros
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["Adamax", "adamax"]
 
@@ -34,8 +40,10 @@ class Adamax(Optimizer):
     """Adamax (Kingma & Ba, section 7.1): Adam with the infinity norm in place of the second
     moment."""
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 foreach=None, *, maximize=False, differentiable=False, capturable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 2e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, foreach: bool | None = None, *, maximize: bool = False,
+                 differentiable: bool = False, capturable: bool = False) -> None:
         check_args(lr, eps, betas, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach,
                         maximize=maximize, differentiable=differentiable, capturable=capturable)
@@ -43,15 +51,8 @@ class Adamax(Optimizer):
 
     def _update(self, group):
         beta1, beta2 = group["betas"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = _wrap(np.zeros_like(p._data))
-                state["exp_inf"] = _wrap(np.zeros_like(p._data))
-            _add_(state["step"], 1)
+        for p, state in self._stepped(group, lambda p: {"exp_avg": _zeros(p),
+                                                        "exp_inf": _zeros(p)}):
             adamax(p, p.grad._data, state["exp_avg"], state["exp_inf"],
                    float(state["step"]._data), lr=group["lr"], beta1=beta1, beta2=beta2,
                    eps=group["eps"], weight_decay=group["weight_decay"],

@@ -1,10 +1,16 @@
 """``torch.optim.ASGD``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ._checks import check_args
-from .optimizer import Optimizer, _add_, _in_place, _mul_, _step_tensor, _wrap
+from .optimizer import Optimizer, _add_, _in_place, _mul_, _step_tensor, _zeros
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["ASGD", "asgd"]
 
@@ -44,8 +50,10 @@ class ASGD(Optimizer):
     """Averaged stochastic gradient descent (Polyak & Juditsky): SGD with a decaying step,
     keeping in ``state['ax']`` the average of the iterates from step ``t0`` on."""
 
-    def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
-                 foreach=None, maximize=False, differentiable=False, capturable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 1e-2, lambd: float = 1e-4,
+                 alpha: float = 0.75, t0: float = 1e6, weight_decay: float = 0,
+                 foreach: bool | None = None, maximize: bool = False, differentiable: bool = False,
+                 capturable: bool = False) -> None:
         check_args(lr, weight_decay=weight_decay)
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay,
                         foreach=foreach, maximize=maximize, differentiable=differentiable,
@@ -53,16 +61,9 @@ class ASGD(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, group):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["eta"] = _step_tensor(group["lr"])
-                state["mu"] = _step_tensor(1.0)
-                state["ax"] = _wrap(np.zeros_like(p._data))
-            _add_(state["step"], 1)
+        for p, state in self._stepped(group, lambda p: {"eta": _step_tensor(group["lr"]),
+                                                        "mu": _step_tensor(1.0),
+                                                        "ax": _zeros(p)}):
             asgd(p, p.grad._data, state["ax"], state["eta"], state["mu"],
                  float(state["step"]._data), lr=group["lr"], lambd=group["lambd"],
                  alpha=group["alpha"], t0=group["t0"], weight_decay=group["weight_decay"],

@@ -11,11 +11,17 @@ Numbers PyTorch keeps as 0-d tensors (the step ``t`` after a search, ``ro``, ``H
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from .._tensor import Tensor
 from ..autograd.grad_mode import enable_grad, no_grad
 from .optimizer import Optimizer, _add_, _wrap, _write
+
+if TYPE_CHECKING:
+    from .optimizer import ParamsT
 
 __all__ = ["LBFGS"]
 
@@ -177,8 +183,10 @@ class LBFGS(Optimizer):
         >>> opt.step(closure)
     """
 
-    def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7,
-                 tolerance_change=1e-9, history_size=100, line_search_fn=None):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 1, max_iter: int = 20,
+                 max_eval: int | None = None, tolerance_grad: float = 1e-7,
+                 tolerance_change: float = 1e-9, history_size: int = 100,
+                 line_search_fn: str | None = None) -> None:
         if isinstance(lr, Tensor) and lr.numel() != 1:
             raise ValueError("Tensor lr must be 1-element")
         if not 0.0 <= lr:
@@ -222,7 +230,7 @@ class LBFGS(Optimizer):
             _write(p, data)
         return loss, flat_grad
 
-    def step(self, closure):
+    def step(self, closure: Callable[[], Any]) -> Any:  # type: ignore[override]
         """Run up to ``max_iter`` L-BFGS iterations; ``closure()`` must compute the loss,
         call ``backward`` and return the loss. Returns the loss before the step."""
         if len(self.param_groups) != 1:

@@ -1,19 +1,16 @@
 """``torch.optim.NAdam``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ._checks import check_args
-from .optimizer import (
-    Optimizer,
-    _add_,
-    _addcdiv_,
-    _addcmul_,
-    _lerp_,
-    _mul_,
-    _step_tensor,
-    _wrap,
-)
+from .optimizer import Optimizer, _addcdiv_, _addcmul_, _lerp_, _mul_, _step_tensor, _zeros
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["NAdam", "nadam"]
 
@@ -54,9 +51,12 @@ class NAdam(Optimizer):
     """NAdam (Dozat, 2016): Adam with Nesterov momentum, its momentum warmed up by
     ``momentum_decay``."""
 
-    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,
-                 maximize=False, capturable=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 2e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, momentum_decay: float = 4e-3,
+                 decoupled_weight_decay: bool = False, *, foreach: bool | None = None,
+                 maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
         check_args(lr, eps, betas, weight_decay)
         if not 0.0 <= momentum_decay:
             raise ValueError(f"Invalid momentum_decay value: {momentum_decay}")
@@ -68,16 +68,9 @@ class NAdam(Optimizer):
 
     def _update(self, group):
         beta1, beta2 = group["betas"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["mu_product"] = _step_tensor(1.0)
-                state["exp_avg"] = _wrap(np.zeros_like(p._data))
-                state["exp_avg_sq"] = _wrap(np.zeros_like(p._data))
-            _add_(state["step"], 1)
+        for p, state in self._stepped(group, lambda p: {"mu_product": _step_tensor(1.0),
+                                                        "exp_avg": _zeros(p),
+                                                        "exp_avg_sq": _zeros(p)}):
             nadam(p, p.grad._data, state["exp_avg"], state["exp_avg_sq"], state["mu_product"],
                   float(state["step"]._data), lr=group["lr"], beta1=beta1, beta2=beta2,
                   eps=group["eps"], weight_decay=group["weight_decay"],

@@ -11,16 +11,16 @@ import copy
 import sys
 import warnings
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from itertools import chain
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import numpy as np
 
 from .. import _dtypes
 from .._tensor import Tensor
 from ..autograd import anomaly_mode
-from ..autograd.grad_mode import no_grad
+from ..autograd.grad_mode import enable_grad, no_grad
 
 __all__ = ["Optimizer", "required"]
 
@@ -39,6 +39,7 @@ required = _RequiredParameter()
 # Type aliases custom optimizers annotate with: what ``params`` may be, and a state dict.
 ParamsT = Iterable[Tensor] | Iterable[dict[str, Any]] | Iterable[tuple[str, Tensor]]
 StateDict = dict[str, Any]
+_T = TypeVar("_T")  # what a step's closure returns (the loss), and so the step
 
 
 def _typename(obj):
@@ -193,6 +194,11 @@ def _step_tensor(value=0.0):
     return _wrap(np.array(value, dtype=np.float32))
 
 
+def _zeros(param):
+    """A state buffer of zeros shaped and typed as the tensor ``param``."""
+    return _wrap(np.zeros_like(param._data))
+
+
 class Optimizer:
     """Base class for all optimizers.
 
@@ -201,14 +207,14 @@ class Optimizer:
         defaults: default values of the optimization options, used where a group omits them.
     """
 
-    def __init__(self, params, defaults):
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
         if isinstance(params, Tensor):
             raise TypeError("params argument given to the optimizer should be an iterable of "
                             "Tensors or dicts, but got " + _typename(params))
-        self.state = defaultdict(dict)
-        self.param_groups = []
-        param_groups = list(params)
+        self.state: defaultdict[Any, dict[str, Any]] = defaultdict(dict)  # keyed by parameter
+        self.param_groups: list[dict[str, Any]] = []
+        param_groups: list[Any] = list(params)
         if len(param_groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
         if not isinstance(param_groups[0], dict):
@@ -216,14 +222,14 @@ class Optimizer:
         for param_group in param_groups:
             self.add_param_group(param_group)
 
-    def __getstate__(self):
+    def __getstate__(self) -> dict[str, Any]:
         return {"defaults": self.defaults, "state": self.state,
                 "param_groups": self.param_groups}
 
-    def __setstate__(self, state):
+    def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         format_string = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):
             format_string += "\n"
@@ -234,7 +240,7 @@ class Optimizer:
         format_string += ")"
         return format_string
 
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         """Add a parameter group; options it omits take the optimizer's defaults."""
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
@@ -295,7 +301,7 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized tensors (to ``None``, or to zeros)."""
         for group in self.param_groups:
             for p in group["params"]:
@@ -310,11 +316,15 @@ class Optimizer:
                             g.requires_grad_(False)
                         _write(g, 0)
 
+    @overload
+    def step(self, closure: None = None) -> None: ...
+    @overload
+    def step(self, closure: Callable[[], _T]) -> _T: ...
+
     def step(self, closure=None):
         """Perform a single optimization step; subclasses implement ``_update``."""
         loss = None
         if closure is not None:
-            from ..autograd.grad_mode import enable_grad
             with enable_grad():
                 loss = closure()
         with no_grad(), anomaly_mode.writes_from(sys._getframe(1)):
@@ -325,8 +335,23 @@ class Optimizer:
     def _update(self, group):
         raise NotImplementedError
 
+    def _stepped(self, group, init):
+        """Yield ``(p, state)`` for each parameter of ``group`` that has a gradient, its
+        ``step`` counter just raised by one: the per-parameter loop of the optimizers whose
+        state is made lazily. On a parameter's first step its state is made: ``step`` at 0,
+        then the buffers of the dict ``init(p)``, in that order (``state_dict`` keeps it)."""
+        for p in group["params"]:
+            if p.grad is None:
+                continue
+            state = self.state[p]
+            if len(state) == 0:
+                state["step"] = _step_tensor()
+                state.update(init(p))
+            _add_(state["step"], 1)
+            yield p, state
+
     # ------------------------------------------------------------------ state dicts
-    def state_dict(self):
+    def state_dict(self) -> StateDict:
         """The optimizer's state as a dict: ``state`` keyed by parameter index and
         ``param_groups`` whose ``params`` are lists of those indices."""
         param_mappings = {}
@@ -359,7 +384,7 @@ class Optimizer:
             return type(value)(Optimizer._cast(param, v, key=key) for v in value)
         return value
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: StateDict) -> None:
         """Load state from ``state_dict()``: values are copied and cast to the params' dtypes."""
         state_dict = state_dict.copy()
         groups = self.param_groups
@@ -371,7 +396,7 @@ class Optimizer:
                              "the size of optimizer's group")
         id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
                           chain.from_iterable(g["params"] for g in groups)))
-        state = defaultdict(dict)
+        state: defaultdict[Any, Any] = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k in id_map:
                 param = id_map[k]

@@ -1,10 +1,16 @@
 """``torch.optim.RAdam``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ._checks import check_args
-from .optimizer import Optimizer, _add_, _addcmul_, _lerp_, _mul_, _step_tensor, _wrap
+from .optimizer import Optimizer, _add_, _addcmul_, _lerp_, _mul_, _zeros
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["RAdam", "radam"]
 
@@ -52,9 +58,11 @@ class RAdam(Optimizer):
     """RAdam (Liu et al., 2019): Adam whose adaptive step is switched on, and rectified, once
     the variance of its estimate is tractable."""
 
-    def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
-                 decoupled_weight_decay=False, *, foreach=None, maximize=False,
-                 capturable=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 1e-3,
+                 betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
+                 weight_decay: float = 0, decoupled_weight_decay: bool = False, *,
+                 foreach: bool | None = None, maximize: bool = False, capturable: bool = False,
+                 differentiable: bool = False) -> None:
         check_args(lr, eps, betas, weight_decay)
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
                         maximize=maximize, foreach=foreach, capturable=capturable,
@@ -64,15 +72,8 @@ class RAdam(Optimizer):
 
     def _update(self, group):
         beta1, beta2 = group["betas"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["exp_avg"] = _wrap(np.zeros_like(p._data))
-                state["exp_avg_sq"] = _wrap(np.zeros_like(p._data))
-            _add_(state["step"], 1)
+        for p, state in self._stepped(group, lambda p: {"exp_avg": _zeros(p),
+                                                        "exp_avg_sq": _zeros(p)}):
             radam(p, p.grad._data, state["exp_avg"], state["exp_avg_sq"],
                   float(state["step"]._data), lr=group["lr"], beta1=beta1, beta2=beta2,
                   eps=group["eps"], weight_decay=group["weight_decay"],

@@ -1,19 +1,15 @@
 """``torch.optim.RMSprop``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .optimizer import (
-    Optimizer,
-    _add_,
-    _addcdiv_,
-    _addcmul_,
-    _lerp_,
-    _mul_,
-    _plus,
-    _step_tensor,
-    _wrap,
-)
+from .optimizer import Optimizer, _add_, _addcdiv_, _addcmul_, _lerp_, _mul_, _plus, _zeros
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["RMSprop", "rmsprop"]
 
@@ -62,9 +58,10 @@ class RMSprop(Optimizer):
         p = p - lr * g / denom                                           (otherwise)
     """
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
-                 centered=False, capturable=False, foreach=None, maximize=False,
-                 differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 1e-2, alpha: float = 0.99,
+                 eps: float = 1e-8, weight_decay: float = 0, momentum: float = 0,
+                 centered: bool = False, capturable: bool = False, foreach: bool | None = None,
+                 maximize: bool = False, differentiable: bool = False) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 <= eps:
@@ -81,18 +78,9 @@ class RMSprop(Optimizer):
         super().__init__(params, defaults)
 
     def _update(self, group):
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["square_avg"] = _wrap(np.zeros_like(p._data))
-                if group["momentum"] > 0:
-                    state["momentum_buffer"] = _wrap(np.zeros_like(p._data))
-                if group["centered"]:
-                    state["grad_avg"] = _wrap(np.zeros_like(p._data))
-            _add_(state["step"], 1)
+        names = (("square_avg",) + (("momentum_buffer",) if group["momentum"] > 0 else ())
+                 + (("grad_avg",) if group["centered"] else ()))
+        for p, state in self._stepped(group, lambda p: {k: _zeros(p) for k in names}):
             rmsprop(p, p.grad._data, state["square_avg"], state.get("grad_avg"),
                     state.get("momentum_buffer"), lr=group["lr"], alpha=group["alpha"],
                     eps=group["eps"], weight_decay=group["weight_decay"],

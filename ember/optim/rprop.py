@@ -1,9 +1,15 @@
 """``torch.optim.Rprop``."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
-from .optimizer import Optimizer, _add_, _addcmul_, _in_place, _step_tensor, _wrap
+from .optimizer import Optimizer, _addcmul_, _in_place, _wrap, _zeros
+
+if TYPE_CHECKING:
+    from .._tensor import Tensor
+    from .optimizer import ParamsT
 
 __all__ = ["Rprop", "rprop"]
 
@@ -39,8 +45,11 @@ class Rprop(Optimizer):
     """Resilient backpropagation (Riedmiller & Braun, 1993): per-element steps adapted from
     the signs of successive gradients, whose magnitude is ignored."""
 
-    def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
-                 capturable=False, foreach=None, maximize=False, differentiable=False):
+    def __init__(self, params: ParamsT, lr: float | Tensor = 1e-2,
+                 etas: tuple[float, float] = (0.5, 1.2),
+                 step_sizes: tuple[float, float] = (1e-6, 50), *, capturable: bool = False,
+                 foreach: bool | None = None, maximize: bool = False,
+                 differentiable: bool = False) -> None:
         if not 0.0 <= lr:
             raise ValueError(f"Invalid learning rate: {lr}")
         if not 0.0 < etas[0] < 1.0 < etas[1]:
@@ -52,15 +61,10 @@ class Rprop(Optimizer):
     def _update(self, group):
         etaminus, etaplus = group["etas"]
         step_size_min, step_size_max = group["step_sizes"]
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_tensor()
-                state["prev"] = _wrap(np.zeros_like(p._data))
-                state["step_size"] = _wrap(np.full_like(p.grad._data, group["lr"]))
-            _add_(state["step"], 1)
+        def init(p):
+            return {"prev": _zeros(p),
+                    "step_size": _wrap(np.full_like(p.grad._data, group["lr"]))}
+        for p, state in self._stepped(group, init):
             rprop(p, p.grad._data, state["prev"], state["step_size"], etaminus=etaminus,
                   etaplus=etaplus, step_size_min=step_size_min, step_size_max=step_size_max,
                   maximize=group["maximize"])

@@ -18,7 +18,7 @@ from .._dtypes import int64
 from ..autograd.grad_mode import no_grad
 from ..nn.module import Module
 from ..nn.modules.batchnorm import _BatchNorm
-from .lr_scheduler import LRScheduler
+from ._lr_core import LRScheduler
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn",
            "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"]

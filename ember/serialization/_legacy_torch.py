@@ -25,7 +25,7 @@ import sys
 import numpy as np
 
 from . import _globals, _unpickle
-from ._globals import CheckpointError, Storage, StorageType
+from ._globals import CheckpointError, Storage
 from ._zip import fill, limit_of, read_exact, short, zip_errors
 
 __all__ = ["MAGIC", "load"]
@@ -111,20 +111,13 @@ class _Storages:
             raise CheckpointError(f"ember.load: persistent id {short(pid)} is not "
                                   "('storage', type, key, location, numel, view)")
         _, kind, key, location, numel, view = pid
-        location = _unpickle._ascii(location)
-        if not (isinstance(kind, StorageType) and type(key) is str and type(location) is str
-                and type(numel) is int and numel >= 0):
-            raise CheckpointError(f"ember.load: malformed storage id {short(pid)}")
+        location = _unpickle._storage_location(pid, kind, key, location, numel)
         if view is not None:
             raise CheckpointError("ember.load: the file holds a storage view (PyTorch < 0.4's "
                                   "format), which ember does not load")
         dtype = kind.dtype()
-        known = self.loaded.get(key)
+        known = _unpickle._known_storage(self.loaded, key, dtype, numel)
         if known is not None:
-            if (known.dtype, known.numel) != (dtype, numel):
-                raise CheckpointError(
-                    f"ember.load: storage {key!r} is declared as {known.numel} elements of "
-                    f"{known.dtype} and as {numel} of {dtype}; refusing")
             return known
         nbytes = numel * dtype.itemsize
         self.total += nbytes

@@ -116,17 +116,10 @@ class _Storages:
             raise CheckpointError(f"ember.load: persistent id {short(pid)} is not "
                                   "('storage', type, key, location, numel)")
         _, kind, key, location, numel = pid
-        location = _ascii(location)
-        if not (isinstance(kind, StorageType) and type(key) is str
-                and type(location) is str and type(numel) is int and numel >= 0):
-            raise CheckpointError(f"ember.load: malformed storage id {short(pid)}")
+        location = _storage_location(pid, kind, key, location, numel)
         dtype = kind.dtype()
-        known = self.loaded.get(key)
+        known = _known_storage(self.loaded, key, dtype, numel)
         if known is not None:
-            if (known.dtype, known.numel) != (dtype, numel):
-                raise CheckpointError(
-                    f"ember.load: storage {key!r} is declared as {known.numel} elements of "
-                    f"{known.dtype} and as {numel} of {dtype}; refusing")
             return known
         name = f"{self._prefix}/data/{key}"
         if name not in self._archive.infos:
@@ -142,6 +135,27 @@ class _Storages:
 
 def _ascii(value):
     return value.decode("ascii") if isinstance(value, bytes) else value
+
+
+def _storage_location(pid, kind, key, location, numel):
+    """The location of the storage id ``pid`` as a str, once its fields are checked: a
+    storage type, a str key and location, a non-negative int size."""
+    location = _ascii(location)
+    if not (isinstance(kind, StorageType) and type(key) is str
+            and type(location) is str and type(numel) is int and numel >= 0):
+        raise CheckpointError(f"ember.load: malformed storage id {short(pid)}")
+    return location
+
+
+def _known_storage(loaded, key, dtype, numel):
+    """The storage ``key`` of ``loaded`` where an earlier id made it (declaring the same dtype
+    and size, else the file is refused); None the first time."""
+    known = loaded.get(key)
+    if known is not None and (known.dtype, known.numel) != (dtype, numel):
+        raise CheckpointError(
+            f"ember.load: storage {key!r} is declared as {known.numel} elements of "
+            f"{known.dtype} and as {numel} of {dtype}; refusing")
+    return known
 
 
 # ------------------------------------------------------------------ the weights-only unpickler

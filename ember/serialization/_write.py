@@ -38,6 +38,7 @@ import zipfile
 import numpy as np
 
 from .. import _device, _dtypes
+from .._memory_format import contiguous_strides
 from .._tensor import Size, Tensor, layout
 from ..nn.parameter import Parameter
 from ._globals import storage_type_name
@@ -154,7 +155,7 @@ class _Pickler(pickle._Pickler):
         copy = np.ascontiguousarray(_device.to_numpy(data))
         ref = self._new_storage(copy, dtype, copy.size, location)
         self.storages[id(copy)] = (ref, dtype, copy)
-        return ref, 0, _contiguous_strides(copy.shape)
+        return ref, 0, contiguous_strides(copy.shape)
 
     @staticmethod
     def _describe(data, root, dtype):
@@ -166,13 +167,13 @@ class _Pickler(pickle._Pickler):
             return None
         delta = data.__array_interface__["data"][0] - root.__array_interface__["data"][0]
         if data.size == 0:
-            return (0, _contiguous_strides(data.shape)) if delta == 0 else None
+            return (0, contiguous_strides(data.shape)) if delta == 0 else None
         if delta < 0 or delta % item or any(s < 0 or s % item
                                             for s, n in zip(data.strides, data.shape) if n > 1):
             return None
         stride = tuple(s // item if n > 1 else c
                        for s, n, c in zip(data.strides, data.shape,
-                                          _contiguous_strides(data.shape)))
+                                          contiguous_strides(data.shape)))
         return delta // item, stride
 
     def _new_storage(self, array, dtype, numel, location):
@@ -193,14 +194,6 @@ def _global_of(d):
     if g is None:
         g = _DTYPES[d.name] = _Global("torch", d.name)
     return g
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.insert(0, step)
-        step *= max(n, 1)
-    return tuple(strides)
 
 
 def _raw_bytes(array):

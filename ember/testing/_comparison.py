@@ -18,6 +18,8 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from .. import _device, _dtypes
+from .._creation import as_tensor, tensor
+from .._dtype_utils import promote_types
 from .._tensor import Tensor
 
 __all__ = ["assert_close", "assert_allclose"]
@@ -147,7 +149,6 @@ class _TensorPair:
         if not isinstance(actual, (Tensor, np.ndarray)):
             raise _Unsupported
         if isinstance(actual, np.ndarray):
-            from .. import as_tensor
             try:
                 actual, expected = as_tensor(actual), as_tensor(expected)
             except Exception:
@@ -176,7 +177,6 @@ class _TensorPair:
         if a.device != e.device:
             a, e = a.cpu(), e.cpu()
         if a.dtype != e.dtype:
-            from .. import promote_types
             common = promote_types(a.dtype, e.dtype)
             a, e = a.to(common), e.to(common)
         self._compare_values(_host(a), _host(e), a.dtype, opt["equal_nan"])
@@ -306,7 +306,6 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
     1e-8, otherwise exact (the looser of the two inputs')."""
     import warnings
 
-    from .. import tensor
     warnings.warn("`torch.testing.assert_allclose()` is deprecated since 1.12 and will be "
                   "removed in a future release. Please use `torch.testing.assert_close()` "
                   "instead. You can find detailed upgrade instructions in "

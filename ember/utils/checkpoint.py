@@ -19,6 +19,7 @@ from __future__ import annotations
 import warnings
 
 from .. import _random
+from .._tensor import Tensor
 from ..autograd import grad_mode
 from ..autograd.engine import run_backward
 from ..autograd.graph import Node, gradient_edge, new_node, raise_freed
@@ -117,7 +118,6 @@ class CheckpointFunctionBackward(Node):
         self._inputs = None
 
     def apply(self, grad_outputs, create_graph):
-        from .._tensor import Tensor
         if self._inputs is None:
             raise_freed()
         inputs = [a.detach().requires_grad_(a.requires_grad) for a in self._inputs]
@@ -142,7 +142,6 @@ class CheckpointFunctionBackward(Node):
 
 
 def _reentrant(function, args, preserve_rng_state):
-    from .._tensor import Tensor
     rng = _random.get_rng_state() if preserve_rng_state else None
     with grad_mode.no_grad():
         outputs = function(*args)
@@ -169,7 +168,6 @@ def _reentrant(function, args, preserve_rng_state):
 
 def _refill(args, tensors):
     """``args`` with its tensors replaced, in order, by ``tensors``."""
-    from .._tensor import Tensor
     it = iter(tensors)
     return [next(it) if isinstance(a, Tensor) else a for a in args]
 
@@ -182,7 +180,7 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
             which=".checkpoint_sequential", since="In version 2.9 we will raise an exception "
             "if use_reentrant is not passed. "), UserWarning, stacklevel=2)
         use_reentrant = True
-    from ..nn import Sequential
+    from ..nn import Sequential  # lazy: ember.nn imports ember.utils (nn.module, utils.hooks)
     if isinstance(functions, Sequential):
         functions = list(functions.children())
     size = len(functions) // segments

@@ -960,7 +960,7 @@ def test_nearest_doubling_by_scale(torch):
 def test_irregular_map_transpose(torch):
     """A resize whose index pattern has no short period: its gradient takes the scatter path
     (``bincount``) instead of strided runs, and still matches PyTorch's."""
-    from ember.ops import nn_layers
+    from ember.ops.nn import resampling as nn_layers
     plan = nn_layers._upsample_plan("nearest", (42,), (189,), False, None, np.dtype("float64"))
     assert plan[0][1][0][3] is None  # no strided runs: the fallback is what runs below
     compare(torch, lambda L, a: fn(L).interpolate(a, size=189), [_rand((2, 3, 42), 0)],

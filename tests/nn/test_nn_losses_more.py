@@ -1,4 +1,4 @@
-"""The losses of ``ember/nn/_functional_losses.py`` against PyTorch: values, dtypes,
+"""The losses of ``ember/nn/functional/`` against PyTorch: values, dtypes,
 ``grad_fn``, gradients (and finite differences in float64), the modules, and the errors."""
 import numpy as np
 import pytest

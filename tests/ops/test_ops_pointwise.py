@@ -822,3 +822,16 @@ def test_special_cases_on_cuda_match_cpu(name):
     for c, g in zip(cpu, gpu):
         assert g is None or g.is_cuda or name.startswith(("int_", "numbers"))
         np.testing.assert_allclose(c.detach().numpy(), g.detach().cpu().numpy(), rtol=1e-14)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("exponent", [2, 3, 2.0, 3.0, -1.0, -2.0, -0.5])
+def test_pow_by_products_matches_torch_bit_for_bit(torch, dtype, exponent):
+    """PyTorch computes these powers as products (``x * x * x``), not with ``pow``: ember's
+    results are PyTorch's to the last bit, zeros, infinities and NaN included."""
+    x = np.random.default_rng(0).standard_normal(4096).astype(dtype)
+    x[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30]
+    expected = torch.pow(torch.from_numpy(x), exponent).numpy()
+    got = ember.pow(ember.from_numpy(x), exponent).numpy()
+    np.testing.assert_array_equal(got, expected)
+    assert got.dtype == expected.dtype

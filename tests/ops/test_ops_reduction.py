@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import ember
 from ember.ops import reduction
+from ember.ops.reduction import statistics
 
 from ..opspec import UNARY_SHAPES, Spec, cases, inputs, op_tests
 from ..oracle import Raised, outcome
@@ -1037,7 +1038,7 @@ def test_cov_warns_about_degrees_of_freedom_like_pytorch(kwargs, torch):
                            for w in caught]  # (PyTorch's C++ suffix: not printed by ember)
     got = run(ember)
     assert got == run(torch)
-    assert got[1] == [(UserWarning, reduction.COV_DOF)]
+    assert got[1] == [(UserWarning, statistics.COV_DOF)]
 
 
 def test_scalar_overloads_record_pytorchs_nodes(torch):

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 import ember
-from ember.ops import shape as _shape
+from ember.ops.shape import helpers as _shape
+from ember.ops.shape import joins as _joins
 
 from ..opspec import Spec, op_tests
 from ..oracle import raised
@@ -480,11 +481,11 @@ def test_meshgrid_warns_once_without_indexing(torch):
         torch.meshgrid(torch.tensor([1.0]))
         expected = torch.meshgrid(torch.tensor([1.0, 2.0, 3.0]), torch.tensor([4.0, 5.0]))
     assert [(w.category, str(w.message)) for w in caught] == [
-        (UserWarning, _shape.MESHGRID_INDEXING)]
+        (UserWarning, _joins.MESHGRID_INDEXING)]
     assert caught[0].filename == __file__
     # PyTorch warns once per process: only the first call of the whole session shows it
     assert [str(w.message).split(" (Triggered internally")[0] for w in want] in (
-        [], [_shape.MESHGRID_INDEXING])
+        [], [_joins.MESHGRID_INDEXING])
     assert [repr(t) for t in first] == [repr(t) for t in expected]  # indexing="ij"
 
 

@@ -7,7 +7,6 @@ import io
 import pickle
 import struct
 import time
-import tracemalloc
 import zipfile
 
 import numpy as np
@@ -18,8 +17,7 @@ from hypothesis import strategies as st
 import ember
 from ember.serialization import CheckpointError
 
-MiB = 1 << 20
-
+from .hostile_files import MiB, load_bytes, peak_allocation, refused
 
 # ------------------------------------------------------------------ building files
 
@@ -77,34 +75,10 @@ def _file(pkl, storages=None, compression=zipfile.ZIP_STORED, prefix="archive"):
     return buf.getvalue()
 
 
-def _load(data, **kwargs):
-    return ember.load(io.BytesIO(data), **kwargs)
-
-
-def _refused(data, match, **kwargs):
-    with pytest.raises(CheckpointError, match=match) as info:
-        _load(data, **kwargs)
-    assert type(info.value) is CheckpointError
-    assert str(info.value).startswith("ember.load: ")
-    return info.value
-
-
-def _peak(fn):
-    tracemalloc.start()
-    try:
-        try:
-            out = fn()
-        except Exception as exc:  # noqa: BLE001 - returned for the caller to check
-            out = exc
-        return out, tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_the_hand_built_file_is_what_torch_reads(torch):
     data = _file(_pickle(_tensor()))
     want = torch.load(io.BytesIO(data))
-    got = _load(data)
+    got = load_bytes(data)
     assert got.tolist() == want.tolist() == [[0, 1, 2], [3, 4, 5]]
 
 
@@ -140,7 +114,7 @@ def test_refusals_are_torchs_word_for_word(torch, body):
     with pytest.raises(pickle.UnpicklingError) as want:
         torch.load(io.BytesIO(data))
     with pytest.raises(pickle.UnpicklingError) as got:
-        _load(data)
+        load_bytes(data)
     assert type(got.value) is pickle.UnpicklingError
     assert str(got.value) == str(want.value)
     assert str(got.value).startswith("Weights only load failed.")
@@ -148,7 +122,7 @@ def test_refusals_are_torchs_word_for_word(torch, body):
 
 def test_weights_only_false_is_a_full_unpickler(torch):
     data = _file(_pickle(_global("collections", "defaultdict") + _tuple() + b"R"))
-    assert type(_load(data, weights_only=False)).__name__ == "defaultdict"
+    assert type(load_bytes(data, weights_only=False)).__name__ == "defaultdict"
 
 
 # ------------------------------------------------------------------ malformed pickles
@@ -179,25 +153,25 @@ def test_weights_only_false_is_a_full_unpickler(torch):
     (_global("torch", "Tensor") + b")R", "legacy format"),
 ])
 def test_malformed_pickles(body, match):
-    _refused(_file(_pickle(body)), match)
+    refused(_file(_pickle(body)), match)
 
 
 def test_pickle_without_stop():
-    _refused(_file(b"\x80\x02" + _int(1)), "data.pkl is truncated")
+    refused(_file(b"\x80\x02" + _int(1)), "data.pkl is truncated")
 
 
 def test_data_after_stop_is_ignored_as_by_torch(torch):
     data = _file(_pickle(_int(5)) + b"garbage")
-    assert _load(data) == torch.load(io.BytesIO(data)) == 5
+    assert load_bytes(data) == torch.load(io.BytesIO(data)) == 5
 
 
 # ------------------------------------------------------------------ nesting and memo tricks
 
 def test_deeply_nested_tuples_are_refused_as_they_are_built():
     start = time.perf_counter()
-    _refused(_file(_pickle(b")" + b"\x85" * 100_000)), "tuples nest more than 512")
+    refused(_file(_pickle(b")" + b"\x85" * 100_000)), "tuples nest more than 512")
     assert time.perf_counter() - start < 2.0
-    ok = _load(_file(_pickle(b")" + b"\x85" * 511)))
+    ok = load_bytes(_file(_pickle(b")" + b"\x85" * 511)))
     for _ in range(511):
         (ok,) = ok
     assert ok == ()
@@ -207,9 +181,9 @@ def test_deeply_nested_tuples_are_refused_as_they_are_built():
 @pytest.mark.parametrize("opener,closer", [(b"]", b"a"), (b"}" + _str("k"), b"s")])
 def test_deeply_nested_containers_are_refused(opener, closer):
     deep = _file(_pickle(opener * 100_000 + _int(0) + closer * 100_000))
-    _refused(deep, "nests more than 512 levels")
+    refused(deep, "nests more than 512 levels")
     at_limit = _file(_pickle(opener * 511 + _int(0) + closer * 511))
-    assert _load(at_limit) is not None
+    assert load_bytes(at_limit) is not None
 
 
 def _chain_of_lists(n):
@@ -222,8 +196,8 @@ def _chain_of_lists(n):
 
 
 def test_lists_nested_through_the_memo_after_they_were_built_are_measured():
-    _refused(_file(_chain_of_lists(600)), "nests more than 512 levels")
-    out = _load(_file(_chain_of_lists(400)))
+    refused(_file(_chain_of_lists(600)), "nests more than 512 levels")
+    out = load_bytes(_file(_chain_of_lists(400)))
     assert out[0] is out[400] and len(out) == 800 - 1
 
 
@@ -240,14 +214,14 @@ def test_billion_laughs_through_the_memo_stay_small_and_fast():
     for level in range(1, 40):  # each level: a list holding the previous one 10 times
         body += b"](" + _memo_get(level - 1) * 10 + b"e" + _memo_put(level)
     start = time.perf_counter()
-    out, peak = _peak(lambda: _load(_file(_pickle(body))))
+    out, peak = peak_allocation(lambda: load_bytes(_file(_pickle(body))))
     assert time.perf_counter() - start < 1.0 and peak < 4 * MiB
     assert out[0] is out[9]  # 10**39 paths, 40 objects
 
 
 def test_a_huge_list_costs_a_bounded_multiple_of_the_pickle():
     pkl = _pickle(b"]" + _memo_put(0) + b"(" + _memo_get(0) * (MiB // 16) + b"e")
-    out, peak = _peak(lambda: _load(_file(pkl)))
+    out, peak = peak_allocation(lambda: load_bytes(_file(pkl)))
     assert len(out) == MiB // 16 and out[0] is out
     assert peak < 12 * len(pkl)  # pointers to one object: about 4 bytes of list per byte
 
@@ -256,13 +230,13 @@ def test_a_huge_list_costs_a_bounded_multiple_of_the_pickle():
 
 def test_declared_storage_sizes_are_checked_before_allocating():
     pkl = _pickle(_tensor(_storage(numel=10**12), size=(10**12,), stride=(1,)))
-    err, peak = _peak(lambda: _load(_file(pkl), max_bytes=1 << 50))
+    err, peak = peak_allocation(lambda: load_bytes(_file(pkl), max_bytes=1 << 50))
     assert isinstance(err, CheckpointError), err
     assert "storage '0' should hold 4000000000000 bytes but its zip entry declares 24" \
         in str(err)
     assert peak < 2 * MiB
-    _refused(_file(_pickle(_tensor(_storage(numel=5)))), "should hold 20 bytes .* declares 24")
-    _refused(_file(_pickle(_tensor(_storage(numel=-1)))), "malformed storage id")
+    refused(_file(_pickle(_tensor(_storage(numel=5)))), "should hold 20 bytes .* declares 24")
+    refused(_file(_pickle(_tensor(_storage(numel=-1)))), "malformed storage id")
 
 
 @pytest.mark.parametrize("kw,match", [
@@ -279,14 +253,14 @@ def test_declared_storage_sizes_are_checked_before_allocating():
     (dict(size=(0, 3), offset=7), "needs 7 elements"),
 ])
 def test_views_outside_their_storage_are_refused(kw, match):
-    _refused(_file(_pickle(_tensor(**kw))), match)
+    refused(_file(_pickle(_tensor(**kw))), match)
 
 
 def test_views_inside_their_storage_load(torch):
     for kw in (dict(size=(2, 2), stride=(1, 3), offset=1), dict(size=(4, 3), stride=(0, 1)),
                dict(size=(0, 3), offset=6), dict(size=(), stride=(), offset=5)):
         data = _file(_pickle(_tensor(**kw)))
-        assert _load(data).tolist() == torch.load(io.BytesIO(data)).tolist()
+        assert load_bytes(data).tolist() == torch.load(io.BytesIO(data)).tolist()
 
 
 @pytest.mark.parametrize("kw,match", [
@@ -300,7 +274,7 @@ def test_views_inside_their_storage_load(torch):
 ])
 def test_bad_tensor_rebuilds(kw, match):
     with pytest.raises(RuntimeError, match=match):
-        _load(_file(_pickle(_tensor(**kw))))
+        load_bytes(_file(_pickle(_tensor(**kw))))
 
 
 def test_materialised_conj_views_count_against_max_bytes():
@@ -308,35 +282,35 @@ def test_materialised_conj_views_count_against_max_bytes():
     huge = _tensor(_storage(kind="ComplexFloatStorage", numel=1), size=(2**20, 2**20),
                    stride=(0, 0), extra=conj)
     data = _file(_pickle(huge), {"0": bytes(8)})
-    err, peak = _peak(lambda: _load(data))
+    err, peak = peak_allocation(lambda: load_bytes(data))
     assert isinstance(err, CheckpointError) and "conj / neg views" in str(err)
     assert peak < 2 * MiB
     many = _tuple(*[_tensor(_storage(kind="ComplexFloatStorage", numel=2**17),
                             size=(2**17,), stride=(1,), extra=conj)] * 200)
     data = _file(_pickle(many), {"0": bytes(2**20)})  # 1 MiB, 200 conjugated copies of it
-    _refused(data, "conj / neg views", max_bytes=100 * MiB)
-    assert len(_load(data, max_bytes=256 * MiB)) == 200
+    refused(data, "conj / neg views", max_bytes=100 * MiB)
+    assert len(load_bytes(data, max_bytes=256 * MiB)) == 200
 
 
 def test_storages_saved_on_other_devices_load_with_map_location():
     data = _file(_pickle(_tensor(_storage(location="mps"))))
-    _refused(data, "saved on 'mps', where ember cannot place it; pass map_location")
-    assert _load(data, map_location="cpu").shape == (2, 3)
-    assert _load(data, map_location={"mps": "cpu"}).shape == (2, 3)
+    refused(data, "saved on 'mps', where ember cannot place it; pass map_location")
+    assert load_bytes(data, map_location="cpu").shape == (2, 3)
+    assert load_bytes(data, map_location={"mps": "cpu"}).shape == (2, 3)
     with pytest.raises(RuntimeError, match="Expected one of cpu, cuda"):
-        _load(data, map_location="mps")  # the caller's own word: ember's device error
+        load_bytes(data, map_location="mps")  # the caller's own word: ember's device error
 
 
 def test_one_storage_declared_two_ways():
     two = _tuple(_tensor(), _tensor(_storage(kind="IntStorage")))
-    _refused(_file(_pickle(b"(" + two[1:])), "declared as 6 elements of torch.float32 and as "
+    refused(_file(_pickle(b"(" + two[1:])), "declared as 6 elements of torch.float32 and as "
                                              "6 of torch.int32")
 
 
 def test_bare_storages_are_refused(torch):
     buf = io.BytesIO()
     torch.save({"s": torch.ones(2).untyped_storage()}, buf)
-    _refused(buf.getvalue(), "bare storage")
+    refused(buf.getvalue(), "bare storage")
 
 
 # ------------------------------------------------------------------ the archive
@@ -351,10 +325,10 @@ def test_zip_bomb_in_torch_format_is_refused_before_allocating():
                 fh.write(bytes(MiB))
     data = buf.getvalue()
     assert len(data) < 200_000
-    err, peak = _peak(lambda: _load(data))
+    err, peak = peak_allocation(lambda: load_bytes(data))
     assert isinstance(err, CheckpointError) and "over the limit" in str(err)
     assert peak < 4 * MiB
-    out = _load(data, max_bytes=100 * MiB)
+    out = load_bytes(data, max_bytes=100 * MiB)
     assert out.shape == (24 * MiB,) and not out.numpy().any()
 
 
@@ -371,7 +345,7 @@ def test_member_names(names, match):
     with zipfile.ZipFile(buf, "w") as zf:
         for name in names:
             zf.writestr(name, _pickle(_int(1)) if name.endswith("data.pkl") else b"")
-    _refused(buf.getvalue(), match)
+    refused(buf.getvalue(), match)
 
 
 @pytest.mark.parametrize("record,value,match", [
@@ -384,7 +358,7 @@ def test_bad_records(record, value, match):
     with zipfile.ZipFile(buf, "w") as zf:
         zf.writestr("archive/data.pkl", _pickle(_int(1)))
         zf.writestr(f"archive/{record}", value)
-    _refused(buf.getvalue(), match)
+    refused(buf.getvalue(), match)
 
 
 def test_big_endian_files_are_swapped(torch):
@@ -395,7 +369,7 @@ def test_big_endian_files_are_swapped(torch):
         zf.writestr("archive/byteorder", "big")
         zf.writestr("archive/data/0", data)
         zf.writestr("archive/version", "3\n")
-    assert _load(buf.getvalue()).tolist() == torch.load(io.BytesIO(buf.getvalue())).tolist()
+    assert load_bytes(buf.getvalue()).tolist() == torch.load(io.BytesIO(buf.getvalue())).tolist()
 
 
 # ------------------------------------------------------------------ PyTorch's legacy format
@@ -420,17 +394,17 @@ def test_legacy_torch_files_load(torch):
     data = _legacy(torch, {"sd": net.state_dict(), "v": x[2:5], "x": x, "n": 3,
                            "p": torch.nn.Parameter(torch.ones(2)),
                            "h": torch.ones(2, dtype=torch.float16)})
-    out = _load(data)
+    out = load_bytes(data)
     assert out["sd"]["weight"].tolist() == net.weight.tolist() and out["n"] == 3
     assert out["v"].tolist() == [2.0, 3.0, 4.0] and out["v"].storage_offset() == 2
     assert np.shares_memory(out["v"].numpy(), out["x"].numpy())
     assert type(out["p"]) is ember.nn.Parameter and out["h"].dtype == ember.float16
     module = _legacy(torch, net)
-    assert type(_load(module, weights_only=False)) is ember.nn.Linear
+    assert type(load_bytes(module, weights_only=False)) is ember.nn.Linear
     with pytest.raises(pickle.UnpicklingError) as want:
         torch.load(io.BytesIO(module))
     with pytest.raises(pickle.UnpicklingError) as got:
-        _load(module)
+        load_bytes(module)
     assert str(got.value) == str(want.value)
 
 
@@ -438,19 +412,19 @@ def test_legacy_torch_files_hostile(torch):
     data = _legacy(torch, {"w": torch.arange(6.0)})
     tail = data.rindex(struct.pack("<q", 6))  # the storage's element count, then its data
     for cut in (5, 30, len(data) // 2, tail + 4, len(data) - 1):
-        _refused(data[:cut], "ember.load: ")
-    _refused(data[:tail] + struct.pack("<q", 7) + data[tail + 8:] + bytes(4),
+        refused(data[:cut], "ember.load: ")
+    refused(data[:tail] + struct.pack("<q", 7) + data[tail + 8:] + bytes(4),
              "holds 7 elements, but the pickle declares 6")
     huge = data.replace(b"K\x06Nt", b"J" + struct.pack("<i", 2**30) + b"Nt", 1)
-    err, peak = _peak(lambda: _load(huge))
+    err, peak = peak_allocation(lambda: load_bytes(huge))
     assert isinstance(err, CheckpointError) and "more than the file's" in str(err)
     assert peak < 2 * MiB
-    _refused(data, "pickles take more than the limit of 100 bytes", max_bytes=100)
-    _refused(data, "over what the limit leaves", max_bytes=len(data) - 30)
-    assert _load(data, max_bytes=len(data))["w"].tolist() == list(range(6))
+    refused(data, "pickles take more than the limit of 100 bytes", max_bytes=100)
+    refused(data, "over what the limit leaves", max_bytes=len(data) - 30)
+    assert load_bytes(data, max_bytes=len(data))["w"].tolist() == list(range(6))
     at = data.rindex(b"]q\x00X")  # the list of storage keys: name one the pickle does not
-    _refused(data[:at + 9] + b"7" + data[at + 10:], "storage keys .* are not those")
-    assert _load(data)["w"].tolist() == list(range(6))
+    refused(data[:at + 9] + b"7" + data[at + 10:], "storage keys .* are not those")
+    assert load_bytes(data)["w"].tolist() == list(range(6))
 
 
 @settings(max_examples=300, deadline=None, derandomize=True,
@@ -483,7 +457,7 @@ _FILE, _PKL = _bases()
 
 def _ok_or_clean_error(data):
     try:
-        _load(data)
+        load_bytes(data)
     except CheckpointError as exc:
         assert str(exc).startswith("ember.load: ")
     except pickle.UnpicklingError as exc:

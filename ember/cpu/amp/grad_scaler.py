@@ -1,21 +1,9 @@
 """``torch.cpu.amp.GradScaler``: deprecated spelling of ``torch.amp.GradScaler('cpu')``."""
 from __future__ import annotations
 
-import warnings
-
-from ...amp import grad_scaler as _amp
+from ...amp.grad_scaler import _deprecated_scaler
 
 __all__ = ["GradScaler"]
 
-
-class GradScaler(_amp.GradScaler):
-    """``torch.amp.GradScaler('cpu', ...)`` (deprecated)."""
-
-    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
-                 growth_interval=2000, enabled=True):
-        warnings.warn("`torch.cpu.amp.GradScaler(args...)` is deprecated. Please use "
-                      "`torch.amp.GradScaler('cpu', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cpu", init_scale=init_scale, growth_factor=growth_factor,
-                         backoff_factor=backoff_factor, growth_interval=growth_interval,
-                         enabled=enabled)
+GradScaler = _deprecated_scaler(
+    "cpu", __name__, "``torch.amp.GradScaler('cpu', ...)`` (deprecated).")

@@ -10,14 +10,8 @@ from ...amp import autocast_mode as _amp
 __all__ = ["autocast", "custom_fwd", "custom_bwd"]
 
 
-class autocast(_amp.autocast):
-    """``torch.amp.autocast('cuda', ...)`` (deprecated)."""
-
-    def __init__(self, enabled=True, dtype=_dtypes.float16, cache_enabled=True):
-        warnings.warn("`torch.cuda.amp.autocast(args...)` is deprecated. Please use "
-                      "`torch.amp.autocast('cuda', args...)` instead.", FutureWarning,
-                      stacklevel=2)
-        super().__init__("cuda", enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
+autocast = _amp._deprecated_autocast(
+    "cuda", _dtypes.float16, __name__, "``torch.amp.autocast('cuda', ...)`` (deprecated).")
 
 
 def custom_fwd(fwd=None, *, cast_inputs=None):

@@ -327,6 +327,6 @@ def __getattr__(name):
     """PyTorch defines ``MultiheadAttention`` in this module; ember in ``attention.py`` (which
     imports this one, hence the lazy import)."""
     if name == "MultiheadAttention":
-        from .attention import MultiheadAttention
+        from .attention import MultiheadAttention  # lazy: attention.py imports this module
         return MultiheadAttention
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,9 @@ weights explicitly (as ``need_weights=True`` does), which gives the NaN rows too
 from __future__ import annotations
 
 from ...autograd.grad_mode import is_grad_enabled
+from ...backends import mha
 from .. import functional as F
+from ..functional.attention import _canonical_mask, _none_or_dtype
 from ..init import constant_, xavier_normal_, xavier_uniform_
 from ..module import Module
 from ..parameter import Parameter
@@ -94,11 +96,11 @@ class MultiheadAttention(Module):
         if (not need_weights and (attn_mask is not None or key_padding_mask is not None)
                 and self._fast_path_would_run(query, key, value, attn_mask, key_padding_mask)):
             need_weights = True  # for PyTorch's NaN rows, see the module docstring
-        key_padding_mask = F._canonical_mask(key_padding_mask, "key_padding_mask",
-                                             F._none_or_dtype(attn_mask), "attn_mask",
-                                             query.dtype)
-        attn_mask = F._canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
-                                      check_other=False)
+        key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask",
+                                           _none_or_dtype(attn_mask), "attn_mask",
+                                           query.dtype)
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype,
+                                    check_other=False)
         if self.batch_first and is_batched:
             # to (L, N, E), keeping which of query, key, value are the same tensor
             if key is value:
@@ -149,5 +151,4 @@ class MultiheadAttention(Module):
 def _fastpath_enabled():
     """``torch.backends.mha.get_fastpath_enabled()``: PyTorch's switch for its fused attention
     kernels (on by default); off, ember computes the general path's values throughout."""
-    from ...backends import mha
     return bool(mha.get_fastpath_enabled())

@@ -13,6 +13,12 @@ from ..parameter import Parameter
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
+def _renumber(container):
+    """Rename a list container's submodules ``'0'``, ``'1'``, ... in order (after a delete)."""
+    str_indices = [str(i) for i in range(len(container._modules))]
+    container._modules = OrderedDict(zip(str_indices, container._modules.values()))
+
+
 class Sequential(Module):
     """Modules called one after another, each on the previous one's output."""
 
@@ -49,8 +55,7 @@ class Sequential(Module):
         else:
             key = self._get_item_by_idx(self._modules.keys(), idx)
             delattr(self, key)
-        str_indices = [str(i) for i in range(len(self._modules))]
-        self._modules = OrderedDict(zip(str_indices, self._modules.values()))
+        _renumber(self)
 
     def __len__(self):
         return len(self._modules)
@@ -136,14 +141,10 @@ class ModuleList(Module):
                 delattr(self, str(k))
         else:
             delattr(self, self._get_abs_string_index(idx))
-        str_indices = [str(i) for i in range(len(self._modules))]
-        self._modules = OrderedDict(zip(str_indices, self._modules.values()))
+        _renumber(self)
 
-    def __len__(self):
-        return len(self._modules)
-
-    def __iter__(self):
-        return iter(self._modules.values())
+    __len__ = Sequential.__len__
+    __iter__ = Sequential.__iter__
 
     def __iadd__(self, modules):
         return self.extend(modules)
@@ -180,14 +181,8 @@ class ModuleList(Module):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
 
-    def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
-
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
+    append = Sequential.append
+    pop = Sequential.pop
 
     def extend(self, modules):
         from collections.abc import Iterable

@@ -2,13 +2,9 @@
 ``ConvTranspose3d``."""
 from __future__ import annotations
 
-import math
-
 from .. import functional as F
-from .. import init
 from ..module import Module
-from ..parameter import Parameter
-from .linear import _empty
+from .linear import _kaiming_reset, _weight_and_bias
 from .utils import _ntuple, _pair, _reverse_repeat_tuple, _single, _triple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
@@ -61,20 +57,10 @@ class _ConvNd(Module):
             shape = (in_channels, out_channels // groups, *kernel_size)
         else:
             shape = (out_channels, in_channels // groups, *kernel_size)
-        self.weight = Parameter(_empty(*shape, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_channels, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, shape, out_channels if bias else None, device, dtype)
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            if fan_in != 0:
-                bound = 1 / math.sqrt(fan_in)
-                init.uniform_(self.bias, -bound, bound)
+        _kaiming_reset(self, draw_bias_without_fan_in=False)
 
     def extra_repr(self):
         s = "{in_channels}, {out_channels}, kernel_size={kernel_size}, stride={stride}"

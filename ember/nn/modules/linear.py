@@ -21,6 +21,31 @@ def _empty(*shape, device=None, dtype=None):
     return _creation.empty(*shape, **kw)
 
 
+def _weight_and_bias(module, weight_shape, bias_size, device, dtype):
+    """Give ``module`` an uninitialised ``weight`` of ``weight_shape`` and a ``bias`` of
+    ``bias_size`` (a ``None`` bias where that is None), then draw them with
+    ``module.reset_parameters()``: the setup of Linear, Bilinear and the convolutions."""
+    module.weight = Parameter(_empty(*weight_shape, device=device, dtype=dtype))
+    if bias_size is not None:
+        module.bias = Parameter(_empty(bias_size, device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+    module.reset_parameters()
+
+
+def _kaiming_reset(module, draw_bias_without_fan_in):
+    """The default draw of Linear's and the convolutions' parameters: the weight from
+    ``kaiming_uniform_(a=sqrt(5))``, the bias from ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))``.
+    Where fan_in is 0, Linear still draws the bias (from ``U(0, 0)``) and a convolution
+    leaves it, as PyTorch's do (the random stream moves accordingly)."""
+    init.kaiming_uniform_(module.weight, a=math.sqrt(5))
+    if module.bias is not None:
+        fan_in, _ = init._calculate_fan_in_and_fan_out(module.weight)
+        if fan_in != 0 or draw_bias_without_fan_in:
+            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+            init.uniform_(module.bias, -bound, bound)
+
+
 class Identity(Module):
     """Returns its input unchanged (arguments are accepted and ignored)."""
 
@@ -38,19 +63,11 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(_empty(out_features, in_features, device=device, dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in_features), out_features if bias else None,
+                         device, dtype)
 
     def reset_parameters(self):
-        init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _kaiming_reset(self, draw_bias_without_fan_in=True)
 
     def forward(self, input):
         return F.linear(input, self.weight, self.bias)
@@ -74,13 +91,8 @@ class Bilinear(Module):
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(_empty(out_features, in1_features, in2_features, device=device,
-                                       dtype=dtype))
-        if bias:
-            self.bias = Parameter(_empty(out_features, device=device, dtype=dtype))
-        else:
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _weight_and_bias(self, (out_features, in1_features, in2_features),
+                         out_features if bias else None, device, dtype)
 
     def reset_parameters(self):
         bound = 1 / math.sqrt(self.weight.size(1))

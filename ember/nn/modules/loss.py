@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from .. import functional as F
-from ..functional import _legacy_get_string
+from ..functional.loss import _legacy_get_string
 from ..module import Module
 from .distance import PairwiseDistance
 

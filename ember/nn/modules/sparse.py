@@ -2,6 +2,7 @@
 of its rows."""
 from __future__ import annotations
 
+from ...autograd.grad_mode import no_grad
 from .. import functional as F
 from .. import init
 from ..module import Module
@@ -11,6 +12,55 @@ from .linear import _empty
 __all__ = ["Embedding", "EmbeddingBag"]
 
 
+def _padding_index(padding_idx, num_embeddings, name):
+    """``padding_idx`` checked to lie in ``[-num_embeddings, num_embeddings)`` and made
+    non-negative; ``name`` spells it in the error (PyTorch's two classes differ)."""
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= num_embeddings:
+                raise AssertionError(f"{name} must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -num_embeddings:
+                raise AssertionError(f"{name} must be within num_embeddings")
+            padding_idx = num_embeddings + padding_idx
+    return padding_idx
+
+
+def _make_table(module, num_embeddings, embedding_dim, _weight, device, dtype,
+                requires_grad=True):
+    """Set ``module.weight``: a new ``num_embeddings x embedding_dim`` table drawn by
+    ``module.reset_parameters()``, or the given ``_weight`` once its shape is checked."""
+    if _weight is None:
+        module.weight = Parameter(_empty(num_embeddings, embedding_dim, device=device,
+                                         dtype=dtype), requires_grad=requires_grad)
+        module.reset_parameters()
+    else:
+        if list(_weight.shape) != [num_embeddings, embedding_dim]:
+            raise AssertionError("Shape of weight does not match num_embeddings and "
+                                 "embedding_dim")
+        module.weight = Parameter(_weight, requires_grad=requires_grad)
+
+
+def _norm_repr(module):
+    """The ``max_norm``, ``norm_type`` and ``scale_grad_by_freq`` part of the embeddings'
+    ``extra_repr`` template: those that differ from their defaults."""
+    s = ""
+    if module.max_norm is not None:
+        s += ", max_norm={max_norm}"
+    if module.norm_type != 2:
+        s += ", norm_type={norm_type}"
+    if module.scale_grad_by_freq is not False:
+        s += ", scale_grad_by_freq={scale_grad_by_freq}"
+    return s
+
+
+def _table_shape(embeddings):
+    """``from_pretrained``'s rows and columns of the 2-d ``embeddings``."""
+    if embeddings.dim() != 2:
+        raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+    return embeddings.shape
+
+
 class Embedding(Module):
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
@@ -18,27 +68,12 @@ class Embedding(Module):
         super().__init__()
         self.num_embeddings = num_embeddings
         self.embedding_dim = embedding_dim
-        if padding_idx is not None:
-            if padding_idx > 0:
-                if padding_idx >= self.num_embeddings:
-                    raise AssertionError("Padding_idx must be within num_embeddings")
-            elif padding_idx < 0:
-                if padding_idx < -self.num_embeddings:
-                    raise AssertionError("Padding_idx must be within num_embeddings")
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
+        self.padding_idx = _padding_index(padding_idx, num_embeddings, "Padding_idx")
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if _weight is None:
-            self.weight = Parameter(_empty(num_embeddings, embedding_dim, device=device,
-                                           dtype=dtype), requires_grad=not _freeze)
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and "
-                                     "embedding_dim")
-            self.weight = Parameter(_weight, requires_grad=not _freeze)
+        _make_table(self, num_embeddings, embedding_dim, _weight, device, dtype,
+                    requires_grad=not _freeze)
         self.sparse = sparse
 
     def reset_parameters(self):
@@ -47,7 +82,6 @@ class Embedding(Module):
 
     def _fill_padding_idx_with_zero(self):
         if self.padding_idx is not None:
-            from ...autograd.grad_mode import no_grad
             with no_grad():
                 self.weight[self.padding_idx].fill_(0)
 
@@ -59,12 +93,7 @@ class Embedding(Module):
         s = "{num_embeddings}, {embedding_dim}"
         if self.padding_idx is not None:
             s += ", padding_idx={padding_idx}"
-        if self.max_norm is not None:
-            s += ", max_norm={max_norm}"
-        if self.norm_type != 2:
-            s += ", norm_type={norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += ", scale_grad_by_freq={scale_grad_by_freq}"
+        s += _norm_repr(self)
         if self.sparse is not False:
             s += ", sparse=True"
         return s.format(**self.__dict__)
@@ -72,9 +101,7 @@ class Embedding(Module):
     @classmethod
     def from_pretrained(cls, embeddings, freeze=True, padding_idx=None, max_norm=None,
                         norm_type=2.0, scale_grad_by_freq=False, sparse=False):
-        if embeddings.dim() != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
+        rows, cols = _table_shape(embeddings)
         return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
                    padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
                    scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
@@ -93,24 +120,8 @@ class EmbeddingBag(Module):
         self.max_norm = max_norm
         self.norm_type = norm_type
         self.scale_grad_by_freq = scale_grad_by_freq
-        if padding_idx is not None:
-            if padding_idx > 0:
-                if padding_idx >= self.num_embeddings:
-                    raise AssertionError("padding_idx must be within num_embeddings")
-            elif padding_idx < 0:
-                if padding_idx < -self.num_embeddings:
-                    raise AssertionError("padding_idx must be within num_embeddings")
-                padding_idx = self.num_embeddings + padding_idx
-        self.padding_idx = padding_idx
-        if _weight is None:
-            self.weight = Parameter(_empty(num_embeddings, embedding_dim, device=device,
-                                           dtype=dtype))
-            self.reset_parameters()
-        else:
-            if list(_weight.shape) != [num_embeddings, embedding_dim]:
-                raise AssertionError("Shape of weight does not match num_embeddings and "
-                                     "embedding_dim")
-            self.weight = Parameter(_weight)
+        self.padding_idx = _padding_index(padding_idx, num_embeddings, "padding_idx")
+        _make_table(self, num_embeddings, embedding_dim, _weight, device, dtype)
         self.mode = mode
         self.sparse = sparse
         self.include_last_offset = include_last_offset
@@ -125,12 +136,7 @@ class EmbeddingBag(Module):
 
     def extra_repr(self):
         s = "{num_embeddings}, {embedding_dim}"
-        if self.max_norm is not None:
-            s += ", max_norm={max_norm}"
-        if self.norm_type != 2:
-            s += ", norm_type={norm_type}"
-        if self.scale_grad_by_freq is not False:
-            s += ", scale_grad_by_freq={scale_grad_by_freq}"
+        s += _norm_repr(self)
         s += ", mode={mode}"
         if self.padding_idx is not None:
             s += ", padding_idx={padding_idx}"
@@ -140,9 +146,7 @@ class EmbeddingBag(Module):
     def from_pretrained(cls, embeddings, freeze=True, max_norm=None, norm_type=2.0,
                         scale_grad_by_freq=False, mode="mean", sparse=False,
                         include_last_offset=False, padding_idx=None):
-        if embeddings.dim() != 2:
-            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
-        rows, cols = embeddings.shape
+        rows, cols = _table_shape(embeddings)
         bag = cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings,
                   max_norm=max_norm, norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq,
                   mode=mode, sparse=sparse, include_last_offset=include_last_offset,

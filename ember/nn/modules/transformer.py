@@ -23,6 +23,7 @@ import warnings
 from ... import _creation
 from ...autograd.grad_mode import is_grad_enabled
 from .. import functional as F
+from ..functional.attention import _canonical_mask, _none_or_dtype
 from ..init import xavier_uniform_
 from ..module import Module
 from .activation import GELU, ReLU
@@ -185,9 +186,9 @@ class TransformerEncoder(Module):
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         """Run ``src`` through every layer (with ``mask`` and the padding mask), then
         ``norm``; ``is_causal=None`` means: detect whether ``mask`` is the causal mask."""
-        src_key_padding_mask = F._canonical_mask(src_key_padding_mask, "src_key_padding_mask",
-                                                 F._none_or_dtype(mask), "mask", src.dtype)
-        mask = F._canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
+        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
+                                               _none_or_dtype(mask), "mask", src.dtype)
+        mask = _canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
         first = self.layers[0]
         padded = self._nested_padding(src, mask, src_key_padding_mask)
         layer_padding_mask = src_key_padding_mask
@@ -318,11 +319,11 @@ class TransformerEncoderLayer(Module):
     def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
         """Boolean masks are True where attention is not allowed; ``is_causal`` is a hint
         that ``src_mask`` is the causal mask."""
-        src_key_padding_mask = F._canonical_mask(src_key_padding_mask, "src_key_padding_mask",
-                                                 F._none_or_dtype(src_mask), "src_mask",
-                                                 src.dtype)
-        src_mask = F._canonical_mask(src_mask, "src_mask", None, "", src.dtype,
-                                     check_other=False)
+        src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask",
+                                               _none_or_dtype(src_mask), "src_mask",
+                                               src.dtype)
+        src_mask = _canonical_mask(src_mask, "src_mask", None, "", src.dtype,
+                                   check_other=False)
         if self._fast_path_would_run(src):
             return self._fast_path(src, src_mask, src_key_padding_mask)
         x = src

@@ -1,7 +1,10 @@
 """``clip_grad_norm_`` and ``clip_grad_value_``."""
 from __future__ import annotations
 
+from ... import _creation, linalg
 from ..._tensor import Tensor
+from ...autograd.grad_mode import no_grad
+from ...ops.shape import stack
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm",
            "clip_grads_with_norm_"]
@@ -14,7 +17,6 @@ def _grads(parameters):
 
 
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    from ... import _creation, linalg, stack
     if isinstance(tensors, Tensor):
         tensors = [tensors]
     tensors = list(tensors)
@@ -32,7 +34,6 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
 
 
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
-    from ...autograd.grad_mode import no_grad
     grads = _grads(parameters)
     if len(grads) == 0:
         return
@@ -47,7 +48,6 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,
                     foreach=None):
     """Scale the gradients in place so that their joint norm is at most ``max_norm``."""
-    from ...autograd.grad_mode import no_grad
     if isinstance(parameters, Tensor):
         parameters = [parameters]
     else:
@@ -61,7 +61,6 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
     """Clamp every gradient in place to ``[-clip_value, clip_value]``."""
-    from ...autograd.grad_mode import no_grad
     clip_value = float(clip_value)
     with no_grad():
         for g in _grads(parameters):

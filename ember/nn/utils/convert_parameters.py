@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from ..._tensor import Tensor
+from ...ops.shape import cat
 
 __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
@@ -16,7 +17,6 @@ def _check_param_device(param, old_param_device):
 
 
 def parameters_to_vector(parameters):
-    from ... import cat
     param_device = None
     vec = []
     for param in parameters:

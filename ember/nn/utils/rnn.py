@@ -10,7 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from ... import _creation
+from ..._dtypes import float16, float32, float64, int8, int16, int32, int64, uint8
 from ..._tensor import Tensor
+from ...ops.shape import cat
 
 __all__ = ["PackedSequence", "invert_permutation", "pack_padded_sequence",
            "pad_packed_sequence", "pad_sequence", "unpad_sequence", "pack_sequence",
@@ -65,35 +68,27 @@ class PackedSequence(PackedSequence_):
         return type(self)(data, self.batch_sizes, sorted_indices, unsorted_indices)
 
     def double(self):
-        from ... import double
-        return self.to(dtype=double)
+        return self.to(dtype=float64)
 
     def float(self):
-        from ... import float as float32
         return self.to(dtype=float32)
 
     def half(self):
-        from ... import half
-        return self.to(dtype=half)
+        return self.to(dtype=float16)
 
     def long(self):
-        from ... import long
-        return self.to(dtype=long)
+        return self.to(dtype=int64)
 
     def int(self):
-        from ... import int as int32
         return self.to(dtype=int32)
 
     def short(self):
-        from ... import short
-        return self.to(dtype=short)
+        return self.to(dtype=int16)
 
     def char(self):
-        from ... import int8
         return self.to(dtype=int8)
 
     def byte(self):
-        from ... import uint8
         return self.to(dtype=uint8)
 
     @property
@@ -108,7 +103,6 @@ def invert_permutation(permutation):
     """The permutation that undoes ``permutation`` (None stays None)."""
     if permutation is None:
         return None
-    from ... import _creation
     output = _creation.empty_like(permutation)
     output.scatter_(0, permutation, _creation.arange(0, permutation.numel(),
                                                       device=permutation.device))
@@ -116,13 +110,11 @@ def invert_permutation(permutation):
 
 
 def _int64_cpu(values):
-    from ... import _creation, int64
     return _creation.tensor(values, dtype=int64)
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
     """Pack a padded batch ``(T, B, *)`` (``(B, T, *)`` if ``batch_first``) of given lengths."""
-    from ... import _creation, int64
     if not isinstance(lengths, Tensor):
         lengths = _creation.as_tensor(lengths, dtype=int64, device="cpu")
     else:
@@ -139,7 +131,6 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 
 def _pack_padded(input, lengths, batch_first):
     """ATen's ``_pack_padded_sequence``: the rows of each run of equal batch size, concatenated."""
-    from ...ops.shape import cat
     if lengths.dim() != 1 or lengths.device.type != "cpu":
         raise RuntimeError("'lengths' argument should be a 1D CPU int64 tensor, but got "
                            f"{lengths.dim()}D {lengths.device} Long tensor")
@@ -193,7 +184,6 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
 
 def _pad_packed(data, batch_sizes, batch_first, padding_value, total_length):
     """ATen's ``_pad_packed_sequence``: each run of equal batch size copied into the padding."""
-    from ... import _creation
     sizes = batch_sizes.tolist()
     max_batch, trailing = sizes[0], tuple(data.shape[1:])
     output = _creation.full((total_length, max_batch, *trailing), padding_value,
@@ -218,7 +208,6 @@ def _pad_packed(data, batch_sizes, batch_first, padding_value, total_length):
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
     """Stack sequences ``(L_i, *)`` of different lengths into ``(max L, B, *)``, padded."""
-    from ... import _creation
     if not isinstance(sequences, Iterable):
         raise RuntimeError("pad_sequence: Expected iterable for input sequences, but got arg "
                            f"of type: {type(sequences)}")
@@ -244,7 +233,6 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
     """Split a padded batch back into a list of its sequences."""
-    from ... import _creation
     if not batch_first:
         padded_sequences = padded_sequences.transpose(0, 1)
     idx = _creation.arange(padded_sequences.shape[1], device=lengths.device)
@@ -253,7 +241,6 @@ def unpad_sequence(padded_sequences, lengths, batch_first=False):
 
 def pack_sequence(sequences, enforce_sorted=True):
     """Pack a list of sequences ``(L_i, *)`` (longest first unless ``enforce_sorted=False``)."""
-    from ... import _creation
     lengths = _creation.as_tensor([v.size(0) for v in sequences])
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
 

@@ -13,6 +13,7 @@ import textwrap
 import time
 import timeit as _timeit
 
+from .... import cuda
 from . import common
 
 __all__ = ["Timer", "timer", "Language"]
@@ -25,7 +26,6 @@ class Language(enum.Enum):
 
 def timer():
     """The clock: ``time.perf_counter``, after waiting for the GPU when there is one."""
-    from .... import cuda
     if cuda.is_available():
         cuda.synchronize()
     return time.perf_counter()

@@ -1,0 +1,230 @@
+"""Indexing ops that read: ``x[key]`` (``getitem``), ``gather``, ``take_along_dim``,
+``index_select``, ``masked_select``, ``take``, ``nonzero`` / ``argwhere``.
+
+A read's derivative adds the gradient back at the key it read (repeated indices accumulate:
+``xp.index_add_zeros``, declared here).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import _dtypes, _xp
+from ..._broadcast import broadcast_shapes
+from ..._tensor import Tensor, _wrap_dim
+from ...autograd.views import as_view
+from .. import batching
+from ..registry import defop, saves_also
+from ..shape.views import _alias, expand, reshape
+from .keys import (
+    _advanced_key,
+    _apply_basic,
+    _check_bounds,
+    _check_mask,
+    _check_scalar_index,
+    _classify,
+    _dim_key,
+    _dtype_name,
+    _first_out_of_range,
+    _flat_index,
+    _own,
+    _scatter_args,
+    _size,
+    _tensors_in,
+)
+
+# --------------------------------------------------------------------------- reads
+
+
+def _read(xp, input, key, shape):
+    return (input if input.shape == shape else xp.broadcast_to(input, shape))[key]
+
+
+def _read_rule(xp, g, ans, input, key, shape):
+    return xp.index_add_zeros(g, shape, key)
+
+
+_index = defop("index", n_in=1, jvp="linear")(_read).defvjp(_read_rule)
+_gather = defop("gather", n_in=1, jvp="linear")(_read).defvjp(_read_rule)
+_index_select = defop("index_select", n_in=1, jvp="linear")(_read).defvjp(_read_rule)
+_masked_select = defop("masked_select", n_in=1, jvp="linear")(_read).defvjp(_read_rule)
+
+
+@defop("index_add_zeros", n_in=1, jvp="linear")
+def _index_add_zeros(xp, g, shape, key):
+    """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices accumulate)."""
+    out = xp.zeros(shape, dtype=g.dtype)
+    xp.add_at(out, key, g)
+    return out
+
+
+_index_add_zeros.defvjp(lambda xp, gg, ans, g, shape, key: gg[key])
+_xp.register_extra("index_add_zeros", _index_add_zeros.forward, _index_add_zeros)
+
+
+
+# --------------------------------------------------------------------------- gather / scatter
+
+
+def gather(input, dim, index, *, sparse_grad=False):
+    """``out[i][j][k] = input[index[i][j][k]][j][k]`` (for ``dim=0``); index has input's rank."""
+    key = _scatter_args("gather", input, dim, index)
+    # A 0-d input is read as a vector of one entry when the index is a vector.
+    # (PyTorch's gather, take and masked_select also save their input, for its metadata)
+    return saves_also(_gather(input, key, (1,) if input.ndim < len(key) else input.shape),
+                      index, input)
+
+
+
+def take_along_dim(input, indices, dim=None):
+    """``gather`` with ``indices`` broadcast against ``input`` (flattened when ``dim`` is None)."""
+    if indices.dtype != _dtypes.int64:
+        raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_dtype_name(indices)}")
+    if dim is None:
+        return gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)))
+    if input.ndim != indices.ndim:
+        raise RuntimeError("torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {input.ndim} dimensions for input, "
+                           f"and {indices.ndim} dimensions for indices")
+    d = _wrap_dim(dim, input.ndim)
+    shape = list(broadcast_shapes(*(t.shape[:d] + (1,) + t.shape[d + 1:]
+                                    for t in (input, indices))))
+    shape[d] = input.shape[d]
+    input = expand(input, shape)
+    shape[d] = indices.shape[d]
+    # PyTorch gathers with a broadcast copy of the indices: later writes to them are harmless.
+    return gather(input, d, expand(indices, shape).clone())
+
+
+# --------------------------------------------------------------------------- index_*
+
+
+def index_select(input, dim, index):
+    """The entries at ``index`` (a vector) along ``dim``; repeated indices repeat entries."""
+    d = _wrap_dim(dim, input.ndim)
+    if index.ndim > 1:
+        raise IndexError("index_select(): Index is supposed to be a vector")
+    if index.dtype not in (_dtypes.int64, _dtypes.int32):
+        raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
+    idx = _own(index._data.reshape(-1))
+    size = _size(input, d)
+    bad = _first_out_of_range(idx, 0, size)
+    if bad is not None:
+        raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
+    if input.ndim == 0 and idx.size != 1:
+        raise RuntimeError("index_select(): Index to scalar can have only 1 value, got "
+                           f"{idx.size} value(s)")
+    return saves_also(_index_select(input, _dim_key(input.ndim, d, idx), input.shape), index)
+
+
+
+def masked_select(input, mask):
+    """The entries of ``input`` where ``mask`` holds, as a vector (both broadcast)."""
+    _check_mask(mask, "masked_select: expected BoolTensor for mask")
+    # A 0-d result selects from a 1-element vector: the output is always 1-d.
+    shape = broadcast_shapes(tuple(mask.shape), tuple(input.shape)) or (1,)
+    m = mask._data
+    xp = _xp.namespace_of(m)
+    return saves_also(_masked_select(input, xp.nonzero(xp.broadcast_to(m, shape)), shape), mask,
+                      input)
+
+
+
+@defop("take", n_in=1, jvp="linear")
+def _take(xp, input, index, in_shape):
+    return xp.reshape(input, (-1,))[index]
+
+
+_take.defvjp(lambda xp, g, ans, input, index, in_shape: xp.reshape(
+    xp.index_add_zeros(g, (math.prod(in_shape),), (index,)), in_shape))
+
+
+
+def take(input, index):
+    """The entries of the flattened ``input`` at ``index`` (shaped like ``index``)."""
+    return saves_also(_take(input, _flat_index("take", input, index), input.shape), index, input)
+
+
+
+# --------------------------------------------------------------------------- nonzero
+
+
+def nonzero(input, *, as_tuple=False):
+    """Indices of the non-zero entries: an ``(n, ndim)`` int64 tensor, or one vector per dim."""
+    data = input._data
+    xp = _xp.namespace_of(data)
+    if as_tuple:
+        found = xp.nonzero(data.reshape(1) if data.ndim == 0 else data)
+        return tuple(Tensor._make(i.astype("int64"), None, False) for i in found)
+    return Tensor._make(xp.argwhere(data).astype("int64"), None, False)
+
+
+def argwhere(input):
+    return nonzero(input)
+
+
+
+def getitem(x, key):
+    """``x[key]``."""
+    if batching.state.depth and batching.is_batched(*(key if isinstance(key, tuple) else (key,))):
+        return _getitem_batched(x, key)
+    lone_slice = isinstance(key, slice)  # x[:] is a slice, x[:, :] (or x[(slice(None),)]) not
+    _check_scalar_index(x, key)
+    if not isinstance(key, tuple):
+        key = (key,)
+    if len(key) == 1 and key[0] is Ellipsis:
+        return as_view(_alias(x), x, lambda xp, a: a)
+    out, advanced = _apply_basic(x, key, lone_slice)
+    if advanced:
+        return saves_also(_index(out, _advanced_key(out, advanced), out.shape),
+                          *_tensors_in(key))
+    if out is x:
+        return as_view(_alias(x), x, lambda xp, a: a)
+    return out
+
+
+def _getitem_batched(x, key):
+    """``x[key]`` under vmap with index tensors that differ per sample: one NumPy advanced
+    index of the whole batch, whose batch dims are indexed by aranges (masks, whose selections
+    differ in size per sample, run the per-sample loop)."""
+    entries = key if isinstance(key, tuple) else (key,)
+    per_sample = [type(k) is batching.BatchedTensor for k in entries]
+    if any(p and k.dtype not in (_dtypes.int64, _dtypes.int32)
+           for p, k in zip(per_sample, entries)):
+        return batching.loop(getitem, (x, key))
+    # The basic part applied as usual, a one-element stand-in for each per-sample index.
+    stand_in = tuple(np.zeros(1, np.int64) if p else k for p, k in zip(per_sample, entries))
+    out, advanced = _apply_basic(x, stand_in, False)
+    kinds = [_classify(k)[0] for k in stand_in]
+    sources = [k for k, kind in zip(entries, kinds) if kind in ("array", "bool")]
+    if any(kind != "index" for _, kind, _ in advanced):
+        return batching.loop(getitem, (x, key))
+    levels = batching._union((x, *entries))
+    nb = len(levels)
+    rank = max(s.ndim if isinstance(s, Tensor) else np.ndim(a)
+               for s, (_, _, a) in zip(sources, advanced))
+    value = batching.physical(out, levels, expand=True)
+    xp = _xp.namespace_of(value._data)
+    phys = [slice(None)] * value.ndim
+    for k, level in enumerate(levels):  # batch dim k indexed by an arange over it
+        n = batching.batch_size(level)
+        phys[k] = xp.arange(n).reshape((1,) * k + (n,) + (1,) * (nb - 1 - k + rank))
+    dims = []
+    for source, (dim, _, arr) in zip(sources, advanced):
+        if type(source) is batching.BatchedTensor:
+            arr = batching.physical(source, levels, rank)._data
+        else:
+            arr = xp.asarray(arr).reshape((1,) * (nb + rank - np.ndim(arr)) + np.shape(arr))
+        phys[nb + dim] = _own(arr)
+        dims.append(dim)
+    arrays = [phys[nb + d] for d in dims]
+    _check_bounds(xp, arrays, [value.shape[nb + d] for d in dims],
+                  np.broadcast_shapes(*(a.shape for a in arrays + phys[:nb])))
+    result = _index(value, tuple(phys), tuple(value.shape))
+    if dims == list(range(dims[0], dims[0] + len(dims))) and dims[0] > 0:
+        # adjacent index tensors after some dims: their result dims go where they were
+        block = tuple(range(nb, nb + rank))
+        result = result.movedim(block, tuple(d + dims[0] for d in block))
+    return batching.wrap(result, levels)

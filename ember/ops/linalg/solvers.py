@@ -1,0 +1,315 @@
+"""Inverses, determinants and solvers of ``torch.linalg``: ``inv``, ``det``, ``slogdet``,
+``solve`` and ``solve_triangular``, and the top-level ``inverse``, ``det``, ``slogdet`` and
+``logdet``.
+
+Determinants live here rather than with the norms: like ``inv`` and ``solve`` they come from
+an LU factorization (ember's own, ``_common._lu``, where PyTorch's exact values or singular
+results show), they fail the same way (a singular matrix), and their derivatives are solves
+with ``A^T``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _xp
+from ..._broadcast import broadcast_shapes
+from .. import reduction as _reduction
+from ..autocast import autocast_op
+from ..pointwise import where
+from ..registry import defop
+from ._common import (
+    _SINGULAR,
+    _SOLVE_SINGULAR,
+    _check_floating,
+    _check_matrix,
+    _diagonal_rhs,
+    _eps,
+    _failure,
+    _lu_det,
+    _masked,
+    _mT,
+    _per_matrix,
+    _recording,
+    _solve_singular,
+    _word,
+    _writable_diagonal,
+    _zero_pivot,
+)
+
+
+@defop("linalg_inv_ex", n_in=1, jvp="transpose")
+def _inv(xp, A):
+    try:
+        return xp.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        raise _failure("linalg.inv", A, _zero_pivot, _SINGULAR) from None
+
+
+_inv.defvjp(lambda xp, g, ans, A: -xp.matmul(_mT(xp, ans), xp.matmul(g, _mT(xp, ans))))
+
+
+@autocast_op("linalg_inv")
+def linalg_inv(A):
+    """The inverse of a (batch of) square matrices."""
+    _check_matrix(A, "linalg.inv")
+    _check_floating(A, "linalg.inv")
+    return _inv(A)
+
+
+@autocast_op("inverse")
+def inverse(input):
+    """The inverse (``torch.linalg.inv``)."""
+    return linalg_inv(input)
+
+
+# Up to this size determinants come from ember's own LU factors (exact where PyTorch's are);
+# beyond, from LAPACK through NumPy, whose Python-free factorisation is then much faster.
+_EXACT_DET_MAX = 16
+
+
+@defop("linalg_det", n_in=1, jvp="transpose")
+def _det(xp, A):
+    if isinstance(A, np.ndarray) and A.shape[-1] <= _EXACT_DET_MAX:
+        return _lu_det(A)
+    return xp.linalg.det(A)
+
+
+def _det_backward(xp, g, ans, A):
+    """``g * det(A) * A^{-T}``: by a solve, and at singular matrices as PyTorch does.
+
+    A plain backward nudges the zero pivots of the LU factors, so exactly singular matrices
+    get a zero gradient. A recorded one (``create_graph``) must stay differentiable: it solves
+    where ``det`` is clearly non-zero and elsewhere uses the adjugate from an SVD.
+    """
+    d = g * ans
+    n = A.shape[-1]
+    if not _recording(xp):
+        singular = xp.broadcast_to(ans == 0, d.shape)
+        if not xp.any(singular):
+            return xp.linalg_solve(_mT(xp, A), _diagonal_rhs(xp, d, n))
+        return _solve_singular(xp, A, _diagonal_rhs(xp, d, n), singular, nudge=True)
+    singular = xp.abs(ans) < 100 * _eps(A)
+    return _masked(xp, singular, lambda A, d, g: _det_adjugate(xp, A, g),
+                   lambda A, d, g: xp.linalg_solve(_mT(xp, A), _diagonal_rhs(xp, d, n)),
+                   A, d, g)
+
+
+def _det_adjugate(xp, A, g):
+    """``g * adj(A)^T`` from ``A = U diag(S) Vh``, defined for singular ``A`` too."""
+    U, S, Vh = xp.linalg_svd(A)
+    alpha = xp.linalg_det(U) * xp.linalg_det(Vh) * g
+    k = S.shape[-1]
+    columns = [S[..., j] for j in range(k)]
+    others = []  # the product of all singular values but the i-th
+    for i in range(k):
+        p = xp.ones_like(columns[0])
+        for j in range(k):
+            if j != i:
+                p = p * columns[j]
+        others.append(p)
+    D = alpha[..., None] * xp.stack(others, axis=-1)
+    return xp.matmul(U * D[..., None, :], Vh)
+
+
+_det.defvjp(_det_backward)
+
+
+def linalg_det(A):
+    """The determinant of a (batch of) square matrices."""
+    _check_matrix(A, "linalg.det")
+    _check_floating(A, "linalg.det")
+    return _det(A)
+
+
+_xp.register_extra("linalg_det", lambda xp, A: xp.linalg.det(A), linalg_det)
+
+
+def det(input):
+    """The determinant (``torch.linalg.det``)."""
+    return linalg_det(input)
+
+
+@defop("linalg_slogdet", n_in=1, nout=2, jvp="transpose")
+def _slogdet(xp, A):
+    sign, logabsdet = xp.linalg.slogdet(A)
+    if xp.any(sign == 0):
+        sign = _per_matrix(xp, sign, A, sign == 0, lambda a, _: np.copysign(0, _lu_det(a)))
+    return sign, logabsdet
+
+
+def _slogdet_backward(xp, g, ans, A):
+    """``g_logabsdet * A^{-T}`` (the sign's gradient is zero for real matrices).
+
+    There is no derivative at singular matrices: a recorded backward raises there, as
+    PyTorch's does; a plain one gives the infinities of PyTorch's LU solve.
+    """
+    rhs = _diagonal_rhs(xp, g[1], A.shape[-1])
+    singular = ans[0] == 0
+    if _recording(xp) or not xp.any(singular):
+        return xp.linalg_solve(_mT(xp, A), rhs)
+    return _solve_singular(xp, A, rhs, singular, nudge=False)
+
+
+_slogdet.defvjp(_slogdet_backward)
+_slogdet.saved_outputs = (0,)  # the sign (derivatives.yaml)
+_SlogdetResult = _reduction.return_type("linalg_slogdet", ("sign", "logabsdet"))
+
+
+def linalg_slogdet(A):
+    """``(sign, log|det|)`` of a (batch of) square matrices; sign 0 and -inf when singular."""
+    _check_matrix(A, "linalg.slogdet")
+    _check_floating(A, "linalg.slogdet")
+    return _SlogdetResult(_slogdet(A))
+
+
+def slogdet(input):
+    """``(sign, log|det|)`` (``torch.linalg.slogdet``, as ``torch.return_types.slogdet``)."""
+    _check_matrix(input, "linalg.slogdet")
+    _check_floating(input, "linalg.slogdet")
+    return _reduction.return_type("slogdet", ("sign", "logabsdet"))(_slogdet(input))
+
+
+def logdet(input):
+    """``log(det(input))``: NaN for a negative determinant, -inf for a singular matrix."""
+    _check_matrix(input, "logdet")
+    _check_floating(input, "logdet")
+    sign, logabsdet = _slogdet(input)
+    return where(sign == -1, float("nan"), logabsdet)
+
+
+def _vector_rhs(A_shape, B_shape):
+    """Whether ``B`` is a (batch of) vectors for ``solve``: 1-d, or ``A``'s shape less one dim."""
+    return len(B_shape) == 1 or (len(B_shape) == len(A_shape) - 1 and
+                                 tuple(B_shape) == tuple(A_shape[:-1]))
+
+
+def _solve_matrices(xp, A, B, left):
+    """``A^{-1} B`` (``left``) or ``B A^{-1}``, for batches of matrices ``B``."""
+    if left:
+        return xp.linalg.solve(A, B)
+    return _mT(xp, xp.linalg.solve(_mT(xp, A), _mT(xp, B)))
+
+
+def _solve_raw(xp, A, B, left=True):
+    if _vector_rhs(A.shape, B.shape):
+        return _solve_matrices(xp, A, B[..., None], left)[..., 0]
+    return _solve_matrices(xp, A, B, left)
+
+
+@defop("linalg_solve_ex", n_in=2, jvp="transpose")
+def _solve(xp, A, B, left):
+    try:
+        return _solve_raw(xp, A, B, left)
+    except np.linalg.LinAlgError:
+        raise _failure("torch.linalg.solve", A, _zero_pivot, _SOLVE_SINGULAR) from None
+
+
+def _solve_backward_A(xp, g, ans, A, B, left):
+    gB = xp.linalg_solve(_mT(xp, A), g, left=left)
+    if _vector_rhs(A.shape, ans.shape):
+        return -(gB[..., :, None] * ans[..., None, :])
+    return -xp.matmul(gB, _mT(xp, ans)) if left else -xp.matmul(_mT(xp, ans), gB)
+
+
+_solve.defvjp(_solve_backward_A,
+              lambda xp, g, ans, A, B, left: xp.linalg_solve(_mT(xp, A), g, left=left))
+
+
+@autocast_op("linalg_solve")
+def linalg_solve(A, B, *, left=True):
+    """The solution ``X`` of ``A X = B`` (or ``X A = B`` with ``left=False``); ``B`` may be a
+    (batch of) vectors; batch dims broadcast."""
+    _check_matrix(A, "linalg.solve")
+    _check_floating(A, "linalg.solve")
+    if A.dtype != B.dtype:
+        raise RuntimeError("linalg.solve: Expected A and B to have the same dtype, but found A "
+                           f"of type {_word(A)} and B of type {_word(B)} instead")
+    vector = _vector_rhs(A.shape, B.shape)
+    if B.ndim == 0 or (B.ndim < 2 and not vector):
+        raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
+    rows, cols = (B.shape[-1], 1) if vector else (B.shape[-2], B.shape[-1])
+    if (left and rows != A.shape[-1]) or (not left and (1 if vector else cols) != A.shape[-1]):
+        n = A.shape[-1]
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation {eq} "
+                           f"({n}x{n} and {rows}x{cols})")
+    matrix = 1 if vector else 2
+    broadcast_shapes(tuple(B.shape[:B.ndim - matrix]), tuple(A.shape[:-2]))
+    return _solve(A, B, left)
+
+
+_xp.register_extra("linalg_solve", _solve_raw, linalg_solve)
+
+
+def _triangle(xp, A, upper, unitriangular):
+    T = xp.triu(A) if upper else xp.tril(A)
+    if unitriangular:
+        T = T.copy()
+        _writable_diagonal(xp, T, 0, -2, -1)[...] = 1
+    return T
+
+
+def _substitute(xp, T, B, upper):
+    """``T^{-1} B`` by substitution, for triangular ``T`` that LU refuses (a zero diagonal):
+    the divisions by zero give infinities as LAPACK's ``trsm`` does."""
+    X = xp.zeros(xp.broadcast_shapes(T.shape[:-2], B.shape[:-2]) + B.shape[-2:],
+                 dtype=np.result_type(T.dtype, B.dtype))
+    n = T.shape[-1]
+    for i in (range(n - 1, -1, -1) if upper else range(n)):
+        rest = xp.matmul(T[..., i:i + 1, :], X)[..., 0, :]
+        X[..., i, :] = (B[..., i, :] - rest) / T[..., i, i, None]
+    return X
+
+
+def _solve_triangular_raw(xp, A, B, upper, left=True, unitriangular=False):
+    T = _triangle(xp, A, upper, unitriangular)
+    if not left:  # X T = B  <=>  T^T X^T = B^T, and T^T is triangular the other way
+        return _mT(xp, _solve_triangular_raw(xp, _mT(xp, T), _mT(xp, B), not upper))
+    try:
+        return xp.linalg.solve(T, B)
+    except np.linalg.LinAlgError:
+        return _substitute(xp, T, B, upper)
+
+
+@defop("linalg_solve_triangular", n_in=2, jvp="transpose")
+def _solve_triangular(xp, A, B, upper, left, unitriangular):
+    return _solve_triangular_raw(xp, A, B, upper, left, unitriangular)
+
+
+def _solve_triangular_gB(xp, g, A, upper, left, unitriangular):
+    return xp.linalg_solve_triangular(_mT(xp, A), g, upper=not upper, left=left,
+                                      unitriangular=unitriangular)
+
+
+def _solve_triangular_gA(xp, g, ans, A, B, upper, left, unitriangular):
+    gB = _solve_triangular_gB(xp, g, A, upper, left, unitriangular)
+    gA = -xp.matmul(gB, _mT(xp, ans)) if left else -xp.matmul(_mT(xp, ans), gB)
+    return xp.triu(gA, int(unitriangular)) if upper else xp.tril(gA, -int(unitriangular))
+
+
+_solve_triangular.defvjp(
+    _solve_triangular_gA,
+    lambda xp, g, ans, A, B, upper, left, unitriangular:
+        _solve_triangular_gB(xp, g, A, upper, left, unitriangular))
+
+
+def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    """The solution of ``A X = B`` (``X A = B`` with ``left=False``) for triangular ``A``; only
+    its ``upper`` or lower triangle is read (with ones on the diagonal if ``unitriangular``)."""
+    name = "linalg.solve_triangular"
+    _check_floating(A, name)
+    if B.ndim < 2:
+        raise RuntimeError(f"{name}: The input tensor B must have at least 2 dimensions.")
+    _check_matrix(A, name)
+    if A.dtype != B.dtype:
+        raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of "
+                           f"type {_word(A)} and B of type {_word(B)} instead")
+    n = A.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        eq = "AX = B" if left else "XA = B"
+        raise RuntimeError(f"{name}: Incompatible shapes of A and B for the equation {eq} "
+                           f"({n}x{n} and {B.shape[-2]}x{B.shape[-1]})")
+    return _solve_triangular(A, B, upper, left, unitriangular)
+
+
+_xp.register_extra("linalg_solve_triangular", _solve_triangular_raw, linalg_solve_triangular)

@@ -1,0 +1,244 @@
+"""Pooling windows, interpolation stencils and pads described per spatial dim as *taps*:
+for each tap, the input index read by every output position (and a mask where a window
+reaches into the padding). Average pooling, adaptive average pooling, upsampling and
+reflection/replication padding are linear maps built from taps; the gradient of each is its
+transpose (a ``*_backward`` op, a scatter-add), whose own gradient is the forward op again.
+
+Used by ``pooling.py`` and ``resampling.py``.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from ... import _array_api
+from ..._tensor import Tensor
+from ..indexing import gather
+from ._common import _lowest
+
+# --------------------------------------------------------------------------- taps
+
+
+def pool_output_size(n, k, s, p, d, ceil_mode):
+    """PyTorch's pooling output length (``ceil_mode`` windows must start inside the input)."""
+    num = n + 2 * p - d * (k - 1) - 1
+    out = (-(-num // s) if ceil_mode else num // s) + 1
+    if ceil_mode and (out - 1) * s >= n + p:
+        out -= 1
+    return out
+
+
+def _window_taps(n, k, s, p, d, out):
+    """Taps of sliding windows over one dim: [(index, mask or None)], each of length ``out``."""
+    base = np.arange(out) * s - p
+    taps = []
+    for t in range(k):
+        c = base + t * d
+        inside = (c >= 0) & (c < n)
+        taps.append((np.clip(c, 0, n - 1), None if inside.all() else inside))
+    return taps
+
+
+def _adaptive_taps(n, out):
+    """Taps of PyTorch's adaptive windows ``[floor(i*n/out), ceil((i+1)*n/out))``."""
+    i = np.arange(out)
+    start, end = i * n // out, -(-(i + 1) * n // out)
+    taps = []
+    for t in range(int((end - start).max()) if out else 0):
+        c = start + t
+        inside = c < end
+        taps.append((np.minimum(c, n - 1), None if inside.all() else inside))
+    return taps, end - start
+
+
+def _along(a, axis, ndim):
+    """A 1-d array shaped to broadcast along ``axis`` of an ``ndim``-d array."""
+    shape = [1] * ndim
+    shape[axis] = -1
+    return a.reshape(shape)
+
+
+def _gathered_windows(xp, x, taps, prefix=()):
+    """Yield (taps chosen, values of ``x`` there, mask or None) over all tap combinations in
+    window order (row-major over the kernel), gathering along one dim at a time."""
+    nd = len(taps)
+    if len(prefix) == nd:
+        yield prefix, x, _tap_mask(xp, taps, prefix, x.ndim)
+        return
+    axis = x.ndim - nd + len(prefix)
+    for t, (index, _) in enumerate(taps[len(prefix)]):
+        yield from _gathered_windows(xp, xp.take(x, xp.asarray(index), axis=axis), taps,
+                                     prefix + (t,))
+
+
+def _tap_mask(xp, taps, chosen, ndim):
+    """Where the chosen taps all fall inside the input (None: everywhere)."""
+    nd = len(taps)
+    mask = None
+    for i, t in enumerate(chosen):
+        m = taps[i][t][1]
+        if m is not None:
+            m = xp.asarray(_along(m, ndim - nd + i, ndim))
+            mask = m if mask is None else mask & m
+    return mask
+
+
+def _strided_windows(xp, x, kernel, stride, padding, dilation, outs):
+    """Like ``_gathered_windows`` for regular windows: strided views (no copies) of ``x``,
+    padded with its dtype's lowest value, which never wins a maximum."""
+    nd = len(kernel)
+    plane = x.shape[x.ndim - nd:]
+    high = [max(0, (o - 1) * s + d * (k - 1) + 1 - n - p)
+            for n, k, s, p, d, o in zip(plane, kernel, stride, padding, dilation, outs)]
+    if any(padding) or any(high):
+        padded = xp.full(x.shape[:x.ndim - nd] + tuple(
+            n + p + h for n, p, h in zip(plane, padding, high)), _lowest(x.dtype), dtype=x.dtype)
+        padded[(Ellipsis,) + tuple(slice(p, p + n) for p, n in zip(padding, plane))] = x
+        x = padded
+    for chosen in itertools.product(*(range(k) for k in kernel)):
+        key = tuple(slice(t * d, t * d + s * (o - 1) + 1, s)
+                    for t, d, s, o in zip(chosen, dilation, stride, outs))
+        yield chosen, x[(Ellipsis,) + key], None
+
+
+def _tap(index, weight=None, mask=None):
+    """One tap of a separable linear map along a dim: output position j reads ``index[j]``
+    (times ``weight[j]``; nothing where ``mask`` is False). Its transpose is precomputed as
+    strided runs (see ``_strided_runs``)."""
+    return index, weight, mask, _strided_runs(index, mask)
+
+
+def _map(xp, x, dims):
+    """Apply a separable linear map: per trailing dim (input length, taps), a sum over taps."""
+    nd = len(dims)
+    for i, (_, taps) in enumerate(dims):
+        axis = x.ndim - nd + i
+        acc = None
+        for index, weight, mask, _ in taps:
+            v = xp.take(x, xp.asarray(index), axis=axis)
+            if weight is not None:
+                v = v * xp.asarray(_along(weight, axis, x.ndim))
+            if mask is not None:
+                v = xp.where(xp.asarray(_along(mask, axis, x.ndim)), v, 0)
+            acc = v if acc is None else acc + v
+        x = acc if acc is not None else xp.take(x, xp.asarray(np.zeros(0, np.int64)), axis=axis)
+    return x
+
+
+def _map_transpose(xp, g, dims):
+    """The transpose of ``_map``: each tap's share of ``g`` added back at its index."""
+    nd = len(dims)
+    for i in reversed(range(nd)):
+        n, taps = dims[i]
+        axis = g.ndim - nd + i
+        shape = list(g.shape)
+        shape[axis] = n
+        out = xp.zeros(tuple(shape), dtype=g.dtype)
+        for index, weight, mask, runs in taps:
+            v = g if weight is None else g * xp.asarray(_along(weight, axis, g.ndim))
+            if runs is not None:
+                _add_runs(out, v, runs, axis)
+                continue
+            if mask is not None:
+                v = xp.where(xp.asarray(_along(mask, axis, g.ndim)), v, 0)
+            out += _scatter_axis(xp, v, index, n, axis)
+        g = out
+    return g
+
+
+_MAX_RUNS = 24
+
+
+def _strided_runs(index, mask=None):
+    """Cover ``j -> index[j]`` (for the j where ``mask`` holds) with runs along which j and
+    index[j] both step evenly: [(j0, dj, i0, di, count)], or None if that takes too many.
+
+    The runs of every residue of j modulo a small period are tried (nearest upsampling by 2
+    is two runs of period 2); adding ``g`` back along a run is one strided slice operation.
+    """
+    js = np.arange(len(index)) if mask is None else np.flatnonzero(mask)
+    best = None
+    for period in range(1, 9):
+        runs = [run for r in range(min(period, len(js)))
+                for run in _affine_runs(js[r::period], index[js[r::period]])]
+        if best is None or len(runs) < len(best):
+            best = runs
+    return best if len(best) <= _MAX_RUNS else None
+
+
+def _affine_runs(js, idx):
+    """Greedy split of the pairs (js[k], idx[k]) into runs of constant steps."""
+    runs, k, n = [], 0, len(js)
+    while k < n:
+        m = k + 1
+        if m < n:
+            dj, di = js[m] - js[k], idx[m] - idx[k]
+            while m + 1 < n and js[m + 1] - js[m] == dj and idx[m + 1] - idx[m] == di:
+                m += 1
+        else:
+            dj, di, m = 1, 0, k
+        runs.append((int(js[k]), int(dj), int(idx[k]), int(di), m - k + 1))
+        k = m + 1
+    return runs
+
+
+def _add_runs(out, values, runs, axis):
+    """``out[..., i, ...] += values[..., j, ...]`` along ``axis`` for the (j, i) of ``runs``."""
+    key = (slice(None),) * axis
+    for j0, dj, i0, di, count in runs:
+        src = values[key + (slice(j0, j0 + dj * (count - 1) + 1, dj),)]
+        if di == 0:  # every j of the run reads the same input position
+            out[key + (i0,)] += src.sum(axis=axis)
+        else:
+            stop = i0 + di * (count - 1) + (1 if di > 0 else -1)
+            out[key + (slice(i0, None if stop < 0 else stop, di),)] += src
+
+
+def _scatter_axis(xp, values, index, n, axis):
+    """Zeros with length ``n`` along ``axis``, ``values`` added at ``index`` there."""
+    v = xp.moveaxis(values, axis, -1)
+    lead = v.shape[:-1]
+    m = math.prod(lead)
+    flat = (xp.arange(m)[:, None] * n + xp.asarray(index)[None, :]).reshape(-1)
+    out = xp.bincount(flat, weights=v.reshape(-1), minlength=m * n)
+    return xp.moveaxis(out.astype(values.dtype).reshape(lead + (n,)), -1, axis)
+
+
+def _plane_offsets(xp, indices, nd, size):
+    """Flat in-plane ``indices`` (..., *out) of planes of ``size`` elements as indices into
+    all the planes, flattened: (planes, out positions)."""
+    lead = indices.shape[:indices.ndim - nd]
+    m = math.prod(lead)
+    return indices.reshape(m, -1) + xp.arange(0, m * size, size)[:, None]
+
+
+def _plane_scatter(xp, grad, indices, plane, unique=False):
+    """Zeros of shape (..., *plane) with ``grad`` added at the flat in-plane ``indices``
+    (``unique``: no index repeats within a plane, so plain assignment does)."""
+    nd = len(plane)
+    lead = indices.shape[:indices.ndim - nd]
+    size = math.prod(plane)
+    flat = _plane_offsets(xp, indices, nd, size).reshape(-1)
+    if unique:
+        out = xp.zeros(math.prod(lead) * size, dtype=grad.dtype)
+        out[flat] = grad.reshape(-1)
+    else:
+        out = xp.bincount(flat, weights=grad.reshape(-1), minlength=math.prod(lead) * size)
+        out = out.astype(grad.dtype)
+    return out.reshape(lead + tuple(plane))
+
+
+def _plane_gather(xp, g, indices, nd):
+    """``g`` (..., *plane) read at the flat in-plane ``indices``: ``_plane_scatter``'s transpose.
+
+    Recorded as PyTorch records it (``gather``, whose own derivative accumulates repeats).
+    """
+    lead = tuple(indices.shape[:indices.ndim - nd])
+    if _array_api.is_tensor_namespace(xp):
+        flat = xp.reshape(g, lead + (-1,))
+        index = Tensor._make(indices.reshape(lead + (-1,)), None, False)
+        return xp.reshape(gather(flat, len(lead), index), tuple(indices.shape))
+    size = math.prod(g.shape[g.ndim - nd:])
+    return xp.take(g.reshape(-1), _plane_offsets(xp, indices, nd, size)).reshape(indices.shape)

@@ -1,0 +1,414 @@
+"""Activation kernels with fused derivatives, as PyTorch's nodes (``ReluBackward0``,
+``EluBackward0``, ``GeluBackward0``...); ``ember/nn/functional/activation.py`` checks the
+arguments and calls them.
+
+The family's surface: PyTorch's top-level activations (``torch.relu``, ``torch.selu_``...)
+and their methods, which are the checked functions of ``nn.functional``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ... import _xp
+from ..autocast import autocast_op
+from ..registry import defop
+
+# --------------------------------------------------------------------------- activations
+
+
+def _act(name, forward, rule, n_params=0):
+    op = defop(name, n_in=1, promote="float", jvp="elementwise")(forward)
+    op.defvjp(rule)
+    return op
+
+
+_MASK_MIN_SIZE = 4096  # see _zero_where
+
+
+def _zero_where(xp, cond, x):
+    """``where(cond, 0, x)``, bit for bit: +0.0 where ``cond`` holds, ``x`` (-0.0 and NaN
+    included) elsewhere.
+
+    NumPy's ``where`` branches on every element, about 5 ns each on a mask as random as a
+    ReLU's (8x a multiply). On a NumPy float array the same bits come from masking ``x``'s
+    bits with all-zeros or all-ones words, in three vectorised passes (which cost more calls:
+    ``where`` stays faster below a few thousand elements).
+    """
+    if (type(x) is not np.ndarray or type(cond) is not np.ndarray or cond.shape != x.shape
+            or x.dtype.char not in "efd" or x.size < _MASK_MIN_SIZE):
+        return xp.where(cond, _xp.constant(0, x.dtype) if type(x) is np.ndarray else 0, x)
+    word = np.dtype(f"u{x.itemsize}")
+    mask = cond.astype(word)  # 1 where zeroed
+    mask -= 1                 # there 0, elsewhere all ones (unsigned wrap-around)
+    mask &= x.view(word)
+    return mask.view(x.dtype)
+
+
+def _backward_op(name, forward):
+    """A piecewise-linear activation's derivative as an op of its own, as PyTorch declares
+    ``name(grad, self, ...)``: linear in ``grad``, a function of ``self`` only through where
+    the pieces change (its derivative in ``self`` is zero). Rules call it as ``xp.<name>``; so
+    under ``create_graph`` the gradient requires grad whenever ``self`` does, and its own
+    derivative in ``self`` is zeros, as PyTorch's double backward gives
+    (``ThresholdBackwardBackward0``)."""
+    op = defop(name, n_in=2, jvp="transpose")(forward)
+    linear = lambda xp, gg, ans, grad, self, *params: getattr(xp, name)(gg, self, *params)
+    op.defvjp(linear, lambda xp, gg, ans, grad, self, *params: xp.zeros_like(self))
+    _xp.register_extra(name, forward, op)
+    return op
+
+
+_backward_op("threshold_backward",
+             lambda xp, grad, self, threshold: _zero_where(xp, self <= threshold, grad))
+_backward_op("hardtanh_backward", lambda xp, grad, self, low, high: _zero_where(
+    xp, (self <= low) | (self >= high), grad))
+_backward_op("leaky_relu_backward",
+             lambda xp, grad, self, slope: xp.where(self > 0, grad, grad * slope))
+
+
+# relu keeps integer dtypes, NaN and -0.0, as PyTorch's; negative numbers give 0 (not -0).
+# Its derivative passes ``g`` wherever the result is not <= 0, NaN included (threshold_backward).
+_relu = defop("relu", n_in=1, jvp="elementwise")(
+    lambda xp, input: _zero_where(xp, input < 0, input)).defvjp(
+    lambda xp, g, ans, input: xp.threshold_backward(g, ans, 0))
+
+
+@defop("leaky_relu", n_in=1, jvp="elementwise")
+def _leaky_relu(xp, input, slope):
+    return xp.where(input > 0, input, input * slope)
+
+
+def _leaky_relu_rule(xp, g, ans, input, slope):
+    return xp.leaky_relu_backward(g, input, slope)
+
+
+_leaky_relu.defvjp(_leaky_relu_rule)
+
+# The in-place forms of leaky_relu, the elus and rrelu overwrite their input, so (as in PyTorch:
+# nodes numbered 1) their derivatives read the result instead, which needs a non-negative slope.
+_NEGATIVE_SLOPE = ("In-place {name} backward calculation is triggered with a negative slope which "
+                   "is not supported. This is caused by calling in-place forward function with a "
+                   "negative slope, please call out-of-place version instead.")
+
+
+def _leaky_relu_result_rule(xp, g, ans, input, slope):
+    if slope < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format(name="leakyReLu") + (
+            " File an issue at https://github.com/pytorch/pytorch if you do require supporting "
+            "in-place leakRelu backward calculation with negative slope"))
+    return xp.leaky_relu_backward(g, ans, slope)
+
+
+_leaky_relu_ = defop("leaky_relu", n_in=1, overload=1, jvp="elementwise")(
+    _leaky_relu.forward).defvjp(_leaky_relu_result_rule)
+
+
+# rrelu: ``input * noise``, the noise (drawn by ``nn.functional``: slopes in [lower, upper]
+# where input <= 0, 1 elsewhere) a raw array of the input's dtype, never differentiable; out of
+# training, leaky_relu with the mean slope. The same node (RreluWithNoiseBackward) either way.
+@defop("rrelu_with_noise", n_in=1, jvp="elementwise")
+def _rrelu(xp, input, noise, lower, upper, training):
+    if training:
+        return input * noise
+    return _leaky_relu.forward(xp, input, (lower + upper) / 2)
+
+
+def _rrelu_rule(xp, g, ans, input, noise, lower, upper, training):
+    if training:
+        return g * noise
+    return _leaky_relu_rule(xp, g, None, input, (lower + upper) / 2)
+
+
+def _rrelu_result_rule(xp, g, ans, input, noise, lower, upper, training):
+    if training:
+        return g * noise
+    return _leaky_relu_result_rule(xp, g, ans, None, (lower + upper) / 2)
+
+
+_rrelu.defvjp(_rrelu_rule)
+_rrelu_ = defop("rrelu_with_noise", n_in=1, overload=1, jvp="elementwise")(
+    _rrelu.forward).defvjp(_rrelu_result_rule)
+
+
+# PyTorch's one elu kernel serves elu, selu (EluBackward) and celu (CeluBackward): ``x * scale``
+# above 0, ``alpha * scale * (exp(x * input_scale) - 1)`` at and below; the derivative at 0 is
+# the lower branch's, and NaN takes the upper one.
+def _elu_forward(xp, input, alpha, scale, input_scale):
+    below = xp.where(input <= 0, input, 0)  # (no overflow above 0; -0.0 kept)
+    return xp.where(input <= 0, xp.expm1(below * input_scale) * (alpha * scale), input * scale)
+
+
+def _elu_rule(xp, g, ans, input, alpha, scale, input_scale):
+    # (``input < 0`` inside: at 0 the slope is a constant, so the second derivative there is
+    # 0, as PyTorch's elu_double_backward masks it)
+    below = xp.exp(xp.where(input < 0, input, 0) * input_scale)
+    return xp.where(input <= 0, g * (input_scale * alpha * scale) * below, g * scale)
+
+
+def _elu_result_rule(xp, g, ans, input, alpha, scale, input_scale):
+    if alpha < 0:
+        raise RuntimeError(_NEGATIVE_SLOPE.format(name="elu"))
+    # alpha * scale * exp(x * input_scale) = result + alpha * scale
+    return xp.where(ans <= 0, g * input_scale * (xp.where(ans < 0, ans, 0) + alpha * scale),
+                    g * scale)
+
+
+# PyTorch's celu derivatives take input_scale as 1 / alpha with alpha rounded to a C float.
+def _celu_rule(xp, g, ans, input, alpha, scale, input_scale):
+    return _elu_rule(xp, g, None, input, alpha, scale, 1 / float(np.float32(alpha)))
+
+
+def _celu_result_rule(xp, g, ans, input, alpha, scale, input_scale):
+    return _elu_result_rule(xp, g, ans, None, alpha, scale, 1 / float(np.float32(alpha)))
+
+
+def _elu_ops(name, rule, result_rule):
+    """The op and its in-place form (overload 1)."""
+    return (defop(name, n_in=1, jvp="elementwise")(_elu_forward).defvjp(rule),
+            defop(name, n_in=1, overload=1, jvp="elementwise")(_elu_forward).defvjp(result_rule))
+
+
+_elu, _elu_ = _elu_ops("elu", _elu_rule, _elu_result_rule)
+_celu, _celu_ = _elu_ops("celu", _celu_rule, _celu_result_rule)
+
+_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
+_INV_SQRT_2 = 1 / math.sqrt(2)
+_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
+
+
+@defop("gelu", n_in=1, jvp="elementwise")
+def _gelu(xp, input, approximate):
+    if approximate == "tanh":
+        inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
+        return 0.5 * input * (1 + xp.tanh(inner))
+    return 0.5 * input * (1 + xp.erf(input * _INV_SQRT_2))
+
+
+def _gelu_rule(xp, g, ans, input, approximate):
+    if approximate == "tanh":
+        x2 = input * input
+        t = xp.tanh(_SQRT_2_OVER_PI * (input + 0.044715 * x2 * input))
+        dinner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x2)
+        return g * (0.5 * (1 + t) + 0.5 * input * (1 - t * t) * dinner)
+    cdf = 0.5 * (1 + xp.erf(input * _INV_SQRT_2))
+    return g * (cdf + input * _INV_SQRT_2PI * xp.exp(-0.5 * input * input))
+
+
+_gelu.defvjp(_gelu_rule)
+
+_silu = _act("silu", lambda xp, input: input / (1 + xp.exp(-input)),  # PyTorch's formula
+             lambda xp, g, ans, input: g * xp.sigmoid(input)
+             * (1 + input * (1 - xp.sigmoid(input))))
+
+
+def _softplus_raw(xp, x):
+    return xp.log1p(xp.exp(-xp.abs(x))) + xp.where(x > 0, x, 0)  # (max(x, 0 * x): NaN at -inf)
+
+
+def _mish_rule(xp, g, ans, input):
+    # tanh(softplus(x)) through the sigmoid, smooth everywhere (softplus's stable form has
+    # |x| and max(x, 0) in it, whose second derivatives vanish at 0 and give wrong Hessians)
+    s = xp.sigmoid(input)
+    tsp = s * (2 - s) / (1 + (1 - s) * (1 - s))
+    return g * (tsp + input * xp.sigmoid(input) * (1 - tsp * tsp))
+
+
+_mish = _act("mish", lambda xp, input: input * xp.tanh(_softplus_raw(xp, input)), _mish_rule)
+
+
+@defop("softplus", n_in=1, jvp="elementwise")
+def _softplus(xp, input, beta, threshold):
+    bx = input * beta
+    return xp.where(bx > threshold, input, _softplus_raw(xp, bx) / beta)
+
+
+_softplus.defvjp(lambda xp, g, ans, input, beta, threshold:
+                 xp.where(input * beta > threshold, g, g * xp.sigmoid(input * beta)))
+
+_log_sigmoid = _act("log_sigmoid",  # PyTorch's formula
+                    lambda xp, input: xp.minimum(input, 0) - xp.log1p(xp.exp(-xp.abs(input))),
+                    lambda xp, g, ans, input: g * xp.sigmoid(-input))
+
+
+# hardtanh keeps integer dtypes, NaN and -0.0 (a clamp, as PyTorch's); its derivative passes
+# ``g`` strictly between the bounds, and at NaN.
+@defop("hardtanh", n_in=1, jvp="elementwise")
+def _hardtanh(xp, input, low, high):
+    return xp.clip(input, low, high).astype(input.dtype, copy=False)
+
+
+_hardtanh.defvjp(lambda xp, g, ans, input, low, high: xp.hardtanh_backward(g, input, low, high))
+
+# hardsigmoid and hardswish, PyTorch's formulas; the derivatives' kinks as PyTorch's kernels
+# put them (hardsigmoid's slope 1/6 is a C float there, in every dtype).
+_ONE_SIXTH_F32 = float(np.float32(1 / 6))
+
+_backward_op("hardsigmoid_backward", lambda xp, grad, self: xp.where(
+    (self > -3) & (self < 3), grad * _ONE_SIXTH_F32, 0))
+_hardsigmoid = _act("hardsigmoid", lambda xp, input: xp.clip(input + 3, 0, 6) / 6,
+                    lambda xp, g, ans, input: xp.hardsigmoid_backward(g, input))
+
+
+def _hardswish_rule(xp, g, ans, input):
+    return _zero_where(xp, input <= -3, xp.where(input < 3, g * (input / 3 + 0.5), g))
+
+
+_hardswish = _act("hardswish", lambda xp, input: input * xp.clip(input + 3, 0, 6) / 6,
+                  _hardswish_rule)
+
+
+def _shrunk(input, lambd):
+    """Where hardshrink and softshrink give 0 and pass no gradient: ``|input| <= lambd``."""
+    return (input >= -lambd) & (input <= lambd)
+
+
+_backward_op("hardshrink_backward",
+             lambda xp, grad, self, lambd: _zero_where(xp, _shrunk(self, lambd), grad))
+_backward_op("softshrink_backward",
+             lambda xp, grad, self, lambd: _zero_where(xp, _shrunk(self, lambd), grad))
+_hardshrink = _act("hardshrink", lambda xp, input, lambd: _zero_where(
+    xp, _shrunk(input, lambd), input),
+    lambda xp, g, ans, input, lambd: xp.hardshrink_backward(g, input, lambd))
+
+
+def _softshrink_forward(xp, input, lambd):  # input * 0 inside: -0.0, NaN kept (PyTorch's)
+    return xp.where(input > lambd, input - lambd,
+                    xp.where(input < -lambd, input + lambd, input * 0))
+
+
+_softshrink = _act("softshrink", _softshrink_forward,
+                   lambda xp, g, ans, input, lambd: xp.softshrink_backward(g, input, lambd))
+
+
+# threshold keeps integer dtypes (``nn.functional`` truncates the numbers for them); in place,
+# PyTorch's node (numbered 1) reads the input as it was.
+def _threshold_rule(xp, g, ans, input, threshold, value):
+    return xp.threshold_backward(g, input, threshold)
+
+
+@defop("threshold", n_in=1, jvp="elementwise")
+def _threshold(xp, input, threshold, value):
+    return xp.where(input <= threshold, value, input)
+
+
+_threshold.defvjp(_threshold_rule)
+_threshold_ = defop("threshold", n_in=1, overload=1, jvp="elementwise")(
+    _threshold.forward).defvjp(_threshold_rule)
+
+
+# prelu's kernel, on a weight already shaped to broadcast along dim 1; the engine sums the
+# weight's gradient back to its shape.
+@defop("_prelu_kernel", n_in=2, jvp="elementwise")
+def _prelu_kernel(xp, input, weight):
+    return xp.where(input > 0, input, weight * input)
+
+
+_prelu_kernel.defvjp(lambda xp, g, ans, input, weight: xp.where(input > 0, g, weight * g),
+                     lambda xp, g, ans, input, weight: _zero_where(xp, input > 0, input * g))
+
+
+# glu: the first half of ``dim`` times the sigmoid of the second.
+def _halves(x, dim):
+    n = x.shape[dim] // 2
+    lead = (slice(None),) * dim
+    return x[lead + (slice(0, n),)], x[lead + (slice(n, None),)]
+
+
+@defop("glu", n_in=1, jvp="transpose")
+def _glu(xp, input, dim):
+    a, b = _halves(input, dim)
+    return a * xp.sigmoid(b)
+
+
+def _glu_rule(xp, g, ans, input, dim):
+    a, b = _halves(input, dim)
+    s = xp.sigmoid(b)
+    return xp.concatenate((g * s, g * a * s * (1 - s)), axis=dim)
+
+
+_glu.defvjp(_glu_rule)
+
+
+# --------------------------------------------------------------------------- the family's surface
+# PyTorch's top-level activations (``torch.relu``...) are the functions of ``nn.functional``,
+# which checks their arguments (and imports this module: looked up when called).
+
+
+def _functional():
+    global _F
+    if _F is None:  # (an import statement per call would cost more than relu itself)
+        from ...nn.functional import activation as _F  # lazy: it imports this module
+    return _F
+
+
+_F = None  # ember.nn.functional.activation, once imported
+
+
+def relu(input):
+    """``max(input, 0)``: :func:`ember.nn.functional.relu`."""
+    return _functional().relu(input)
+
+
+def relu_(input):
+    """In-place :func:`relu`."""
+    return _functional().relu_(input)
+
+
+def selu(input):
+    """:func:`ember.nn.functional.selu`."""
+    return _functional().selu(input)
+
+
+def selu_(input):
+    """In-place :func:`selu`."""
+    return _functional().selu_(input)
+
+
+def celu(input, alpha=1.0):
+    """:func:`ember.nn.functional.celu`."""
+    return _functional().celu(input, alpha)
+
+
+def celu_(input, alpha=1.0):
+    """In-place :func:`celu`."""
+    return _functional().celu_(input, alpha)
+
+
+def threshold(input, threshold, value):
+    """``value`` where ``input <= threshold``: :func:`ember.nn.functional.threshold`."""
+    return _functional().threshold(input, threshold, value)
+
+
+def threshold_(input, threshold, value):
+    """In-place :func:`threshold`."""
+    return _functional().threshold_(input, threshold, value)
+
+
+def hardshrink(input, lambd=0.5):
+    """:func:`ember.nn.functional.hardshrink`."""
+    return _functional().hardshrink(input, lambd)
+
+
+@autocast_op("prelu")
+def prelu(input, weight):
+    """:func:`ember.nn.functional.prelu`."""
+    return _functional().prelu(input, weight)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """:func:`ember.nn.functional.rrelu`, its random slopes from ``generator``."""
+    return _functional()._rrelu(input, lower, upper, training, False, generator)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
+    """In-place :func:`rrelu`."""
+    return _functional()._rrelu(input, lower, upper, training, True, generator)
+
+
+# --------------------------------------------------------------------------- the family's surface
+__all__ = ["relu", "relu_", "selu", "selu_", "celu", "celu_",
+           "threshold", "threshold_", "hardshrink", "prelu", "rrelu", "rrelu_"]
+METHODS = {"relu": relu, "hardshrink": hardshrink, "prelu": prelu}
+INPLACE = ("relu",)

@@ -1,0 +1,316 @@
+"""Loss kernels with fused derivatives, as PyTorch's nodes: the regression losses (mse,
+smooth L1, soft margin, huber), binary cross entropy (on probabilities and on logits), the
+negative log-likelihood and the multi-class hinge ``multi_margin_loss``.
+
+The losses take their reduction as a string ('none', 'mean', 'sum');
+``ember/nn/functional/loss.py`` checks the arguments and gives PyTorch's errors before calling
+them.
+"""
+from __future__ import annotations
+
+import math
+
+from ... import _xp
+from ..._tensor import Tensor
+from ...autograd import grad_mode
+from .. import batching
+from ..autocast import autocast_op
+from ..registry import defop
+
+_REDUCTIONS = ("none", "mean", "sum")
+
+
+def _reduce(xp, loss, reduction):
+    if reduction == "mean":
+        return xp.mean(loss)
+    if reduction == "sum":
+        return xp.sum(loss)
+    return loss
+
+
+def _mean_scale(grad, reduction):
+    """The elementwise gradient ``grad`` of a loss, divided by its element count for 'mean'."""
+    return grad / math.prod(grad.shape) if reduction == "mean" else grad
+
+
+# --------------------------------------------------------------------------- regression losses
+# Input and target are differentiable (the target's gradient is minus the input's); the
+# forwards get tensors already broadcast to one shape.
+
+
+@defop("mse_loss", n_in=2, promote=True, jvp="transpose")
+def _mse_loss(xp, input, target, reduction):
+    d = input - target
+    return _reduce(xp, d * d, reduction)
+
+
+def _mse_grad(xp, g, ans, input, target, reduction):
+    return g * _mean_scale(2 * (input - target), reduction)
+
+
+_mse_loss.defvjp(_mse_grad, lambda xp, g, ans, input, target, reduction:
+                 -_mse_grad(xp, g, None, input, target, reduction))
+
+
+@defop("smooth_l1_loss", n_in=2, promote=True, jvp="transpose")
+def _smooth_l1_loss(xp, input, target, reduction, beta):
+    z = xp.abs(input - target)
+    return _reduce(xp, xp.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
+
+
+def _smooth_l1_grad(xp, g, ans, input, target, reduction, beta):
+    # d/dd of the loss: d / beta strictly inside (-beta, beta), the sign of d elsewhere (so
+    # the second derivative is 1 / beta strictly inside only, as PyTorch's double backward).
+    d = input - target
+    return g * _mean_scale(xp.where(xp.abs(d) < beta, d / beta, xp.sign(d)), reduction)
+
+
+_smooth_l1_loss.defvjp(_smooth_l1_grad, lambda xp, g, ans, input, target, reduction, beta:
+                       -_smooth_l1_grad(xp, g, None, input, target, reduction, beta))
+
+
+@defop("soft_margin_loss", n_in=1, jvp="transpose")  # (the target is not differentiable)
+def _soft_margin_loss(xp, input, target, reduction):
+    return _reduce(xp, xp.log1p(xp.exp(-input * target)), reduction)
+
+
+def _soft_margin_grad(xp, g, ans, input, target, reduction):
+    """PyTorch's soft_margin_loss_backward: ``-target * z / (1 + z)``, ``z = exp(-input *
+    target)``."""
+    z = xp.exp(-input * target)
+    return g * _mean_scale(-target * z / (1 + z), reduction)
+
+
+_soft_margin_loss.defvjp(_soft_margin_grad)
+
+
+@defop("huber_loss", n_in=2, promote=True, jvp="transpose")
+def _huber_loss(xp, input, target, reduction, delta):
+    z = xp.abs(input - target)
+    return _reduce(xp, xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
+
+
+def _huber_grad(xp, g, ans, input, target, reduction, delta):
+    return g * _mean_scale(xp.clip(input - target, -delta, delta), reduction)
+
+
+_huber_loss.defvjp(_huber_grad, lambda xp, g, ans, input, target, reduction, delta:
+                   -_huber_grad(xp, g, None, input, target, reduction, delta))
+
+
+# --------------------------------------------------------------------------- classification
+# ``weight`` and ``pos_weight`` are raw arrays of the input's dtype (never differentiable, as in
+# PyTorch); nll's ``target`` is a raw int64 array.
+
+
+def _not_differentiable(tensor, arg, fn):
+    """PyTorch refuses a class weight that requires grad (when grad mode is on)."""
+    if tensor is not None and tensor.requires_grad and grad_mode.is_grad_enabled():
+        raise RuntimeError(f"The function '{fn}' is not differentiable with respect to argument "
+                           f"'{arg}'. This input cannot have requires_grad True.")
+
+
+# PyTorch's floor on x * (1 - x) in the gradient of binary_cross_entropy: 1e-12 as a C float.
+_BCE_EPS = 9.999999960041972e-13
+
+
+@defop("binary_cross_entropy", n_in=2, jvp="transpose")
+def _binary_cross_entropy(xp, input, target, weight, reduction):
+    # PyTorch clamps both logs at -100, so the loss stays finite at input 0 and 1.
+    loss = (target - 1) * xp.maximum(xp.log1p(-input), -100) \
+        - target * xp.maximum(xp.log(input), -100)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(xp, loss, reduction)
+
+
+def _bce_prob_input_rule(xp, g, ans, input, target, weight, reduction):
+    q = (1 - input) * input
+    grad = (input - target) / xp.maximum(q, 0 * q + _BCE_EPS)
+    return _scale(xp, g, grad, weight, reduction, math.prod(input.shape))
+
+
+def _bce_prob_target_rule(xp, g, ans, input, target, weight, reduction):
+    grad = -xp.log(input / (1 - input))  # minus logit(input), unclamped as in PyTorch
+    return _scale(xp, g, grad, weight, reduction, math.prod(input.shape))
+
+
+_binary_cross_entropy.defvjp(_bce_prob_input_rule, _bce_prob_target_rule)
+
+
+# ``ignore_index`` is None when the caller found that no target is ignored: without class
+# weights every target then counts once, and the forward and rule below take a shorter path
+# (the same values: each weight is 1, the mean divides by the number of targets).
+
+def _nll_picks(target, weight, ignore_index, dtype):
+    """Per-target class (0 where ignored), weight (0 where ignored) and 'not ignored' mask."""
+    xp = _xp.namespace_of(target)
+    valid = target != ignore_index
+    safe = xp.where(valid, target, 0)
+    w = valid if weight is None else xp.where(valid, weight[safe], 0)
+    return safe, w.astype(dtype), valid
+
+
+def _class_axis(input):
+    return 0 if input.ndim == 1 else 1
+
+
+def _class_entries(xp, classes):
+    """The index of each target's class entry in the (N, C, *rest) input (C for 0-d
+    ``classes``): ``classes`` at the class dim, ranges broadcast along the others. Plain
+    indexing with it costs a third of ``take_along_axis`` on a batch of class scores, whose
+    cost is NumPy's Python-level setup."""
+    if classes.ndim == 0:
+        return (classes,)
+    n, rest = classes.shape[0], classes.shape[1:]
+    ranges = [xp.arange(k).reshape((-1,) + (1,) * (len(rest) - i))
+              for i, k in enumerate((n,) + rest)]
+    return (ranges[0], classes, *ranges[1:])
+
+
+def _nll_forward(xp, input, target, weight, reduction, ignore_index):
+    """``-input[target] * weight[target]`` along the class dim (1, or 0 for a 1-d input)."""
+    if ignore_index is None and weight is None:
+        loss = -input[_class_entries(xp, target)]
+        return loss.sum() / loss.size if reduction == "mean" else _reduce(xp, loss, reduction)
+    safe, w, valid = _nll_picks(target, weight, ignore_index, input.dtype)
+    loss = xp.where(valid, -input[_class_entries(xp, safe)] * w, 0)
+    if reduction == "mean":
+        return loss.sum() / w.sum()  # NaN when every target is ignored, as in PyTorch
+    return _reduce(xp, loss, reduction)
+
+
+def _nll_rule(xp, g, ans, input, target, weight, reduction, ignore_index):
+    raw = _xp.namespace_of(target)  # the picks are raw arrays in every backward
+    if ignore_index is None and weight is None and xp is raw:  # (not recording)
+        grad = xp.zeros(input.shape, g.dtype)
+        grad[_class_entries(xp, target)] = -g * (g.dtype.type(1) / target.size
+                                                 if reduction == "mean" else 1)
+        return grad
+    axis = _class_axis(input)
+    safe, w, valid = _nll_picks(target, weight, ignore_index, getattr(g.dtype, "np", g.dtype))
+    if reduction == "mean":
+        w = raw.where(valid, w / w.sum(), 0)
+    # -g * w lands on each target's class; every other entry's gradient is zero.
+    return xp.scatter_along_axis(xp.expand_dims(-g * w, axis=axis), raw.expand_dims(safe, axis),
+                                 axis, tuple(input.shape))
+
+
+# Inputs of 1 or 2 dims, and of 4 dims (N, C, H, W): the same op under PyTorch's two names.
+_nll_loss = defop("nll_loss", n_in=1, jvp="transpose")(_nll_forward).defvjp(_nll_rule)
+_nll_loss2d = defop("nll_loss2d", n_in=1, jvp="transpose")(_nll_forward).defvjp(_nll_rule)
+
+
+def _softplus_neg(xp, x):
+    """log(1 + exp(-x)), stable for large |x|."""
+    return xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0 * x)
+
+
+@defop("binary_cross_entropy_with_logits", n_in=2, promote=True, jvp="transpose")
+def _bce_logits(xp, input, target, weight, pos_weight, reduction):
+    sp = _softplus_neg(xp, input)
+    if pos_weight is None:
+        loss = (1 - target) * input + sp
+    else:
+        loss = (1 - target) * input + (1 + (pos_weight - 1) * target) * sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(xp, loss, reduction)
+
+
+def _scale(xp, g, grad, weight, reduction, n):
+    if weight is not None:
+        grad = grad * weight
+    if reduction == "mean":
+        grad = grad / n
+    return g * grad
+
+
+def _bce_input_rule(xp, g, ans, input, target, weight, pos_weight, reduction):
+    s = xp.sigmoid(input)
+    if pos_weight is None:
+        grad = s - target
+    else:
+        grad = (1 + (pos_weight - 1) * target) * s - pos_weight * target
+    return _scale(xp, g, grad, weight, reduction, math.prod(input.shape))
+
+
+def _bce_target_rule(xp, g, ans, input, target, weight, pos_weight, reduction):
+    if pos_weight is None:
+        grad = -input
+    else:
+        grad = -input + (pos_weight - 1) * _softplus_neg(xp, input)
+    return _scale(xp, g, grad, weight, reduction, math.prod(input.shape))
+
+
+_bce_logits.defvjp(_bce_input_rule, _bce_target_rule)
+
+
+@autocast_op("binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
+                                     reduction="mean", pos_weight=None):
+    """Sigmoid + binary cross-entropy in one numerically stable op."""
+    if reduction not in _REDUCTIONS:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if target.shape != input.shape:
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size "
+                         f"({input.shape})")
+    for w in (weight, pos_weight):
+        _not_differentiable(w, "weight" if w is weight else "pos_weight",
+                            "binary_cross_entropy_with_logits")
+    if batching.is_batched(weight, pos_weight):  # read as raw arrays below: one sample a time
+        return batching.loop(binary_cross_entropy_with_logits, (input, target, weight),
+                             dict(reduction=reduction, pos_weight=pos_weight))
+    raw = [w._data if isinstance(w, Tensor) else w for w in (weight, pos_weight)]
+    return _bce_logits(input, target, raw[0], raw[1], reduction)
+
+
+# --------------------------------------------------------------------------- margin loss
+# ``multi_margin_loss``: the multi-class hinge loss, as PyTorch's fused op (node
+# ``MultiMarginLossBackward0``). Per sample, with ``y`` its class and ``C`` classes::
+#
+#     loss = sum_{i != y} max(0, margin - x[y] + x[i]) ** p * weight[y] / C
+#
+# The rule is written with array-API operations on the saved input, so (unlike PyTorch, which
+# has no double backward for this op) second derivatives are available too.
+
+
+def _hinge(xp, x, onehot, margin):
+    """``margin - x[y] + x[i]`` for every class ``i`` (0 at ``i = y``), rows of ``x``."""
+    picked = xp.sum(x * onehot, axis=1, keepdims=True)
+    return xp.where(onehot > 0, 0.0, margin - picked + x)
+
+
+@defop("multi_margin_loss", n_in=1)
+def _multi_margin_loss(xp, input, onehot, scale, p, margin, reduction, shape):
+    z = _hinge(xp, input.reshape(onehot.shape), onehot, margin)
+    h = xp.where(z > 0, z, 0.0)
+    per = xp.sum(h * h if p == 2 else h, axis=1) * scale
+    if reduction == "mean":
+        return xp.asarray(xp.mean(per), dtype=input.dtype)
+    if reduction == "sum":
+        return xp.asarray(xp.sum(per), dtype=input.dtype)
+    return per.reshape(shape).astype(input.dtype)
+
+
+def _rule(xp, g, ans, input, onehot, scale, p, margin, reduction, shape):
+    n = onehot.shape[0]
+    z = _hinge(xp, xp.reshape(input, onehot.shape), onehot, margin)
+    slope = xp.where(z > 0, 2 * z if p == 2 else 1.0, 0.0) * scale.reshape(n, 1)  # (raw)
+    if reduction == "mean":
+        slope = slope * (g / n)
+    elif reduction == "sum":
+        slope = slope * g
+    else:
+        slope = slope * xp.reshape(g, (n, 1))
+    total = xp.sum(slope, axis=1, keepdims=True)
+    return xp.reshape(slope - onehot * total, tuple(input.shape))
+
+
+_multi_margin_loss.defvjp(_rule)
+
+
+# --------------------------------------------------------------------------- the family's surface
+__all__ = ["binary_cross_entropy_with_logits"]
+METHODS = {}
+INPLACE = ()

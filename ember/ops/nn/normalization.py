@@ -1,0 +1,185 @@
+"""The native norms as PyTorch's fused ops (``native_layer_norm``, ``native_group_norm``,
+``native_batch_norm``); their derivatives are PyTorch's closed forms in array-API code, so
+derivatives of any order work. What PyTorch saves besides the inputs (mean and rstd) the
+forward writes into a ``saved`` dict parameter; rules never read the output, so in-place ops
+on it (``relu_`` after a norm) stay legal, as in PyTorch. ``ember/nn/functional/
+normalization.py`` checks the arguments.
+"""
+from __future__ import annotations
+
+import math
+
+from ... import _array_api
+from ..registry import defop
+
+# --------------------------------------------------------------------------- normalization
+
+
+def _count(shape, axes):
+    return math.prod(shape[a] for a in axes)
+
+
+def _moments(xp, x, axes, eps):
+    """Mean, biased variance and 1/sqrt(variance + eps) over ``axes`` (kept as size-1 dims)."""
+    mean = xp.mean(x, axis=axes, keepdims=True)
+    xc = x - mean
+    var = xp.mean(xc * xc, axis=axes, keepdims=True)
+    return mean, var, 1 / xp.sqrt(var + eps)
+
+
+def _stats(xp, x, axes, eps, saved):
+    """The mean and rstd the forward saved; recomputed from ``x`` when the rule is recorded
+    (``create_graph=True``), so that their dependence on ``x`` is differentiated too."""
+    if _array_api.is_tensor_namespace(xp):
+        mean, _, rstd = _moments(xp, x, axes, eps)
+        return mean, rstd
+    return saved["mean"], saved["rstd"]
+
+
+def _normalized_grad(xp, gxhat, input, mean, rstd, axes, gain=None):
+    """The input gradient of ``xhat = (input - mean) * rstd``, statistics over ``axes``:
+    ``rstd * (gxhat - mean(gxhat) - xhat * mean(gxhat * xhat))``, in few passes. ``gain``
+    (constant over ``axes``: a per-channel weight) multiplies ``gxhat`` and the result alike.
+    """
+    xc = input - mean
+    scale = rstd * rstd * xp.mean(gxhat * xc, axis=axes, keepdims=True)
+    dx = gxhat - xp.mean(gxhat, axis=axes, keepdims=True) - xc * scale
+    return dx * (rstd if gain is None else gain * rstd)
+
+
+@defop("native_layer_norm", n_in=3, jvp="transpose")
+def _layer_norm(xp, input, weight, bias, axes, eps, saved):
+    mean, _, rstd = _moments(xp, input, axes, eps)
+    saved["mean"], saved["rstd"] = mean, rstd
+    out = (input - mean) * rstd
+    if weight is not None:
+        out = out * weight
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def _ln_input_rule(xp, g, ans, input, weight, bias, axes, eps, saved):
+    mean, rstd = _stats(xp, input, axes, eps, saved)
+    gxhat = g if weight is None else g * weight
+    return _normalized_grad(xp, gxhat, input, mean, rstd, axes)
+
+
+def _ln_weight_rule(xp, g, ans, input, weight, bias, axes, eps, saved):
+    mean, rstd = _stats(xp, input, axes, eps, saved)
+    return xp.sum(g * (input - mean) * rstd, axis=_batch_axes(input, axes))
+
+
+def _batch_axes(input, axes):
+    return tuple(a for a in range(input.ndim) if a not in axes)
+
+
+_layer_norm.defvjp(
+    _ln_input_rule, _ln_weight_rule,
+    lambda xp, g, ans, input, weight, bias, axes, eps, saved: xp.sum(
+        g, axis=_batch_axes(input, axes)))
+
+
+def _channel(xp, v, ndim):
+    """A per-channel vector shaped to broadcast over (N, C, *)."""
+    return xp.reshape(v, (1, -1) + (1,) * (ndim - 2))
+
+
+def _channel_sum(xp, x):
+    return xp.sum(x, axis=(0,) + tuple(range(2, x.ndim)))
+
+
+def _grouped(xp, x, groups):
+    return xp.reshape(x, (x.shape[0], groups, -1))
+
+
+@defop("native_group_norm", n_in=3, jvp="transpose")
+def _group_norm(xp, input, weight, bias, groups, eps, saved):
+    x = _grouped(xp, input, groups)
+    mean, _, rstd = _moments(xp, x, (2,), eps)
+    saved["mean"], saved["rstd"] = mean, rstd
+    out = ((x - mean) * rstd).reshape(input.shape)
+    if weight is not None:
+        out = out * _channel(xp, weight, input.ndim)
+    if bias is not None:
+        out = out + _channel(xp, bias, input.ndim)
+    return out
+
+
+def _gn_input_rule(xp, g, ans, input, weight, bias, groups, eps, saved):
+    x = _grouped(xp, input, groups)
+    mean, rstd = _stats(xp, x, (2,), eps, saved)
+    gxhat = g if weight is None else g * _channel(xp, weight, input.ndim)
+    dx = _normalized_grad(xp, _grouped(xp, gxhat, groups), x, mean, rstd, (2,))
+    return xp.reshape(dx, tuple(input.shape))
+
+
+def _gn_weight_rule(xp, g, ans, input, weight, bias, groups, eps, saved):
+    x = _grouped(xp, input, groups)
+    mean, rstd = _stats(xp, x, (2,), eps, saved)
+    return _channel_sum(xp, g * xp.reshape((x - mean) * rstd, tuple(input.shape)))
+
+
+_group_norm.defvjp(
+    _gn_input_rule, _gn_weight_rule,
+    lambda xp, g, ans, input, weight, bias, groups, eps, saved: _channel_sum(xp, g))
+
+
+@defop("native_batch_norm", n_in=3, jvp="transpose")
+def _batch_norm(xp, input, weight, bias, running_mean, running_var, training, momentum, eps,
+                saved):
+    """Normalize per channel with batch statistics (training) or the running ones.
+
+    In training the running statistics (raw arrays) are updated in place, as PyTorch's kernel
+    does: ``(1 - momentum) * running + momentum * batch`` with the unbiased batch variance.
+    """
+    axes = (0,) + tuple(range(2, input.ndim))
+    if training:
+        mean, var, rstd = _moments(xp, input, axes, eps)
+        if running_mean is not None:
+            n = _count(input.shape, axes)
+            running_mean[...] = (1 - momentum) * running_mean + momentum * mean.reshape(-1)
+            running_var[...] = ((1 - momentum) * running_var
+                                + momentum * n / (n - 1) * var.reshape(-1))
+    else:
+        mean = _channel(xp, running_mean.astype(input.dtype), input.ndim)
+        rstd = 1 / xp.sqrt(_channel(xp, running_var.astype(input.dtype), input.ndim) + eps)
+    saved["mean"], saved["rstd"] = mean, rstd
+    scale = rstd if weight is None else rstd * _channel(xp, weight, input.ndim)
+    out = (input - mean) * scale
+    if bias is not None:
+        out += _channel(xp, bias, input.ndim)
+    return out
+
+
+def _bn_stats(xp, input, training, eps, saved):
+    if not training:  # the running statistics: constants
+        return saved["mean"], saved["rstd"]
+    return _stats(xp, input, (0,) + tuple(range(2, input.ndim)), eps, saved)
+
+
+def _bn_input_rule(xp, g, ans, input, weight, bias, running_mean, running_var, training,
+                   momentum, eps, saved):
+    mean, rstd = _bn_stats(xp, input, training, eps, saved)
+    gain = None if weight is None else _channel(xp, weight, input.ndim)
+    if not training:  # the running statistics are constants
+        return g * (rstd if gain is None else gain * rstd)
+    return _normalized_grad(xp, g, input, mean, rstd, (0,) + tuple(range(2, input.ndim)), gain)
+
+
+def _bn_weight_rule(xp, g, ans, input, weight, bias, running_mean, running_var, training,
+                    momentum, eps, saved):
+    mean, rstd = _bn_stats(xp, input, training, eps, saved)
+    return _channel_sum(xp, g * (input - mean)) * rstd.reshape(-1)
+
+
+_batch_norm.defvjp(
+    _bn_input_rule, _bn_weight_rule,
+    lambda xp, g, ans, input, weight, bias, running_mean, running_var, training, momentum, eps,
+    saved: _channel_sum(xp, g))
+
+
+# --------------------------------------------------------------------------- the family's surface
+__all__ = []
+METHODS = {}
+INPLACE = ()

@@ -1,0 +1,284 @@
+"""Sorting and order statistics along one dim: ``sort`` / ``argsort`` / ``msort``, ``topk``,
+``kthvalue`` (PyTorch's quickselect, so ties pick the same element), ``median`` and ``mode``.
+
+Values go back to the positions they were taken from through the reductions' ``_unselect``;
+indices are int64; equal elements keep their order and NaN sorts as the largest value.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _device
+from ..._tensor import _wrap_dim
+from .._cpp_sort import mode_index
+from ..reduction.common import _check_nonempty, return_type
+from ..reduction.extremes import _evenly_distribute, _unselect, picked
+from ..registry import defop
+from .sets import _word
+
+_sort_result = return_type("sort", ("values", "indices"))
+_topk_result = return_type("topk", ("values", "indices"))
+_kthvalue_result = return_type("kthvalue", ("values", "indices"))
+_median_result = return_type("median", ("values", "indices"))
+_mode_result = return_type("mode", ("values", "indices"))
+
+
+def _order(xp, x, axis, descending):
+    """The stable sort order of ``x`` along ``axis``."""
+    if not descending:
+        return xp.argsort(x, axis=axis, kind="stable")
+    # Sorting the reversed input and reversing the result keeps equal elements in order.
+    reversed_order = xp.argsort(xp.flip(x, axis=axis), axis=axis, kind="stable")
+    return (x.shape[axis] - 1) - xp.flip(reversed_order, axis=axis)
+
+
+def _along(dim, start, stop):
+    return (slice(None),) * dim + (slice(start, stop),)
+
+
+def _scalar_result(xp, input):
+    """Sorting or selecting within a 0-d tensor: the element itself, at index 0."""
+    return input.copy(), xp.zeros((), dtype=np.int64)
+
+
+def _not_for_bool(input, kernel):
+    if input._data.dtype == np.bool_:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
+
+
+
+# --------------------------------------------------------------------------- sort, argsort
+
+
+@defop("sort", n_in=1, nout=2, jvp="transpose")
+def _sort(xp, input, dim, descending):
+    if input.ndim == 0:
+        return _scalar_result(xp, input)
+    index = _order(xp, input, dim, descending)
+    return xp.take_along_axis(input, index, axis=dim), index
+
+
+_sort.defvjp(lambda xp, g, ans, input, dim, descending:
+             _unselect(xp, g[0], ans[1], dim, True, g[0].shape))
+
+# ``sort(..., stable=...)`` is PyTorch's second overload (SortBackward1), whatever the flag.
+_sort_stable = defop("sort", n_in=1, nout=2, overload=1, jvp="transpose")(_sort.forward)
+_sort_stable.defvjp(*_sort.rules)
+# These ops save only their indices (derivatives.yaml): their values may be written in place.
+_sort.saved_outputs = _sort_stable.saved_outputs = (1,)
+
+
+@defop("argsort", n_in=1)
+def _argsort(xp, input, dim, descending):
+    if input.ndim == 0:
+        return xp.zeros((), dtype=np.int64)
+    return _order(xp, input, dim, descending)
+
+
+def sort(input, dim=-1, descending=False, stable=None):
+    """``(values, indices)`` sorted along ``dim``; always stable (equal elements keep order)."""
+    op = _sort if stable is None else _sort_stable
+    return _sort_result(op(input, _wrap_dim(dim, input.ndim), bool(descending)))
+
+
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim`` (stable)."""
+    return _argsort(input, _wrap_dim(dim, input.ndim), bool(descending))
+
+
+def msort(input):
+    """``input`` sorted along its first dim."""
+    return sort(input, 0).values
+
+
+# --------------------------------------------------------------------------- topk
+
+
+@defop("topk", n_in=1, nout=2, jvp="transpose")
+def _topk(xp, input, k, dim, largest, shape):
+    if input.ndim == 0:
+        return _scalar_result(xp, input)
+    index = _order(xp, input, dim, largest)[_along(dim, 0, k)].copy()
+    return xp.take_along_axis(input, index, axis=dim), index
+
+
+_topk.defvjp(lambda xp, g, ans, input, k, dim, largest, shape:
+             _unselect(xp, g[0], ans[1], dim, True, shape))
+_topk.saved_outputs = (1,)
+
+
+def topk(input, k, dim=-1, largest=True, sorted=True):
+    """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``, in order.
+
+    Among equal elements the first ones are taken; PyTorch leaves that choice to its C++
+    library's selection algorithm.
+    """
+    d = _wrap_dim(dim, input.ndim)
+    if input._data.dtype == np.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
+    if not 0 <= k <= (input.shape[d] if input.ndim else 1):
+        raise RuntimeError("selected index k out of range")
+    return _topk_result(_topk(input, k, d, bool(largest), input.shape))
+
+
+# --------------------------------------------------------------------------- kthvalue
+
+
+def _greater(a, b):
+    """PyTorch's quickselect order: NaN above everything."""
+    return (a != a and b == b) or a > b
+
+
+def _quickselect(values, k):
+    """The index PyTorch's CPU ``kthvalue`` reports: its quickselect (median-of-three pivot,
+    Hoare partition), replayed on one slice. Only needed where the k-th value is tied."""
+    arr, idx = list(values), list(range(len(values)))
+
+    def swap(i, j):
+        arr[i], arr[j] = arr[j], arr[i]
+        idx[i], idx[j] = idx[j], idx[i]
+
+    lo, hi = 0, len(arr) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if _greater(arr[lo], arr[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)
+        if _greater(arr[lo + 1], arr[hi]):
+            swap(lo + 1, hi)
+        if _greater(arr[lo], arr[hi]):
+            swap(lo, hi)
+        if _greater(arr[lo + 1], arr[lo]):
+            swap(lo + 1, lo)
+        i, j, pivot = lo + 1, hi, arr[lo]
+        while True:
+            i += 1
+            while _greater(pivot, arr[i]):
+                i += 1
+            j -= 1
+            while _greater(arr[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return idx[k]
+
+
+@defop("kthvalue", n_in=1, nout=2, jvp="transpose")
+def _kthvalue(xp, input, k, dim, keepdim, shape):
+    if input.ndim == 0:
+        return _scalar_result(xp, input)
+    index = xp.argsort(input, axis=dim, kind="stable")[_along(dim, k - 1, k)]
+    values = xp.take_along_axis(input, index, axis=dim)
+    if isinstance(input, np.ndarray):
+        same = (input == values) | ((input != input) & (values != values))
+        tied = np.moveaxis(np.sum(same, axis=dim, keepdims=True) > 1, dim, -1)
+        if tied.any():  # which of the equal elements PyTorch reports depends on its algorithm
+            rows, index = np.moveaxis(input, dim, -1), np.moveaxis(index.copy(), dim, -1)
+            for pos in np.argwhere(tied):
+                row = tuple(pos[:-1])
+                index[row + (0,)] = _quickselect(rows[row].tolist(), k - 1)
+            index = np.moveaxis(index, -1, dim)
+    if not keepdim:
+        values, index = xp.squeeze(values, axis=dim), xp.squeeze(index, axis=dim)
+    return values, index.copy()
+
+
+_kthvalue.defvjp(lambda xp, g, ans, input, k, dim, keepdim, shape:
+                 _unselect(xp, g[0], ans[1], dim, keepdim, shape))
+_kthvalue.saved_outputs = (1,)
+
+
+def kthvalue(input, k, dim=-1, keepdim=False):
+    """``(values, indices)`` of the ``k``-th smallest element along ``dim``."""
+    d = _wrap_dim(dim, input.ndim)
+    _not_for_bool(input, "kthvalue_cpu")
+    _check_nonempty("kthvalue", input, d)
+    if not 1 <= k <= (input.shape[d] if input.ndim else 1):
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    return _kthvalue_result(_kthvalue(input, k, d, bool(keepdim), input.shape))
+
+
+# --------------------------------------------------------------------------- median
+
+
+@defop("median", n_in=1, jvp="transpose")
+def _median_all(xp, input):
+    flat = xp.reshape(input, (-1,))
+    if flat.size == 0:  # PyTorch's NaN, or what NaN becomes as an integer
+        fill = np.nan if input.dtype.kind == "f" else np.iinfo(input.dtype).min
+        return xp.asarray(fill, dtype=input.dtype)
+    if input.dtype.kind == "f" and xp.isnan(flat).any():
+        return xp.asarray(np.nan, dtype=input.dtype)
+    k = (flat.size - 1) // 2
+    return xp.partition(flat, k)[k]
+
+
+_median_all.defvjp(_evenly_distribute)
+
+
+@defop("median", n_in=1, overload=1, nout=2, jvp="transpose")
+def _median_dim(xp, input, dim, keepdim, shape):
+    if input.ndim == 0:
+        return _scalar_result(xp, input)
+    n = input.shape[dim]
+    order = xp.argsort(input, axis=dim, kind="stable")
+    if input.dtype.kind == "f":  # a slice with NaN reports its first NaN (sorted right after
+        valid = n - xp.sum(xp.isnan(input), axis=dim, keepdims=True)  # the numbers)
+        index = xp.take_along_axis(order, xp.where(valid < n, valid, (n - 1) // 2), axis=dim)
+    else:
+        index = order[_along(dim, (n - 1) // 2, (n + 1) // 2)]
+    values = xp.take_along_axis(input, index, axis=dim)
+    if not keepdim:
+        values, index = xp.squeeze(values, axis=dim), xp.squeeze(index, axis=dim)
+    return values, index.copy()
+
+
+_median_dim.defvjp(lambda xp, g, ans, input, dim, keepdim, shape:
+                   _unselect(xp, g[0], ans[1], dim, keepdim, shape))
+_median_dim.saved_outputs = (1,)
+
+
+def median(input, dim=None, keepdim=False):
+    """The lower median of all elements (ties share the gradient), or ``(values, indices)``
+    along ``dim``; NaN if a NaN is present."""
+    if dim is None:
+        _not_for_bool(input, "median_cpu")
+        return _median_all(input)
+    d = _wrap_dim(dim, input.ndim)
+    _not_for_bool(input, "median_out")
+    _check_nonempty("median", input, d)
+    return _median_result(_median_dim(input, d, bool(keepdim), input.shape))
+
+
+# --------------------------------------------------------------------------- mode
+
+
+@defop("mode", n_in=1, nout=2, jvp="transpose")
+def _mode(xp, input, dim, keepdim, shape):
+    if input.ndim == 0:
+        return _scalar_result(xp, input)
+    x = np.moveaxis(_device.to_numpy(input), dim, -1)
+    index = mode_index(x.reshape(-1, x.shape[-1])).reshape(x.shape[:-1] + (1,))
+    return picked(xp, input, xp.asarray(np.moveaxis(index, -1, dim)), dim, keepdim)
+
+
+_mode.defvjp(lambda xp, g, ans, input, dim, keepdim, shape:
+             _unselect(xp, g[0], ans[1], dim, keepdim, shape))
+_mode.saved_outputs = (1,)
+
+
+def mode(input, dim=-1, keepdim=False):
+    """``(values, indices)``: the most frequent value along ``dim`` (the smallest of those
+    equally frequent) and where it occurs (the position PyTorch's CPU kernel reports)."""
+    d = _wrap_dim(dim, input.ndim)
+    if input.is_complex():
+        raise NotImplementedError(f"\"mode_cpu\" not implemented for '{_word(input)}'")
+    _check_nonempty("mode", input, d)
+    return _mode_result(_mode(input, d, bool(keepdim), input.shape))
