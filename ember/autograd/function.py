@@ -121,7 +121,7 @@ class BackwardCFunction(Node, FunctionCtx):
     def _input_grads(self, result, create_graph):
         """The backward's result checked and fitted to the inputs, with PyTorch's errors."""
         from .._tensor import Tensor
-        from ..ops.registry import _fit, _xp_for
+        from .node import _fit, _xp_for
         name = type(self).__name__
         result = result if isinstance(result, tuple) else (result,)
         n = len(self._arg_is_tensor)
