@@ -37,6 +37,7 @@ class OpNode(Node):
 
     __slots__ = ("_saved", "_inputs", "_ans", "_ans_vc", "_meta", "_out_meta", "_frees")
     _op = None  # the Op, set on each generated subclass
+    _simple = False  # one output and a fixed number of inputs: ``apply``'s fast path serves
     _packed = None  # [(index or None for ans, unpack_hook, packed value)] under saved hooks
 
     @property
@@ -86,6 +87,16 @@ class OpNode(Node):
 
     def apply(self, grad_outputs, create_graph):
         """Input gradients (one per edge, None where not needed) for the output gradient(s)."""
+        if self._simple and self._plain(grad_outputs[0], create_graph):
+            # The ordinary backward (NumPy gradients, nothing recorded, packed or conjugated)
+            # of a one-output op of fixed inputs, the one fast path: it runs once per node.
+            g = grad_outputs[0]
+            saved = self._saved
+            ans = self._ans
+            out = []
+            for (fn, _), rule, meta in zip(self.next_functions, self._op.rules, self._meta):
+                out.append(None if fn is None else _fitted(rule(_NUMPY, g, ans, *saved), meta))
+            return out
         self._check()
         op = self._op
         ans, args, inputs = self._saved_values()
@@ -124,6 +135,21 @@ class OpNode(Node):
                 gi = _fit(xp, gi, meta, create_graph)
             out.append(gi)
         return out
+
+    def _plain(self, g, create_graph):
+        """Whether this backward is an ordinary one: real NumPy gradients, the saved values
+        there and unmodified (else PyTorch's error) and nothing recorded, packed or conjugated.
+        """
+        if (create_graph or type(g) is not _ndarray or g.dtype.kind == "c" or _LOWP and
+                type(g.dtype) in _LOWP
+                or self._saved is None or self._packed is not None):
+            return False
+        for _, tensor, version in self._inputs:
+            if tensor._vc[0] != version:
+                check_version(tensor, version, saved_by=self)
+        if self._ans is not None and self._ans_vc[0][0][0] != self._ans_vc[0][1]:
+            raise RuntimeError(_ans_error(self, 0))
+        return True
 
     def _output_grads(self, grad_outputs, create_graph):
         """The gradients of all outputs, zeros standing in for those that did not arrive
@@ -164,69 +190,6 @@ class OpNode(Node):
                 t, version = old, 0
             inputs.append((i, t, version))
         self._inputs = tuple(inputs)
-
-
-class _SimpleNode(OpNode):
-    """The node of an op with one output and a fixed number of inputs, with the ordinary
-    backward (NumPy arrays, no ``create_graph``) written out: it runs once per node."""
-
-    __slots__ = ()
-
-    def apply(self, grad_outputs, create_graph):
-        g = grad_outputs[0]
-        if not self._plain(g, create_graph):
-            return OpNode.apply(self, grad_outputs, create_graph)
-        out = []
-        saved = self._saved
-        ans = self._ans
-        for (fn, _), rule, meta in zip(self.next_functions, self._op.rules, self._meta):
-            out.append(None if fn is None else _fitted(rule(_NUMPY, g, ans, *saved), meta))
-        return out
-
-    def _plain(self, g, create_graph):
-        """Whether this backward is an ordinary one: real NumPy gradients, the saved values
-        there and unmodified (else PyTorch's error) and nothing recorded, packed or conjugated.
-        """
-        if (create_graph or type(g) is not _ndarray or g.dtype.kind == "c" or _LOWP and
-                type(g.dtype) in _LOWP
-                or self._saved is None or self._packed is not None):
-            return False
-        for _, tensor, version in self._inputs:
-            if tensor._vc[0] != version:
-                check_version(tensor, version, saved_by=self)
-        if self._ans is not None and self._ans_vc[0][0][0] != self._ans_vc[0][1]:
-            raise RuntimeError(_ans_error(self, 0))
-        return True
-
-
-class _UnaryNode(_SimpleNode):
-    """``_SimpleNode`` of a one-input op: its one edge always needs a gradient."""
-
-    __slots__ = ()
-
-    def apply(self, grad_outputs, create_graph):
-        g = grad_outputs[0]
-        if not self._plain(g, create_graph):
-            return OpNode.apply(self, grad_outputs, create_graph)
-        return [_fitted(self._op.rules[0](_NUMPY, g, self._ans, *self._saved), self._meta[0])]
-
-
-class _BinaryNode(_SimpleNode):
-    """``_SimpleNode`` of a two-input op, its two edges unrolled."""
-
-    __slots__ = ()
-
-    def apply(self, grad_outputs, create_graph):
-        g = grad_outputs[0]
-        if not self._plain(g, create_graph):
-            return OpNode.apply(self, grad_outputs, create_graph)
-        (fa, _), (fb, _) = self.next_functions
-        rule_a, rule_b = self._op.rules
-        meta_a, meta_b = self._meta
-        ans = self._ans
-        saved = self._saved
-        return [None if fa is None else _fitted(rule_a(_NUMPY, g, ans, *saved), meta_a),
-                None if fb is None else _fitted(rule_b(_NUMPY, g, ans, *saved), meta_b)]
 
 
 def _fitted(gi, meta):

@@ -46,12 +46,9 @@ from ..autograd import node as _node
 from ..autograd.graph import accumulate_grad_of, sequence
 from ..autograd.node import (
     OpNode,
-    _BinaryNode,
     _count_outputs,
     _output_tensor,
     _pack,
-    _SimpleNode,
-    _UnaryNode,
 )
 from ..autograd.views import fresh
 from . import autocast as _amp
@@ -193,11 +190,10 @@ class Op:
         self._plans = {}  # requires-grad mask (top bit: number of inputs) -> save plan
         torch_names = [("self" if n == "input" else n) for n in argnames]
         self._check_order = lambda i: torch_names[i] if i < len(torch_names) else ""
-        self._b_first = len(argnames) > 1 and torch_names[1] < torch_names[0]  # (_BinaryOp)
-        base = OpNode if nout != 1 or variadic is not None else \
-            {1: _UnaryNode, 2: _BinaryNode}.get(self.n_in, _SimpleNode)
-        self.node_cls = type(f"{_camel(name)}Backward{overload}", (base,),
+        self._b_first = len(argnames) > 1 and torch_names[1] < torch_names[0]  # (_FastOp)
+        self.node_cls = type(f"{_camel(name)}Backward{overload}", (OpNode,),
                              {"__slots__": (), "_op": staticmethod(self),  # no binding
+                              "_simple": nout == 1 and variadic is None,
                               "_n_outputs": nout if nout is not None else _count_outputs})
         # The autocast policy of the PyTorch op of this name (``ops/autocast.py``), or None.
         self.autocast = _amp.policy_of(name)
@@ -403,9 +399,7 @@ class Op:
         for i in range(n_in):
             a = args[i]
             if isinstance(a, Tensor) and a._rg:
-                fn = a._grad_fn  # gradient_edge(a), written out
-                nexts.append((fn, a._output_nr) if fn is not None else
-                             (accumulate_grad_of(a), 0))
+                nexts.append(_edge(a))
                 data = a._data
                 meta.append((data.shape, data.dtype))
                 mask |= 1 << i
@@ -475,6 +469,13 @@ class Op:
 
 
 _NO_EDGE = (None, 0)
+
+
+def _edge(tensor):
+    """The edge to a tensor that requires grad: its node, or its leaf's ``AccumulateGrad``."""
+    fn = tensor._grad_fn
+    return (fn, tensor._output_nr) if fn is not None else (accumulate_grad_of(tensor), 0)
+
 _UNSAVED = ([0], 0)  # the version check of an output not saved: never fails
 
 
@@ -555,87 +556,54 @@ def _xp_of(arrays, n_in):
     return _NUMPY
 
 
-class _UnaryOp(Op):
-    """An op of one input and one output, with a shorter call for a NumPy-backed tensor input
-    (``_record``, ``_node`` and ``_result`` written out: it runs once per op)."""
+class _FastOp(Op):
+    """An op of one output and one or two inputs, with a shorter call (the one fast path) when
+    no interposer is active and its inputs are NumPy-backed tensors of one dtype, or a tensor
+    and a Python number that does not change its dtype. It builds its node with the general
+    path's ``_node`` and ``_result`` (``tests/test_node_fast_path.py`` checks the nodes are
+    equal); anything else goes to ``Op.__call__``."""
 
-    def __call__(self, a, *params):
-        if _fw.active or _anomaly.forward or _vmap.depth or _amp_anywhere.enabled or \
-                not isinstance(a, _Tensor):
-            return Op.__call__(self, a, *params)
-        data = a._data
-        dtype = data.dtype
-        if type(data) is not _ndarray or (self.promote == "float" and
-                                          type(dtype) not in _INEXACT) or type(dtype) in _LOWP:
-            return Op.__call__(self, a, *params)
-        out = self.forward(_NUMPY, data, *params) if params else self.forward(_NUMPY, data)
-        if type(out) is not _ndarray:
-            if not isinstance(out, np.generic):  # another kind of array (a copy to the GPU)
-                return Op.__call__(self, a, *params)
-            out = np.asarray(out)  # NumPy gives scalars for 0-d results
-        out_dtype = out.dtype
-        if a._base is not None and a._vc[0] != a._vv and _state.grad and self.rules:
-            fresh(a)
-        if not a._rg or not _state.grad or self.rules is None or (
-                out_dtype is not dtype and type(out_dtype) not in _INEXACT):
-            return _Tensor._make(out, None, False)
-        _, _, save_ans, (keep,) = self._plans.get(3) or self._save_plan(3, 1)
-        node = self.node_cls.__new__(self.node_cls)
-        fn = a._grad_fn
-        node.next_functions = ((fn, a._output_nr) if fn is not None else
-                               (accumulate_grad_of(a), 0),)
-        node._seq = next(sequence)  # after the edge: a leaf's AccumulateGrad comes first
-        node._meta = ((data.shape, dtype),)
-        if keep:
-            node._saved = [data, *params]
-            node._inputs = ((0, a, a._vc[0]),)
-        else:
-            node._saved = [None, *params]
-            node._inputs = ()
-        node._ans = out if save_ans else None
-        node._frees = keep or save_ans
-        return _finish(node, out)
-
-
-class _BinaryOp(Op):
-    """An op of two inputs and one output, with a shorter call when both are NumPy-backed
-    tensors of one dtype, or a tensor and a Python number that does not change its dtype."""
-
-    def __call__(self, a, b, *params):
+    def __call__(self, a, *rest):
         Tensor = _Tensor
         if _fw.active or _anomaly.forward or _vmap.depth or _amp_anywhere.enabled or \
                 not isinstance(a, Tensor):
-            return Op.__call__(self, a, b, *params)
+            return Op.__call__(self, a, *rest)
         da = a._data
         dtype = da.dtype
-        if isinstance(b, Tensor):
-            db = b._data
-            if b._base is not None and b._vc[0] != b._vv and _state.grad and self.rules:
-                fresh(b)
-            b_rg = b._rg
-            dtype_b = db.dtype
-            if type(db) is not _ndarray or self.promote and dtype_b is not dtype or \
-                    type(dtype_b) in _LOWP:
-                return Op.__call__(self, a, b, *params)
-        elif type(b) is float or type(b) is int:
-            db = b
-            b_rg = False
-            if self.promote and type(dtype) not in _INEXACT:
-                return Op.__call__(self, a, b, *params)
-        else:
-            return Op.__call__(self, a, b, *params)
         if type(da) is not _ndarray or (self.promote == "float" and
                                         type(dtype) not in _INEXACT) or type(dtype) in _LOWP:
-            return Op.__call__(self, a, b, *params)
+            return Op.__call__(self, a, *rest)
         try:
-            out = (self.forward(_NUMPY, da, db, *params) if params else
-                   self.forward(_NUMPY, da, db))
+            if self.n_in == 1:
+                b = None
+                b_rg = False
+                out = self.forward(_NUMPY, da, *rest) if rest else self.forward(_NUMPY, da)
+            else:
+                b = rest[0]
+                if isinstance(b, Tensor):
+                    db = b._data
+                    if b._base is not None and b._vc[0] != b._vv and _state.grad and self.rules:
+                        fresh(b)
+                    b_rg = b._rg
+                    dtype_b = db.dtype
+                    if type(db) is not _ndarray or self.promote and dtype_b is not dtype or \
+                            type(dtype_b) in _LOWP:
+                        return Op.__call__(self, a, *rest)
+                elif type(b) is float or type(b) is int:
+                    db = b
+                    b_rg = False
+                    if self.promote and type(dtype) not in _INEXACT:
+                        return Op.__call__(self, a, *rest)
+                else:
+                    return Op.__call__(self, a, *rest)
+                out = (self.forward(_NUMPY, da, db, *rest[1:]) if len(rest) > 1 else
+                       self.forward(_NUMPY, da, db))
         except (ValueError, TypeError):
-            return Op.__call__(self, a, b, *params)  # again, to raise PyTorch's error
+            return Op.__call__(self, a, *rest)  # again, to raise PyTorch's error
         if type(out) is not _ndarray:
-            if not isinstance(out, np.generic):  # another kind of array (on the GPU)
-                return Op.__call__(self, a, b, *params)
-            out = np.asarray(out)
+            if not isinstance(out, np.generic):  # another kind of array (a copy to the GPU)
+                return Op.__call__(self, a, *rest)
+            out = np.asarray(out)  # NumPy gives scalars for 0-d results
         if a._base is not None and a._vc[0] != a._vv and _state.grad and self.rules:
             fresh(a)
         a_rg = a._rg
@@ -643,49 +611,24 @@ class _BinaryOp(Op):
         if not (a_rg or b_rg) or not _state.grad or self.rules is None or (
                 out_dtype is not dtype and type(out_dtype) not in _INEXACT):
             return Tensor._make(out, None, False)
-        mask = 4 | a_rg | b_rg << 1
-        _, _, save_ans, (keep_a, keep_b) = self._plans.get(mask) or self._save_plan(mask, 2)
-        node = self.node_cls.__new__(self.node_cls)
-        if a_rg:
-            fn = a._grad_fn
-            edge = (fn, a._output_nr) if fn is not None else (accumulate_grad_of(a), 0)
-            meta = (da.shape, dtype)
+        # What ``_record`` finds, for these inputs: edges, metadata, what the rules read, and
+        # each saved tensor with its version (a Python number ``b`` has none).
+        mask = (a_rg | b_rg << 1) | 1 << self.n_in
+        _, _, save_ans, keep = self._plans.get(mask) or self._save_plan(mask, self.n_in)
+        inputs = ((0, a, a._vc[0]),) if keep[0] else ()
+        if b is None:
+            arrays = [da if keep[0] else None, *rest]
+            nexts = (_edge(a),)
+            meta = [(da.shape, dtype)]
         else:
-            edge = _NO_EDGE
-            meta = None
-        if b_rg:
-            fn = b._grad_fn
-            node.next_functions = (edge, (fn, b._output_nr) if fn is not None else
-                                   (accumulate_grad_of(b), 0))
-            node._meta = (meta, (db.shape, dtype_b))
-        else:
-            node.next_functions = (edge, _NO_EDGE)
-            node._meta = (meta, None)
-        node._seq = next(sequence)  # after the edges: a leaf's AccumulateGrad comes first
-        # What the rules read, and each saved tensor with its version (a Python number ``b``
-        # has none).
-        node._saved = [da if keep_a else None, db if keep_b else None, *params]
-        inputs = ((0, a, a._vc[0]),) if keep_a else ()
-        if keep_b and b is not db:
-            inputs = (((1, b, b._vc[0]),) + inputs if self._b_first else
-                      inputs + ((1, b, b._vc[0]),))
-        node._inputs = inputs
-        node._ans = out if save_ans else None
-        node._frees = keep_a or keep_b or save_ans
-        return _finish(node, out)
-
-
-def _finish(node, out):
-    """The result Tensor of a node that a fast path built (``_node``'s last steps, then
-    ``_result``)."""
-    if saved_hooks.stack:
-        _pack(node)
-    if _anomaly.enabled:
-        anomaly_mode.remember(node)
-    result = _Tensor._make(out, node, True)
-    if node._ans is not None:
-        node._ans_vc = ((result._vc, 0),)  # the result's version, checked in backward
-    return result
+            arrays = [da if keep[0] else None, db if keep[1] else None, *rest[1:]]
+            nexts = (_edge(a) if a_rg else _NO_EDGE, _edge(b) if b_rg else _NO_EDGE)
+            meta = [(da.shape, dtype) if a_rg else None, (db.shape, dtype_b) if b_rg else None]
+            if keep[1] and b is not db:
+                inputs = (((1, b, b._vc[0]),) + inputs if self._b_first else
+                          inputs + ((1, b, b._vc[0]),))
+        return _result(self._node(nexts, meta, arrays, inputs, out if save_ans else None,
+                                  keep[0] or save_ans or b is not None and keep[1]), out)
 
 
 def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None, jvp=None,
@@ -697,6 +640,6 @@ def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None, 
         if nout == 1 and variadic is None:
             code = forward.__code__
             inputs = code.co_argcount - 1 if n_in is None else n_in
-            cls = {1: _UnaryOp, 2: _BinaryOp}.get(inputs, Op)
+            cls = _FastOp if inputs in (1, 2) else Op
         return cls(name, forward, n_in, promote, overload, nout, variadic, jvp, holomorphic)
     return wrap
