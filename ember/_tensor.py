@@ -18,12 +18,11 @@ from .autograd import anomaly_mode, engine, forward_ad, grad_mode
 from .autograd.graph import NO_ACCUMULATOR
 from .autograd.views import fresh
 from .ops import autocast as _amp
-from .ops import registry
 
 __all__ = ["Tensor", "Size", "layout", "strided"]
 
 _state = grad_mode._state
-_INEXACT = registry._INEXACT  # the classes of the floating and complex dtypes
+_INEXACT = _dtypes._INEXACT_TYPES  # the classes of the floating and complex dtypes
 
 
 class Size(tuple):
@@ -677,5 +676,4 @@ def _rebuild(array, requires_grad):
     return Tensor._make(np.array(array), None, requires_grad)
 
 
-registry._bind_tensor(Tensor)
 engine.Tensor = Tensor

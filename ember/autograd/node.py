@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _dtypes, _xp
 from .._broadcast import sum_to
+from .._tensor import Tensor as _Tensor
 from ..ops import reduced as _reduced
 from . import forward_ad, saved_hooks
 from .graph import Node, check_version, modified_error, raise_freed
@@ -24,7 +25,6 @@ _NUMPY = _xp.NUMPY
 _ndarray = np.ndarray
 _LOWP = _dtypes.LOW_PRECISION_TYPES
 _is_inexact = _dtypes.is_inexact
-_Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
 class OpNode(Node):
     """A recorded application of an op: saved values, input metadata, and the op's rules.

@@ -41,8 +41,8 @@ import types
 import numpy as np
 
 from .. import _dtypes, _errors, _xp
+from .._tensor import Tensor as _Tensor
 from ..autograd import anomaly_mode, forward_ad, grad_mode, saved_hooks
-from ..autograd import node as _node
 from ..autograd.graph import accumulate_grad_of, sequence
 from ..autograd.node import (
     OpNode,
@@ -72,7 +72,6 @@ _INEXACT = _dtypes._INEXACT_TYPES
 _LOWP = _dtypes.LOW_PRECISION_TYPES
 _is_inexact = _dtypes.is_inexact
 _amp_anywhere = _amp.anywhere  # autocast enabled in some thread (see ``Op.__call__``)
-_Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
 
 class VmapState:
@@ -87,11 +86,6 @@ class VmapState:
 
 
 vmap_state = _vmap = VmapState()
-
-
-def _bind_tensor(cls):
-    global _Tensor
-    _Tensor = _node._Tensor = cls
 
 
 def _camel(name):
