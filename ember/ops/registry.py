@@ -34,7 +34,6 @@ Contract for declaring an op (see the op modules for examples)::
 """
 from __future__ import annotations
 
-import dis
 import re
 import types
 
@@ -53,9 +52,12 @@ from ..autograd.node import (
 from ..autograd.views import fresh
 from . import autocast as _amp
 from . import reduced as _reduced
+from ._op_errors import _raise_broadcast_error, _raise_device_error
+from ._promotion import _promote
+from ._save_plan import _names_read, save_plan, saves_also
 from .reduced import reduced
 
-__all__ = ["defop", "Op", "OpNode", "OPS"]
+__all__ = ["defop", "Op", "OpNode", "OPS", "saves_also"]
 
 OPS = []  # every declared op, in declaration order (tests check each has a spec)
 
@@ -92,40 +94,6 @@ def _camel(name):
     """PyTorch's node naming: ``log_softmax`` -> ``LogSoftmax``, ``log1p`` -> ``Log1P``."""
     name = re.sub(r"(?<=\d)([a-z])", lambda m: m.group(1).upper(), name)
     return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
-
-
-def _names_read(fn):
-    """Names of the parameters that ``fn``'s body actually reads."""
-    code = fn.__code__
-    used = set(code.co_cellvars)  # parameters captured by inner functions
-    for ins in dis.get_instructions(code):
-        if ins.opname.startswith("LOAD_FAST") or ins.opname == "LOAD_DEREF":
-            val = ins.argval
-            used.update(val if isinstance(val, tuple) else (val,))
-    return used
-
-
-def saves_also(result, *tensors):
-    """``result`` (a Tensor or a tuple of them) of an op call that reads ``tensors`` through
-    raw arrays among its parameters (index keys, masks, targets): the call's node checks their
-    versions too, as PyTorch checks every tensor a node saves, whatever its dtype. Returns
-    ``result``."""
-    node = (result[0] if isinstance(result, tuple) else result)._grad_fn
-    if isinstance(node, OpNode) and node._saved is not None and _reads_params(node):
-        node._inputs = (*node._inputs, *((None, t, t._vc[0]) for t in tensors
-                                         if isinstance(t, _Tensor)))
-        node._frees = True  # it saved a tensor: a second backward through it raises
-    return result
-
-
-def _reads_params(node):
-    """Whether a rule that will run reads a parameter (the tensors are saved only then:
-    ``scatter_add`` keeps its index for ``src``'s gradient, not for ``self``'s)."""
-    op = node._op
-    if op.variadic is not None:
-        return True
-    return any(j >= op.n_in for (fn, _), (read, _) in zip(node.next_functions, op._reads)
-               if fn is not None for j in read)
 
 
 def _as_tuple(x):
@@ -434,32 +402,7 @@ class Op:
             anomaly_mode.remember(node)
         return node
 
-    def _save_plan(self, mask, n_in):
-        """What a node keeps when the inputs in ``mask`` require grad (computed once per mask).
-
-        Returns (inputs to drop, inputs to keep, whether to keep ``ans``, and per input whether
-        it is kept). Plain parameters (dims, shapes) are always kept; inputs only when a rule
-        that will run reads them.
-        """
-        save = set()
-        for i in range(n_in):
-            if mask >> i & 1:
-                if self.variadic is not None:
-                    if self._reads[0]:  # (the variadic rule reads its inputs)
-                        save.update(range(n_in))
-                else:
-                    save.update(self._reads[i][0])
-        # The result is kept whenever a rule reads it, whichever inputs require grad: PyTorch
-        # saves outputs unconditionally (``pow(x, int_exponent)`` keeps its result), inputs
-        # only for the rules that will run.
-        save_ans = self._reads[1] if self.variadic is not None else any(
-            ans_read for _, ans_read in self._reads)
-        # Kept inputs in the order PyTorch checks its saved variables (by name: ``mat2``
-        # before ``self``), so that of two modified ones the same is named in the error.
-        kept = sorted((i for i in range(n_in) if i in save), key=self._check_order)
-        plan = self._plans[mask] = (tuple(i for i in range(n_in) if i not in save),
-                                    tuple(kept), save_ans, tuple(i in save for i in range(n_in)))
-        return plan
+    _save_plan = save_plan
 
 
 _NO_EDGE = (None, 0)
@@ -479,65 +422,6 @@ def _result(node, out):
     if node._ans is not None:
         node._ans_vc = ((result._vc, 0),)  # the result's version, checked in backward
     return result
-
-
-# Python scalar types that never change a result dtype of the given array kinds.
-_WEAK_SCALARS = {"f": (int, float), "c": (int, float, complex), "i": (int,), "u": (int,)}
-
-
-def _promote(mode, args, arrays, n_in):
-    """Cast array inputs to the op's result dtype (PyTorch promotion; 'float' makes ints float)."""
-    first = arrays[0]
-    dt = first.dtype if hasattr(first, "dtype") else None
-    same = dt is not None
-    if same:
-        weak = _WEAK_SCALARS.get(dt.kind, ())
-        for i in range(1, n_in):
-            a = arrays[i]
-            t = type(a)
-            if t is bool or (t not in weak and getattr(a, "dtype", None) != dt):
-                same = False
-                break
-    if same and (mode is True or dt.kind in "fc"):
-        return
-    ops = [a if isinstance(a, _Tensor) else (_Raw(a) if hasattr(a, "dtype") else a)
-           for a in args[:n_in] if a is not None]  # None: an absent optional input (clamp)
-    rt = _dtypes.result_type(*ops)
-    if mode == "float" and rt.category < 2:
-        rt = _dtypes.get_default_dtype()
-    target = rt.np
-    for i in range(n_in):
-        a = arrays[i]
-        if hasattr(a, "dtype") and a.dtype != target:
-            arrays[i] = a.astype(target)
-
-
-def _raise_broadcast_error(arrays):
-    """Turn NumPy's broadcasting ValueError into PyTorch's RuntimeError (if that was it)."""
-    from .._broadcast import broadcast_shapes
-    broadcast_shapes(*(a.shape for a in arrays if hasattr(a, "shape")))
-
-
-def _raise_device_error(args):
-    """CuPy refuses NumPy operands with a TypeError; PyTorch names the two devices."""
-    from .. import _errors
-    devices = []
-    for a in args:
-        if isinstance(a, _Tensor) and a.device not in devices:
-            devices.append(a.device)
-    if len(devices) > 1:
-        a, b = sorted(str(d) for d in devices)[::-1][:2]
-        raise RuntimeError(_errors.DEVICE_MISMATCH.format(a=a, b=b))
-
-
-class _Raw:
-    """A raw array seen by ``result_type`` as a tensor."""
-
-    __slots__ = ("dtype", "ndim")
-
-    def __init__(self, arr):
-        self.dtype = _dtypes.from_numpy_dtype(arr.dtype)
-        self.ndim = arr.ndim
 
 
 def _xp_of(arrays, n_in):
