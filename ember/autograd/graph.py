@@ -40,6 +40,10 @@ class Node:
     _n_outputs = 1  # gradient slots the engine buffers for this node
     _pre_hooks = _hooks = None
     _freed = False  # after a backward without retain_graph dropped the saved values
+    # Whether the arrays ``apply`` returns in an ordinary backward are new unless they are (or
+    # view) its gradient or a saved value, so the engine may own them (``engine.py``): true of
+    # op nodes, whose rules are ember's; not of custom Functions or other nodes.
+    _fresh_grads = False
 
     def name(self):
         return type(self).__name__

@@ -37,6 +37,7 @@ class OpNode(Node):
 
     __slots__ = ("_saved", "_inputs", "_ans", "_ans_vc", "_meta", "_out_meta", "_frees")
     _op = None  # the Op, set on each generated subclass
+    _fresh_grads = True  # see ``Node._fresh_grads``
     _simple = False  # one output and a fixed number of inputs: ``apply``'s fast path serves
     _packed = None  # [(index or None for ans, unpack_hook, packed value)] under saved hooks
 
