@@ -23,6 +23,8 @@ import secrets
 
 import numpy as np
 
+from ._dispatch import vmap as _vmap  # (vmap's randomness='error')
+
 _DEFAULT_SEED = 67280421310721  # PyTorch's seed of a fresh Generator(), so initial_seed() agrees
 _TAG = b"emberPCG64\x00\x01"  # ember's state format, version 1
 STATE_SIZE = len(_TAG) + 16 + 16 + 1 + 4 + 8  # tag, state, increment, cached half, seed
@@ -185,4 +187,3 @@ def rng(generator=None):
 
 
 from . import _errors  # noqa: E402
-from .ops.registry import vmap_state as _vmap  # noqa: E402  (vmap's randomness='error')

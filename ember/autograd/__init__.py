@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import warnings
 
-from .. import _device, _errors, _xp
+from .. import _device, _dispatch, _errors, _xp
 from . import engine
 from .engine import run_backward
 from .grad_mode import (
@@ -57,7 +57,7 @@ def _seed_grads(tensors, grads, create_graph):
                                                              oshape=t.shape))
         levels = getattr(t, "_levels", ())
         if levels or getattr(g, "_levels", None):  # inside vmap
-            from ..ops import batching
+            batching = _dispatch.batched
             if set(batching.levels_of(g)) - set(levels):  # see _batched_seeds
                 g = batching.as_seed(g, levels)
                 out.append(g if g.dtype == t.dtype else g.to(t.dtype))
@@ -161,8 +161,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             g = Tensor._make(g, None, False)
         levels = getattr(t, "_levels", None)
         if levels is not None and g is not None:  # a batched input: gradients per sample
-            from ..ops import batching
-            g = batching.from_seed(g, levels)
+            g = _dispatch.batched.from_seed(g, levels)
         if record and not create_graph and g is not None:
             g = g.detach()
         result.append(g)

@@ -23,6 +23,8 @@ import warnings
 
 import numpy as np
 
+from .. import _dispatch
+
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]
 
@@ -34,7 +36,16 @@ _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 class _State:
     enabled = False
     check_nan = True
-    forward = False  # ember's forward check: ops read it on every call
+    _forward = False  # ember's forward check: its interposer is active while it is on
+
+    @property
+    def forward(self):
+        return self._forward
+
+    @forward.setter
+    def forward(self, flag):
+        self._forward = flag
+        _dispatch.refresh()
 
 
 state = _State()
@@ -201,3 +212,14 @@ def explain_write(vc, saved_by):
     if where is None:
         return text + "."
     return text + " at:\n" + "".join(traceback.format_list([where])).rstrip("\n")
+
+
+def _interpose(op, args, proceed):
+    """The anomaly interposer (``_dispatch.py``): a forward result with NaN or inf raises."""
+    result = proceed(args)
+    check_forward(op, tuple(r._data for r in result) if isinstance(result, tuple) else
+                  result._data)
+    return result
+
+
+_dispatch.register(_dispatch.Interposer("anomaly", 40, lambda: state._forward, _interpose))

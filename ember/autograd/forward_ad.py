@@ -20,7 +20,7 @@ import collections
 import itertools
 import weakref
 
-from .. import _errors, _xp
+from .. import _dispatch, _errors, _xp
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]
@@ -32,8 +32,17 @@ class _State:
     since a rule's own ops work on primal values). Ops read ``active`` on every call."""
 
     level = None
-    active = False
+    _active = False
     duals = []
+
+    @property
+    def active(self):
+        return self._active
+
+    @active.setter
+    def active(self, flag):
+        self._active = flag
+        _dispatch.refresh()
 
 
 state = _State()
@@ -91,7 +100,7 @@ def make_dual(tensor, tangent, *, level=None):
                                                        tangent=list(tangent.shape)))
     levels = set(getattr(tangent, "_levels", ()))
     if not levels <= set(getattr(tensor, "_levels", ())):
-        from ..ops import batching  # inside vmap: a tangent per sample makes a primal per sample
+        batching = _dispatch.batched  # inside vmap: a tangent per sample makes a primal per sample
         levels = tuple(sorted(levels | set(batching.levels_of(tensor))))
         tensor = batching.wrap(batching.physical(tensor, levels, expand=True), levels)
     dual = tensor.view(tensor.shape)
@@ -171,3 +180,14 @@ class _primal_only:
 
     def __exit__(self, *exc):
         state.active = self.previous
+
+
+def _interpose(op, args, proceed):
+    """The forward-AD interposer (``_dispatch.py``): the op's results get their tangents."""
+    result = proceed(args)
+    n_in = op.n_in if op.variadic is None else len(args) - op.variadic
+    propagate(op, args, n_in, (result,) if op.nout == 1 else result)
+    return result
+
+
+_dispatch.register(_dispatch.Interposer("forward AD", 30, lambda: state._active, _interpose))

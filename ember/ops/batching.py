@@ -6,7 +6,7 @@ leading dims are the batch dims of the vmap levels it varies over (outermost lev
 whose remaining dims are the sample that ``f`` sees: ``shape``, ``dim()``, ``numel()`` and
 printing report the sample; the data underneath is the whole batch.
 
-An op called with a batched argument (``registry.Op.__call__`` asks :func:`call` first) runs
+An op called with a batched argument (the vmap interposer, ``_dispatch.py``, asks :func:`call`) runs
 once on the physical tensors, by the *batching rule* of its family:
 
 - pointwise ops: the batched inputs are lined up (a size-1 dim for a level an input does not
@@ -47,14 +47,13 @@ from operator import attrgetter
 
 import numpy as np
 
-from .. import _dtypes, _errors, _memory_format
+from .. import _dispatch, _dtypes, _errors, _memory_format
 from .._tensor import Size, Tensor, _wrap_dim
 from ..autograd.graph import gradient_edge
-from . import registry
 
 __all__ = ["BatchedTensor", "call", "loop", "fallbacks", "state"]
 
-state = registry.vmap_state
+state = _dispatch.vmap  # the running levels (``_dispatch.py``)
 fallbacks = collections.Counter()  # op name -> calls that ran the per-sample loop
 
 
@@ -774,3 +773,14 @@ def _rule_for(op):
 
 _RULES = {}
 state.call = call
+
+
+def _interpose(op, args, proceed):
+    """The vmap interposer (``_dispatch.py``): an op with a batched argument runs by its rule."""
+    result = call(op, args)
+    return proceed(args) if result is NotImplemented else result
+
+
+_dispatch.register(_dispatch.Interposer("vmap", 20, lambda: state._depth > 0, _interpose))
+for _hook in (levels_of, wrap, physical, as_seed, from_seed, random_batch):
+    setattr(_dispatch.batched, _hook.__name__, _hook)  # what autograd and creation ask of vmap

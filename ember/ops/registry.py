@@ -39,9 +39,9 @@ import types
 
 import numpy as np
 
-from .. import _dtypes, _errors, _xp
+from .. import _dispatch, _dtypes, _errors, _xp
 from .._tensor import Tensor as _Tensor
-from ..autograd import anomaly_mode, forward_ad, grad_mode, saved_hooks
+from ..autograd import anomaly_mode, grad_mode, saved_hooks
 from ..autograd.graph import accumulate_grad_of, sequence
 from ..autograd.node import (
     OpNode,
@@ -62,8 +62,8 @@ __all__ = ["defop", "Op", "OpNode", "OPS", "saves_also"]
 OPS = []  # every declared op, in declaration order (tests check each has a spec)
 
 _state = grad_mode._state
-_fw = forward_ad.state
 _anomaly = anomaly_mode.state
+_dispatching = _dispatch.state  # ``.active``: whether an interposer is active (``_dispatch.py``)
 _NUMPY = _xp.NUMPY
 _ndarray = np.ndarray
 # The classes of the floating and complex dtypes (``type(d) in _INEXACT`` reads no attribute
@@ -73,21 +73,7 @@ _INEXACT = _dtypes._INEXACT_TYPES
 # in float32 (``ops/reduced.py``).
 _LOWP = _dtypes.LOW_PRECISION_TYPES
 _is_inexact = _dtypes.is_inexact
-_amp_anywhere = _amp.anywhere  # autocast enabled in some thread (see ``Op.__call__``)
-
-
-class VmapState:
-    """The running ``vmap`` levels, innermost last, as ``(level, batch size, randomness)``.
-    While any runs, an op asks ``call`` (``ops/batching.py``) first: it computes the op on
-    batched arguments, or answers NotImplemented when there are none."""
-
-    def __init__(self):
-        self.levels = []
-        self.depth = 0
-        self.call = None
-
-
-vmap_state = _vmap = VmapState()
+vmap_state = _dispatch.vmap  # (its old home: ``_sampling.py`` imports it from here)
 
 
 def _camel(name):
@@ -266,15 +252,16 @@ class Op:
         return self if obj is None else types.MethodType(self, obj)
 
     def __call__(self, *args):
-        """Run the forward on ``args`` and record a node if grad mode is on and it is needed."""
-        if _amp_anywhere.enabled and self.autocast is not None:
-            result = _amp.run(self.autocast, self, args)  # (NotImplemented: off here)
-            if result is not NotImplemented:
-                return result
-        if _vmap.depth:
-            result = _vmap.call(self, args)
-            if result is not NotImplemented:
-                return result
+        """Run the forward on ``args`` and record a node if grad mode is on and it is needed;
+        through the active interposers (autocast, vmap, forward AD, anomaly: ``_dispatch.py``)
+        when any is."""
+        if _dispatching.active:
+            return _dispatch.run(self, args, _record_call)
+        return self._call(args)
+
+    def _call(self, args):
+        """The bottom of the dispatch stack, "record": the forward on raw arrays, and the node
+        when one is needed."""
         n_in = self.n_in if self.variadic is None else len(args) - self.variadic
         Tensor = _Tensor
         requires = False
@@ -310,13 +297,8 @@ class Op:
         except TypeError:
             _raise_device_error(args[:n_in])
             raise
-        if _anomaly.forward:
-            anomaly_mode.check_forward(self, out)
         if self.nout != 1:
-            results = self._wrap_outputs(args, arrays, out, requires, n_in)
-            if _fw.active:
-                forward_ad.propagate(self, args, n_in, results)
-            return results
+            return self._wrap_outputs(args, arrays, out, requires, n_in)
         if type(out) is not np.ndarray and isinstance(out, np.generic):
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
         if not (requires and _state.grad) or self.rules is None or \
@@ -324,8 +306,6 @@ class Op:
             result = Tensor._make(out, None, False)  # integer and bool results never need grad
         else:
             result = self._recorded(args, arrays, out, n_in)
-        if _fw.active:
-            forward_ad.propagate(self, args, n_in, (result,))
         return result
 
     def _wrap_outputs(self, args, arrays, outs, requires, n_in):
@@ -408,6 +388,10 @@ class Op:
 _NO_EDGE = (None, 0)
 
 
+def _record_call(op, args):
+    return op._call(args)
+
+
 def _edge(tensor):
     """The edge to a tensor that requires grad: its node, or its leaf's ``AccumulateGrad``."""
     fn = tensor._grad_fn
@@ -443,8 +427,7 @@ class _FastOp(Op):
 
     def __call__(self, a, *rest):
         Tensor = _Tensor
-        if _fw.active or _anomaly.forward or _vmap.depth or _amp_anywhere.enabled or \
-                not isinstance(a, Tensor):
+        if _dispatching.active or not isinstance(a, Tensor):
             return Op.__call__(self, a, *rest)
         da = a._data
         dtype = da.dtype
