@@ -13,16 +13,22 @@ import weakref
 
 import numpy as np
 
-from . import _device, _dtypes, _errors, _memory_format, _xp, autograd
-from .autograd import anomaly_mode, engine, forward_ad, grad_mode
-from .autograd.graph import NO_ACCUMULATOR
-from .autograd.views import fresh
-from .ops import autocast as _amp
+from . import _autograd_state, _device, _dispatch, _dtypes, _errors, _memory_format, _xp
+from ._autograd_state import NO_ACCUMULATOR, note_write
 
 __all__ = ["Tensor", "Size", "layout", "strided"]
 
-_state = grad_mode._state
+_state = _autograd_state.grad_state  # (``autograd.grad_mode._state``)
+_forward = _autograd_state.forward_state  # (``autograd.forward_ad.state``)
+_dispatching = _dispatch.state
 _INEXACT = _dtypes._INEXACT_TYPES  # the classes of the floating and complex dtypes
+
+
+def _fresh(tensor):
+    """``autograd.views.fresh``: a view whose storage was written since gets its history anew
+    (called for views only)."""
+    from .autograd.views import fresh  # lazy: autograd builds on Tensor
+    fresh(tensor)
 
 
 class Size(tuple):
@@ -258,7 +264,7 @@ class Tensor:
     @property
     def output_nr(self):
         if self._base is not None:
-            fresh(self)
+            _fresh(self)
         return self._output_nr
 
     @property
@@ -281,7 +287,7 @@ class Tensor:
     def requires_grad_(self, requires_grad=True):
         """Set whether autograd records ops on this leaf; returns self."""
         if self._base is not None:
-            fresh(self)
+            _fresh(self)
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(_errors.NONLEAF_REQUIRES_GRAD)
@@ -295,19 +301,19 @@ class Tensor:
     @property
     def is_leaf(self):
         if self._base is not None:
-            fresh(self)
+            _fresh(self)
         return self._grad_fn is None
 
     @property
     def grad_fn(self):
         if self._base is not None:
-            fresh(self)
+            _fresh(self)
         return self._grad_fn
 
     @property
     def grad(self):
         if self._base is not None:
-            fresh(self)
+            _fresh(self)
         if self._grad is None and self._grad_fn is not None and not self._retains_grad:
             warnings.warn(_errors.NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
@@ -340,7 +346,7 @@ class Tensor:
     def retain_grad(self):
         """Keep ``.grad`` for this non-leaf tensor during backward (no-op on leaves)."""
         if self._base is not None:
-            fresh(self)
+            _fresh(self)
         if self._grad_fn is None:
             if not self._rg:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -382,9 +388,9 @@ class Tensor:
         return self._add_hook(_PostAccumulateGradHook(hook))
 
     def _add_hook(self, hook, retain=False):
-        from .autograd.graph import _RemovableHandle
+        from .autograd.graph import _RemovableHandle  # lazy: autograd builds on Tensor
         if self._base is not None:
-            fresh(self)
+            _fresh(self)
         if self._grad_fn is None:
             if self._hooks is None:
                 self._hooks = []
@@ -404,7 +410,8 @@ class Tensor:
         ``gradient`` is the vector in the vector-Jacobian product; it may be omitted only when
         ``self`` has one element (the implicit ``1.0``).
         """
-        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        from .autograd import backward  # lazy: autograd builds on Tensor
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A tensor sharing storage and version counter, cut from the graph."""
@@ -536,9 +543,9 @@ class Tensor:
         if _state.grad:
             base = self._base
             if base is not None:
-                fresh(self)
+                _fresh(self)
                 if self._creation_meta is not None and self._rg:
-                    from .autograd.views import check_rebase
+                    from .autograd.views import check_rebase  # lazy: autograd builds on Tensor
                     check_rebase(self)
                 if base._rg and base._grad_fn is None:
                     raise RuntimeError(_errors.VIEW_OF_LEAF_INPLACE)
@@ -549,8 +556,9 @@ class Tensor:
         """Run ``fn(self, *args)`` out of place, write the result into self, rebase history.
         (Never autocast: PyTorch's in-place ops run in their tensors' dtypes.)"""
         self._check_inplace()
-        if _amp.anywhere.enabled:
-            result = _amp.not_autocast(fn, self, *args, **kwargs)
+        if _dispatching.active:  # (autocast may be on: in-place ops are never autocast)
+            from .ops.autocast import not_autocast  # lazy: ops build on Tensor
+            result = not_autocast(fn, self, *args, **kwargs)
         else:
             result = fn(self, *args, **kwargs)
         return self._assign(result, getattr(fn, "__name__", "").strip("_") + "_")
@@ -571,7 +579,7 @@ class Tensor:
         if node is not None and type(self._data.dtype) not in _INEXACT:
             node = None  # an integer or bool tensor never requires grad: the write is data only
         if node is not None and self._creation_meta is not None:
-            from .autograd.views import check_rebase
+            from .autograd.views import check_rebase  # lazy: autograd builds on Tensor
             check_rebase(self)
         target = self._data
         if type(target) is np.ndarray and not target.flags.writeable:
@@ -579,10 +587,10 @@ class Tensor:
         if node is not None and hasattr(node, "snapshot_input"):
             node.snapshot_input(self)
         target[...] = out
-        anomaly_mode.note_write(self, name or _inplace_name(node))
-        if forward_ad.state.level is not None and (result._fw is not None or
-                                                   self._fw is not None):
-            forward_ad.write_tangent(self, result._fw)
+        note_write(self, name or _inplace_name(node))
+        if _forward.level is not None and (result._fw is not None or self._fw is not None):
+            from .autograd.forward_ad import write_tangent  # lazy: autograd builds on Tensor
+            write_tangent(self, result._fw)
         if node is not None:
             if getattr(node, "_ans", None) is not None:
                 node._ans = self._data
@@ -591,7 +599,7 @@ class Tensor:
             if self._base is None:
                 self._grad_fn, self._output_nr, self._rg = node, 0, True
             else:
-                from .autograd.views import rebase_view
+                from .autograd.views import rebase_view  # lazy: autograd builds on Tensor
                 rebase_view(self, node)
             if self._retains_grad:
                 _move_retain_hook(old, self._grad_fn)
@@ -676,4 +684,3 @@ def _rebuild(array, requires_grad):
     return Tensor._make(np.array(array), None, requires_grad)
 
 
-engine.Tensor = Tensor

@@ -4,7 +4,9 @@ from __future__ import annotations
 import warnings
 
 from .. import _device, _dispatch, _errors, _xp
-from . import engine
+from .._creation import zeros_like
+from .._tensor import Tensor
+from . import engine  # noqa: F401  (ember.autograd.engine, as before)
 from .engine import run_backward
 from .grad_mode import (
     enable_grad,
@@ -37,7 +39,6 @@ def _root_edges(tensors):
 
 def _seed_grads(tensors, grads, create_graph):
     """The gradients the walk starts from: given ones checked, implicit ``1.0`` for scalars."""
-    Tensor = engine.Tensor
     grads = _as_tuple(grads) if grads is not None else (None,) * len(tensors)
     if len(grads) != len(tensors):
         raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
@@ -99,7 +100,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     capture = _capture_edges(inputs)
     got = run_backward(roots, seeds, retain_graph, create_graph, capture=capture,
                        accumulate=False)
-    from .._tensor import Tensor
     from .engine import _accumulate
     for t, g in zip(inputs, got):
         if g is None:
@@ -133,7 +133,6 @@ def _capture_edges(inputs):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated)."""
-    from .._tensor import Tensor
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if allow_unused is None:
@@ -155,7 +154,6 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if not allow_unused:
                 raise RuntimeError(_errors.UNUSED_INPUT.format(i=i))
             if materialize_grads:
-                from .._creation import zeros_like
                 g = zeros_like(t)
         elif not isinstance(g, Tensor):
             g = Tensor._make(g, None, False)

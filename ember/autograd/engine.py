@@ -23,6 +23,7 @@ import heapq
 
 import numpy as np
 
+from .._tensor import Tensor, _PostAccumulateGradHook, _TensorHook
 from . import anomaly_mode, grad_mode
 from ._walk import walk
 from .graph import AccumulateGrad, GraphTask, _current, hook_result
@@ -30,7 +31,6 @@ from .graph import AccumulateGrad, GraphTask, _current, hook_result
 __all__ = ["run_backward"]
 
 anomaly = anomaly_mode.state
-Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
 
 def _needed(roots, targets):
@@ -222,7 +222,6 @@ def _run_pre_hooks(fn, buf, create_graph):
     """The hooks on the gradients arriving at ``fn``, in PyTorch's order: tensor hooks
     (``register_hook``; a leaf keeps its own, run at its ``AccumulateGrad``, so they apply to
     ``autograd.grad`` too), then ``retain_grad``'s, then node pre-hooks."""
-    from .._tensor import _PostAccumulateGradHook, _TensorHook
     hooks = list(fn._pre_hooks or ())
     if type(fn) is AccumulateGrad and fn.variable._hooks:
         hooks = [_TensorHook(h, 0, False) for h in fn.variable._hooks
@@ -284,7 +283,6 @@ def _accumulate(var, g, create_graph, own=False):
 
 
 def _run_post_accumulate_hooks(var):
-    from .._tensor import _PostAccumulateGradHook
     for hook in list(var._hooks):
         if type(hook) is _PostAccumulateGradHook and hook.fn(var) is not None:
             raise RuntimeError("Tensor post accumulate grad hooks should return None.")

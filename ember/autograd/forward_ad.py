@@ -20,32 +20,13 @@ import collections
 import itertools
 import weakref
 
-from .. import _dispatch, _errors, _xp
+from .. import _autograd_state, _dispatch, _errors, _xp
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]
 
 
-class _State:
-    """The open level (None outside ``dual_level``), the tensors given tangents in it, and
-    whether ops propagate tangents now (``active``: a level is open and no JVP rule is running,
-    since a rule's own ops work on primal values). Ops read ``active`` on every call."""
-
-    level = None
-    _active = False
-    duals = []
-
-    @property
-    def active(self):
-        return self._active
-
-    @active.setter
-    def active(self, flag):
-        self._active = flag
-        _dispatch.refresh()
-
-
-state = _State()
+state = _autograd_state.forward_state  # (its class lives below _tensor.py)
 _levels = itertools.count()  # a new number per level: tangents kept by nodes name theirs
 
 UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from .._creation import randn_like, tensor, zeros_like
+from .._tensor import Tensor
+
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
 
@@ -18,12 +21,10 @@ class GradcheckError(RuntimeError):
 
 
 def _tensors(inputs):
-    from .._tensor import Tensor
     return [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
 
 
 def _outputs(func, inputs):
-    from .._tensor import Tensor
     out = func(*inputs)
     return (out,) if isinstance(out, Tensor) else tuple(out)
 
@@ -48,7 +49,6 @@ def _numerical(func, inputs, idx, out_i, eps):
 
 def _analytical(func, inputs, idx_list, out_i):
     """One backward per output element: rows are input elements, columns output elements."""
-    from .._creation import zeros_like
     from . import grad as autograd_grad
     outs = _outputs(func, inputs)
     out = outs[out_i]
@@ -68,7 +68,6 @@ def _analytical(func, inputs, idx_list, out_i):
 
 def _forward_analytical(func, inputs, idx_list, out_i):
     """The Jacobians by forward-mode AD: one dual evaluation per input element, each a column."""
-    from .._creation import zeros_like
     from . import forward_ad
     jacs = []
     for i in idx_list:
@@ -92,7 +91,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               check_batched_grad=False, check_batched_forward_grad=False,
               check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
     """True if ``func``'s analytical gradients match finite differences for all ``inputs``."""
-    from .._tensor import Tensor
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     idx_list = _tensors(inputs)
     if not idx_list:
@@ -142,7 +140,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 def _fast_check(func, inputs, idx_list, out_i, eps, atol, rtol):
     """Compare ``vᵀ J u`` by finite differences along ``u`` with the vector-Jacobian product."""
-    from .._creation import tensor
     from . import grad as autograd_grad
     rng = np.random.default_rng(0)
     out = _outputs(func, inputs)[out_i]
@@ -174,7 +171,6 @@ def _fast_check(func, inputs, idx_list, out_i, eps, atol, rtol):
 
 
 def _fmt(a):
-    from .._creation import tensor
     return repr(tensor(a))
 
 
@@ -184,8 +180,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_batched_grad=False, check_fwd_over_rev=False,
                   check_rev_over_rev=True, fast_mode=False, masked=False):
     """``gradcheck`` of the first derivative: checks second derivatives by double backward."""
-    from .._creation import randn_like
-    from .._tensor import Tensor
     from . import grad as autograd_grad
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     idx_list = _tensors(inputs)

@@ -23,6 +23,7 @@ import threading
 import weakref
 
 from .. import _errors
+from .._autograd_state import NO_ACCUMULATOR  # noqa: F401  (views and tensors mark with it)
 from . import anomaly_mode
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_multi_grad_hook",
@@ -126,12 +127,6 @@ class AccumulateGrad(Node):
 
     def name(self):
         return "torch::autograd::AccumulateGrad"  # PyTorch's C++ class name
-
-
-def NO_ACCUMULATOR():
-    """``_acc`` of a tensor that requires grad but accumulates none: a view made in no-grad
-    mode of a tensor that requires grad (see ``views.as_view``); its edge is ``(None, 0)``."""
-    return None
 
 
 def accumulate_grad_of(tensor):
