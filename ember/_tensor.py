@@ -15,6 +15,7 @@ import numpy as np
 
 from . import _autograd_state, _device, _dispatch, _dtypes, _errors, _memory_format, _xp
 from ._autograd_state import NO_ACCUMULATOR, note_write
+from ._printing import tensor_repr
 
 __all__ = ["Tensor", "Size", "layout", "strided"]
 
@@ -88,7 +89,7 @@ class Tensor:
     # ------------------------------------------------------------------ construction
     def __init__(self, *args, device=None):
         # Legacy ``torch.Tensor(data)`` / ``torch.Tensor(2, 3)``: the default dtype.
-        from . import _creation
+        from . import _creation  # lazy: creation builds on Tensor
         src = _creation.legacy_new(_dtypes.get_default_dtype(), args, device)
         self._setup(src._data, None, False)
 
@@ -509,7 +510,6 @@ class Tensor:
         return object.__format__(self, spec)
 
     def __repr__(self, *, tensor_contents=None):
-        from ._printing import tensor_repr
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -534,7 +534,7 @@ class Tensor:
         return t
 
     def __array_namespace__(self, api_version=None):
-        from . import _array_api
+        from . import _array_api  # lazy: the namespace builds on creation, on Tensor
         return _array_api
 
     # ------------------------------------------------------------------ in-place machinery
@@ -606,11 +606,11 @@ class Tensor:
         return self
 
     def __setitem__(self, key, value):
-        from .ops import indexing
+        from .ops import indexing  # lazy: ops build on Tensor
         indexing.setitem(self, key, value)
 
     def __getitem__(self, key):
-        from .ops import indexing
+        from .ops import indexing  # lazy: ops build on Tensor
         return indexing.getitem(self, key)
 
 

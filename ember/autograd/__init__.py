@@ -7,7 +7,7 @@ from .. import _device, _dispatch, _errors, _xp
 from .._creation import zeros_like
 from .._tensor import Tensor
 from . import engine  # noqa: F401  (ember.autograd.engine, as before)
-from .engine import run_backward
+from .engine import _accumulate, run_backward
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -100,7 +100,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     capture = _capture_edges(inputs)
     got = run_backward(roots, seeds, retain_graph, create_graph, capture=capture,
                        accumulate=False)
-    from .engine import _accumulate
     for t, g in zip(inputs, got):
         if g is None:
             continue
@@ -170,7 +169,7 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                   materialize_grads):
     """``is_grads_batched``: one ``grad`` per slice of the gradients' first dim, computed
     together by ``vmap`` (the backward's rules run batched)."""
-    from ..func import vmap
+    from ..func import vmap  # lazy: func builds on autograd
     unused = []
 
     def one(*gs):

@@ -135,7 +135,7 @@ def explain(output, gradient=None, inputs=None, max_elements=64, *, params=None,
         >>> steps[-1].grad
         tensor([2., 4.])
     """
-    from . import backward
+    from . import backward  # lazy: the package imports this module
     outputs = as_list(output)
     roots = root_edges(outputs, "explain()")
     nodes = walk(roots)

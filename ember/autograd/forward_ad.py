@@ -94,7 +94,7 @@ def unpack_dual(tensor, *, level=None):
     tangent = tensor._fw if state.level is not None else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    from ..ops.shape import _alias
+    from ..ops.shape import _alias  # lazy: ops build on autograd
     with _primal_only():
         primal = _alias(tensor)
     return UnpackedDualTensor(primal, tangent)

@@ -39,6 +39,7 @@ from .._creation import zeros
 from .._tensor import Tensor
 from . import forward_ad, grad_mode
 from .graph import Node, check_version, gradient_edge, new_node, raise_freed
+from .node import _fit, _xp_for
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable",
            "InplaceFunction"]
@@ -120,7 +121,6 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def _input_grads(self, result, create_graph):
         """The backward's result checked and fitted to the inputs, with PyTorch's errors."""
-        from .node import _fit, _xp_for
         name = type(self).__name__
         result = result if isinstance(result, tuple) else (result,)
         n = len(self._arg_is_tensor)

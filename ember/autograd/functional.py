@@ -292,7 +292,7 @@ def _jacobian_of_output(i, out, inputs, strict, create_graph):
                                    f"of input {i}. This is not allowed in strict mode when "
                                    "create_graph=True.")
             row.append(g)
-    from ..ops.shape import stack
+    from ..ops.shape import stack  # lazy: ops build on autograd
     return tuple(stack(row, dim=0).view(out.size() + inp.size())
                  for row, inp in zip(rows, inputs))
 

@@ -154,7 +154,7 @@ def new_node(cls, next_functions):
 def gradient_edge(tensor):
     """The ``(node, input_nr)`` edge a tensor's gradient flows into (None for no grad)."""
     if tensor._base is not None and tensor._vc[0] != tensor._vv:
-        from .views import fresh  # (views.py builds on this module)
+        from .views import fresh  # lazy: views.py builds on this module
         fresh(tensor)
     if not tensor._rg:
         return (None, 0)
@@ -172,7 +172,7 @@ def check_version(tensor, saved_version, type_name=None, saved_by=None):
                 "CUDABoolType" if tensor.is_cuda else "CPUBoolType")
         fn = tensor._grad_fn
         if tensor._base is not None:  # a view names its history as made anew (AsStrided);
-            from .views import fresh  # one that may not be remade raises, as in PyTorch
+            from .views import fresh  # lazy: views.py builds on this module
             fresh(tensor)
             fn = tensor._grad_fn
         message = modified_error(type_name, tensor.shape, fn, tensor._output_nr, now,
@@ -228,7 +228,7 @@ class GraphTask:
         if self.runs is not None:
             return node in self.runs or node in self.targets
         if self._reachable is None:
-            from ._walk import walk
+            from ._walk import walk  # lazy: _walk.py builds on this module
             self._reachable = set(walk(self.roots))
         return node in self._reachable
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _dtypes, _xp
+from .. import _array_api, _dtypes, _xp
 from .._broadcast import sum_to
 from .._tensor import Tensor as _Tensor
 from ..ops import reduced as _reduced
@@ -275,6 +275,5 @@ def _variadic_rule(shared, i, inputs, params):
 
 def _xp_for(g, create_graph):
     if create_graph:
-        from .. import _array_api
         return _array_api.on_device(g.device)
     return _NUMPY if type(g) is np.ndarray else _xp.namespace_of(g)

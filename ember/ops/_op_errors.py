@@ -3,18 +3,18 @@ calls these when the forward raised; each raises PyTorch's error or returns, and
 error is raised then)."""
 from __future__ import annotations
 
+from .. import _errors
+from .._broadcast import broadcast_shapes
 from .._tensor import Tensor as _Tensor
 
 
 def _raise_broadcast_error(arrays):
     """Turn NumPy's broadcasting ValueError into PyTorch's RuntimeError (if that was it)."""
-    from .._broadcast import broadcast_shapes
     broadcast_shapes(*(a.shape for a in arrays if hasattr(a, "shape")))
 
 
 def _raise_device_error(args):
     """CuPy refuses NumPy operands with a TypeError; PyTorch names the two devices."""
-    from .. import _errors
     devices = []
     for a in args:
         if isinstance(a, _Tensor) and a.device not in devices:

@@ -39,9 +39,9 @@ import types
 
 import numpy as np
 
-from .. import _dispatch, _dtypes, _errors, _xp
+from .. import _array_api, _dispatch, _dtypes, _errors, _xp
 from .._tensor import Tensor as _Tensor
-from ..autograd import anomaly_mode, grad_mode, saved_hooks
+from ..autograd import anomaly_mode, grad, grad_mode, saved_hooks
 from ..autograd.graph import accumulate_grad_of, sequence
 from ..autograd.node import (
     OpNode,
@@ -204,7 +204,6 @@ class Op:
             parts = [self(*args[:i], t, *args[i + 1:]) for i, t in enumerate(tangents)
                      if t is not None]
             return _sum_parts(_as_tuple(p) for p in parts)
-        from .. import _array_api
         xp = _array_api.on_device(results[0].device)
         ans = results[0] if self.nout == 1 else results
         if kind == "transpose":
@@ -221,7 +220,6 @@ class Op:
 
     def _transposed_vjp(self, xp, args, n_in, tangents, results):
         """``J·t`` as the gradient in ``v`` of ``Σ_i (J_iᵀ·v)·t_i`` (see ``defjvp``)."""
-        from ..autograd import grad
         vs = [_Tensor._make(_xp.namespace_of(r._data).zeros_like(r._data), None, True)
               if r.is_floating_point() or r.is_complex() else None for r in results]
         with grad_mode.enable_grad():
