@@ -16,6 +16,8 @@ its gradient without a copy, only for arrays the engine owns: a sum it made, or 
 op node's rules made in an ordinary backward (not the gradient the node was handed, not a view
 of it, not a saved value, not the same array sent down two edges). Arrays a user, a hook or a
 custom ``Function`` hands in are never written into (``owned`` below: the slots holding one).
+Only arrays of ``_IN_PLACE_MIN`` elements or more are tracked: below that a new array or a copy
+costs less than the tracking.
 """
 from __future__ import annotations
 
@@ -113,13 +115,15 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                 old = child_buf[nr]
                 if old is None:
                     child_buf[nr] = g
-                    # (ownership matters where a sum may go in place, or .grad may take it)
-                    if fresh and (type(child) is AccumulateGrad or g.size >= _IN_PLACE_MIN) \
-                            and _made_by(fn, g, buf, grads_in, mine):
+                    if fresh and g.size >= _IN_PLACE_MIN and _made_by(fn, g, buf, grads_in,
+                                                                       mine):
                         owned.add((child, nr))
+                elif type(old) is np.ndarray and old.size >= _IN_PLACE_MIN:
+                    key = (child, nr)
+                    child_buf[nr] = _plus(old, g, key in owned)
+                    owned.add(key)
                 else:
-                    child_buf[nr] = _plus(old, g, (child, nr) in owned)
-                    owned.add((child, nr))
+                    child_buf[nr] = _plus(old, g, False)
             if not retain_graph:
                 fn.release()
             buf = grads_in = g = old = None  # hold no gradient past its node
@@ -151,7 +155,8 @@ def _add(buffers, owned, fn, nr, g):
         buf[nr] = g  # (a root's gradient: the caller's, never owned)
     else:
         buf[nr] = _plus(old, g, (fn, nr) in owned)
-        owned.add((fn, nr))
+        if type(buf[nr]) is np.ndarray and buf[nr].size >= _IN_PLACE_MIN:
+            owned.add((fn, nr))
 
 
 def _take_owned(owned, fn, n):
