@@ -29,7 +29,8 @@ grad_state = _GradState()
 class _ForwardState:
     """The open level (None outside ``dual_level``), the tensors given tangents in it, and
     whether ops propagate tangents now (``active``: a level is open and no JVP rule is running,
-    since a rule's own ops work on primal values). Ops read ``active`` on every call."""
+    since a rule's own ops work on primal values). Setting ``active`` refreshes the dispatch
+    flag (``_dispatch.py``): the forward-AD interposer is active while it is true."""
 
     level = None
     _active = False
