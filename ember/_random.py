@@ -23,7 +23,9 @@ import secrets
 
 import numpy as np
 
+from . import _device, _errors
 from ._dispatch import vmap as _vmap  # (vmap's randomness='error')
+from ._tensor import Tensor
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's seed of a fresh Generator(), so initial_seed() agrees
 _TAG = b"emberPCG64\x00\x01"  # ember's state format, version 1
@@ -42,7 +44,6 @@ class Generator:
     __slots__ = ("_device", "_seed", "_rng")
 
     def __init__(self, device="cpu"):
-        from . import _device
         dev = _device.canonical(device)
         self._device = dev
         self.manual_seed(_DEFAULT_SEED)
@@ -80,7 +81,6 @@ class Generator:
     def get_state(self):
         """This generator's state as a uint8 tensor of ember's format (``STATE_SIZE`` bytes;
         not interchangeable with PyTorch's states)."""
-        from ._tensor import Tensor
         bits = self._rng.bit_generator.state
         raw = (_TAG + bits["state"]["state"].to_bytes(16, "little")
                + bits["state"]["inc"].to_bytes(16, "little")
@@ -91,12 +91,10 @@ class Generator:
     def set_state(self, new_state):
         """Restore a state from ``get_state()`` (the seed included); returns the generator.
         A tensor that is not uint8, or not of ember's size and format, is refused."""
-        from ._tensor import Tensor
         if not isinstance(new_state, Tensor):
             raise TypeError(f"expected a torch.ByteTensor, but got {_type_word(new_state)}")
         if new_state._data.dtype != np.uint8:
             raise TypeError("RNG state must be a torch.ByteTensor")
-        from . import _device
         raw = _device.to_numpy(new_state._data).tobytes()
         if len(raw) != STATE_SIZE:
             raise RuntimeError(
@@ -132,7 +130,6 @@ def _rebuild(device, state):
 
 
 def _type_word(obj):
-    from ._tensor import Tensor
     return "Tensor" if isinstance(obj, Tensor) else type(obj).__name__
 
 
@@ -185,5 +182,3 @@ def rng(generator=None):
         raise TypeError(f"expected a torch.Generator, but got {_type_word(generator)}") \
             from None
 
-
-from . import _errors  # noqa: E402
