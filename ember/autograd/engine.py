@@ -99,7 +99,7 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                 grads_in = _apply_watched(fn, buf, create_graph)
             else:
                 grads_in = fn.apply(buf, create_graph)
-            fresh = fn._fresh_grads and not create_graph
+            fresh = not create_graph  # (and fn._fresh_grads: read where it matters, below)
             if fn._hooks:
                 grads_in = _run_post_hooks(fn, grads_in, buf, create_graph)
                 fresh = False  # (as for pre-hooks)
@@ -115,8 +115,8 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                 old = child_buf[nr]
                 if old is None:
                     child_buf[nr] = g
-                    if fresh and g.size >= _IN_PLACE_MIN and _made_by(fn, g, buf, grads_in,
-                                                                       mine):
+                    if fresh and g.size >= _IN_PLACE_MIN and fn._fresh_grads and \
+                            _made_by(fn, g, buf, grads_in, mine):
                         owned.add((child, nr))
                 elif type(old) is np.ndarray and old.size >= _IN_PLACE_MIN:
                     key = (child, nr)
