@@ -74,6 +74,7 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
     grad_mode._state.grad = create_graph
     outer_task, _current.task = getattr(_current, "task", None), GraphTask(roots, runs, targets)
     push, pop = heapq.heappush, heapq.heappop  # the loop runs once per node: keep it lean
+    plain = not create_graph  # raw arrays: the engine may own some (see the module docstring)
     try:
         while ready:
             fn = pop(ready)[1]
@@ -99,7 +100,7 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                 grads_in = _apply_watched(fn, buf, create_graph)
             else:
                 grads_in = fn.apply(buf, create_graph)
-            fresh = not create_graph  # (and fn._fresh_grads: read where it matters, below)
+            fresh = plain  # (and fn._fresh_grads: read where it matters, below)
             if fn._hooks:
                 grads_in = _run_post_hooks(fn, grads_in, buf, create_graph)
                 fresh = False  # (as for pre-hooks)

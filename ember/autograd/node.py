@@ -91,13 +91,23 @@ class OpNode(Node):
         if self._simple and self._plain(grad_outputs[0], create_graph):
             # The ordinary backward (NumPy gradients, nothing recorded, packed or conjugated)
             # of a one-output op of fixed inputs, the one fast path: it runs once per node.
+            # One and two edges are written out (most ops): a loop costs more than the rules.
             g = grad_outputs[0]
             saved = self._saved
             ans = self._ans
-            out = []
-            for (fn, _), rule, meta in zip(self.next_functions, self._op.rules, self._meta):
-                out.append(None if fn is None else _fitted(rule(_NUMPY, g, ans, *saved), meta))
-            return out
+            rules = self._op.rules
+            meta = self._meta
+            nexts = self.next_functions
+            n = len(nexts)
+            if n == 1:  # (its one edge needs a gradient: the node exists because of it)
+                return [_fitted(rules[0](_NUMPY, g, ans, *saved), meta[0])]
+            if n == 2:
+                return [None if nexts[0][0] is None else
+                        _fitted(rules[0](_NUMPY, g, ans, *saved), meta[0]),
+                        None if nexts[1][0] is None else
+                        _fitted(rules[1](_NUMPY, g, ans, *saved), meta[1])]
+            return [None if fn is None else _fitted(rule(_NUMPY, g, ans, *saved), m)
+                    for (fn, _), rule, m in zip(nexts, rules, meta)]
         self._check()
         op = self._op
         ans, args, inputs = self._saved_values()
