@@ -75,6 +75,7 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
     outer_task, _current.task = getattr(_current, "task", None), GraphTask(roots, runs, targets)
     push, pop = heapq.heappush, heapq.heappop  # the loop runs once per node: keep it lean
     plain = not create_graph  # raw arrays: the engine may own some (see the module docstring)
+    ndarray, in_place_min = np.ndarray, _IN_PLACE_MIN  # (read once per edge below)
     try:
         while ready:
             fn = pop(ready)[1]
@@ -116,10 +117,10 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                 old = child_buf[nr]
                 if old is None:
                     child_buf[nr] = g
-                    if fresh and g.size >= _IN_PLACE_MIN and fn._fresh_grads and \
+                    if fresh and g.size >= in_place_min and fn._fresh_grads and \
                             _made_by(fn, g, buf, grads_in, mine):
                         owned.add((child, nr))
-                elif type(old) is np.ndarray and old.size >= _IN_PLACE_MIN:
+                elif type(old) is ndarray and old.size >= in_place_min:
                     key = (child, nr)
                     child_buf[nr] = _plus(old, g, key in owned)
                     owned.add(key)
