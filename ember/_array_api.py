@@ -8,12 +8,14 @@ function of the same name (``exp``, ``where``, ``matmul``...).
 """
 from __future__ import annotations
 
-from . import _dtypes, _xp
+import sys
+
+from . import _creation, _dtypes, _xp
 
 
 def __getattr__(name):
     """Array-API spellings from the op families, else ember's function of the same name."""
-    from ._tensor_methods import FAMILIES
+    from ._tensor_methods import FAMILIES  # lazy: the op families build on this namespace
     fn = None
     for family in FAMILIES:
         fn = fn or getattr(family, "ARRAY_API", {}).get(name)
@@ -21,7 +23,7 @@ def __getattr__(name):
     if fn is None and extra is not None:
         fn = extra[1]
     if fn is None:
-        import ember
+        import ember  # lazy: the package imports the op families, which build on this
         fn = getattr(ember, name, None)
     if not callable(fn):
         raise AttributeError(f"ember's array namespace has no attribute {name!r}")
@@ -30,29 +32,24 @@ def __getattr__(name):
 
 
 def zeros(shape, dtype=None, device=None):
-    from . import _creation
     return _creation.zeros(tuple(shape), dtype=_dt(dtype), device=device)
 
 
 def ones(shape, dtype=None, device=None):
-    from . import _creation
     return _creation.ones(tuple(shape), dtype=_dt(dtype), device=device)
 
 
 def full(shape, fill_value, dtype=None, device=None):
-    from . import _creation
     return _creation.full(tuple(shape), fill_value, dtype=_dt(dtype), device=device)
 
 
 def eye(n_rows, n_cols=None, k=0, dtype=None, device=None):
-    from . import _creation
     if k:
         raise NotImplementedError("ember's array namespace: eye(k != 0)")
     return _creation.eye(n_rows, n_cols, dtype=_dt(dtype), device=device)
 
 
 def empty(shape, dtype=None, device=None):
-    from . import _creation
     return _creation.empty(tuple(shape), dtype=_dt(dtype), device=device)
 
 
@@ -83,13 +80,11 @@ _bound = {}
 
 def is_tensor_namespace(xp):
     """Whether ``xp`` is this namespace (rules being recorded) rather than NumPy/CuPy."""
-    import sys
     return xp is sys.modules[__name__] or isinstance(xp, _OnDevice)
 
 
 def on_device(device):
     """The namespace for gradients on ``device`` (this module itself for the CPU)."""
-    import sys
     if device.type == "cpu":
         return sys.modules[__name__]
     ns = _bound.get(device)
@@ -99,7 +94,6 @@ def on_device(device):
 
 
 def zeros_like(x, dtype=None, device=None):
-    from . import _creation
     return _creation.zeros_like(x, dtype=_dt(dtype))
 
 

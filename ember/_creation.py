@@ -7,9 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _device, _dtypes, _errors, _memory_format, _random, _random_signatures
+from . import _device, _dispatch, _dtypes, _errors, _memory_format, _random, _random_signatures
 from ._tensor import Tensor
-from .ops.registry import vmap_state as _vmap
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -289,8 +288,7 @@ def _like(maker, input, dtype, device, requires_grad, name=None, memory_format=N
     else:  # PyTorch checks a channels-last format against the batched tensor's rank
         _memory_format.check_rank(input._data.ndim, fmt)
     if levels:
-        from .ops import batching
-        out = batching.wrap(out, levels)
+        out = _dispatch.batched.wrap(out, levels)
     return out
 
 
@@ -391,17 +389,14 @@ def _drawn(sample, size, generator, dtype, device, requires_grad, complex_scale=
     per sample (a batched tensor). For a complex dtype the real and imaginary parts are
     drawn apart, each scaled by ``complex_scale`` (PyTorch's complex ``randn`` gives each
     part variance 1/2, its ``rand`` each part uniform on [0, 1))."""
-    levels, batch = (), ()
-    if _vmap.depth:
-        from .ops import batching
-        levels, batch = batching.random_batch()
+    levels, batch = _dispatch.batched.random_batch()  # (inside vmap: one draw per sample)
     rng = _random.rng(generator)
     if dtype.is_complex:
         arr = (sample(rng, batch + size) + 1j * sample(rng, batch + size)) * complex_scale
     else:
         arr = sample(rng, batch + size)
     out = _finish(arr.astype(dtype.np), dtype, device, requires_grad)
-    return batching.wrap(out, levels) if levels else out
+    return _dispatch.batched.wrap(out, levels) if levels else out
 
 
 def _sampled_dtype(dtype: DTypeLike, name: str, kernel: str,

@@ -23,7 +23,8 @@ import secrets
 
 import numpy as np
 
-from . import _device
+from . import _device, _errors
+from ._dispatch import vmap as _vmap  # (vmap's randomness='error')
 from ._tensor import Tensor
 
 _DEFAULT_SEED = 67280421310721  # PyTorch's seed of a fresh Generator(), so initial_seed() agrees
@@ -181,6 +182,3 @@ def rng(generator=None):
         raise TypeError(f"expected a torch.Generator, but got {_type_word(generator)}") \
             from None
 
-
-from . import _errors  # noqa: E402
-from .ops.registry import vmap_state as _vmap  # noqa: E402  (vmap's randomness='error')

@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import warnings
 
-from .. import _device, _errors, _xp
-from . import engine
-from .engine import run_backward
+from .. import _device, _dispatch, _errors, _xp
+from .._creation import zeros_like
+from .._tensor import Tensor
+from . import engine  # noqa: F401  (ember.autograd.engine, as before)
+from .engine import _accumulate, run_backward
 from .grad_mode import (
     enable_grad,
     inference_mode,
@@ -37,7 +39,6 @@ def _root_edges(tensors):
 
 def _seed_grads(tensors, grads, create_graph):
     """The gradients the walk starts from: given ones checked, implicit ``1.0`` for scalars."""
-    Tensor = engine.Tensor
     grads = _as_tuple(grads) if grads is not None else (None,) * len(tensors)
     if len(grads) != len(tensors):
         raise RuntimeError(f"got {len(grads)} tensors and {len(tensors)} gradients")
@@ -57,7 +58,7 @@ def _seed_grads(tensors, grads, create_graph):
                                                              oshape=t.shape))
         levels = getattr(t, "_levels", ())
         if levels or getattr(g, "_levels", None):  # inside vmap
-            from ..ops import batching
+            batching = _dispatch.batched
             if set(batching.levels_of(g)) - set(levels):  # see _batched_seeds
                 g = batching.as_seed(g, levels)
                 out.append(g if g.dtype == t.dtype else g.to(t.dtype))
@@ -99,8 +100,6 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     capture = _capture_edges(inputs)
     got = run_backward(roots, seeds, retain_graph, create_graph, capture=capture,
                        accumulate=False)
-    from .._tensor import Tensor
-    from .engine import _accumulate
     for t, g in zip(inputs, got):
         if g is None:
             continue
@@ -133,7 +132,6 @@ def _capture_edges(inputs):
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """The gradients of ``outputs`` with respect to ``inputs``, returned (not accumulated)."""
-    from .._tensor import Tensor
     outputs = _as_tuple(outputs)
     inputs = _as_tuple(inputs)
     if allow_unused is None:
@@ -155,14 +153,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if not allow_unused:
                 raise RuntimeError(_errors.UNUSED_INPUT.format(i=i))
             if materialize_grads:
-                from .._creation import zeros_like
                 g = zeros_like(t)
         elif not isinstance(g, Tensor):
             g = Tensor._make(g, None, False)
         levels = getattr(t, "_levels", None)
         if levels is not None and g is not None:  # a batched input: gradients per sample
-            from ..ops import batching
-            g = batching.from_seed(g, levels)
+            g = _dispatch.batched.from_seed(g, levels)
         if record and not create_graph and g is not None:
             g = g.detach()
         result.append(g)
@@ -173,7 +169,7 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                   materialize_grads):
     """``is_grads_batched``: one ``grad`` per slice of the gradients' first dim, computed
     together by ``vmap`` (the backward's rules run batched)."""
-    from ..func import vmap
+    from ..func import vmap  # lazy: func builds on autograd
     unused = []
 
     def one(*gs):

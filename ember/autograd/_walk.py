@@ -7,6 +7,7 @@ bad ones with the same words. Only the graph's public surface is read: ``next_fu
 """
 from __future__ import annotations
 
+from .._tensor import Tensor
 from .graph import AccumulateGrad, gradient_edge
 
 NO_GRAPH = (
@@ -22,7 +23,6 @@ def as_list(tensors):
 
 def root_edges(tensors, fn):
     """The ``(node, output_nr)`` edge of each tensor; a clear error for one without a graph."""
-    from .._tensor import Tensor
     edges = []
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):

@@ -16,25 +16,35 @@ and adds which op saved the tensor and which op, on which line, modified it.
 from __future__ import annotations
 
 import functools
-import os
 import sys
 import traceback
 import warnings
 
 import numpy as np
 
+from .. import _dispatch
+from .._autograd_state import _PACKAGE, note_write, user_line, writes_from  # noqa: F401
+
 __all__ = ["detect_anomaly", "set_detect_anomaly", "is_anomaly_enabled",
            "is_anomaly_check_nan_enabled"]
 
 _ENABLED_WARNING = ("Anomaly Detection has been enabled. This mode will increase the runtime and "
                     "should only be enabled for debugging.")
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 
 
 class _State:
     enabled = False
     check_nan = True
-    forward = False  # ember's forward check: ops read it on every call
+    _forward = False  # ember's forward check: its interposer is active while it is on
+
+    @property
+    def forward(self):
+        return self._forward
+
+    @forward.setter
+    def forward(self, flag):
+        self._forward = flag
+        _dispatch.refresh()
 
 
 state = _State()
@@ -151,46 +161,6 @@ def check_forward(op, out):
             f"called at:\n{where}")
 
 
-def note_write(tensor, op_name):
-    """Bump ``tensor``'s version for an in-place write, and remember the op and the calling
-    line (kept beside the version, in the counter its views share), so that a later "modified
-    by an inplace operation" error can say who wrote and where. Costs one frame walk, unless
-    the write happens inside ``writes_from`` (which walked once for all its writes)."""
-    vc = tensor._vc
-    vc[0] += 1
-    where = _site
-    vc[1:] = [(op_name, user_line(sys._getframe(1)) if where is _WALK else where)]
-
-
-def user_line(frame):
-    """The first frame from ``frame`` outward that is not ember's, as a traceback entry
-    ``(file, line, function, None)`` (the line's text read at need); None if there is none."""
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame = frame.f_back
-    return None if frame is None else (frame.f_code.co_filename, frame.f_lineno,
-                                       frame.f_code.co_name, None)
-
-
-_WALK = object()
-_site = _WALK  # where in-place writes come from: found per write, or set by writes_from
-
-
-class writes_from:
-    """A block whose in-place writes all come from one line of the user's code, found once
-    from ``frame`` (an optimizer's step: one walk up the stack, not one per parameter)."""
-
-    def __init__(self, frame):
-        self.site = user_line(frame)
-
-    def __enter__(self):
-        global _site
-        self.previous, _site = _site, self.site
-
-    def __exit__(self, *exc):
-        global _site
-        _site = self.previous
-
-
 def explain_write(vc, saved_by):
     """The lines ember adds under PyTorch's in-place error."""
     text = f"\n\nember: the tensor was saved for backward by {saved_by}"
@@ -201,3 +171,14 @@ def explain_write(vc, saved_by):
     if where is None:
         return text + "."
     return text + " at:\n" + "".join(traceback.format_list([where])).rstrip("\n")
+
+
+def _interpose(op, args, proceed):
+    """The anomaly interposer (``_dispatch.py``): a forward result with NaN or inf raises."""
+    result = proceed(args)
+    check_forward(op, tuple(r._data for r in result) if isinstance(result, tuple) else
+                  result._data)
+    return result
+
+
+_dispatch.register(_dispatch.Interposer("anomaly", 40, lambda: state._forward, _interpose))

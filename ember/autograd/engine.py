@@ -10,14 +10,22 @@ is fine) and this is the order PyTorch's engine uses too (most recent first, ``A
 as soon as it is ready).
 
 Gradients are raw arrays in an ordinary backward and Tensors under ``create_graph=True``.
+
+Ownership: the engine sums gradients arriving at one slot in place, and a leaf's ``.grad`` takes
+its gradient without a copy, only for arrays the engine owns: a sum it made, or a new array an
+op node's rules made in an ordinary backward (not the gradient the node was handed, not a view
+of it, not a saved value, not the same array sent down two edges). Arrays a user, a hook or a
+custom ``Function`` hands in are never written into (``owned`` below: the slots holding one).
+Only arrays of ``_IN_PLACE_MIN`` elements or more are tracked: below that a new array or a copy
+costs less than the tracking.
 """
 from __future__ import annotations
 
 import heapq
-import sys
 
 import numpy as np
 
+from .._tensor import Tensor, _PostAccumulateGradHook, _TensorHook
 from . import anomaly_mode, grad_mode
 from ._walk import walk
 from .graph import AccumulateGrad, GraphTask, _current, hook_result
@@ -25,7 +33,6 @@ from .graph import AccumulateGrad, GraphTask, _current, hook_result
 __all__ = ["run_backward"]
 
 anomaly = anomaly_mode.state
-Tensor = None  # ember.Tensor, bound by ember._tensor at import (breaks the import cycle)
 
 
 def _needed(roots, targets):
@@ -56,22 +63,27 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
         targets = {fn for fn, _ in capture}
         runs = _needed(roots, targets)
     buffers = {}
+    owned = set()  # (node, slot) whose array the engine owns (see the module's docstring)
     ready = []
     for (fn, nr), g in zip(roots, grads):
         if fn not in buffers:
             heapq.heappush(ready, (-fn._seq, fn))
-        _add(buffers, fn, nr, g)
+        _add(buffers, owned, fn, nr, g)
     captured = [None] * (max(capture.values()) + 1 if capture else 0)  # slots: input indices
     prev = grad_mode._state.grad
     grad_mode._state.grad = create_graph
     outer_task, _current.task = getattr(_current, "task", None), GraphTask(roots, runs, targets)
     push, pop = heapq.heappush, heapq.heappop  # the loop runs once per node: keep it lean
+    plain = not create_graph  # raw arrays: the engine may own some (see the module docstring)
+    ndarray, in_place_min = np.ndarray, _IN_PLACE_MIN  # (read once per edge below)
     try:
         while ready:
             fn = pop(ready)[1]
             buf = buffers.pop(fn)
+            mine = _take_owned(owned, fn, len(buf)) if owned else ()
             if fn._pre_hooks or type(fn) is AccumulateGrad and fn.variable._hooks:
                 buf = _run_pre_hooks(fn, buf, create_graph)
+                mine = ()  # a hook saw (and may keep) these arrays: they are not ours now
             if capture is not None:
                 for nr in range(len(buf)):
                     slot = capture.get((fn, nr))
@@ -81,7 +93,7 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                     continue
             if type(fn) is AccumulateGrad:
                 if accumulate:
-                    _accumulate(fn.variable, buf[0], create_graph)
+                    _accumulate(fn.variable, buf[0], create_graph, 0 in mine)
                 if fn._hooks:
                     _run_post_hooks(fn, (), buf, create_graph)
                 continue
@@ -89,11 +101,10 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                 grads_in = _apply_watched(fn, buf, create_graph)
             else:
                 grads_in = fn.apply(buf, create_graph)
+            fresh = plain  # (and fn._fresh_grads: read where it matters, below)
             if fn._hooks:
                 grads_in = _run_post_hooks(fn, grads_in, buf, create_graph)
-            if not retain_graph:
-                fn.release()
-            buf = None
+                fresh = False  # (as for pre-hooks)
             for (child, nr), g in zip(fn.next_functions, grads_in):
                 if g is None or child is None:
                     continue
@@ -104,8 +115,20 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                     child_buf = buffers[child] = [None] * child._n_outputs
                     push(ready, (-child._seq, child))
                 old = child_buf[nr]
-                child_buf[nr] = g if old is None else _plus(old, g)
-            grads_in = g = old = None  # hold no gradient past its node: AccumulateGrad may take it
+                if old is None:
+                    child_buf[nr] = g
+                    if fresh and g.size >= in_place_min and fn._fresh_grads and \
+                            _made_by(fn, g, buf, grads_in, mine):
+                        owned.add((child, nr))
+                elif type(old) is ndarray and old.size >= in_place_min:
+                    key = (child, nr)
+                    child_buf[nr] = _plus(old, g, key in owned)
+                    owned.add(key)
+                else:
+                    child_buf[nr] = _plus(old, g, False)
+            if not retain_graph:
+                fn.release()
+            buf = grads_in = g = old = None  # hold no gradient past its node
     finally:
         grad_mode._state.grad = prev
         _current.task = outer_task
@@ -125,34 +148,68 @@ def _apply_watched(fn, buf, create_graph):
     return grads_in
 
 
-def _add(buffers, fn, nr, g):
+def _add(buffers, owned, fn, nr, g):
     buf = buffers.get(fn)
     if buf is None:
         buf = buffers[fn] = [None] * fn._n_outputs
     old = buf[nr]
-    buf[nr] = g if old is None else _plus(old, g)
+    if old is None:
+        buf[nr] = g  # (a root's gradient: the caller's, never owned)
+    else:
+        buf[nr] = _plus(old, g, (fn, nr) in owned)
+        if type(buf[nr]) is np.ndarray and buf[nr].size >= _IN_PLACE_MIN:
+            owned.add((fn, nr))
+
+
+def _take_owned(owned, fn, n):
+    """The slots of ``fn``'s buffer that hold arrays the engine owns, no longer tracked."""
+    mine = []
+    for nr in range(n):
+        key = (fn, nr)
+        if key in owned:
+            owned.discard(key)
+            mine.append(nr)
+    return mine
+
+
+def _made_by(fn, g, buf, grads_in, mine):
+    """Whether ``g``, which ``fn``'s rules returned, is an array only the engine holds: a new
+    array (or a C-contiguous view of all of one: ``W.t()``'s gradient, transposed back), not
+    the gradient ``fn`` was handed unless the engine owned that (``mine``), not a value ``fn``
+    saved, and not sent down another edge too."""
+    if type(g) is not np.ndarray or not g.flags.writeable:
+        return False
+    array = g.base
+    if array is None:
+        array = g
+    elif not (g.flags.c_contiguous and array.base is None and array.size == g.size):
+        return False
+    for nr, a in enumerate(buf):
+        if (a is array or a is g) and nr not in mine:
+            return False
+    shared = 0
+    for a in grads_in:
+        if a is g or a is not None and type(a) is np.ndarray and a.base is array:
+            shared += 1
+    if shared > 1:
+        return False
+    saved = getattr(fn, "_saved", None)
+    return not (saved and any(a is array for a in saved) or getattr(fn, "_ans", None) is array)
 
 
 def _sum(a, b):
     if b is None:
         return a
-    return b if a is None else _plus(a, b)
+    return b if a is None else _plus(a, b, False)
 
 
-# References to a summed gradient that only the engine holds, as counted in ``_plus``: the
-# buffer slot, the caller's name for it, ``_plus``'s parameter and ``sys.getrefcount``'s
-# argument. A gradient the user passed in (or one also sent down another edge) has more.
-_BUFFER_ONLY_REFS = 4
-
-
-def _plus(a, b):
-    """``a + b`` for gradients arriving at the same slot: into ``a`` when only the buffer holds
-    it and it is big enough for a new array to cost more than these checks; NumPy's 0-d sums
-    come back as scalars and are made arrays.
+def _plus(a, b, own):
+    """``a + b`` for gradients arriving at the same slot: into ``a`` when the engine owns it
+    (``own``) and it is big enough for a new array to cost more than these checks; NumPy's 0-d
+    sums come back as scalars and are made arrays. The result is the engine's.
     """
-    if (type(a) is np.ndarray and a.size >= _IN_PLACE_MIN and a.base is None
-            and a.shape == b.shape and a.dtype == b.dtype and a.flags.writeable
-            and sys.getrefcount(a) <= _BUFFER_ONLY_REFS):
+    if (own and type(a) is np.ndarray and a.size >= _IN_PLACE_MIN and a.shape == b.shape
+            and a.dtype == b.dtype):
         a += b
         return a
     s = a + b
@@ -172,7 +229,6 @@ def _run_pre_hooks(fn, buf, create_graph):
     """The hooks on the gradients arriving at ``fn``, in PyTorch's order: tensor hooks
     (``register_hook``; a leaf keeps its own, run at its ``AccumulateGrad``, so they apply to
     ``autograd.grad`` too), then ``retain_grad``'s, then node pre-hooks."""
-    from .._tensor import _PostAccumulateGradHook, _TensorHook
     hooks = list(fn._pre_hooks or ())
     if type(fn) is AccumulateGrad and fn.variable._hooks:
         hooks = [_TensorHook(h, 0, False) for h in fn.variable._hooks
@@ -208,33 +264,10 @@ def _unwrap(grads, create_graph):
     return [g if create_graph or not isinstance(g, Tensor) else g._data for g in grads]
 
 
-# References to a gradient nobody else holds, as counted in ``_unshared``: the engine's buffer
-# list, the parameters of ``_accumulate`` and ``_unshared``, and ``sys.getrefcount``'s argument.
-_UNSHARED_REFS = 4
-
-
-def _unshared(g):
-    """Whether ``.grad`` may take ``g`` itself instead of a copy (PyTorch steals it too).
-
-    Only an array that nothing else references (not the user's ``gradient``, not an array also
-    handed to another input, not a saved value) and that owns its writable memory, or is a
-    C-contiguous view of all of a base array that nothing else holds (``W.t()``'s gradient,
-    transposed back).
-    """
-    # (CuPy's flags have no ``writeable``: its arrays always are)
-    if not getattr(g.flags, "writeable", True) or sys.getrefcount(g) > _UNSHARED_REFS:
-        return False
-    base = g.base
-    if base is None:
-        return True
-    # References to an otherwise unheld base: g's, the local name, getrefcount's argument.
-    return (g.flags.c_contiguous and base.base is None and base.size == g.size
-            and sys.getrefcount(base) <= 3)
-
-
-def _accumulate(var, g, create_graph):
+def _accumulate(var, g, create_graph, own=False):
     """``AccumulateGrad``: add ``g`` (its tensor hooks already ran) into ``var.grad``, then run
-    the leaf's post-accumulate-grad hooks."""
+    the leaf's post-accumulate-grad hooks. ``.grad`` takes ``g`` itself, not a copy, when the
+    engine owns it (``own``; PyTorch steals it too)."""
     if not var._rg:
         return  # requires_grad_(False) since the graph was made: PyTorch accumulates nothing
     if create_graph:
@@ -244,7 +277,8 @@ def _accumulate(var, g, create_graph):
         if isinstance(g, Tensor):
             g = g._data
         if var._grad is None:
-            var._grad = Tensor._make(g if _unshared(g) else g.copy(), None, False)
+            var._grad = Tensor._make(g if own and type(g) is np.ndarray else g.copy(), None,
+                                     False)
         elif var._grad._grad_fn is not None or var._grad._rg:
             var._grad = var._grad.detach() + Tensor._make(g, None, False)
         else:
@@ -256,7 +290,6 @@ def _accumulate(var, g, create_graph):
 
 
 def _run_post_accumulate_hooks(var):
-    from .._tensor import _PostAccumulateGradHook
     for hook in list(var._hooks):
         if type(hook) is _PostAccumulateGradHook and hook.fn(var) is not None:
             raise RuntimeError("Tensor post accumulate grad hooks should return None.")

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import _errors
+from .._creation import as_tensor, from_numpy, ones_like
+from .._tensor import Tensor
 from ._walk import as_list, is_leaf_node, leaf_names, root_edges, shape_text, walk
 from .graph import gradient_edge
 
@@ -133,7 +135,7 @@ def explain(output, gradient=None, inputs=None, max_elements=64, *, params=None,
         >>> steps[-1].grad
         tensor([2., 4.])
     """
-    from . import backward
+    from . import backward  # lazy: the package imports this module
     outputs = as_list(output)
     roots = root_edges(outputs, "explain()")
     nodes = walk(roots)
@@ -160,8 +162,6 @@ def explain(output, gradient=None, inputs=None, max_elements=64, *, params=None,
 
 def _seeds(outputs, gradient):
     """The ``v`` each output starts with: given, or ``1`` for a one-element output."""
-    from .._creation import as_tensor, ones_like
-    from .._tensor import Tensor
     given = as_list(gradient) if gradient is not None else [None] * len(outputs)
     seeds = []
     for t, g in zip(outputs, given):
@@ -316,7 +316,6 @@ def _numpy(a):
 
 
 def _as_tensor(array, dtype):
-    from .._creation import from_numpy
     return None if array is None else from_numpy(np.ascontiguousarray(array, dtype=dtype))
 
 

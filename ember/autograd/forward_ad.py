@@ -20,23 +20,13 @@ import collections
 import itertools
 import weakref
 
-from .. import _errors, _xp
+from .. import _autograd_state, _dispatch, _errors, _xp
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]
 
 
-class _State:
-    """The open level (None outside ``dual_level``), the tensors given tangents in it, and
-    whether ops propagate tangents now (``active``: a level is open and no JVP rule is running,
-    since a rule's own ops work on primal values). Ops read ``active`` on every call."""
-
-    level = None
-    active = False
-    duals = []
-
-
-state = _State()
+state = _autograd_state.forward_state  # (its class lives below _tensor.py)
 _levels = itertools.count()  # a new number per level: tangents kept by nodes name theirs
 
 UnpackedDualTensor = collections.namedtuple("UnpackedDualTensor", ["primal", "tangent"])
@@ -91,7 +81,7 @@ def make_dual(tensor, tangent, *, level=None):
                                                        tangent=list(tangent.shape)))
     levels = set(getattr(tangent, "_levels", ()))
     if not levels <= set(getattr(tensor, "_levels", ())):
-        from ..ops import batching  # inside vmap: a tangent per sample makes a primal per sample
+        batching = _dispatch.batched  # inside vmap: a tangent per sample makes a primal per sample
         levels = tuple(sorted(levels | set(batching.levels_of(tensor))))
         tensor = batching.wrap(batching.physical(tensor, levels, expand=True), levels)
     dual = tensor.view(tensor.shape)
@@ -104,7 +94,7 @@ def unpack_dual(tensor, *, level=None):
     tangent = tensor._fw if state.level is not None else None
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    from ..ops.shape.views import _alias
+    from ..ops.shape.views import _alias  # lazy: ops build on autograd
     with _primal_only():
         primal = _alias(tensor)
     return UnpackedDualTensor(primal, tangent)
@@ -171,3 +161,14 @@ class _primal_only:
 
     def __exit__(self, *exc):
         state.active = self.previous
+
+
+def _interpose(op, args, proceed):
+    """The forward-AD interposer (``_dispatch.py``): the op's results get their tangents."""
+    result = proceed(args)
+    n_in = op.n_in if op.variadic is None else len(args) - op.variadic
+    propagate(op, args, n_in, (result,) if op.nout == 1 else result)
+    return result
+
+
+_dispatch.register(_dispatch.Interposer("forward AD", 30, lambda: state._active, _interpose))

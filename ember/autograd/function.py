@@ -35,8 +35,11 @@ import inspect
 import warnings
 
 from .. import _dtypes
+from .._creation import zeros
+from .._tensor import Tensor
 from . import forward_ad, grad_mode
 from .graph import Node, check_version, gradient_edge, new_node, raise_freed
+from .node import _fit, _xp_for
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function", "once_differentiable",
            "InplaceFunction"]
@@ -105,8 +108,6 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def apply(self, grad_outputs, create_graph):
         """The engine's call: gradients per output in, one per ``next_functions`` edge out."""
-        from .._creation import zeros
-        from .._tensor import Tensor
         grads = []
         for g, meta in zip(grad_outputs, self._out_meta):
             if g is None:
@@ -120,8 +121,6 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def _input_grads(self, result, create_graph):
         """The backward's result checked and fitted to the inputs, with PyTorch's errors."""
-        from .._tensor import Tensor
-        from ..ops.registry import _fit, _xp_for
         name = type(self).__name__
         result = result if isinstance(result, tuple) else (result,)
         n = len(self._arg_is_tensor)
@@ -177,7 +176,6 @@ class _SavedOutput:
 
 
 def _unpack(node, saved):
-    from .._tensor import Tensor
     if saved is None:
         return None
     if isinstance(saved, _SavedOutput):
@@ -256,7 +254,6 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
     def apply(cls, *args, **kwargs):
         """Run ``forward`` on ``args`` and, when an input tensor requires grad (and grad mode
         is on), record one ``<Name>Backward`` node for the outputs."""
-        from .._tensor import Tensor
         separate = cls.setup_context is not Function.setup_context
         if separate:  # as in PyTorch, setup_context sees defaults as given
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
@@ -298,7 +295,6 @@ class _nothing:
 def _forward_tangents(cls, ctx, args, outputs):
     """Give the outputs of one ``apply`` the tangents the user's ``jvp`` computes from the
     inputs' (zeros for tensor inputs without one, None for other arguments), as PyTorch."""
-    from .._tensor import Tensor
     tangents = [(a._fw if a._fw is not None else a.detach().new_zeros(a.shape))
                 if isinstance(a, Tensor) else None for a in args]
     ctx._in_jvp = True
@@ -322,7 +318,6 @@ def _forward_tangents(cls, ctx, args, outputs):
 def _wrap_outputs(ctx, inputs, output, recording):
     """The forward's outputs made ``ctx``'s: dirty inputs rebased onto it (their version
     bumped), inputs returned as they are aliased, differentiable outputs given its history."""
-    from .._tensor import Tensor
     outputs = output if isinstance(output, tuple) else (output,)
     dirty, non_diff = ctx.dirty_tensors, ctx.non_differentiable
     if any(not _contains(outputs, t) for t in dirty):
@@ -352,7 +347,6 @@ def _wrap_outputs(ctx, inputs, output, recording):
 def _saved_values(ctx):
     """What ``save_for_backward`` got, as kept: inputs with their version, outputs of ``ctx``
     as ``_SavedOutput``."""
-    from .._tensor import Tensor
     saved = []
     for i, t in enumerate(ctx.to_save):
         if t is None:
@@ -393,7 +387,6 @@ def once_differentiable(fn):
     """
     @functools.wraps(fn)
     def wrapper(ctx, *args):
-        from .._tensor import Tensor
         with grad_mode.no_grad():
             outputs = fn(ctx, *args)
         if not grad_mode._state.grad or not any(

@@ -18,6 +18,8 @@ the caller's graph); without ``create_graph`` the results are detached.
 """
 from __future__ import annotations
 
+from .._creation import eye, zeros_like
+from .._tensor import Tensor
 from . import grad as _grad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
@@ -25,13 +27,11 @@ __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
 
 def _zeros_like(t, requires_grad=False):
-    from .._creation import zeros_like  # ember's creation functions import autograd
     return zeros_like(t, requires_grad=requires_grad)
 
 
 def _as_tuple(inp, arg_name, fn_name):
     """``(was_tuple, tuple_of_tensors)``, with PyTorch's TypeError for anything else."""
-    from .._tensor import Tensor
     is_tuple = isinstance(inp, tuple)
     inp = inp if is_tuple else (inp,)
     for i, el in enumerate(inp):
@@ -265,7 +265,6 @@ def _check_forward_mode(create_graph, strict, vectorize):
 def _vectorized_jacobian(out, inputs, create_graph):
     """The blocks ``d out / d inputs[j]`` from all of ``out``'s vector-Jacobian products at
     once (``is_grads_batched``: a vmap over the rows of the identity)."""
-    from .._creation import eye
     n = out.nelement()
     if n == 0 or not out.requires_grad:
         return tuple(_zeros_like(inp).new_zeros(out.size() + inp.size()) for inp in inputs)
@@ -293,7 +292,7 @@ def _jacobian_of_output(i, out, inputs, strict, create_graph):
                                    f"of input {i}. This is not allowed in strict mode when "
                                    "create_graph=True.")
             row.append(g)
-    from ..ops.shape import stack
+    from ..ops.shape import stack  # lazy: ops build on autograd
     return tuple(stack(row, dim=0).view(out.size() + inp.size())
                  for row, inp in zip(rows, inputs))
 

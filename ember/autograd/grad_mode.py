@@ -22,19 +22,16 @@ from __future__ import annotations
 
 import functools
 import inspect
-import threading
 import warnings
+
+from .. import _autograd_state
+from .._creation import _type_name
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
            "set_multithreading_enabled", "is_grad_enabled", "is_inference_mode_enabled"]
 
 
-class _State(threading.local):
-    grad = True
-    inference = False
-
-
-_state = _State()
+_state = _autograd_state.grad_state  # (its class lives below _tensor.py)
 
 
 def is_grad_enabled():
@@ -161,7 +158,6 @@ class enable_grad(_NoParamDecoratorContextManager):
 
 def _check_bool(mode, fn_name):
     if not isinstance(mode, bool):
-        from .._creation import _type_name
         raise TypeError(f"{fn_name}(): argument 'enabled' (position 1) must be bool, "
                         f"not {_type_name(mode)}")
 

@@ -8,7 +8,14 @@ precision, as in PyTorch.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+from .. import _random
+from .._creation import randn_like, tensor, zeros_like
+from .._tensor import Tensor
+from . import forward_ad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
 
@@ -18,12 +25,10 @@ class GradcheckError(RuntimeError):
 
 
 def _tensors(inputs):
-    from .._tensor import Tensor
     return [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
 
 
 def _outputs(func, inputs):
-    from .._tensor import Tensor
     out = func(*inputs)
     return (out,) if isinstance(out, Tensor) else tuple(out)
 
@@ -48,8 +53,7 @@ def _numerical(func, inputs, idx, out_i, eps):
 
 def _analytical(func, inputs, idx_list, out_i):
     """One backward per output element: rows are input elements, columns output elements."""
-    from .._creation import zeros_like
-    from . import grad as autograd_grad
+    from . import grad as autograd_grad  # lazy: the package imports this module
     outs = _outputs(func, inputs)
     out = outs[out_i]
     jacs = [np.zeros((inputs[i].numel(), out.numel())) for i in idx_list]
@@ -68,8 +72,6 @@ def _analytical(func, inputs, idx_list, out_i):
 
 def _forward_analytical(func, inputs, idx_list, out_i):
     """The Jacobians by forward-mode AD: one dual evaluation per input element, each a column."""
-    from .._creation import zeros_like
-    from . import forward_ad
     jacs = []
     for i in idx_list:
         x = inputs[i]
@@ -92,7 +94,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
               check_batched_grad=False, check_batched_forward_grad=False,
               check_forward_ad=False, check_backward_ad=True, fast_mode=False, masked=None):
     """True if ``func``'s analytical gradients match finite differences for all ``inputs``."""
-    from .._tensor import Tensor
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     idx_list = _tensors(inputs)
     if not idx_list:
@@ -100,7 +101,6 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                          "but none of the them have requires_grad=True.")
     for i in idx_list:
         if inputs[i].dtype.name not in ("float64", "complex128"):
-            import warnings
             warnings.warn(f"Input #{i} requires gradient and is not a double precision "
                           "floating point or complex. This check will likely fail if all the "
                           "inputs are not of double precision floating point or complex. ",
@@ -142,8 +142,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 def _fast_check(func, inputs, idx_list, out_i, eps, atol, rtol):
     """Compare ``vᵀ J u`` by finite differences along ``u`` with the vector-Jacobian product."""
-    from .._creation import tensor
-    from . import grad as autograd_grad
+    from . import grad as autograd_grad  # lazy: the package imports this module
     rng = np.random.default_rng(0)
     out = _outputs(func, inputs)[out_i]
     v = rng.standard_normal(tuple(out.shape))
@@ -174,7 +173,6 @@ def _fast_check(func, inputs, idx_list, out_i, eps, atol, rtol):
 
 
 def _fmt(a):
-    from .._creation import tensor
     return repr(tensor(a))
 
 
@@ -184,14 +182,11 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_batched_grad=False, check_fwd_over_rev=False,
                   check_rev_over_rev=True, fast_mode=False, masked=False):
     """``gradcheck`` of the first derivative: checks second derivatives by double backward."""
-    from .._creation import randn_like
-    from .._tensor import Tensor
-    from . import grad as autograd_grad
+    from . import grad as autograd_grad  # lazy: the package imports this module
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     idx_list = _tensors(inputs)
     outs = _outputs(func, inputs)
     if grad_outputs is None:
-        from .. import _random
         state = _random.default_generator._rng.bit_generator.state
         grad_outputs = [randn_like(o).requires_grad_() for o in outs]
         _random.default_generator._rng.bit_generator.state = state

@@ -23,6 +23,7 @@ import threading
 import weakref
 
 from .. import _errors
+from .._autograd_state import NO_ACCUMULATOR  # noqa: F401  (views and tensors mark with it)
 from . import anomaly_mode
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_multi_grad_hook",
@@ -40,6 +41,10 @@ class Node:
     _n_outputs = 1  # gradient slots the engine buffers for this node
     _pre_hooks = _hooks = None
     _freed = False  # after a backward without retain_graph dropped the saved values
+    # Whether the arrays ``apply`` returns in an ordinary backward are new unless they are (or
+    # view) its gradient or a saved value, so the engine may own them (``engine.py``): true of
+    # op nodes, whose rules are ember's; not of custom Functions or other nodes.
+    _fresh_grads = False
 
     def name(self):
         return type(self).__name__
@@ -124,12 +129,6 @@ class AccumulateGrad(Node):
         return "torch::autograd::AccumulateGrad"  # PyTorch's C++ class name
 
 
-def NO_ACCUMULATOR():
-    """``_acc`` of a tensor that requires grad but accumulates none: a view made in no-grad
-    mode of a tensor that requires grad (see ``views.as_view``); its edge is ``(None, 0)``."""
-    return None
-
-
 def accumulate_grad_of(tensor):
     """The shared ``AccumulateGrad`` node of a leaf tensor (made on first use)."""
     ref = tensor._acc
@@ -155,7 +154,7 @@ def new_node(cls, next_functions):
 def gradient_edge(tensor):
     """The ``(node, input_nr)`` edge a tensor's gradient flows into (None for no grad)."""
     if tensor._base is not None and tensor._vc[0] != tensor._vv:
-        from .views import fresh  # (views.py builds on this module)
+        from .views import fresh  # lazy: views.py builds on this module
         fresh(tensor)
     if not tensor._rg:
         return (None, 0)
@@ -173,7 +172,7 @@ def check_version(tensor, saved_version, type_name=None, saved_by=None):
                 "CUDABoolType" if tensor.is_cuda else "CPUBoolType")
         fn = tensor._grad_fn
         if tensor._base is not None:  # a view names its history as made anew (AsStrided);
-            from .views import fresh  # one that may not be remade raises, as in PyTorch
+            from .views import fresh  # lazy: views.py builds on this module
             fresh(tensor)
             fn = tensor._grad_fn
         message = modified_error(type_name, tensor.shape, fn, tensor._output_nr, now,
@@ -229,7 +228,7 @@ class GraphTask:
         if self.runs is not None:
             return node in self.runs or node in self.targets
         if self._reachable is None:
-            from ._walk import walk
+            from ._walk import walk  # lazy: _walk.py builds on this module
             self._reachable = set(walk(self.roots))
         return node in self._reachable
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 import warnings
 
 from .. import _errors
+from .._creation import _type_name
+from .._tensor import Tensor
 
 __all__ = ["VariableMeta", "Variable"]
 
@@ -12,7 +14,6 @@ class VariableMeta(type):
     """Makes every tensor an instance of ``Variable``."""
 
     def __instancecheck__(cls, obj):
-        from .._tensor import Tensor
         return isinstance(obj, Tensor)
 
 
@@ -29,8 +30,6 @@ class Variable(metaclass=VariableMeta):
     """
 
     def __new__(cls, data, requires_grad=False, volatile=False):
-        from .._creation import _type_name
-        from .._tensor import Tensor
         if not isinstance(data, Tensor):
             raise TypeError(f"Variable data has to be a tensor, but got {_type_name(data)}")
         if volatile:

@@ -27,7 +27,7 @@ import math
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _array_api, _dtypes
 from .. import _xp as _raw
 from . import grad_mode
 from .graph import NO_ACCUMULATOR, Node, _short_name, gradient_edge, new_node
@@ -125,8 +125,7 @@ def check_rebase(view, indirect=False):
 
 
 def _xp(g, create_graph):
-    from .. import _array_api, _xp
-    return _array_api.on_device(g.device) if create_graph else _xp.namespace_of(g)
+    return _array_api.on_device(g.device) if create_graph else _raw.namespace_of(g)
 
 
 def _copy(g, create_graph):

@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import threading
 
-from .. import _dtypes
+from .. import _dispatch, _dtypes
 
 __all__ = ["autocast_op", "not_autocast", "state", "run", "CPU_POLICY"]
 
@@ -86,13 +86,35 @@ state = _State()
 
 
 class _Anywhere:
-    """How many autocast regions are enabled, in all threads: zero lets the registry's fast
-    paths skip the per-thread test."""
+    """How many autocast regions are enabled, in all threads: zero keeps the autocast
+    interposer (``_dispatch.py``) inactive, so op calls skip the per-thread test."""
 
-    enabled = 0
+    _enabled = 0
+
+    @property
+    def enabled(self):
+        return self._enabled
+
+    @enabled.setter
+    def enabled(self, count):
+        self._enabled = count
+        _dispatch.refresh()
 
 
 anywhere = _Anywhere()
+
+
+def _interpose(op, args, proceed):
+    """The autocast interposer: an op on PyTorch's lists runs on cast arguments (``run``)."""
+    if op.autocast is not None:
+        result = run(op.autocast, op, args)  # (NotImplemented: off here)
+        if result is not NotImplemented:
+            return result
+    return proceed(args)
+
+
+_dispatch.register(_dispatch.Interposer("autocast", 10, lambda: anywhere._enabled > 0,
+                                        _interpose))
 
 
 def policy_of(name):

@@ -6,7 +6,7 @@ leading dims are the batch dims of the vmap levels it varies over (outermost lev
 whose remaining dims are the sample that ``f`` sees: ``shape``, ``dim()``, ``numel()`` and
 printing report the sample; the data underneath is the whole batch.
 
-An op called with a batched argument (``registry.Op.__call__`` asks :func:`call` first) runs
+An op called with a batched argument (the vmap interposer, ``_dispatch.py``, asks :func:`call`) runs
 once on the physical tensors, by the *batching rule* of its family:
 
 - pointwise ops: the batched inputs are lined up (a size-1 dim for a level an input does not
@@ -47,14 +47,13 @@ from operator import attrgetter
 
 import numpy as np
 
-from .. import _dtypes, _errors, _memory_format
+from .. import _dispatch, _dtypes, _errors, _memory_format
 from .._tensor import Size, Tensor, _wrap_dim
 from ..autograd.graph import gradient_edge
-from . import registry
 
 __all__ = ["BatchedTensor", "call", "loop", "fallbacks", "state"]
 
-state = registry.vmap_state
+state = _dispatch.vmap  # the running levels (``_dispatch.py``)
 fallbacks = collections.Counter()  # op name -> calls that ran the per-sample loop
 
 
@@ -173,7 +172,9 @@ class BatchedTensor(Tensor):
             # A write is recorded as an op applied to the tensor written (its first input):
             # a result made otherwise (the per-sample loop, a matmul, a fill with a constant)
             # is copied in by one.
-            from .indexing.writing import _copy
+            from .indexing.writing import (
+                _copy,  # lazy: the op families import batching (per_sample)
+            )
             result = _copy(value, result)
         Tensor._assign(value, result, name)
         return self
@@ -333,7 +334,7 @@ def call(op, args):
 def loop(fn, args, kwargs=None, levels=None, name=None):
     """``fn(*args, **kwargs)`` one sample at a time, the results stacked: the fallback for
     anything without a batching rule. Batched arguments may sit in lists, tuples and dicts."""
-    from ..utils._pytree import tree_flatten, tree_unflatten
+    from ..utils._pytree import tree_flatten, tree_unflatten  # lazy: utils imports ops
     kwargs = kwargs or {}
     leaves, spec = tree_flatten((list(args), kwargs))
     levels = levels or _union(leaves)
@@ -349,7 +350,7 @@ def loop(fn, args, kwargs=None, levels=None, name=None):
         sample = [a if f is None else f[[i]][0] for a, f in zip(leaves, flat)]
         a, k = tree_unflatten(sample, spec)
         results.append(fn(*a, **k))
-    from .shape import stack
+    from .shape import stack  # lazy: the op families import batching (per_sample)
     first = results[0]
     if isinstance(first, Tensor):
         return wrap(stack(results).reshape(sizes + tuple(first.shape)), levels)
@@ -578,7 +579,7 @@ def _full_reduction(op, x, value, params, nb, batch, levels):
 def _matmul_family(op, args, levels):
     """mm, bmm, mv, dot, vdot and the ``add*`` forms, as one broadcasting ``matmul`` of the
     lined-up operands (an unbatched operand broadcasts over the batch as it is)."""
-    from .linalg import matmul
+    from .linalg import matmul  # lazy: the op families import batching (per_sample)
     name = op.name
 
     def p(a, rank):
@@ -613,7 +614,7 @@ def _matmul_family(op, args, levels):
 
 def _variadic(op, args, levels):
     """cat and stack: every input expanded to the batch, ``dim`` moved past it."""
-    from .shape import cat, stack
+    from .shape import cat, stack  # lazy: the op families import batching (per_sample)
     inputs = args[:len(args) - op.variadic]
     dim = args[len(inputs)]
     values = [physical(t, levels, expand=True) for t in inputs]
@@ -644,7 +645,7 @@ def _loss(op, args, levels):
 
 def _dist(op, args, levels):
     """``dist``: the norm of each sample's lined-up difference."""
-    from ..linalg import vector_norm
+    from ..linalg import vector_norm  # lazy: the op families import batching (per_sample)
     a, b, p = args
     rank = max(a.ndim, b.ndim)
     d = physical(a, levels, rank) - physical(b, levels, rank)
@@ -774,3 +775,14 @@ def _rule_for(op):
 
 _RULES = {}
 state.call = call
+
+
+def _interpose(op, args, proceed):
+    """The vmap interposer (``_dispatch.py``): an op with a batched argument runs by its rule."""
+    result = call(op, args)
+    return proceed(args) if result is NotImplemented else result
+
+
+_dispatch.register(_dispatch.Interposer("vmap", 20, lambda: state._depth > 0, _interpose))
+for _hook in (levels_of, wrap, physical, as_seed, from_seed, random_batch):
+    setattr(_dispatch.batched, _hook.__name__, _hook)  # what autograd and creation ask of vmap
