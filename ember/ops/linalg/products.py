@@ -362,14 +362,6 @@ def cross(input, other, dim=None):
     return linalg_cross(input, other, dim=dim)
 
 
-def _multi_dot_cpp(t):
-    """The C++ name of a tensor's dtype, as PyTorch's multi_dot message gives it."""
-    names = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-             "float16": "c10::Half", "complex64": "c10::complex<float>",
-             "complex128": "c10::complex<double>"}
-    return names.get(str(t._data.dtype), str(t._data.dtype))
-
-
 def _chain_order(dims):
     """The cheapest parenthesization of matrices ``dims[i] x dims[i+1]`` (the classic
     dynamic program); ``split[i][j]``: where the product of ``i..j`` splits."""
@@ -411,7 +403,7 @@ def linalg_multi_dot(tensors, *, out=None):
     for i, t in enumerate(tensors[1:], 1):
         if t.dtype != first.dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
-                               f"0 is {_multi_dot_cpp(first)} and tensor {i} {_multi_dot_cpp(t)}")
+                               f"0 is {_cpp(first)} and tensor {i} {_cpp(t)}")
     out_shape = ([first.shape[0]] if first.dim() == 2 else []) + \
         ([last.shape[1]] if last.dim() == 2 else [])
     mats = tensors[:]
