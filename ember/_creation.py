@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _device, _dtypes, _errors, _memory_format, _random, _random_signatures
+from ._dtypes import _type_name, as_dtype
 from ._tensor import Tensor
 from .ops.registry import vmap_state as _vmap
 
@@ -114,29 +115,6 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
                         "complex128, int64, int32, int16, int8, uint8, and bool.")
     _dtypes.from_numpy_dtype(ndarray.dtype)
     return Tensor._make(ndarray, None, False)
-
-
-_PY_DTYPES = ((bool, _dtypes.bool), (int, _dtypes.int64), (float, _dtypes.float64),
-              (complex, _dtypes.complex128))
-
-
-def _type_name(obj):
-    """The type name PyTorch's argument parser reports for ``obj``."""
-    if isinstance(obj, Tensor):
-        return "Tensor"
-    t = type(obj)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-
-
-def as_dtype(dtype: DTypeLike, name: str) -> DType | None:
-    """``dtype`` as an ember dtype (None stays None): Python's ``bool``, ``int``, ``float`` and
-    ``complex`` stand for PyTorch's bool, int64, float64 and complex128, as in PyTorch."""
-    if dtype is None or isinstance(dtype, _dtypes.dtype):
-        return dtype
-    for py, dt in _PY_DTYPES:
-        if dtype is py:
-            return dt
-    raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not {_type_name(dtype)}")
 
 
 def _int_like(v):
