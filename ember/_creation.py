@@ -92,8 +92,9 @@ def scalar_tensor(s: Number | complex | Tensor, *, dtype: DTypeLike = None,
                   requires_grad=requires_grad)
 
 
-def as_tensor(data: Any, dtype: DType | None = None, device: DeviceLike = None) -> Tensor:
+def as_tensor(data: Any, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """Like ``tensor`` but shares memory with a NumPy array or tensor when it can."""
+    dtype = as_dtype(dtype, "as_tensor")
     if device is None:
         device = _device.factory_default()
     if isinstance(data, Tensor):
@@ -641,7 +642,7 @@ FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharT
 def _triangle_indices(name, upper, row, col, offset, dtype, device, requires_grad):
     """The ``(2, N)`` row/column coordinates of a triangle of a ``row x col`` matrix, row by
     row (``np.tril_indices`` / ``np.triu_indices`` give the same order)."""
-    dtype = _dtypes.int64 if dtype is None else dtype
+    dtype = as_dtype(dtype, name) or _dtypes.int64
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:
@@ -654,7 +655,7 @@ def _triangle_indices(name, upper, row, col, offset, dtype, device, requires_gra
     return _finish(data, dtype, device, requires_grad)
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype: DType | None = None,
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: DTypeLike = None,
                  device: DeviceLike = None, layout: Layout | None = None,
                  requires_grad: bool = False) -> Tensor:
     """The coordinates of the lower triangle (on and below diagonal ``offset``)."""
@@ -662,7 +663,7 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype: DType | None = N
                              requires_grad)
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype: DType | None = None,
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: DTypeLike = None,
                  device: DeviceLike = None, layout: Layout | None = None,
                  requires_grad: bool = False) -> Tensor:
     """The coordinates of the upper triangle (on and above diagonal ``offset``)."""

@@ -46,6 +46,7 @@ _sum_dim.defvjp(lambda xp, g, ans, input, dims, keepdim, shape, dtype:
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch's name
     """Sum of all elements, or over ``dim`` (an int or tuple); integers sum to int64."""
+    dtype = _dtypes.as_dtype(dtype, "sum")
     dt = _accumulation_dtype(input, dtype)
     if dim is None:
         return _sum_all(input, input.shape, dt)
@@ -137,6 +138,7 @@ _prod_dim.defvjp(_prod_dim_rule)
 @autocast_op("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements, or over one ``dim``; integers multiply to int64."""
+    dtype = _dtypes.as_dtype(dtype, "prod")
     dt = _accumulation_dtype(input, dtype)
     if dim is None:
         return _prod_all(input, dt)
@@ -158,6 +160,7 @@ _nansum.defvjp(lambda xp, g, ans, input, dims, keepdim, dtype: xp.where(
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` with NaNs counted as zero."""
+    dtype = _dtypes.as_dtype(dtype, "nansum")
     return _nansum(input, _all_dims(dim, input.ndim), keepdim, _accumulation_dtype(input, dtype))
 
 
