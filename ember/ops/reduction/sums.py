@@ -71,8 +71,18 @@ _mean_dim.defvjp(lambda xp, g, ans, input, dims, keepdim, shape:
                  _expand_back(xp, g / _count(shape, dims), shape, dims, keepdim))
 
 
+def _check_mean_dtype(name, dtype):
+    """PyTorch's error for a mean asked for a result dtype that is neither floating nor complex
+    (checked before the input's own dtype)."""
+    dtype = _dtypes.as_dtype(dtype, name)
+    if dtype is not None and dtype.category < 2:
+        raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be "
+                           f"either a floating point or complex dtype. Got: {dtype._legacy[:-6]}")
+
+
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Arithmetic mean; floating and complex inputs only, as in PyTorch."""
+    _check_mean_dtype("mean", dtype)
     if dtype is not None:
         input = input.to(dtype)
     if not _dtypes.is_inexact(input._data.dtype):
@@ -166,6 +176,7 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None):
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean of the elements that are not NaN (``nansum`` over their count)."""
+    _check_mean_dtype("nanmean", dtype)
     if dtype is not None:
         input = input.to(dtype)
     if not _dtypes.is_inexact(input._data.dtype):
