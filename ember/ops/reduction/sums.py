@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +24,15 @@ from .common import (
     _no_dims,
     _unreduce,
 )
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from ..._tensor import Tensor
+    from ..._typing import DTypeLike
+
+    class _Softmax(Protocol):  # softmax's and log_softmax's signature, for type checkers
+        def __call__(self, input: Tensor, dim: int, dtype: DTypeLike = None) -> Tensor: ...
 
 # --------------------------------------------------------------------------- sum, mean, prod
 
@@ -245,8 +255,8 @@ _log_softmax.defvjp(lambda xp, g, ans, input, dim:
                     g - xp.exp(ans) * xp.sum(g, axis=dim, keepdims=True))
 
 
-def _softmax_public(name, op):
-    def public(input, dim, dtype=None):
+def _softmax_public(name: str, op: Any) -> _Softmax:
+    def public(input: Tensor, dim: int, dtype: DTypeLike = None) -> Tensor:
         if dtype is not None:
             input = input.to(dtype)
         d = _wrap_dim(dim, input.ndim)
