@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from . import _device, _dispatch, _dtypes, _errors, _memory_format, _random, _random_signatures
+from ._dtypes import _type_name, as_dtype
 from ._tensor import Tensor
 
 if TYPE_CHECKING:
@@ -90,8 +91,9 @@ def scalar_tensor(s: Number | complex | Tensor, *, dtype: DTypeLike = None,
                   requires_grad=requires_grad)
 
 
-def as_tensor(data: Any, dtype: DType | None = None, device: DeviceLike = None) -> Tensor:
+def as_tensor(data: Any, dtype: DTypeLike = None, device: DeviceLike = None) -> Tensor:
     """Like ``tensor`` but shares memory with a NumPy array or tensor when it can."""
+    dtype = as_dtype(dtype, "as_tensor")
     if device is None:
         device = _device.factory_default()
     if isinstance(data, Tensor):
@@ -113,29 +115,6 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
                         "complex128, int64, int32, int16, int8, uint8, and bool.")
     _dtypes.from_numpy_dtype(ndarray.dtype)
     return Tensor._make(ndarray, None, False)
-
-
-_PY_DTYPES = ((bool, _dtypes.bool), (int, _dtypes.int64), (float, _dtypes.float64),
-              (complex, _dtypes.complex128))
-
-
-def _type_name(obj):
-    """The type name PyTorch's argument parser reports for ``obj``."""
-    if isinstance(obj, Tensor):
-        return "Tensor"
-    t = type(obj)
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
-
-
-def as_dtype(dtype: DTypeLike, name: str) -> DType | None:
-    """``dtype`` as an ember dtype (None stays None): Python's ``bool``, ``int``, ``float`` and
-    ``complex`` stand for PyTorch's bool, int64, float64 and complex128, as in PyTorch."""
-    if dtype is None or isinstance(dtype, _dtypes.dtype):
-        return dtype
-    for py, dt in _PY_DTYPES:
-        if dtype is py:
-            return dt
-    raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not {_type_name(dtype)}")
 
 
 def _int_like(v):
@@ -658,7 +637,7 @@ FloatTensor, DoubleTensor, HalfTensor, LongTensor, IntTensor, ShortTensor, CharT
 def _triangle_indices(name, upper, row, col, offset, dtype, device, requires_grad):
     """The ``(2, N)`` row/column coordinates of a triangle of a ``row x col`` matrix, row by
     row (``np.tril_indices`` / ``np.triu_indices`` give the same order)."""
-    dtype = _dtypes.int64 if dtype is None else dtype
+    dtype = as_dtype(dtype, name) or _dtypes.int64
     if row < 0:
         raise RuntimeError(f"row must be non-negative, got{row}")
     if col < 0:
@@ -671,7 +650,7 @@ def _triangle_indices(name, upper, row, col, offset, dtype, device, requires_gra
     return _finish(data, dtype, device, requires_grad)
 
 
-def tril_indices(row: int, col: int, offset: int = 0, *, dtype: DType | None = None,
+def tril_indices(row: int, col: int, offset: int = 0, *, dtype: DTypeLike = None,
                  device: DeviceLike = None, layout: Layout | None = None,
                  requires_grad: bool = False) -> Tensor:
     """The coordinates of the lower triangle (on and below diagonal ``offset``)."""
@@ -679,7 +658,7 @@ def tril_indices(row: int, col: int, offset: int = 0, *, dtype: DType | None = N
                              requires_grad)
 
 
-def triu_indices(row: int, col: int, offset: int = 0, *, dtype: DType | None = None,
+def triu_indices(row: int, col: int, offset: int = 0, *, dtype: DTypeLike = None,
                  device: DeviceLike = None, layout: Layout | None = None,
                  requires_grad: bool = False) -> Tensor:
     """The coordinates of the upper triangle (on and above diagonal ``offset``)."""

@@ -8,8 +8,12 @@ tensors, which outrank Python scalars, *within the same category*.
 from __future__ import annotations
 
 import builtins
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from ._typing import DTypeLike
 
 __all__ = [
     "dtype", "float16", "float32", "float64", "bfloat16", "int8", "int16", "int32", "int64",
@@ -281,3 +285,31 @@ def np_finfo(np_dtype):
         import ml_dtypes
         return ml_dtypes.finfo(np_dtype)
     return np.finfo(np_dtype)
+
+
+# --------------------------------------------------------------------------- dtype arguments
+
+_dtype_class = dtype  # (as_dtype's argument shadows the name)
+_PY_DTYPES = ((builtins.bool, bool), (builtins.int, int64), (builtins.float, float64),
+              (builtins.complex, complex128))
+
+
+def _type_name(obj):
+    """The type name PyTorch's argument parser reports for ``obj``."""
+    t = type(obj)
+    # (a Tensor, or a subclass such as Parameter: ember._tensor imports this module)
+    if any(c.__name__ == "Tensor" and c.__module__ == "ember._tensor" for c in t.__mro__):
+        return "Tensor"
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def as_dtype(dtype: DTypeLike, name: str) -> dtype | None:
+    """``dtype`` as an ember dtype (None stays None): Python's ``bool``, ``int``, ``float`` and
+    ``complex`` stand for PyTorch's bool, int64, float64 and complex128, as in PyTorch. Every
+    public function that takes a ``dtype`` argument reads it through this."""
+    if dtype is None or isinstance(dtype, _dtype_class):
+        return dtype
+    for py, dt in _PY_DTYPES:
+        if dtype is py:
+            return dt
+    raise TypeError(f"{name}(): argument 'dtype' must be torch.dtype, not {_type_name(dtype)}")

@@ -12,12 +12,14 @@ from typing import TypeAlias
 from ._device import device
 from ._dtypes import dtype
 
-__all__ = ["Number", "ShapeLike", "DTypeLike", "DeviceLike"]
+__all__ = ["Number", "ShapeLike", "IntOrInts", "DTypeLike", "DeviceLike"]
 
 # A Python number as ops take it (``x * 2``, ``full(size, 0.5)``, ``item()``'s result).
 Number: TypeAlias = int | float | bool
 # Sizes as ``zeros(2, 3)``, ``zeros((2, 3))`` and ``zeros(x.shape)`` take them.
 ShapeLike: TypeAlias = int | Sequence[int]
+# A size per spatial dimension, or one int for all of them (kernel_size, stride, padding...).
+IntOrInts: TypeAlias = int | Sequence[int]
 # A dtype; Python's ``bool``, ``int``, ``float`` and ``complex`` stand for PyTorch's bool, int64,
 # float64 and complex128, as in PyTorch.
 DTypeLike: TypeAlias = dtype | type[bool] | type[int] | type[float] | type[complex] | None

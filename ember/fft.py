@@ -322,7 +322,7 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None):  # noqa: A002
 
 
 def _freq(name, count, n, d, dtype, device, requires_grad):
-    dtype = _dtypes.get_default_dtype() if dtype is None else dtype
+    dtype = _dtypes.as_dtype(dtype, name) or _dtypes.get_default_dtype()
     if dtype.category < 2:
         raise RuntimeError(f"{name} requires a floating point or complex dtype")
     if count < 0:

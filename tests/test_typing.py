@@ -19,6 +19,7 @@ import pytest
 
 import ember
 from ember import Tensor, _creation, nn, optim
+from ember.nn import functional as F
 from ember.optim import lr_scheduler
 from tools import tensor_stub
 
@@ -138,6 +139,10 @@ def _api():
                 optim.Optimizer:
             yield f"optim.{name}.__init__", cls.__init__
     yield from _public(lr_scheduler.LRScheduler)
+    # every public function of ember.nn.functional (its families' modules re-export here)
+    for name in sorted(n for n in dir(F) if not n.startswith("_")):
+        if inspect.isfunction(getattr(F, name)):
+            yield f"nn.functional.{name}", getattr(F, name)
 
 
 _API = list(_api())
@@ -161,6 +166,7 @@ from __future__ import annotations
 from typing_extensions import assert_type
 
 import ember
+import ember.nn.functional as F
 from ember import Size, Tensor, nn
 
 x: Tensor = ember.zeros(3, requires_grad=True)
@@ -184,6 +190,11 @@ z = ember.randn(2, 3, dtype=ember.float64, device="cpu")
 w = ember.full((2, 3), 0.5) + ember.arange(3) * ember.ones_like(z)
 n: float = float(w.mean().item())
 rows = [row.tolist() for row in w]
+logits, labels = ember.randn(4, 3), ember.tensor([0, 2, 1, 0])
+assert_type(F.relu(logits), Tensor)
+assert_type(F.softmax(logits, dim=-1), Tensor)
+assert_type(F.cross_entropy(logits, labels, label_smoothing=0.1), Tensor)
+assert_type(F.max_pool1d(logits[None], 2, return_indices=True), tuple[Tensor, Tensor])
 
 
 class Net(nn.Module):
@@ -238,6 +249,8 @@ x.backward(create_graph=1.5)  # E
 net = nn.Linear(3, 2).train(mode="yes")  # E
 opt = ember.optim.SGD(net.parameters(), lr="fast")  # E
 opt.zero_grad(set_to_none=None)  # E
+nn.functional.relu([1.0, 2.0])  # E
+nn.functional.cross_entropy(x, x, reduction=None)  # E
 ok: Tensor = x + 1
 '''
 

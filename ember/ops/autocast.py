@@ -31,8 +31,14 @@ from __future__ import annotations
 
 import functools
 import threading
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import _dispatch, _dtypes
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+_Fn = TypeVar("_Fn", bound="Callable[..., Any]")
 
 __all__ = ["autocast_op", "not_autocast", "state", "run", "CPU_POLICY"]
 
@@ -211,7 +217,7 @@ def not_autocast(fn, *args, **kwargs):
         st.inside = was
 
 
-def autocast_op(name):
+def autocast_op(name: str) -> Callable[[_Fn], _Fn]:
     """Declare a composite as PyTorch's op ``name`` for autocast (see the module docstring)."""
     policy = CPU_POLICY[name]
 

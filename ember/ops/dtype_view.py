@@ -5,6 +5,7 @@ divide by the size ratio. Not differentiable: the result never requires grad. (e
 ``view(dtype)`` used to convert the values, ``to(dtype)``, a silently different answer.)"""
 from __future__ import annotations
 
+from .. import _dtypes
 from .._tensor import Tensor
 
 
@@ -14,6 +15,7 @@ def _word(dtype):
 
 def view_dtype(input, dtype):
     """``input``'s storage read as ``dtype`` (see the module docstring)."""
+    dtype = _dtypes.as_dtype(dtype, "view")
     if "bfloat16" in (str(input.dtype), str(dtype)):
         raise NotImplementedError("ember: view(dtype) with bfloat16 (ember stores bfloat16 "
                                   "values in float32)")

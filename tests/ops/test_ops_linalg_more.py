@@ -41,6 +41,8 @@ ERRORS = [
     lambda L: L.linalg.multi_dot([L.ones(2, 2), L.ones(2), L.ones(2, 2)]),
     lambda L: L.linalg.multi_dot([L.ones(2, 3), L.ones(4, 2)]),
     lambda L: L.linalg.multi_dot([L.ones(2, 2), L.ones(2, 2, dtype=L.float64)]),
+    lambda L: L.linalg.multi_dot([L.ones(2, 2), L.ones(2, 2, dtype=L.int16)]),  # "short int"
+    lambda L: L.linalg.multi_dot([L.ones(2, 2, dtype=L.bfloat16), L.ones(2, 2, dtype=L.int8)]),
     lambda L: L.linalg.vecdot(L.ones(2), L.ones(2, dtype=L.float64)),
 ]
 

@@ -1,9 +1,17 @@
 """Helpers shared by the families of ``ember.nn.functional``: applying a function in place,
-PyTorch's dtype words in messages, the floating-only kernel check.
+PyTorch's dtype words in messages, the floating-only kernel check, ``per_sample_with`` typed.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, TypeVar
+
 from ... import _dtypes
+from ...ops import batching
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+_Fn = TypeVar("_Fn", bound="Callable[..., Any]")
 
 
 def _apply(input, inplace, fn):
@@ -26,3 +34,8 @@ def _floating_only(kernel, *tensors):
     dt = _dtypes.result_type(*tensors)
     if not dt.is_floating_point:
         raise NotImplementedError(f'"{kernel}" not implemented for \'{_word(dt)}\'')
+
+
+def per_sample_with(rule: Callable[..., Any]) -> Callable[[_Fn], _Fn]:
+    """``ops.batching.per_sample_with(rule)``, typed: the decorated function keeps its hints."""
+    return batching.per_sample_with(rule)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +21,12 @@ from ...ops.autocast import autocast_op
 from ...ops.nn import activation as _nn
 from ._common import _apply, _floating_only, _word
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..._tensor import Tensor
+    from ..._typing import DTypeLike
+
 softmax = _red.softmax
 log_softmax = _red.log_softmax
 
@@ -27,26 +34,27 @@ log_softmax = _red.log_softmax
 # --------------------------------------------------------------------------- activations
 
 
-def relu(input, inplace=False):
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
     """``max(input, 0)``."""
     if input.dtype is _dtypes.bool:
         raise RuntimeError("Boolean inputs not supported for relu")
     return _apply(input, inplace, _nn._relu)
 
 
-def relu6(input, inplace=False):
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     """``min(max(input, 0), 6)``: hardtanh from 0 to 6 (as PyTorch records it)."""
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-def leaky_relu(input, negative_slope=0.01, inplace=False):
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     """``input`` where positive, ``negative_slope * input`` elsewhere."""
     _floating_only("leaky_relu_cpu", input)
     op = _nn._leaky_relu_ if inplace else _nn._leaky_relu
     return _apply(input, inplace, lambda x: op(x, negative_slope))
 
 
-def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+def rrelu(input: Tensor, lower: float = 1.0 / 8, upper: float = 1.0 / 3, training: bool = False,
+          inplace: bool = False) -> Tensor:
     """leaky_relu with a random slope drawn uniformly from ``[lower, upper]`` for each element
     in training (ember's RNG), the mean slope ``(lower + upper) / 2`` otherwise."""
     return _rrelu(input, lower, upper, training, inplace)
@@ -68,7 +76,7 @@ def _rrelu(input, lower, upper, training, inplace, generator=None):
     return _apply(input, inplace, lambda x: op(x, noise._data, lower, upper, True))
 
 
-def elu(input, alpha=1.0, inplace=False):
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``input`` where positive, ``alpha * (exp(input) - 1)`` elsewhere."""
     return _elu(input, inplace, _nn._elu, _nn._elu_, alpha, 1.0, 1.0)
 
@@ -78,12 +86,12 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def selu(input, inplace=False):
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
     """``scale * elu(input, alpha)`` with SELU's fixed ``alpha`` and ``scale``."""
     return _elu(input, inplace, _nn._elu, _nn._elu_, _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
-def celu(input, alpha=1.0, inplace=False):
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     """``input`` where positive, ``alpha * (exp(input / alpha) - 1)`` elsewhere."""
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError: alpha cannot be 0 for CELU")
@@ -97,7 +105,7 @@ def _elu(input, inplace, op, op_, alpha, scale, input_scale):
     return _apply(input, inplace, lambda x: op(x, alpha, scale, input_scale))
 
 
-def gelu(input, approximate="none"):
+def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     """Gaussian error linear unit; ``approximate='tanh'`` uses the tanh formula."""
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
@@ -105,31 +113,32 @@ def gelu(input, approximate="none"):
     return _nn._gelu(input, approximate)
 
 
-def silu(input, inplace=False):
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
     """``input * sigmoid(input)``."""
     _floating_only("silu_cpu", input)
     return _apply(input, inplace, _nn._silu)
 
 
-def mish(input, inplace=False):
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
     """``input * tanh(softplus(input))``."""
     _floating_only("mish_cpu", input)
     return _apply(input, inplace, _nn._mish)
 
 
-def softplus(input, beta=1.0, threshold=20.0):
+def softplus(input: Tensor, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
     """``log(1 + exp(beta * input)) / beta``, linear above ``threshold``."""
     _floating_only("softplus_cpu", input)
     return _nn._softplus(input, beta, threshold)
 
 
-def logsigmoid(input):
+def logsigmoid(input: Tensor) -> Tensor:
     """``log(sigmoid(input))``, computed stably."""
     _floating_only("log_sigmoid_cpu", input)
     return _nn._log_sigmoid(input)
 
 
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+def hardtanh(input: Tensor, min_val: float = -1.0, max_val: float = 1.0,
+             inplace: bool = False) -> Tensor:
     """``input`` clamped to ``[min_val, max_val]``."""
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
@@ -140,25 +149,25 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     return _apply(input, inplace, lambda x: _nn._hardtanh(x, min_val, max_val))
 
 
-def hardsigmoid(input, inplace=False):
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """``relu6(input + 3) / 6``."""
     _floating_only("hardsigmoid_cpu", input)
     return _apply(input, inplace, _nn._hardsigmoid)
 
 
-def hardswish(input, inplace=False):
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """``input * relu6(input + 3) / 6``."""
     _floating_only("hardswish_cpu", input)
     return _apply(input, inplace, _nn._hardswish)
 
 
-def hardshrink(input, lambd=0.5):
+def hardshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``input`` where ``|input| > lambd``, 0 elsewhere."""
     _floating_only("hardshrink_cpu", input)
     return _nn._hardshrink(input, lambd)
 
 
-def softshrink(input, lambd=0.5):
+def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     """``input`` moved ``lambd`` towards 0 where ``|input| > lambd``, 0 elsewhere."""
     _floating_only("softshrink_check", input)
     top = float(np.finfo(input.dtype.np).max)
@@ -168,7 +177,7 @@ def softshrink(input, lambd=0.5):
     return _nn._softshrink(input, lambd)
 
 
-def threshold(input, threshold, value, inplace=False):
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     """``value`` where ``input <= threshold``, ``input`` elsewhere."""
     if input.dtype is _dtypes.bool:
         raise NotImplementedError("\"threshold_cpu\" not implemented for 'Bool'")
@@ -178,17 +187,18 @@ def threshold(input, threshold, value, inplace=False):
     return _apply(input, inplace, lambda x: op(x, threshold, value))
 
 
-def softsign(input):
+def softsign(input: Tensor) -> Tensor:
     """``input / (1 + |input|)``."""
     return input / (input.abs() + 1)
 
 
-def tanhshrink(input):
+def tanhshrink(input: Tensor) -> Tensor:
     """``input - tanh(input)``."""
     return input - input.tanh()
 
 
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
+def softmin(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: DTypeLike = None) -> Tensor:
     """``softmax(-input, dim)``; ``dtype`` casts the input first."""
     if dim is None:
         dim = _get_softmax_dim("softmin", input.ndim, _stacklevel)
@@ -202,7 +212,7 @@ def _get_softmax_dim(name, ndim, stacklevel):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def glu(input, dim=-1):
+def glu(input: Tensor, dim: int = -1) -> Tensor:
     """``a * sigmoid(b)``, ``a`` and ``b`` the two halves of ``input`` along ``dim``."""
     if input.ndim == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
@@ -215,7 +225,7 @@ def glu(input, dim=-1):
 
 
 @autocast_op("prelu")
-def prelu(input, weight):
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``input`` where positive, ``weight * input`` elsewhere; ``weight`` holds one slope, or
     one per channel (dim 1 of ``input``)."""
     if input.dtype != weight.dtype:
@@ -238,24 +248,30 @@ def prelu(input, weight):
     return _nn._prelu_kernel(input, weight)
 
 
-def _inplace_form(fn):
+def _inplace_form(fn: Callable[..., Any]) -> Callable[..., Tensor]:
     """PyTorch's ``F.<name>_(input, ...)``: ``fn(input, ..., inplace=True)``."""
-    def inplace(input, *args, **kwargs):
+    def inplace(input: Tensor, *args: Any, **kwargs: Any) -> Tensor:
         return fn(input, *args, inplace=True, **kwargs)
     inplace.__name__ = inplace.__qualname__ = fn.__name__ + "_"
     inplace.__doc__ = f"In-place :func:`{fn.__name__}`."
     return inplace
 
 
-relu_, elu_, leaky_relu_, hardtanh_, selu_, celu_, threshold_, rrelu_ = map(
-    _inplace_form, (relu, elu, leaky_relu, hardtanh, selu, celu, threshold, rrelu))
+relu_ = _inplace_form(relu)
+elu_ = _inplace_form(elu)
+leaky_relu_ = _inplace_form(leaky_relu)
+hardtanh_ = _inplace_form(hardtanh)
+selu_ = _inplace_form(selu)
+celu_ = _inplace_form(celu)
+threshold_ = _inplace_form(threshold)
+rrelu_ = _inplace_form(rrelu)
 
 
-def sigmoid(input):
+def sigmoid(input: Tensor) -> Tensor:
     """Logistic function."""
     return _unary.sigmoid(input)
 
 
-def tanh(input):
+def tanh(input: Tensor) -> Tensor:
     """Hyperbolic tangent."""
     return _unary.tanh(input)

@@ -69,8 +69,10 @@ def _expand_gqa(query, key, value):
 
 
 @autocast_op("scaled_dot_product_attention")
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
-                                 is_causal=False, scale=None, enable_gqa=False):
+def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
+                                 attn_mask: Tensor | None = None, dropout_p: float = 0.0,
+                                 is_causal: bool = False, scale: float | None = None,
+                                 enable_gqa: bool = False) -> Tensor:
     """``softmax(query @ key^T * scale + mask) @ value``, step for step as PyTorch's math
     backend computes it (so values, rounding and the grad_fn match).
 
@@ -199,13 +201,20 @@ def _in_projection(q, k, v, w_q, w_k, w_v, b_q=None, b_k=None, b_v=None):
     return linear(q, w_q, b_q), linear(k, w_k, b_k), linear(v, w_v, b_v)
 
 
-def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads,
-                                 in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn,
-                                 dropout_p, out_proj_weight, out_proj_bias, training=True,
-                                 key_padding_mask=None, need_weights=True, attn_mask=None,
-                                 use_separate_proj_weight=False, q_proj_weight=None,
-                                 k_proj_weight=None, v_proj_weight=None, static_k=None,
-                                 static_v=None, average_attn_weights=True, is_causal=False):
+def multi_head_attention_forward(query: Tensor, key: Tensor, value: Tensor, embed_dim_to_check: int,
+                                 num_heads: int, in_proj_weight: Tensor | None,
+                                 in_proj_bias: Tensor | None, bias_k: Tensor | None,
+                                 bias_v: Tensor | None, add_zero_attn: bool, dropout_p: float,
+                                 out_proj_weight: Tensor, out_proj_bias: Tensor | None,
+                                 training: bool = True, key_padding_mask: Tensor | None = None,
+                                 need_weights: bool = True, attn_mask: Tensor | None = None,
+                                 use_separate_proj_weight: bool = False,
+                                 q_proj_weight: Tensor | None = None,
+                                 k_proj_weight: Tensor | None = None,
+                                 v_proj_weight: Tensor | None = None,
+                                 static_k: Tensor | None = None, static_v: Tensor | None = None,
+                                 average_attn_weights: bool = True,
+                                 is_causal: bool = False) -> tuple[Tensor, Tensor | None]:
     """Multi-head attention over (L, N, E) inputs (or unbatched (L, E)), as
     ``nn.MultiheadAttention`` runs it; returns ``(attn_output, attn_weights or None)``.
 

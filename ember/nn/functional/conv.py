@@ -5,11 +5,16 @@ kernels of ``ember/ops/nn/conv.py``.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from ...ops.autocast import autocast_op
 from ...ops.nn import conv as _conv
 from ...ops.nn.conv import transposed_size
 from ._common import _word
+
+if TYPE_CHECKING:
+    from ..._tensor import Tensor
+    from ..._typing import IntOrInts
 
 # --------------------------------------------------------------------------- convolution
 
@@ -28,19 +33,22 @@ def _conv_nd(nd, input, weight, bias, stride, padding, dilation, groups):
 
 
 @autocast_op("conv1d")
-def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv1d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntOrInts = 1,
+           padding: IntOrInts = 0, dilation: IntOrInts = 1, groups: int = 1) -> Tensor:
     """1-d cross-correlation over (N, C, L) inputs."""
     return _conv_nd(1, input, weight, bias, stride, padding, dilation, groups)
 
 
 @autocast_op("conv2d")
-def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv2d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntOrInts = 1,
+           padding: IntOrInts = 0, dilation: IntOrInts = 1, groups: int = 1) -> Tensor:
     """2-d cross-correlation over (N, C, H, W) inputs."""
     return _conv_nd(2, input, weight, bias, stride, padding, dilation, groups)
 
 
 @autocast_op("conv3d")
-def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+def conv3d(input: Tensor, weight: Tensor, bias: Tensor | None = None, stride: IntOrInts = 1,
+           padding: IntOrInts = 0, dilation: IntOrInts = 1, groups: int = 1) -> Tensor:
     """3-d cross-correlation over (N, C, D, H, W) inputs."""
     return _conv_nd(3, input, weight, bias, stride, padding, dilation, groups)
 
@@ -59,24 +67,27 @@ def _conv_transpose_nd(nd, input, weight, bias, stride, padding, output_padding,
 
 
 @autocast_op("conv_transpose1d")
-def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
+def conv_transpose1d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: IntOrInts = 1, padding: IntOrInts = 0, output_padding: IntOrInts = 0,
+                     groups: int = 1, dilation: IntOrInts = 1) -> Tensor:
     """Transposed 1-d convolution (the gradient of conv1d in its input)."""
     return _conv_transpose_nd(1, input, weight, bias, stride, padding, output_padding, groups,
                               dilation)
 
 
 @autocast_op("conv_transpose2d")
-def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
+def conv_transpose2d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: IntOrInts = 1, padding: IntOrInts = 0, output_padding: IntOrInts = 0,
+                     groups: int = 1, dilation: IntOrInts = 1) -> Tensor:
     """Transposed 2-d convolution (the gradient of conv2d in its input)."""
     return _conv_transpose_nd(2, input, weight, bias, stride, padding, output_padding, groups,
                               dilation)
 
 
 @autocast_op("conv_transpose3d")
-def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
-                     dilation=1):
+def conv_transpose3d(input: Tensor, weight: Tensor, bias: Tensor | None = None,
+                     stride: IntOrInts = 1, padding: IntOrInts = 0, output_padding: IntOrInts = 0,
+                     groups: int = 1, dilation: IntOrInts = 1) -> Tensor:
     """Transposed 3-d convolution (the gradient of conv3d in its input)."""
     return _conv_transpose_nd(3, input, weight, bias, stride, padding, output_padding, groups,
                               dilation)
@@ -300,7 +311,8 @@ def _dim_error(ndim, dim):
                       f"{ndim - 1}], but got {dim})")
 
 
-def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+def unfold(input: Tensor, kernel_size: IntOrInts, dilation: IntOrInts = 1, padding: IntOrInts = 0,
+           stride: IntOrInts = 1) -> Tensor:
     """Sliding local blocks of (N, C, H, W) as columns: (N, C * kh * kw, L) (im2col)."""
     args = tuple(_tuple(v, 2) for v in (kernel_size, dilation, padding, stride))
     _check_blocks(*args)
@@ -323,7 +335,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     return _conv._im2col(input, *args)
 
 
-def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+def fold(input: Tensor, output_size: IntOrInts, kernel_size: IntOrInts, dilation: IntOrInts = 1,
+         padding: IntOrInts = 0, stride: IntOrInts = 1) -> Tensor:
     """Columns of blocks (N, C * kh * kw, L) summed back into (N, C, *output_size) (col2im)."""
     size = _tuple(output_size, 2)
     args = tuple(_tuple(v, 2) for v in (kernel_size, dilation, padding, stride))

@@ -4,15 +4,19 @@ einsum) as PyTorch's CPU path records them.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from ...ops.autocast import autocast_op
 from ...ops.linalg import einsum
+
+if TYPE_CHECKING:
+    from ..._tensor import Tensor
 
 # --------------------------------------------------------------------------- linear, bilinear
 
 
 @autocast_op("linear")
-def linear(input, weight, bias=None):
+def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``input @ weight.T + bias``, recorded as PyTorch records it: one ``addmm`` for a matrix
     input, and for a contiguous input of another rank flattened to a matrix when the bias is a
     vector (up to dims of size 1); otherwise ``matmul`` and an in-place ``add_`` of the bias."""
@@ -32,7 +36,7 @@ def linear(input, weight, bias=None):
 
 
 @autocast_op("bilinear")
-def bilinear(input1, input2, weight, bias=None):
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     """``y[..., o] = input1[..., i] * weight[o, i, j] * input2[..., j] + bias[o]``."""
     if input1.ndim != input2.ndim:
         raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.ndim} and "

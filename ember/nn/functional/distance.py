@@ -3,23 +3,29 @@
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import _dtypes
 from ..._broadcast import broadcast_shapes
 from ..._out import write_out
 from ...autograd.grad_mode import no_grad
 from ._common import _word
 
+if TYPE_CHECKING:
+    from ..._tensor import Tensor
+
 # --------------------------------------------------------------------------- similarity, misc
 
 
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+def normalize(input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12,
+              out: Tensor | None = None) -> Tensor:
     """``input / max(||input||_p, eps)`` along ``dim``."""
     denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
     return input / denom if out is None else write_out("nn.functional.normalize", out,
                                                        input / denom)
 
 
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     """Cosine of the angle between ``x1`` and ``x2`` along ``dim``.
 
     PyTorch's algorithm: each input divided by its norm, clamped to ``eps`` out of autograd's
@@ -43,6 +49,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+def pairwise_distance(x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6,
+                      keepdim: bool = False) -> Tensor:
     """``||x1 - x2 + eps||_p`` along the last dim (ATen's composite)."""
     return (x1 - x2 + eps).norm(p, max(x1.ndim, x2.ndim) - 1, keepdim)

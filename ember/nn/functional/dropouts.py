@@ -6,12 +6,16 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 from ... import _creation
 from ._common import _apply, _word
 
+if TYPE_CHECKING:
+    from ..._tensor import Tensor
 
-def dropout(input, p=0.5, training=True, inplace=False):
+
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     """Zero elements with probability ``p`` (ember's RNG) and scale the rest by ``1/(1-p)``.
 
     As PyTorch on the CPU: ``input * noise`` with ``noise`` the kept-mask already divided by
@@ -63,7 +67,8 @@ def _dropout_impl(input, p, train, inplace, feature, alpha):
     return (input * noise).add_(b)
 
 
-def dropout1d(input, p=0.5, training=True, inplace=False):
+def dropout1d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, L) or (C, L) inputs with probability ``p``."""
     _check_p(p)
     if input.dim() not in (2, 3):
@@ -93,7 +98,8 @@ def _feature_rank_warning(name, nd, got):
         f"dimension (i.e. {nd + 1}D or {nd + 2}D inputs).", stacklevel=3)
 
 
-def dropout2d(input, p=0.5, training=True, inplace=False):
+def dropout2d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, H, W) inputs with probability ``p`` (a 3-d input is
     taken as (N, C, L), with PyTorch's warning)."""
     _check_p(p)
@@ -111,7 +117,8 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     return _dropout_impl(input, p, training, inplace, True, False)
 
 
-def dropout3d(input, p=0.5, training=True, inplace=False):
+def dropout3d(input: Tensor, p: float = 0.5, training: bool = True,
+              inplace: bool = False) -> Tensor:
     """Zero whole channels of (N, C, D, H, W) or (C, D, H, W) inputs with probability ``p``."""
     _check_p(p)
     inp_dim = input.dim()
@@ -120,13 +127,15 @@ def dropout3d(input, p=0.5, training=True, inplace=False):
     return _feature_dropout_unbatched(input, p, training, inplace, inp_dim == 5)
 
 
-def alpha_dropout(input, p=0.5, training=False, inplace=False):
+def alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                  inplace: bool = False) -> Tensor:
     """Dropout that keeps SELU's zero mean and unit variance (dropped values -> SELU's floor)."""
     _check_p(p)
     return _dropout_impl(input, p, training, inplace, False, True)
 
 
-def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+def feature_alpha_dropout(input: Tensor, p: float = 0.5, training: bool = False,
+                          inplace: bool = False) -> Tensor:
     """``alpha_dropout`` with one draw per channel (dims 0 and 1)."""
     _check_p(p)
     return _dropout_impl(input, p, training, inplace, True, True)

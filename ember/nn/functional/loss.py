@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,8 +24,11 @@ from ...ops.autocast import autocast_op
 from ...ops.nn import loss as _nn
 from ...ops.pointwise import xlogy
 from ...ops.registry import saves_also
-from ._common import _floating_only, _word
+from ._common import _floating_only, _word, per_sample_with
 from .activation import log_softmax, logsigmoid
+
+if TYPE_CHECKING:
+    from ..._tensor import Tensor
 
 
 def _legacy_get_string(size_average, reduce, emit_warning=True):
@@ -101,7 +105,9 @@ def _pointwise_loss(input, target, size_average, reduce, reduction):
 
 
 @autocast_op("mse_loss")
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+def mse_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+             reduce: bool | None = None, reduction: str = "mean",
+             weight: Tensor | None = None) -> Tensor:
     """Mean squared error."""
     input_, target, reduction = _pointwise_loss(input, target, size_average, reduce, reduction)
     if weight is not None:
@@ -118,7 +124,9 @@ def _l1(input, target, reduction):
 
 
 @autocast_op("l1_loss")
-def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+def l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+            reduce: bool | None = None, reduction: str = "mean",
+            weight: Tensor | None = None) -> Tensor:
     """Mean absolute error."""
     input_, target, reduction = _pointwise_loss(input, target, size_average, reduce, reduction)
     if weight is not None:
@@ -128,7 +136,9 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 
 
 @autocast_op("smooth_l1_loss")
-def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+def smooth_l1_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                   reduce: bool | None = None, reduction: str = "mean",
+                   beta: float = 1.0) -> Tensor:
     """Squared error below ``beta``, absolute error (shifted) above."""
     input, target, reduction = _pointwise_loss(input, target, size_average, reduce, reduction)
     if beta == 0.0:
@@ -141,7 +151,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 @autocast_op("soft_margin_loss")
-def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+def soft_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Two-class logistic loss ``log(1 + exp(-target * input))``, targets of 1 or -1."""
     if target.requires_grad and _grad_mode._state.grad:
         raise RuntimeError("The function 'soft_margin_loss' is not differentiable with respect "
@@ -152,7 +163,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 
 
 @autocast_op("huber_loss")
-def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+def huber_loss(input: Tensor, target: Tensor, reduction: str = "mean", delta: float = 1.0,
+               weight: Tensor | None = None) -> Tensor:
     """Squared error below ``delta``, ``delta``-scaled absolute error above."""
     input_, target, _ = _pointwise_loss(input, target, None, None, reduction)
     if weight is None:
@@ -256,7 +268,7 @@ def _nll_loss_batched(fn, input, target, weight, reduction, ignore_index):
     return batching.wrap(out, levels)
 
 
-@batching.per_sample_with(_nll_loss_batched)
+@per_sample_with(_nll_loss_batched)
 def _nll_loss_nd(input, target, weight, reduction, ignore_index):
     """ATen's nll_loss_nd: other inputs of 3 or more dims go through the 4-d op as (N, C, 1, -1)."""
     if input.ndim < 1:
@@ -279,8 +291,9 @@ def _nll_loss_nd(input, target, weight, reduction, ignore_index):
 
 
 @autocast_op("nll_loss")
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-             reduction="mean"):
+def nll_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+             size_average: bool | None = None, ignore_index: int = -100, reduce: bool | None = None,
+             reduction: str = "mean") -> Tensor:
     """Negative log-likelihood of class-index targets given log-probabilities."""
     reduction = _reduction(size_average, reduce, reduction)
     return _nll_loss_nd(input, target, weight, reduction, ignore_index)
@@ -348,8 +361,10 @@ def _check_label_smoothing(label_smoothing):
 
 
 @autocast_op("cross_entropy_loss")
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                  reduction="mean", label_smoothing=0.0):
+def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                  size_average: bool | None = None, ignore_index: int = -100,
+                  reduce: bool | None = None, reduction: str = "mean",
+                  label_smoothing: float = 0.0) -> Tensor:
     """``nll_loss(log_softmax(input))`` for class indices; soft-target cross entropy for class
     probabilities (a target of the input's shape)."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -393,8 +408,9 @@ def _check_probabilities(x, y):
 
 
 @autocast_op("binary_cross_entropy")
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
-                         reduction="mean"):
+def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
     """Binary cross entropy of probabilities (log clamped at -100 like PyTorch)."""
     reduction = _reduction(size_average, reduce, reduction)
     if target.shape != input.shape:
@@ -421,7 +437,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
 
 
 @autocast_op("kl_div")
-def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+def kl_div(input: Tensor, target: Tensor, size_average: bool | None = None,
+           reduce: bool | None = None, reduction: str = "mean", log_target: bool = False) -> Tensor:
     """Kullback-Leibler divergence; ``input`` holds log-probabilities."""
     if size_average is not None or reduce is not None:
         enum = _get_enum(_legacy_get_string(size_average, reduce))
@@ -447,8 +464,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return loss
 
 
-def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
-                                reduction="mean"):
+def multilabel_soft_margin_loss(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                size_average: bool | None = None, reduce: bool | None = None,
+                                reduction: str = "mean") -> Tensor:
     """Per sample, the mean over classes of the logistic loss
     ``-(y log sigmoid(x) + (1 - y) log sigmoid(-x))`` (times ``weight``)."""
     if size_average is not None or reduce is not None:
@@ -464,8 +482,9 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 
 @autocast_op("poisson_nll_loss")
-def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
-                     reduce=None, reduction="mean"):
+def poisson_nll_loss(input: Tensor, target: Tensor, log_input: bool = True, full: bool = False,
+                     size_average: bool | None = None, eps: float = 1e-8,
+                     reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """Poisson negative log-likelihood: ``exp(input) - target * input`` for log-rates
     (``log_input``), else ``input - target * log(input + eps)``; ``full`` adds Stirling's
     approximation of ``log(target!)`` where ``target > 1``."""
@@ -483,7 +502,8 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     return _reduce(loss, _get_enum(reduction))
 
 
-def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+def gaussian_nll_loss(input: Tensor, target: Tensor, var: Tensor | float, full: bool = False,
+                      eps: float = 1e-6, reduction: str = "mean") -> Tensor:
     """Gaussian negative log-likelihood ``(log(var) + (input - target)**2 / var) / 2`` (plus
     ``log(2 pi) / 2`` if ``full``), ``var`` clamped to at least ``eps`` (the clamp passes no
     gradient, as in PyTorch). ``var`` may lack the last dim, or have size 1 in one dim
@@ -512,8 +532,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 
 @autocast_op("multi_margin_loss")
-def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
-                      reduce=None, reduction="mean"):
+def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float = 1.0,
+                      weight: Tensor | None = None, size_average: bool | None = None,
+                      reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """The multi-class hinge loss: per sample, ``sum_{i != y} max(0, margin - x[y] + x[i]) ** p``
     (times ``weight[y]``) over the ``C`` classes, divided by ``C``; ``p`` is 1 or 2."""
     reduction = _reduction(size_average, reduce, reduction)

@@ -9,6 +9,7 @@ inputs).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from ... import _dtypes
 from ...autograd.grad_mode import no_grad
@@ -18,6 +19,11 @@ from ...ops.nn import normalization as _layers
 from ._common import _word
 from .pooling import avg_pool2d, avg_pool3d
 from .resampling import pad
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..._tensor import Tensor
 
 # --------------------------------------------------------------------------- normalization
 
@@ -47,8 +53,9 @@ def _check_mixed_dtypes(input, *params):
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
-               momentum=0.1, eps=1e-05):
+def batch_norm(input: Tensor, running_mean: Tensor | None, running_var: Tensor | None,
+               weight: Tensor | None = None, bias: Tensor | None = None, training: bool = False,
+               momentum: float = 0.1, eps: float = 1e-05) -> Tensor:
     """Normalize over (N, d...) per channel; training updates the running stats in place."""
     if training:
         _verify_batch_size(tuple(input.shape))
@@ -75,7 +82,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                                bool(training), momentum, eps, {})
 
 
-def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-05) -> Tensor:
     """Normalize over the trailing ``normalized_shape`` dims."""
     if not isinstance(normalized_shape, (tuple, list)):
         raise TypeError("layer_norm(): argument 'normalized_shape' (position 2) must be tuple "
@@ -101,7 +109,8 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     return _layers._layer_norm(input, weight, bias, axes, eps, {})
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+def group_norm(input: Tensor, num_groups: int, weight: Tensor | None = None,
+               bias: Tensor | None = None, eps: float = 1e-05) -> Tensor:
     """Normalize over channel groups and the spatial dims."""
     if input.ndim < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
@@ -127,8 +136,10 @@ def _verify_spatial_size(size):
                          f"{_shape_repr(size)}")
 
 
-def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
-                  use_input_stats=True, momentum=0.1, eps=1e-5):
+def instance_norm(input: Tensor, running_mean: Tensor | None = None,
+                  running_var: Tensor | None = None, weight: Tensor | None = None,
+                  bias: Tensor | None = None, use_input_stats: bool = True, momentum: float = 0.1,
+                  eps: float = 1e-5) -> Tensor:
     """Normalize each (sample, channel) plane: ATen's composite, ``batch_norm`` over the input
     viewed as (1, N * C, ...) with the affine parameters and running stats repeated N times;
     the running stats then take the mean of their N updated copies."""
@@ -157,7 +168,8 @@ _EPS = {_dtypes.float32: 2.0 ** -23, _dtypes.float64: 2.0 ** -52, _dtypes.comple
         _dtypes.complex128: 2.0 ** -52}
 
 
-def rms_norm(input, normalized_shape, weight=None, eps=None):
+def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | None = None,
+             eps: float | None = None) -> Tensor:
     """``input / sqrt(mean(input**2) + eps) * weight``, the mean over the trailing
     ``normalized_shape`` dims; ``eps`` defaults to the machine epsilon of the dtype it
     computes in (float32 for half-precision inputs)."""
@@ -190,7 +202,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     return out if weight is None else out * weight
 
 
-def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+def local_response_norm(input: Tensor, size: int, alpha: float = 1e-4, beta: float = 0.75,
+                        k: float = 1.0) -> Tensor:
     """AlexNet's local response normalization across channels: ``x / (k + alpha *
     mean(x**2 over `size` neighbouring channels)) ** beta`` (PyTorch's composite of ``pad``
     and an average pool)."""

@@ -4,6 +4,8 @@ pooling and ``max_unpool*``, with PyTorch's argument checks and messages; kernel
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Literal, overload
+
 import numpy as np
 
 from ... import _creation
@@ -15,6 +17,11 @@ from ...ops.nn import _taps
 from ...ops.nn import pooling as _pooling
 from ...ops.registry import saves_also
 from .activation import relu
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ..._typing import IntOrInts
 
 # --------------------------------------------------------------------------- pooling
 
@@ -148,8 +155,21 @@ def _check_1d_input(input, name):
                            f"for argument #1 'self' (while checking arguments for {name})")
 
 
-def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+@overload
+def max_pool1d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None = ...,
+               padding: IntOrInts = ..., dilation: IntOrInts = ..., ceil_mode: bool = ...,
+               return_indices: Literal[False] = ...) -> Tensor: ...
+@overload
+def max_pool1d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None, padding: IntOrInts,
+               dilation: IntOrInts, ceil_mode: bool,
+               return_indices: Literal[True]) -> tuple[Tensor, Tensor]: ...
+@overload
+def max_pool1d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None = ...,
+               padding: IntOrInts = ..., dilation: IntOrInts = ..., ceil_mode: bool = ..., *,
+               return_indices: Literal[True]) -> tuple[Tensor, Tensor]: ...
+def max_pool1d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None = None,
+               padding: IntOrInts = 0, dilation: IntOrInts = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """1-d max pooling: PyTorch's 2-d op on a height-1 view."""
     if input.ndim not in (2, 3) or 0 in input.shape[-2:]:
         raise RuntimeError("max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
@@ -178,15 +198,41 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return (res[0].squeeze(-2), res[1].squeeze(-2)) if return_indices else res.squeeze(-2)
 
 
-def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+@overload
+def max_pool2d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None = ...,
+               padding: IntOrInts = ..., dilation: IntOrInts = ..., ceil_mode: bool = ...,
+               return_indices: Literal[False] = ...) -> Tensor: ...
+@overload
+def max_pool2d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None, padding: IntOrInts,
+               dilation: IntOrInts, ceil_mode: bool,
+               return_indices: Literal[True]) -> tuple[Tensor, Tensor]: ...
+@overload
+def max_pool2d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None = ...,
+               padding: IntOrInts = ..., dilation: IntOrInts = ..., ceil_mode: bool = ..., *,
+               return_indices: Literal[True]) -> tuple[Tensor, Tensor]: ...
+def max_pool2d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None = None,
+               padding: IntOrInts = 0, dilation: IntOrInts = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """2-d max pooling; the gradient flows to each window's maximum."""
     return _max_pool(2, input, kernel_size, stride, padding, dilation, ceil_mode,
                      return_indices)
 
 
-def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
-               return_indices=False):
+@overload
+def max_pool3d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None = ...,
+               padding: IntOrInts = ..., dilation: IntOrInts = ..., ceil_mode: bool = ...,
+               return_indices: Literal[False] = ...) -> Tensor: ...
+@overload
+def max_pool3d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None, padding: IntOrInts,
+               dilation: IntOrInts, ceil_mode: bool,
+               return_indices: Literal[True]) -> tuple[Tensor, Tensor]: ...
+@overload
+def max_pool3d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None = ...,
+               padding: IntOrInts = ..., dilation: IntOrInts = ..., ceil_mode: bool = ..., *,
+               return_indices: Literal[True]) -> tuple[Tensor, Tensor]: ...
+def max_pool3d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None = None,
+               padding: IntOrInts = 0, dilation: IntOrInts = 1, ceil_mode: bool = False,
+               return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """3-d max pooling; the gradient flows to each window's maximum. (Under autocast, as in
     PyTorch, float32 without indices, PyTorch's ``max_pool3d``, which is on its list, and the
     input's dtype with them, its ``max_pool3d_with_indices``, which is not.)"""
@@ -219,8 +265,9 @@ def _avg_pool(nd, input, kernel_size, stride, padding, ceil_mode, count_include_
               divisor_override)
 
 
-def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True):
+def avg_pool1d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None = None,
+               padding: IntOrInts = 0, ceil_mode: bool = False,
+               count_include_pad: bool = True) -> Tensor:
     """1-d average pooling: PyTorch's 2-d op on a height-1 view."""
     _check_1d_input(input, "avg_pool1d")
     message = "avg_pool1d() argument '{}' should contain one int (got {{n}})"
@@ -232,16 +279,18 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
     return out.squeeze(-2)
 
 
-def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+def avg_pool2d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None = None,
+               padding: IntOrInts = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
     """2-d average pooling."""
     return _avg_pool(2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override)
 
 
 @autocast_op("avg_pool3d")
-def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
-               count_include_pad=True, divisor_override=None):
+def avg_pool3d(input: Tensor, kernel_size: IntOrInts, stride: IntOrInts | None = None,
+               padding: IntOrInts = 0, ceil_mode: bool = False, count_include_pad: bool = True,
+               divisor_override: int | None = None) -> Tensor:
     """3-d average pooling."""
     return _avg_pool(3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
                      divisor_override)
@@ -291,7 +340,7 @@ def _adaptive_avg(nd, input, output_size):
     return op(input, sizes)
 
 
-def adaptive_avg_pool1d(input, output_size):
+def adaptive_avg_pool1d(input: Tensor, output_size: IntOrInts) -> Tensor:
     """1-d average pooling to a fixed output size: the 2-d op on a height-1 view."""
     _check_1d_input(input, "adaptive_avg_pool1d")
     size = _one(output_size, "adaptive_avg_pool1d() argument 'output_size' should contain one "
@@ -299,13 +348,13 @@ def adaptive_avg_pool1d(input, output_size):
     return _adaptive_avg(2, input.unsqueeze(-2), (1, size)).squeeze(-2)
 
 
-def adaptive_avg_pool2d(input, output_size):
+def adaptive_avg_pool2d(input: Tensor, output_size: int | None | Sequence[int | None]) -> Tensor:
     """2-d average pooling to a fixed output size (PyTorch's window boundaries)."""
     return _adaptive_avg(2, input, output_size)
 
 
 @autocast_op("adaptive_avg_pool3d")
-def adaptive_avg_pool3d(input, output_size):
+def adaptive_avg_pool3d(input: Tensor, output_size: int | None | Sequence[int | None]) -> Tensor:
     """3-d average pooling to a fixed output size (PyTorch's window boundaries)."""
     return _adaptive_avg(3, input, output_size)
 
@@ -323,7 +372,14 @@ def _adaptive_max(nd, input, output_size, return_indices):
     return (out, _indices(saved, out)) if return_indices else out
 
 
-def adaptive_max_pool1d(input, output_size, return_indices=False):
+@overload
+def adaptive_max_pool1d(input: Tensor, output_size: IntOrInts,
+                        return_indices: Literal[False] = ...) -> Tensor: ...
+@overload
+def adaptive_max_pool1d(input: Tensor, output_size: IntOrInts,
+                        return_indices: Literal[True]) -> tuple[Tensor, Tensor]: ...
+def adaptive_max_pool1d(input: Tensor, output_size: IntOrInts,
+                        return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """1-d max pooling to a fixed output size: the 2-d op on a height-1 view."""
     _check_1d_input(input, "adaptive_max_pool1d")
     size = _one(output_size, "adaptive_max_pool1d() argument 'output_size' should contain one "
@@ -333,13 +389,27 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     return (res[0].squeeze(-2), res[1].squeeze(-2)) if return_indices else res.squeeze(-2)
 
 
-def adaptive_max_pool2d(input, output_size, return_indices=False):
+@overload
+def adaptive_max_pool2d(input: Tensor, output_size: IntOrInts,
+                        return_indices: Literal[False] = ...) -> Tensor: ...
+@overload
+def adaptive_max_pool2d(input: Tensor, output_size: IntOrInts,
+                        return_indices: Literal[True]) -> tuple[Tensor, Tensor]: ...
+def adaptive_max_pool2d(input: Tensor, output_size: IntOrInts,
+                        return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """2-d max pooling to a fixed output size (PyTorch's window boundaries)."""
     return _adaptive_max(2, input, output_size, return_indices)
 
 
+@overload
+def adaptive_max_pool3d(input: Tensor, output_size: IntOrInts,
+                        return_indices: Literal[False] = ...) -> Tensor: ...
+@overload
+def adaptive_max_pool3d(input: Tensor, output_size: IntOrInts,
+                        return_indices: Literal[True]) -> tuple[Tensor, Tensor]: ...
 @autocast_op("adaptive_max_pool3d")
-def adaptive_max_pool3d(input, output_size, return_indices=False):
+def adaptive_max_pool3d(input: Tensor, output_size: IntOrInts,
+                        return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
     """3-d max pooling to a fixed output size (PyTorch's window boundaries)."""
     return _adaptive_max(3, input, output_size, return_indices)
 
@@ -363,19 +433,22 @@ def _lp_pool(pool, max_pool, n, input, norm_type, kernel_size, stride, ceil_mode
     return (_pw.sign(out) * relu(_pw.abs(out))).mul(size).pow(1.0 / norm_type)
 
 
-def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+def lp_pool1d(input: Tensor, norm_type: float, kernel_size: IntOrInts,
+              stride: IntOrInts | None = None, ceil_mode: bool = False) -> Tensor:
     """Power-average pooling over 1-D windows: ``(sum x**p) ** (1/p)``."""
     return _lp_pool(avg_pool1d, max_pool1d, 1, input, norm_type, kernel_size, stride,
                     ceil_mode)
 
 
-def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+def lp_pool2d(input: Tensor, norm_type: float, kernel_size: IntOrInts,
+              stride: IntOrInts | None = None, ceil_mode: bool = False) -> Tensor:
     """Power-average pooling over 2-D windows: ``(sum x**p) ** (1/p)``."""
     return _lp_pool(avg_pool2d, max_pool2d, 2, input, norm_type, kernel_size, stride,
                     ceil_mode)
 
 
-def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+def lp_pool3d(input: Tensor, norm_type: float, kernel_size: IntOrInts,
+              stride: IntOrInts | None = None, ceil_mode: bool = False) -> Tensor:
     """Power-average pooling over 3-D windows: ``(sum x**p) ** (1/p)``."""
     return _lp_pool(avg_pool3d, max_pool3d, 3, input, norm_type, kernel_size, stride,
                     ceil_mode)
@@ -427,7 +500,9 @@ def _unpool(n, input, indices, kernel_size, stride, padding, output_size):
     return saves_also(op(input, idx, tuple(size)), indices)
 
 
-def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: IntOrInts,
+                 stride: IntOrInts | None = None, padding: IntOrInts = 0,
+                 output_size: Sequence[int] | None = None) -> Tensor:
     """The partial inverse of ``max_pool1d``: each value back at its index, zeros elsewhere."""
     tup = lambda v: (v,) if isinstance(v, int) else tuple(v)  # noqa: E731
     kernel_size = tup(kernel_size)
@@ -438,12 +513,16 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 
 @autocast_op("max_unpool2d")
-def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+def max_unpool2d(input: Tensor, indices: Tensor, kernel_size: IntOrInts,
+                 stride: IntOrInts | None = None, padding: IntOrInts = 0,
+                 output_size: Sequence[int] | None = None) -> Tensor:
     """The partial inverse of ``max_pool2d``: each value back at its index, zeros elsewhere."""
     return _unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
 @autocast_op("max_unpool3d")
-def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+def max_unpool3d(input: Tensor, indices: Tensor, kernel_size: IntOrInts,
+                 stride: IntOrInts | None = None, padding: IntOrInts = 0,
+                 output_size: Sequence[int] | None = None) -> Tensor:
     """The partial inverse of ``max_pool3d``: each value back at its index, zeros elsewhere."""
     return _unpool(3, input, indices, kernel_size, stride, padding, output_size)

@@ -7,6 +7,8 @@ here too: their ``grad_fn`` and gradients are those of the same ops, in the same
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ... import _creation
 from ...ops import pointwise as _pw
 from ...ops import unary as _unary
@@ -14,10 +16,16 @@ from ...ops.autocast import autocast_op
 from .distance import pairwise_distance as _pairwise_distance
 from .loss import _reduce, _reduction
 
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from ..._tensor import Tensor
+
 
 @autocast_op("margin_ranking_loss")
-def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
-                        reduction="mean"):
+def margin_ranking_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                        size_average: bool | None = None, reduce: bool | None = None,
+                        reduction: str = "mean") -> Tensor:
     """``max(0, -target * (input1 - input2) + margin)``: ``target`` (1 or -1) says which
     input should rank higher."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -29,8 +37,9 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
 
 
 @autocast_op("hinge_embedding_loss")
-def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
-                         reduction="mean"):
+def hinge_embedding_loss(input: Tensor, target: Tensor, margin: float = 1.0,
+                         size_average: bool | None = None, reduce: bool | None = None,
+                         reduction: str = "mean") -> Tensor:
     """``input`` where ``target`` is 1, ``max(0, margin - input)`` where it is -1 (other
     target values get both terms, as in PyTorch)."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -40,8 +49,9 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 @autocast_op("cosine_embedding_loss")
-def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
-                          reduction="mean"):
+def cosine_embedding_loss(input1: Tensor, input2: Tensor, target: Tensor, margin: float = 0,
+                          size_average: bool | None = None, reduce: bool | None = None,
+                          reduction: str = "mean") -> Tensor:
     """``1 - cos(x1, x2)`` where ``target`` is 1, ``max(0, cos(x1, x2) - margin)`` where it
     is -1; the cosine along the last dim of 2-D inputs (1-D inputs with a 0-D target), with
     1e-12 added to each squared norm."""
@@ -69,8 +79,10 @@ def _sizes(t):
 
 
 @autocast_op("triplet_margin_loss")
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
-                        size_average=None, reduce=None, reduction="mean"):
+def triplet_margin_loss(anchor: Tensor, positive: Tensor, negative: Tensor, margin: float = 1.0,
+                        p: float = 2, eps: float = 1e-6, swap: bool = False,
+                        size_average: bool | None = None, reduce: bool | None = None,
+                        reduction: str = "mean") -> Tensor:
     """``max(0, margin + d(a, p) - d(a, n))`` with ``d`` the ``p``-norm pairwise distance
     (``swap``: ``d(a, n)`` replaced by ``d(p, n)`` where that is smaller)."""
     reduction = _reduction(size_average, reduce, reduction)
@@ -79,8 +91,10 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _triplet(anchor, positive, negative, dist, margin, swap, reduction)
 
 
-def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
-                                      margin=1.0, swap=False, reduction="mean"):
+def triplet_margin_with_distance_loss(
+        anchor: Tensor, positive: Tensor, negative: Tensor, *,
+        distance_function: Callable[[Tensor, Tensor], Tensor] | None = None, margin: float = 1.0,
+        swap: bool = False, reduction: str = "mean") -> Tensor:
     """``triplet_margin_loss`` with any distance (``pairwise_distance`` by default)."""
     if reduction not in ("mean", "sum", "none"):
         raise ValueError(f"{reduction} is not a valid value for reduction")

@@ -5,14 +5,22 @@ checks; kernels in ``ember/ops/nn/resampling.py``.
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from ... import _creation
 from ...ops import batching
 from ...ops.nn import resampling as _layers
 from .pooling import _DIM_NAMES, adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
-def pad(input, pad, mode="constant", value=None):  # noqa: A002 - PyTorch's names
+    from ..._tensor import Tensor
+    from ..._typing import IntOrInts
+
+
+def pad(input: Tensor, pad: Sequence[int], mode: str = "constant",
+        value: float | None = None) -> Tensor:  # noqa: A002 - PyTorch's names
     """Pad the last ``len(pad) // 2`` dims: constant, reflect, replicate or circular."""
     if mode not in ("constant", "reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
@@ -132,7 +140,7 @@ def _check_shuffle(name, input, factor, what):
         raise RuntimeError(f"{name} expects a positive {what}, but got {factor}")
 
 
-def pixel_shuffle(input, upscale_factor):
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     """(*, C * r^2, H, W) -> (*, C, H * r, W * r)."""
     _check_shuffle("pixel_shuffle", input, upscale_factor, "upscale_factor")
     c, sq = input.shape[-3], upscale_factor * upscale_factor
@@ -143,7 +151,7 @@ def pixel_shuffle(input, upscale_factor):
     return _layers._pixel_shuffle(input, upscale_factor)
 
 
-def pixel_unshuffle(input, downscale_factor):
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     """(*, C, H * r, W * r) -> (*, C * r^2, H, W)."""
     _check_shuffle("pixel_unshuffle", input, downscale_factor, "downscale_factor")
     for what, dim in (("height", -2), ("width", -1)):
@@ -171,8 +179,10 @@ def _check_interp_sizes(sp, size):
                        f"{sep} output ({out})")
 
 
-def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                recompute_scale_factor=None, antialias=False):
+def interpolate(input: Tensor, size: IntOrInts | None = None,
+                scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
+                align_corners: bool | None = None, recompute_scale_factor: bool | None = None,
+                antialias: bool = False) -> Tensor:
     """Resize the spatial dims (PyTorch's modes and source-index rules)."""
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
@@ -244,7 +254,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     return op(input, sp, out_size, bool(align_corners), scales)
 
 
-def channel_shuffle(input, groups):
+def channel_shuffle(input: Tensor, groups: int) -> Tensor:
     """Interleave the channels of ``groups`` groups (ShuffleNet): ``(N, g*k, ...)`` viewed as
     ``(N, g, k, ...)``, the two group dims swapped."""
     if input.dim() <= 2:

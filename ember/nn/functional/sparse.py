@@ -11,9 +11,10 @@ from ...autograd.grad_mode import no_grad
 from ...ops import batching
 from ...ops.nn import sparse as _layers
 from ...ops.registry import saves_also
+from ._common import per_sample_with
 
 
-def one_hot(tensor, num_classes=-1):
+def one_hot(tensor: Tensor, num_classes: int = -1) -> Tensor:
     """Class indices -> int64 one-hot vectors in a new last dim."""
     if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
@@ -41,9 +42,10 @@ def _embedding_batched(fn, input, weight, padding_idx=None, max_norm=None, norm_
     return batching.wrap(fn(input._value, weight, *options), input._levels)
 
 
-@batching.per_sample_with(_embedding_batched)
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
-              scale_grad_by_freq=False, sparse=False):
+@per_sample_with(_embedding_batched)
+def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
+              max_norm: float | None = None, norm_type: float = 2.0,
+              scale_grad_by_freq: bool = False, sparse: bool = False) -> Tensor:
     """Rows of ``weight`` picked by ``input``; ``padding_idx`` rows get no gradient."""
     if padding_idx is not None:
         if padding_idx > 0:
@@ -85,9 +87,11 @@ def _embedding_renorm(weight, indices, max_norm, norm_type):
         weight.detach()[wrap(rows, None, False)] = wrap(data * scale[:, None], None, False)
 
 
-def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
-                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
-                  include_last_offset=False, padding_idx=None):
+def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
+                  max_norm: float | None = None, norm_type: float = 2,
+                  scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,
+                  per_sample_weights: Tensor | None = None, include_last_offset: bool = False,
+                  padding_idx: int | None = None) -> Tensor:
     """The ``sum``, ``mean`` or ``max`` of each bag of embedding rows: bags are the rows of a
     2-D ``input``, or the runs of a 1-D ``input`` starting at ``offsets``.
     ``per_sample_weights`` (mode ``sum``) scales each row; ``padding_idx`` entries are left

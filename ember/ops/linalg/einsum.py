@@ -13,6 +13,7 @@ import numpy as np
 from ..._tensor import Tensor, _wrap_dim
 from .. import reduction as _reduction
 from .. import shape as _shape
+from ..shape.views import _unsafe_view
 from ._common import _permute
 from .diagonals import diagonal
 from .products import bmm, dot, mm
@@ -354,6 +355,6 @@ def kron(input, other):
         shape_a += [sa, 1]
         shape_b += [1, sb]
         shape.append(sa * sb)
-    product = (_shape._unsafe_view(input, tuple(shape_a), input.shape) *
-               _shape._unsafe_view(other, tuple(shape_b), other.shape))
-    return _shape._unsafe_view(product, tuple(shape), product.shape)
+    product = (_unsafe_view(input, tuple(shape_a), input.shape) *
+               _unsafe_view(other, tuple(shape_b), other.shape))
+    return _unsafe_view(product, tuple(shape), product.shape)

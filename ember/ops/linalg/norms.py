@@ -51,6 +51,7 @@ def _to_back(A, d0, d1, dtype):
 def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     """Matrix norms over dims ``dim``: 'fro', 'nuc' (sum of singular values), 2 / -2 (largest /
     smallest singular value), 1 / -1 (max / min column sum of ``|A|``), inf / -inf (rows)."""
+    dtype = _dtypes.as_dtype(dtype, "linalg.matrix_norm")
     inf = float("inf")
     supported = ord in ("fro", "nuc") if isinstance(ord, str) else abs(ord) in (1, 2, inf)
     if not supported:
@@ -77,6 +78,7 @@ def linalg_matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None)
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """A vector norm (``dim`` an int, or 1-d input) or a matrix norm (``dim`` a pair, or 2-d
     input) of order ``ord``; without ``ord``, the 2-norm of all elements."""
+    dtype = _dtypes.as_dtype(dtype, "linalg.norm")
     if isinstance(dim, int):
         dim = (dim,)
     if dim is not None:

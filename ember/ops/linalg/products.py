@@ -17,6 +17,7 @@ from .. import shape as _shape
 from ..autocast import autocast_op
 from ..operands import _check_tensor
 from ..registry import defop
+from ..shape.views import _squeeze_matmul, _unsafe_view
 from ._common import _check_matrix, _cpp, _mT, _word
 from .solvers import linalg_inv
 
@@ -225,7 +226,7 @@ def matmul(input, other):
         return mv(input, other)
     if a == 1 and b == 2:
         out = mm(_shape.unsqueeze(input, 0), other)
-        return _shape._squeeze_matmul(out, 0, out.shape)
+        return _squeeze_matmul(out, 0, out.shape)
     if a == 2 and b == 2:
         return mm(input, other)
     if _should_fold(input, other):
@@ -261,9 +262,9 @@ def _folded(input, other):
     shape = tuple(t1.shape[:-1])
     folded = _shape.reshape(t1, int(np.prod(shape)), t1.shape[-1])
     if t2.ndim == 1:
-        return _shape._unsafe_view(mv(folded, t2), shape, (folded.shape[0],))
+        return _unsafe_view(mv(folded, t2), shape, (folded.shape[0],))
     product = mm(folded, t2)
-    out = _shape._unsafe_view(product, shape + (t2.shape[1],), product.shape)
+    out = _unsafe_view(product, shape + (t2.shape[1],), product.shape)
     return _shape.contiguous(out.mT) if transpose else out
 
 
@@ -289,7 +290,7 @@ def _batched(input, other):
     if b == 1:
         out = _shape.squeeze(out, -1)
     shape = batch + ((n,) if a > 1 else ()) + ((p,) if b > 1 else ())
-    return _shape._unsafe_view(out, shape, out.shape)
+    return _unsafe_view(out, shape, out.shape)
 
 
 def linalg_matrix_power(A, n):
@@ -362,14 +363,6 @@ def cross(input, other, dim=None):
     return linalg_cross(input, other, dim=dim)
 
 
-def _multi_dot_cpp(t):
-    """The C++ name of a tensor's dtype, as PyTorch's multi_dot message gives it."""
-    names = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int",
-             "float16": "c10::Half", "complex64": "c10::complex<float>",
-             "complex128": "c10::complex<double>"}
-    return names.get(str(t._data.dtype), str(t._data.dtype))
-
-
 def _chain_order(dims):
     """The cheapest parenthesization of matrices ``dims[i] x dims[i+1]`` (the classic
     dynamic program); ``split[i][j]``: where the product of ``i..j`` splits."""
@@ -411,7 +404,7 @@ def linalg_multi_dot(tensors, *, out=None):
     for i, t in enumerate(tensors[1:], 1):
         if t.dtype != first.dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
-                               f"0 is {_multi_dot_cpp(first)} and tensor {i} {_multi_dot_cpp(t)}")
+                               f"0 is {_cpp(first)} and tensor {i} {_cpp(t)}")
     out_shape = ([first.shape[0]] if first.dim() == 2 else []) + \
         ([last.shape[1]] if last.dim() == 2 else [])
     mats = tensors[:]

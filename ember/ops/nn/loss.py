@@ -247,8 +247,10 @@ _bce_logits.defvjp(_bce_input_rule, _bce_target_rule)
 
 
 @autocast_op("binary_cross_entropy_with_logits")
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None,
-                                     reduction="mean", pos_weight=None):
+def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
+                                     size_average: bool | None = None,
+                                     reduce: bool | None = None, reduction: str = "mean",
+                                     pos_weight: Tensor | None = None) -> Tensor:
     """Sigmoid + binary cross-entropy in one numerically stable op."""
     if reduction not in _REDUCTIONS:
         raise ValueError(f"{reduction} is not a valid value for reduction")

@@ -139,6 +139,7 @@ def _format_ord(ord):
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     """``torch.linalg.vector_norm``: ``sum(|x|**ord)**(1/ord)`` over ``dim`` (every dim by
     default); ``ord`` 0 counts non-zeros, ``inf``/``-inf`` take the max/min of ``|x|``."""
+    dtype = _dtypes.as_dtype(dtype, "linalg.vector_norm")
     if isinstance(ord, str) or not isinstance(ord, (int, float)):
         raise TypeError("linalg_vector_norm(): argument 'ord' (position 2) must be Number, not "
                         f"{type(ord).__name__}")
@@ -169,6 +170,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """``torch.norm``: vector norms (``p`` a number, or 'fro' over at most two dims) through
     :func:`vector_norm`; other string orders ('nuc') are matrix norms (``ember.linalg``)."""
+    dtype = _dtypes.as_dtype(dtype, "norm")
     if out is not None:
         return write_out("norm", out, norm(input, p, dim, keepdim, dtype=dtype))
     if isinstance(dim, int):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,6 +24,15 @@ from .common import (
     _no_dims,
     _unreduce,
 )
+
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from ..._tensor import Tensor
+    from ..._typing import DTypeLike
+
+    class _Softmax(Protocol):  # softmax's and log_softmax's signature, for type checkers
+        def __call__(self, input: Tensor, dim: int, dtype: DTypeLike = None) -> Tensor: ...
 
 # --------------------------------------------------------------------------- sum, mean, prod
 
@@ -46,6 +56,7 @@ _sum_dim.defvjp(lambda xp, g, ans, input, dims, keepdim, shape, dtype:
 
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch's name
     """Sum of all elements, or over ``dim`` (an int or tuple); integers sum to int64."""
+    dtype = _dtypes.as_dtype(dtype, "sum")
     dt = _accumulation_dtype(input, dtype)
     if dim is None:
         return _sum_all(input, input.shape, dt)
@@ -70,8 +81,18 @@ _mean_dim.defvjp(lambda xp, g, ans, input, dims, keepdim, shape:
                  _expand_back(xp, g / _count(shape, dims), shape, dims, keepdim))
 
 
+def _check_mean_dtype(name, dtype):
+    """PyTorch's error for a mean asked for a result dtype that is neither floating nor complex
+    (checked before the input's own dtype)."""
+    dtype = _dtypes.as_dtype(dtype, name)
+    if dtype is not None and dtype.category < 2:
+        raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be "
+                           f"either a floating point or complex dtype. Got: {dtype._legacy[:-6]}")
+
+
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Arithmetic mean; floating and complex inputs only, as in PyTorch."""
+    _check_mean_dtype("mean", dtype)
     if dtype is not None:
         input = input.to(dtype)
     if not _dtypes.is_inexact(input._data.dtype):
@@ -137,6 +158,7 @@ _prod_dim.defvjp(_prod_dim_rule)
 @autocast_op("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements, or over one ``dim``; integers multiply to int64."""
+    dtype = _dtypes.as_dtype(dtype, "prod")
     dt = _accumulation_dtype(input, dtype)
     if dim is None:
         return _prod_all(input, dt)
@@ -158,11 +180,13 @@ _nansum.defvjp(lambda xp, g, ans, input, dims, keepdim, dtype: xp.where(
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` with NaNs counted as zero."""
+    dtype = _dtypes.as_dtype(dtype, "nansum")
     return _nansum(input, _all_dims(dim, input.ndim), keepdim, _accumulation_dtype(input, dtype))
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean of the elements that are not NaN (``nansum`` over their count)."""
+    _check_mean_dtype("nanmean", dtype)
     if dtype is not None:
         input = input.to(dtype)
     if not _dtypes.is_inexact(input._data.dtype):
@@ -231,8 +255,8 @@ _log_softmax.defvjp(lambda xp, g, ans, input, dim:
                     g - xp.exp(ans) * xp.sum(g, axis=dim, keepdims=True))
 
 
-def _softmax_public(name, op):
-    def public(input, dim, dtype=None):
+def _softmax_public(name: str, op: Any) -> _Softmax:
+    def public(input: Tensor, dim: int, dtype: DTypeLike = None) -> Tensor:
         if dtype is not None:
             input = input.to(dtype)
         d = _wrap_dim(dim, input.ndim)

@@ -104,8 +104,6 @@ from .views import (
     view,
     view_as,
 )
-from .views import _squeeze_matmul as _squeeze_matmul  # (ops/linalg.py reaches these two
-from .views import _unsafe_view as _unsafe_view  # through the package)
 
 # --------------------------------------------------------------------------- the family's surface
 __all__ = ["view", "view_as", "reshape", "reshape_as", "flatten", "unflatten", "ravel", "clone",

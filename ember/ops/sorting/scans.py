@@ -88,6 +88,7 @@ def _scan(name, op, input, dim, dtype):
     if not isinstance(dim, int):
         raise TypeError(f"{name}(): argument 'dim' (position 2) must be int, not "
                         f"{type(dim).__name__}")
+    dtype = _dtypes.as_dtype(dtype, name)
     return op(input, _wrap_dim(dim, input.ndim), _accumulation_dtype(input, dtype))
 
 
