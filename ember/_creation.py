@@ -303,7 +303,7 @@ def arange(start: Number | Tensor = 0, end: Number | Tensor | None = None,
     dtype = as_dtype(dtype, "arange") or (
         _dtypes.int64 if all(isinstance(v, int) for v in vals) else _dtypes.get_default_dtype())
     if dtype.category in (0, 3):  # bool, complex
-        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype._legacy[:-6]}'")
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype._word}'")
     if dtype is _dtypes.int64:  # PyTorch sizes int64 ranges by the truncated bounds
         if math.isfinite(vals[2]) and vals[2] and not int(vals[2]):
             raise ValueError("step must be nonzero")
@@ -384,7 +384,7 @@ def _sampled_dtype(dtype: DTypeLike, name: str, kernel: str,
     normal kernel does not run, nor refuse, for an empty ``size``)."""
     dtype = as_dtype(dtype, name) or _dtypes.get_default_dtype()
     if dtype.category < 2 and (size is None or math.prod(size)):
-        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dtype._legacy[:-6]}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{dtype._word}'")
     return dtype
 
 
@@ -535,14 +535,14 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: DTypeLike = N
     dtype = as_dtype(dtype, "randperm") or _dtypes.int64
     check_sizes((n,))
     if dtype.category in (0, 3):
-        raise NotImplementedError(f"\"randperm\" not implemented for '{dtype._legacy[:-6]}'")
+        raise NotImplementedError(f"\"randperm\" not implemented for '{dtype._word}'")
     if dtype.is_floating_point:
         digits = _finfo(dtype).nmant + 1
         if n > 2 ** digits + 1:
             raise RuntimeError(f"n cannot be greater than {2 ** digits + 1} for "
-                               f"{dtype._legacy[:-6]} type." if dtype is _dtypes.float16 else
+                               f"{dtype._word} type." if dtype is _dtypes.float16 else
                                f"n cannot be greater than 2^{digits}+1 for "
-                               f"{dtype._legacy[:-6]} type.")
+                               f"{dtype._word} type.")
     elif n and n - 1 > np.iinfo(dtype.np).max:
         raise RuntimeError(f"value cannot be converted to type {_CONVERT_NAMES[dtype.name]} "
                            "without overflow")
@@ -643,7 +643,7 @@ def _triangle_indices(name, upper, row, col, offset, dtype, device, requires_gra
     if col < 0:
         raise RuntimeError(f"col must be non-negative, got{col}")
     if dtype not in (_dtypes.int64, _dtypes.int32):
-        raise NotImplementedError(f"\"{name}\" not implemented for '{dtype._legacy[:-6]}'")
+        raise NotImplementedError(f"\"{name}\" not implemented for '{dtype._word}'")
     make = np.triu_indices if upper else np.tril_indices
     data = np.stack(make(row, offset, col)).astype(dtype.np) if row and col else \
         np.zeros((2, 0), dtype=dtype.np)

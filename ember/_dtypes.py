@@ -28,7 +28,7 @@ _BOOL, _INT, _FLOAT, _COMPLEX = range(4)
 class dtype:
     """A tensor element type, printed the way PyTorch prints it (``torch.float32``)."""
 
-    __slots__ = ("name", "np", "category", "itemsize", "is_signed", "_legacy")
+    __slots__ = ("name", "np", "category", "itemsize", "is_signed", "_legacy", "_word")
 
     def __init__(self, name, np_dtype, category, legacy, itemsize=None):
         self.name = name
@@ -38,6 +38,7 @@ class dtype:
         self.itemsize = self.np.itemsize if itemsize is None else itemsize
         self.is_signed = category != _BOOL and name != "uint8"
         self._legacy = legacy  # the legacy tensor-type name, as in 'torch.FloatTensor'
+        self._word = legacy[:-len("Tensor")]  # its scalar type in messages: 'Float', 'Long'
 
     @property
     def _c_name(self):

@@ -78,8 +78,8 @@ def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=None):
         shares = (dtype is None or dtype is source.dtype) and (
             device is None or _device.canonical(device) == source.device)
         if not shares and copy is False:
-            raise ValueError(f"can't alias tensor with dtype '{source.dtype._legacy[:-6]}' "
-                             f"into dtype '{(dtype or source.dtype)._legacy[:-6]}'.")
+            raise ValueError(f"can't alias tensor with dtype '{source.dtype._word}' "
+                             f"into dtype '{(dtype or source.dtype)._word}'.")
         if not (copy or not shares):
             result = source
         elif shares:
@@ -180,7 +180,7 @@ def _window(name, window_length, periodic, dtype, device, requires_grad, shape):
     if window_length <= 1:
         values = np.ones(window_length)
     elif dtype.is_complex:
-        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype._legacy[:-6]}'")
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{dtype._word}'")
     else:
         n = np.arange(window_length, dtype=np.float64)
         values = shape(n, window_length + 1 if periodic else window_length)

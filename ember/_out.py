@@ -135,7 +135,7 @@ def _write_tuple(rule, out, result):
 
 
 def _words(message, rule, src, dst):
-    return message.format(result=_word(src), out=_word(dst), result_c=_cpp_name(src),
+    return message.format(result=src._word, out=dst._word, result_c=_cpp_name(src),
                           out_c=_cpp_name(dst), name=rule.aten,
                           result_legacy="torch." + src._legacy, out_legacy=_legacy(dst))
 
@@ -219,7 +219,7 @@ def factory_out(rule, out, dtype, make):
     ``rule``: a Rule, or the name of one."""
     rule = _rule(rule) if isinstance(rule, str) else rule
     if dtype is not None and dtype != out.dtype:
-        raise RuntimeError(_errors.OUT_DTYPE.format(dtype=_word(dtype), out=_word(out.dtype)))
+        raise RuntimeError(_errors.OUT_DTYPE.format(dtype=dtype._word, out=out.dtype._word))
     return write_out(None, out, make(out.dtype), rule)
 
 
@@ -231,12 +231,8 @@ def _user_level():
     return level
 
 
-def _word(dtype):
-    return dtype._legacy[:-6]  # 'torch.FloatTensor' -> 'Float'
-
-
 def _cpp_name(dtype):
     """The C++ name of ``dtype`` in PyTorch's out= dtype errors ('long int', 'float')."""
-    word = dtype._legacy[:-6]
+    word = dtype._word
     return {"Long": "long int", "Short": "short int", "Char": "signed char",
             "Byte": "unsigned char", "Half": "c10::Half"}.get(word, word.lower())

@@ -61,10 +61,6 @@ def _host(t):
     return _device.to_numpy(t._data)
 
 
-def _word(dtype):
-    return dtype._legacy[:-6]  # torch.FloatTensor -> Float
-
-
 def _placed(values, like):
     """``values`` (a NumPy array) on the device of tensor ``like``."""
     return values if not like.is_cuda else _device.move(values, like.device)
@@ -123,7 +119,7 @@ def _check_std_tensor(std):
 
 def _check_normal_dtype(dtype):
     if not (dtype.is_floating_point or dtype.is_complex):
-        raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{_word(dtype)}'")
+        raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{dtype._word}'")
 
 
 def _number(v):
@@ -271,7 +267,7 @@ def _bernoulli(input=None, p=None, *, generator=None, out=None):
         return result
     if not (input.dtype.is_floating_point or input.dtype.is_complex):
         raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
-                                  f"'{_word(input.dtype)}'")
+                                  f"'{input.dtype._word}'")
     probs = _host(input)
     _check_probabilities(probs)
     draw = rng.random(probs.shape) < probs
@@ -341,7 +337,7 @@ def _poisson(input=None, generator=None):
         raise TypeError(f"poisson(): argument 'generator' must be torch.Generator, not "
                         f"{_type_name(generator)}")
     if not input.dtype.is_floating_point:
-        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_word(input.dtype)}'")
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{input.dtype._word}'")
     rates = _host(input).astype(np.float64)
     if not (rates >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
@@ -369,10 +365,10 @@ def _check_multinomial(input, num_samples, replacement, generator, out):
         raise TypeError(f"multinomial(): argument 'generator' must be torch.Generator, not "
                         f"{_type_name(generator)}")
     if out is not None and out.dtype is not _dtypes.int64:
-        raise RuntimeError(f"multinomial expects Long tensor out, got: {_word(out.dtype)}")
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype._word}")
     if not input.dtype.is_floating_point:
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
-                           f"{_word(input.dtype)}")
+                           f"{input.dtype._word}")
     if input.ndim not in (1, 2):
         raise RuntimeError("prob_dist must be 1 or 2 dim")
     n = int(num_samples)

@@ -367,7 +367,7 @@ class Tensor(_BoundMethods):
             if value.dtype != self.dtype:
                 raise RuntimeError(
                     f"attempting to assign a gradient with dtype '{value.dtype._c_name}' to a "
-                    f"tensor with grad_dtype '{self.dtype._legacy[:-6]}'. The gradient must "
+                    f"tensor with grad_dtype '{self.dtype._word}'. The gradient must "
                     "match the tensor's grad_dtype (defaults to the tensor's dtype). You can set "
                     "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
                     "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
@@ -700,10 +700,8 @@ def _no_numpy_for(np_dtype):
 
 
 def _dtype_word(np_dtype):
-    return {"float32": "Float", "float64": "Double", "float16": "Half", "int64": "Long",
-            "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-            "bfloat16": "BFloat16"}[np.dtype(np_dtype).name]
+    """PyTorch's word for an array dtype in messages ('Float', 'Long'): ``dtype._word``."""
+    return _dtypes.from_numpy_dtype(np_dtype)._word
 
 
 def _wrap_dim(dim, ndim, scalar=True):

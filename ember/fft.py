@@ -48,7 +48,7 @@ def _norm(norm):
 
 
 def _scalar_name(dtype):
-    return dtype._legacy[:-len("Tensor")]  # 'ComplexFloat', as PyTorch names it in errors
+    return dtype._word  # 'ComplexFloat', as PyTorch names it in errors
 
 
 def _floating(name, input, real=False):

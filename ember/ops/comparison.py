@@ -158,8 +158,8 @@ def _isclose(xp, input, other, rtol, atol, equal_nan):
 
 def _check_same_dtype(input, other):
     if input.dtype is not other.dtype:
-        raise RuntimeError(f"{input.dtype._legacy[:-6]} did not match "
-                           f"{other.dtype._legacy[:-6]}")
+        raise RuntimeError(f"{input.dtype._word} did not match "
+                           f"{other.dtype._word}")
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):

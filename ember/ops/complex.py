@@ -43,10 +43,10 @@ def _checked(name, first, second, names):
     _check_tensor(name, second, names[1], 2)
     if first.dtype.category != 2 or second.dtype.category != 2:
         raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{first.dtype._legacy[:-6]} and {second.dtype._legacy[:-6]}")
+                           f"{first.dtype._word} and {second.dtype._word}")
     if first.dtype is not second.dtype:
-        raise RuntimeError(f"Expected object of scalar type {first.dtype._legacy[:-6]} but got "
-                           f"scalar type {second.dtype._legacy[:-6]} for second argument")
+        raise RuntimeError(f"Expected object of scalar type {first.dtype._word} but got "
+                           f"scalar type {second.dtype._word} for second argument")
     if first.dtype is _dtypes.float16:
         raise TypeError(f"{name}(): ember has no complex32 (ComplexHalf): NumPy has no such "
                         "type; use float32 or float64 parts")

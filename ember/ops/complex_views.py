@@ -55,7 +55,7 @@ def view_as_complex(input):
     if data.dtype not in _COMPLEX_OF:
         raise RuntimeError("view_as_complex is only supported for half, float and double "
                            f"tensors, but got a tensor of scalar type: "
-                           f"{input.dtype._legacy[:-6]}")
+                           f"{input.dtype._word}")
     if input.ndim == 0:
         raise RuntimeError("Input tensor must have one or more dimensions")
     if input.shape[-1] != 2:

@@ -9,10 +9,6 @@ from .. import _dtypes
 from .._tensor import Tensor
 
 
-def _word(dtype):
-    return dtype._legacy[:-len("Tensor")]
-
-
 def view_dtype(input, dtype):
     """``input``'s storage read as ``dtype`` (see the module docstring)."""
     dtype = _dtypes.as_dtype(dtype, "view")
@@ -23,7 +19,7 @@ def view_dtype(input, dtype):
     new = dtype.np
     old_size, new_size = data.itemsize, new.itemsize
     if old_size != new_size:
-        what = (f"to view {_word(input.dtype)} as {_word(dtype)} (different element sizes)")
+        what = (f"to view {input.dtype._word} as {dtype._word} (different element sizes)")
         if data.ndim == 0:
             raise RuntimeError(f"self.dim() cannot be 0 {what}")
         if data.strides[-1] != old_size and data.shape[-1] > 1:

@@ -292,7 +292,7 @@ def where(condition, input=None, other=None):
     _check_tensor("where", condition, "condition", 1)
     if condition.dtype is not _dtypes.bool:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {condition.dtype._legacy[:-6]}")
+                           f"with dtype {condition.dtype._word}")
     broadcast_shapes(condition.shape, *(a.shape for a in (input, other)
                                         if isinstance(a, Tensor)))
     cond = condition._data

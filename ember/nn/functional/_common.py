@@ -19,11 +19,6 @@ def _apply(input, inplace, fn):
     return input._inplace(fn) if inplace else fn(input)
 
 
-def _word(dtype):
-    """PyTorch's name of a dtype in messages: 'Float', 'Long'..."""
-    return dtype._legacy[:-len("Tensor")]
-
-
 def _floating_only(kernel, *tensors):
     """PyTorch's kernels for these functions exist for floating dtypes only."""
     for t in tensors:
@@ -33,7 +28,7 @@ def _floating_only(kernel, *tensors):
         return  # floating tensors promote to a floating type
     dt = _dtypes.result_type(*tensors)
     if not dt.is_floating_point:
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_word(dt)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{dt._word}\'')
 
 
 def per_sample_with(rule: Callable[..., Any]) -> Callable[[_Fn], _Fn]:

@@ -19,7 +19,7 @@ from ...ops import reduction as _red
 from ...ops import unary as _unary
 from ...ops.autocast import autocast_op
 from ...ops.nn import activation as _nn
-from ._common import _apply, _floating_only, _word
+from ._common import _apply, _floating_only
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -173,7 +173,7 @@ def softshrink(input: Tensor, lambd: float = 0.5) -> Tensor:
     top = float(np.finfo(input.dtype.np).max)
     if not 0 <= lambd <= top:
         raise RuntimeError(f"lambda must be in range [0, {top:g}] for input dtype "
-                           f"{_word(input.dtype)}, but found {lambd:g}")
+                           f"{input.dtype._word}, but found {lambd:g}")
     return _nn._softshrink(input, lambd)
 
 
@@ -229,8 +229,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     """``input`` where positive, ``weight * input`` elsewhere; ``weight`` holds one slope, or
     one per channel (dim 1 of ``input``)."""
     if input.dtype != weight.dtype:
-        raise RuntimeError(f"prelu: Type promoting not supported. Got {_word(input.dtype)} and "
-                           f"{_word(weight.dtype)}")
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {input.dtype._word} and "
+                           f"{weight.dtype._word}")
     n = weight.numel()
     if n != 1:
         if input.ndim == 0:

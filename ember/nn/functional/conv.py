@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from ...ops.autocast import autocast_op
 from ...ops.nn import conv as _conv
 from ...ops.nn.conv import transposed_size
-from ._common import _word
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -116,7 +115,7 @@ def _expanded(value, name, dim):
 
 
 def _type(t):
-    return t.dtype._legacy[:-6].lower()  # 'DoubleTensor' -> 'double'
+    return t.dtype._word.lower()  # 'DoubleTensor' -> 'double'
 
 
 def check_conv(name, nd, input, weight, bias, stride, padding, dilation, groups,
@@ -158,8 +157,8 @@ def check_conv(name, nd, input, weight, bias, stride, padding, dilation, groups,
     else:
         _check_kernel(w, dilation)
     if weight.dtype != input.dtype:
-        raise RuntimeError(f"expected scalar type {input.dtype._legacy[:-6]} but found "
-                           f"{weight.dtype._legacy[:-6]}")
+        raise RuntimeError(f"expected scalar type {input.dtype._word} but found "
+                           f"{weight.dtype._word}")
     if isinstance(pads[0], int):
         pads = [(p, p) for p in pads]
     return batched, tuple(stride), tuple(pads), tuple(dilation), tuple(out_pad)
@@ -284,7 +283,7 @@ def _check_transposed_kernel(shape, w, stride, pads, dilation, out_pad):
 def _floating_kernel(kernel, input):
     """PyTorch's im2col/col2im kernels exist for floating and complex dtypes only."""
     if not (input.is_floating_point() or input.is_complex()):
-        raise NotImplementedError(f'"{kernel}" not implemented for \'{_word(input.dtype)}\'')
+        raise NotImplementedError(f'"{kernel}" not implemented for \'{input.dtype._word}\'')
 
 
 def _check_blocks(kernel, dilation, padding, stride):

@@ -9,7 +9,6 @@ from ... import _dtypes
 from ..._broadcast import broadcast_shapes
 from ..._out import write_out
 from ...autograd.grad_mode import no_grad
-from ._common import _word
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -34,7 +33,7 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     dt = _dtypes.result_type(x1, x2)
     if not dt.is_floating_point:
         raise RuntimeError(f"expected common dtype to be floating point, yet common dtype is "
-                           f"{_word(dt)}")
+                           f"{dt._word}")
     if eps < 0:
         raise RuntimeError(f"eps must be non-negative, got: {eps:g}")
     x1, x2 = (x if x.is_floating_point() else x.to(dt) for x in (x1, x2))

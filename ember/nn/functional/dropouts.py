@@ -9,7 +9,7 @@ import warnings
 from typing import TYPE_CHECKING
 
 from ... import _creation
-from ._common import _apply, _word
+from ._common import _apply
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -29,7 +29,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
         return _apply(input, inplace, lambda x: x * 0)
     if not (input.is_floating_point() or input.is_complex()):  # the noise is divided in place
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_word(input.dtype)}")
+                           f"{input.dtype._word}")
     keep = _creation.rand(*input.shape, dtype=input.dtype) >= p
     noise = keep.to(input.dtype) / (1 - p)
     return _apply(input, inplace, lambda x: x * noise)
@@ -52,7 +52,7 @@ def _dropout_impl(input, p, train, inplace, feature, alpha):
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     if not (input.is_floating_point() or input.is_complex()):
         raise RuntimeError(f"result type Float can't be cast to the desired output type "
-                           f"{_word(input.dtype)}")
+                           f"{input.dtype._word}")
     shape = tuple(input.shape[:2]) + (1,) * (input.ndim - 2) if feature else tuple(input.shape)
     noise = (_creation.rand(*shape, dtype=input.dtype) >= p).to(input.dtype)
     if not alpha:

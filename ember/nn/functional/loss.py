@@ -24,7 +24,7 @@ from ...ops.autocast import autocast_op
 from ...ops.nn import loss as _nn
 from ...ops.pointwise import xlogy
 from ...ops.registry import saves_also
-from ._common import _floating_only, _word, per_sample_with
+from ._common import _floating_only, per_sample_with
 from .activation import log_softmax, logsigmoid
 
 if TYPE_CHECKING:
@@ -188,8 +188,8 @@ def _class_weight_raw(weight, input):
     if weight is None:
         return None
     if weight.dtype != input.dtype:
-        raise RuntimeError(f"expected scalar type {_word(input.dtype)} but found "
-                           f"{_word(weight.dtype)}")
+        raise RuntimeError(f"expected scalar type {input.dtype._word} but found "
+                           f"{weight.dtype._word}")
     return weight._data.reshape(-1)  # nll_loss2d takes any weight of C elements
 
 
@@ -207,7 +207,7 @@ def _nll_loss_2d(input, target, weight, reduction, ignore_index):
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if target.dtype not in (_dtypes.int64, _dtypes.uint8):
         raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
-                           f"{_word(target.dtype)}")
+                           f"{target.dtype._word}")
     if four_d:
         if weight is not None and weight.numel() != c:
             raise RuntimeError("weight tensor should be defined either for all or no classes")
@@ -227,7 +227,7 @@ def _nll_loss_2d(input, target, weight, reduction, ignore_index):
     _floating_only("nll_loss2d_forward_out_frame" if four_d else "nll_loss_out_frame", input)
     raw_weight = _class_weight_raw(weight, input)
     if four_d and target.dtype != _dtypes.int64:
-        raise RuntimeError(f"expected scalar type Long but found {_word(target.dtype)}")
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._word}")
     t = target._data.astype(np.int64)
     lo, hi = (t.min(), t.max()) if t.size else (0, -1)
     if lo < 0 or hi >= c:  # then look closer: ignore_index may be out
@@ -371,7 +371,7 @@ def cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = None,
     if input.shape == target.shape:
         if not target.is_floating_point():
             raise RuntimeError("Expected floating point type for target with class "
-                               f"probabilities, got {_word(target.dtype)}")
+                               f"probabilities, got {target.dtype._word}")
         if ignore_index >= 0:
             raise RuntimeError("ignore_index is not supported for floating point target")
         return _cross_entropy_probs(input, target, weight, reduction, label_smoothing)
@@ -424,8 +424,8 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
         return batching.loop(binary_cross_entropy, (input, target, weight),
                              dict(reduction=reduction))
     if target.dtype != input.dtype:
-        raise RuntimeError(f"Found dtype {_word(target.dtype)} but expected "
-                           f"{_word(input.dtype)}")
+        raise RuntimeError(f"Found dtype {target.dtype._word} but expected "
+                           f"{input.dtype._word}")
     _floating_only("binary_cross_entropy", input)
     x = input._data
     _check_probabilities(x, target._data)
@@ -545,7 +545,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
     c = input.shape[-1] if input.dim() else 1
     n = input.shape[0] if input.dim() == 2 else 1
     if target.dtype.is_floating_point:
-        raise RuntimeError(f"expected scalar type Long but found {target.dtype._legacy[:-6]}")
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._word}")
     if input.dim() == 2 and (target.dim() != 1 or target.shape[0] != n):
         raise RuntimeError(
             "multi_margin_loss: target tensor should be 1-D with size equal to the number of "

@@ -16,7 +16,6 @@ from ...autograd.grad_mode import no_grad
 from ...ops import pointwise as _pw
 from ...ops import unary as _unary
 from ...ops.nn import normalization as _layers
-from ._common import _word
 from .pooling import avg_pool2d, avg_pool3d
 from .resampling import pad
 
@@ -103,7 +102,7 @@ def layer_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | 
             f"[*, {', '.join(map(str, shape))}], but got input of size{list(input.shape)}")
     if not input.is_floating_point():
         raise NotImplementedError(f'"LayerNormKernelImpl" not implemented for '
-                                  f"'{_word(input.dtype)}'")
+                                  f"'{input.dtype._word}'")
     _check_mixed_dtypes(input, weight, bias)
     axes = tuple(range(input.ndim - len(shape), input.ndim))
     return _layers._layer_norm(input, weight, bias, axes, eps, {})
@@ -190,7 +189,7 @@ def rms_norm(input: Tensor, normalized_shape: Sequence[int], weight: Tensor | No
                            f"[*{', '.join(map(str, shape))}], but got input of size"
                            f"{list(input.shape)}")
     if not (input.is_floating_point() or input.is_complex()):
-        raise NotImplementedError(f'"rms_norm" not implemented for \'{_word(input.dtype)}\'')
+        raise NotImplementedError(f'"rms_norm" not implemented for \'{input.dtype._word}\'')
     low = input.dtype in (_dtypes.float16, _dtypes.bfloat16)
     x = input.to(_dtypes.float32) if low else input
     if eps is None:

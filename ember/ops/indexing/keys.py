@@ -67,10 +67,6 @@ _select.defvjp(lambda xp, g, ans, input, key, shape: _embed(xp, g, shape, key))
 # --------------------------------------------------------------------------- argument checks
 
 
-def _dtype_name(t):
-    return t.dtype._legacy[:-6]  # 'FloatTensor' -> 'Float'
-
-
 def _first_out_of_range(index, lo, hi):
     """The first entry of ``index`` outside ``[lo, hi)`` (C order), or None."""
     bad = index[(index < lo) | (index >= hi)]
@@ -172,7 +168,7 @@ def _flat_index(name, input, index):
     """``index`` as positions in the flattened ``input``, checked as PyTorch checks them."""
     if index.dtype != _dtypes.int64:
         raise RuntimeError(f"{name}(): Expected a long tensor for index, but got "
-                           f"{_dtype_name(index)}")
+                           f"{index.dtype._word}")
     n = input.numel()
     bad = _first_out_of_range(index._data, -n, n)
     if bad is not None:

@@ -25,7 +25,6 @@ from .keys import (
     _check_scalar_index,
     _classify,
     _dim_key,
-    _dtype_name,
     _first_out_of_range,
     _flat_index,
     _own,
@@ -81,7 +80,7 @@ def take_along_dim(input, indices, dim=None):
     """``gather`` with ``indices`` broadcast against ``input`` (flattened when ``dim`` is None)."""
     if indices.dtype != _dtypes.int64:
         raise RuntimeError("torch.take_along_dim(): dtype of indices should be Long but got "
-                           f"{_dtype_name(indices)}")
+                           f"{indices.dtype._word}")
     if dim is None:
         return gather(reshape(input, (-1,)), 0, reshape(indices, (-1,)))
     if input.ndim != indices.ndim:

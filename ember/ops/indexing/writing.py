@@ -27,7 +27,6 @@ from .keys import (
     _check_scalar_index,
     _check_slices,
     _dim_key,
-    _dtype_name,
     _first_out_of_range,
     _flat_index,
     _indexed_shape,
@@ -191,13 +190,13 @@ def index_add(input, dim, index, source, *, alpha=1):
     d = _wrap_dim(dim, input.ndim)
     if index.ndim > 1:
         raise IndexError("index_add_(): Index is supposed to be a vector, but got dim: "
-                         f"{index.ndim} with type: {_dtype_name(index)} and size: "
+                         f"{index.ndim} with type: {index.dtype._word} and size: "
                          f"{list(index.shape)}")
     if index.dtype not in (_dtypes.int64, _dtypes.int32):
         raise RuntimeError("index_add_(): Expected dtype int32/int64 for index but got: "
-                           f"{_dtype_name(index)}")
-    _check_same_dtype(f"index_add_(): self ({_dtype_name(input)}) and source "
-                      f"({_dtype_name(source)}) must have the same scalar type", input, source)
+                           f"{index.dtype._word}")
+    _check_same_dtype(f"index_add_(): self ({input.dtype._word}) and source "
+                      f"({source.dtype._word}) must have the same scalar type", input, source)
     idx = _own(index._data.reshape(-1))
     _check_slices("index_add_", input, d, idx, source)
     bad = _first_out_of_range(idx, 0, _size(input, d))
@@ -216,9 +215,9 @@ def index_copy(input, dim, index, source):
         raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {index.ndim})")
     if index.dtype != _dtypes.int64:
         raise RuntimeError("index_copy_(): Expected a long tensor for index, but got "
-                           f"{_dtype_name(index)}")
+                           f"{index.dtype._word}")
     _check_same_dtype("index_copy_(): self and source expected to have the same dtype, but got "
-                      f"(self) {_dtype_name(input)} and (source) {_dtype_name(source)}",
+                      f"(self) {input.dtype._word} and (source) {source.dtype._word}",
                       input, source)
     idx = _own(index._data.reshape(-1))
     _check_slices("index_copy_", input, d, idx, source)
@@ -285,10 +284,10 @@ def _mask_dtype_words(mask):
 def masked_scatter(input, mask, source):
     """``input`` with the first entries of ``source``, in order, where ``mask`` holds."""
     _check_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype "
-                      f"{_dtype_name(mask)}")
+                      f"{mask.dtype._word}")
     if source.dtype != input.dtype:
         raise RuntimeError("masked_scatter: expected self and source to have same dtypes but "
-                           f"got{_dtype_name(input)} and {_dtype_name(source)}")
+                           f"got{input.dtype._word} and {source.dtype._word}")
     shape = broadcast_shapes(tuple(mask.shape), tuple(input.shape))
     m = mask._data
     xp = _xp.namespace_of(m)
@@ -307,8 +306,8 @@ def put(input, index, source, accumulate=False):
                          f"{index.numel()}")
     if source.dtype != input.dtype:
         raise RuntimeError("put_(): self and source expected to have the same dtype, but got "
-                           f"self.dtype = {_dtype_name(input)} and source.dtype = "
-                           f"{_dtype_name(source)}")
+                           f"self.dtype = {input.dtype._word} and source.dtype = "
+                           f"{source.dtype._word}")
     return saves_also(_put(input, source, _flat_index("put_", input, index).reshape(-1),
                            accumulate, tuple(source.shape)), index)
 
@@ -413,7 +412,7 @@ def _check_index_put(t, key, values):
     """PyTorch's checks for writing ``values`` at ``key``: same dtype, broadcastable shape."""
     if values.dtype != t.dtype:
         raise RuntimeError("Index put requires the source and destination dtypes match, got "
-                           f"{_dtype_name(t)} for the destination and {_dtype_name(values)} "
+                           f"{t.dtype._word} for the destination and {values.dtype._word} "
                            "for the source.")
     shape = _indexed_shape(tuple(t.shape), key) if key else tuple(t.shape)
     vshape = tuple(values.shape)

@@ -33,11 +33,6 @@ def _absent(xp, g):
     return not bool(xp.any(g != 0))
 
 
-def _word(t):
-    """PyTorch's scalar type name of a tensor: 'Float', 'Double', 'Long'..."""
-    return t.dtype._legacy[:-6]
-
-
 def _cpp(t):
     """The C++ type name some kernels print: 'float', 'double', 'long int'..."""
     name = t.dtype._c_name
@@ -73,9 +68,9 @@ def _check_matrix(A, name, square=True):
 def _check_floating(A, name):
     if A.dtype.category < 2:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {_word(A)}")
+                           f"Got {A.dtype._word}")
     if A.dtype.itemsize < 4:
-        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {_word(A)}")
+        raise RuntimeError(f"{name}: Low precision dtypes not supported. Got {A.dtype._word}")
 
 
 def _lu(a):

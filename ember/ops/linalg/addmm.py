@@ -11,7 +11,7 @@ from .. import reduction as _reduction
 from .. import shape as _shape
 from ..autocast import autocast_op
 from ..registry import defop
-from ._common import _cpp, _in_vmap, _mT, _word
+from ._common import _cpp, _in_vmap, _mT
 from .products import _check_batch2, _column_major, _mat1_grad, _mat2_grad, _matmul, matmul
 
 
@@ -76,11 +76,11 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
         raise RuntimeError(_errors.MATMUL_SHAPES.format(a0=a0, a1=a1, b0=b0, b1=b1))
     dtype = mat2._data.dtype  # (a batched tensor's is its samples')
     if mat1._data.dtype != dtype:
-        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_word(mat1)} "
-                           f"and {_word(mat2)}")
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {mat1.dtype._word} "
+                           f"and {mat2.dtype._word}")
     if input._data.dtype != dtype:
-        raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(input)} "
-                           f"and {_word(mat2)}")
+        raise RuntimeError(f"self and mat2 must have the same dtype, but got {input.dtype._word} "
+                           f"and {mat2.dtype._word}")
     _check_expandable(input, (a0, b1))
     return _addmm(input, mat1, mat2, *_integral_scalars(input, beta, alpha),
                   (_column_major(mat1), _column_major(mat2)))
@@ -109,7 +109,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
                            f"vec ({vec.shape[0]})")
     if not input.dtype == mat.dtype == vec.dtype:
         raise RuntimeError("addmv input tensors must have the same dtype, but got "
-                           f"{_word(input)}, {_word(mat)}, and {_word(vec)}")
+                           f"{input.dtype._word}, {mat.dtype._word}, and {vec.dtype._word}")
     return _addmv(input, mat, vec, *_integral_scalars(input, beta, alpha))
 
 
@@ -138,7 +138,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
         raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input)}, batch1: "
                            f"{_cpp(batch1)}, batch2: {_cpp(batch2)}")
     if batch1.dtype != batch2.dtype:
-        raise RuntimeError(f"expected scalar type {_word(batch1)} but found {_word(batch2)}")
+        raise RuntimeError(f"expected scalar type {batch1.dtype._word} but found "
+                           f"{batch2.dtype._word}")
     _check_expandable(input, (batch1.shape[0], batch1.shape[1], batch2.shape[2]))
     return _baddbmm(input, batch1, batch2, *_integral_scalars(input, beta, alpha))
 
@@ -172,8 +173,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
                            f"{batch1.shape[2]} and {batch2.shape[1]}x{batch2.shape[2]})")
     for a, b in ((input, batch1), (batch1, batch2)):
         if a.dtype != b.dtype:
-            raise RuntimeError(f"self and mat2 must have the same dtype, but got {_word(a)} "
-                               f"and {_word(b)}")
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {a.dtype._word} "
+                               f"and {b.dtype._word}")
     beta, alpha = _integral_scalars(input, beta, alpha)
     if _in_vmap(input, batch1, batch2):  # ops that batch: the product summed over its batch
         product = _scaled(_reduction.sum(matmul(batch1, batch2), 0), alpha)

@@ -23,7 +23,6 @@ from ._common import (
     _failure,
     _mT,
     _not_positive_definite,
-    _word,
 )
 
 
@@ -262,8 +261,8 @@ def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):
     singular values below ``max(atol, rtol * largest)`` count as zero (``rtol`` defaults to
     ``eps * max(m, n)`` unless ``atol > 0`` is given)."""
     if A.ndim < 2 or A.dtype.category < 2 or A.dtype.itemsize < 4:
-        raise RuntimeError(f"linalg.pinv({_word(A)}{{{list(A.shape)}}}): expected a tensor with "
-                           "2 or more dimensions of float, double, cfloat or cdouble types")
+        raise RuntimeError(f"linalg.pinv({A.dtype._word}{{{list(A.shape)}}}): expected a tensor "
+                           "with 2 or more dimensions of float, double, cfloat or cdouble types")
     if rcond is not None:
         rtol = rcond
     atol = 0.0 if atol is None else float(atol)

@@ -13,7 +13,7 @@ from .. import reduction as _reduction
 from .. import shape as _shape
 from ..autocast import autocast_op
 from ..registry import defop
-from ._common import _in_vmap, _mT, _permute, _word
+from ._common import _in_vmap, _mT, _permute
 from .decompositions import linalg_svdvals
 
 
@@ -26,10 +26,10 @@ def _matrix_norm_dims(A, dim, dtype, name="linalg.matrix_norm"):
         raise RuntimeError(f"{name}: The input tensor A must have at least 2 dimensions.")
     if A.dtype.category < 2:
         raise RuntimeError(f"{name}: Expected a floating point or complex tensor as input. "
-                           f"Got {_word(A)}")
+                           f"Got {A.dtype._word}")
     if dtype is not None and dtype.category < 2:
         raise RuntimeError(f"{name}: dtype should be floating point or complex, but got "
-                           f"{dtype._legacy[:-6]}")
+                           f"{dtype._word}")
     dim = (dim,) if isinstance(dim, int) else tuple(dim)
     if len(dim) != 2:
         raise RuntimeError(f"{name}: dim must be a 2-tuple. Got {' '.join(map(str, dim))}")
@@ -191,9 +191,9 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
     for name, t in (("X1", x1), ("X2", x2)):
         if not _dtypes.is_floating(t._data.dtype):
             raise RuntimeError(f"cdist only supports floating-point dtypes, {name} got: "
-                               f"{_word(t)}")
+                               f"{t.dtype._word}")
     if x1.dtype != x2.dtype:
-        raise RuntimeError(f"expected scalar type {_word(x1)} but found {_word(x2)}")
+        raise RuntimeError(f"expected scalar type {x1.dtype._word} but found {x2.dtype._word}")
     if p < 0:
         raise RuntimeError("cdist only supports non-negative p values")
     batch = _broadcast_shapes(tuple(x1.shape[:-2]), tuple(x2.shape[:-2]))

@@ -18,7 +18,7 @@ from ..autocast import autocast_op
 from ..operands import _check_tensor
 from ..registry import defop
 from ..shape.views import _squeeze_matmul, _unsafe_view
-from ._common import _check_matrix, _cpp, _mT, _word
+from ._common import _check_matrix, _cpp, _mT
 from .solvers import linalg_inv
 
 
@@ -110,7 +110,7 @@ def bmm(input, mat2):
             raise RuntimeError(f"{name} must be a 3D tensor")
     _check_batch2(input, mat2)
     if input.dtype != mat2.dtype:
-        raise RuntimeError(f"expected scalar type {_word(input)} but found {_word(mat2)}")
+        raise RuntimeError(f"expected scalar type {input.dtype._word} but found {mat2.dtype._word}")
     _no_bool("bmm", input, input.shape[0] * input.shape[1] * mat2.shape[2])
     return _bmm(input, mat2)
 
@@ -133,7 +133,7 @@ def mv(input, vec):
                            f"mat ({input.shape[0]}x{input.shape[1]}), vec ({vec.shape[0]})")
     if input.dtype != vec.dtype:  # PyTorch runs addmv into a vector of vec's dtype
         raise RuntimeError("addmv input tensors must have the same dtype, but got "
-                           f"{_word(vec)}, {_word(input)}, and {_word(vec)}")
+                           f"{vec.dtype._word}, {input.dtype._word}, and {vec.dtype._word}")
     _no_bool("addmv_impl_cpu", input, input.shape[0])
     return _mv(input, vec)
 
@@ -149,7 +149,7 @@ def _check_vectors(input, other):
                            "respectively")
     if input.dtype != other.dtype:
         raise RuntimeError("dot : expected both vectors to have same dtype, but found "
-                           f"{_word(input)} and {_word(other)}")
+                           f"{input.dtype._word} and {other.dtype._word}")
 
 
 @defop("dot", promote=True, jvp="multilinear")
@@ -438,6 +438,6 @@ def linalg_vecdot(x, y, *, dim=-1, out=None):
     _check_tensor("vecdot", y, "y", 2)
     if x.dtype != y.dtype:
         raise RuntimeError(f"linalg.vecdot: Expected x and y to have the same dtype, but found "
-                           f"x of type {x.dtype._legacy[:-6]} and y of type "
-                           f"{y.dtype._legacy[:-6]} instead")
+                           f"x of type {x.dtype._word} and y of type "
+                           f"{y.dtype._word} instead")
     return ((x.conj() if x.is_complex() else x) * y).sum(dim)

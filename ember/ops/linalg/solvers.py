@@ -31,7 +31,6 @@ from ._common import (
     _per_matrix,
     _recording,
     _solve_singular,
-    _word,
     _writable_diagonal,
     _zero_pivot,
 )
@@ -223,7 +222,7 @@ def linalg_solve(A, B, *, left=True):
     _check_floating(A, "linalg.solve")
     if A.dtype != B.dtype:
         raise RuntimeError("linalg.solve: Expected A and B to have the same dtype, but found A "
-                           f"of type {_word(A)} and B of type {_word(B)} instead")
+                           f"of type {A.dtype._word} and B of type {B.dtype._word} instead")
     vector = _vector_rhs(A.shape, B.shape)
     if B.ndim == 0 or (B.ndim < 2 and not vector):
         raise RuntimeError("linalg.solve: The input tensor B must have at least 2 dimensions.")
@@ -303,7 +302,7 @@ def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
     _check_matrix(A, name)
     if A.dtype != B.dtype:
         raise RuntimeError(f"{name}: Expected A and B to have the same dtype, but found A of "
-                           f"type {_word(A)} and B of type {_word(B)} instead")
+                           f"type {A.dtype._word} and B of type {B.dtype._word} instead")
     n = A.shape[-1]
     if (B.shape[-2] if left else B.shape[-1]) != n:
         eq = "AX = B" if left else "XA = B"

@@ -102,7 +102,7 @@ def renorm(input, p, dim, maxnorm):
                            "dimensions")
     if not _dtypes.is_inexact(input._data.dtype):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {input.dtype._legacy[:-6]}")
+                           f"input. Got {input.dtype._word}")
     d = _wrap_dim(dim, input.ndim)
     if getattr(input, "_levels", None):  # inside vmap: from ops that batch, same derivative
         x = input.clone()  # what the products save stays intact when renorm_ writes input
@@ -145,15 +145,15 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
                         f"{type(ord).__name__}")
     if not _dtypes.is_inexact(x._data.dtype):
         raise RuntimeError("linalg.vector_norm: Expected a floating point or complex tensor as "
-                           f"input. Got {x.dtype._legacy[:-6]}")
+                           f"input. Got {x.dtype._word}")
     if dtype is not None:
         if not (dtype.is_floating_point or dtype.is_complex):
             raise RuntimeError("linalg.vector_norm: dtype should be floating point or complex, "
-                               f"but got {dtype._legacy[:-6]}")
+                               f"but got {dtype._word}")
         if _dtypes.promote_types(x.dtype, dtype) != dtype:
             raise RuntimeError(f"linalg.vector_norm: the dtype of the input "
-                               f"({x.dtype._legacy[:-6]}) should be convertible without "
-                               f"narrowing to the specified dtype ({dtype._legacy[:-6]})")
+                               f"({x.dtype._word}) should be convertible without "
+                               f"narrowing to the specified dtype ({dtype._word})")
     if ord < 0 or math.isinf(ord):
         what = f"linalg.vector_norm cannot compute the {_format_ord(ord)} norm on "
         if _no_dims(dim) and x.numel() == 0:

@@ -191,7 +191,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
                                f"{name} with {weights.ndim} dimensions")
         if weights._data.dtype.kind not in kind or weights._data.dtype == np.bool_:
             raise RuntimeError(f"cov(): expected {name} to have {what} dtype but got {name} "
-                               f"with {weights.dtype._legacy[:-6]} dtype")
+                               f"with {weights.dtype._word} dtype")
         if weights.numel() != n:
             raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
                                f"observations in the input but got {weights.numel()} != {n}")

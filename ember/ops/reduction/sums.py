@@ -87,7 +87,7 @@ def _check_mean_dtype(name, dtype):
     dtype = _dtypes.as_dtype(dtype, name)
     if dtype is not None and dtype.category < 2:
         raise RuntimeError(f"{name}(): could not infer output dtype. Optional dtype must be "
-                           f"either a floating point or complex dtype. Got: {dtype._legacy[:-6]}")
+                           f"either a floating point or complex dtype. Got: {dtype._word}")
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -98,7 +98,7 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     if not _dtypes.is_inexact(input._data.dtype):
         raise RuntimeError(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
-            f"point or complex dtype. Got: {input.dtype._legacy[:-6]}")
+            f"point or complex dtype. Got: {input.dtype._word}")
     if dim is None:
         return _mean_all(input, input.shape)
     return _mean_dim(input, _all_dims(dim, input.ndim), keepdim, input.shape)
@@ -191,7 +191,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
         input = input.to(dtype)
     if not _dtypes.is_inexact(input._data.dtype):
         raise RuntimeError("nanmean(): expected input to have floating point or complex dtype "
-                           f"but got {input.dtype._legacy[:-6]}")
+                           f"but got {input.dtype._word}")
     return nansum(input, dim, keepdim) / sum(input.isnan().logical_not(), dim, keepdim)
 
 
@@ -264,7 +264,7 @@ def _softmax_public(name: str, op: Any) -> _Softmax:
             kernel = "lastdim_kernel_impl" if d == builtins.max(input.ndim - 1, 0) else \
                 "kernel_impl"
             raise NotImplementedError(
-                f'"{name}_{kernel}" not implemented for \'{input.dtype._legacy[:-6]}\'')
+                f'"{name}_{kernel}" not implemented for \'{input.dtype._word}\'')
         return op(input, d if input.ndim else None)
 
     public.__name__ = public.__qualname__ = name

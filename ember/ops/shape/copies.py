@@ -94,7 +94,7 @@ def _repeated_indices(repeats, size):
     reps = repeats._data
     if reps.dtype.kind not in "iu":
         raise NotImplementedError(
-            f"\"repeat_interleave_cpu\" not implemented for '{repeats.dtype._legacy[:-6]}'")
+            f"\"repeat_interleave_cpu\" not implemented for '{repeats.dtype._word}'")
     if reps.size and reps.min() < 0:
         raise RuntimeError("repeats can not be negative")
     xp = _xp.namespace_of(reps)

@@ -113,7 +113,7 @@ def tensor_split(input, indices_or_sections, dim=0):
     if isinstance(arg, Tensor):
         if arg.dtype != _dtypes.int64:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to have dtype "
-                               f"of long, but got {arg.dtype._legacy[:-6]}")
+                               f"of long, but got {arg.dtype._word}")
         if arg.ndim > 1:
             raise RuntimeError("tensor_split expected tensor_indices_or_sections to be a "
                                "zero-dimensional or one-dimensional tensor, but got a tensor "

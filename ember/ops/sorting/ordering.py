@@ -14,7 +14,6 @@ from .._cpp_sort import mode_index
 from ..reduction.common import _check_nonempty, return_type
 from ..reduction.extremes import _evenly_distribute, _unselect, picked
 from ..registry import defop
-from .sets import _word
 
 _sort_result = return_type("sort", ("values", "indices"))
 _topk_result = return_type("topk", ("values", "indices"))
@@ -279,6 +278,6 @@ def mode(input, dim=-1, keepdim=False):
     equally frequent) and where it occurs (the position PyTorch's CPU kernel reports)."""
     d = _wrap_dim(dim, input.ndim)
     if input.is_complex():
-        raise NotImplementedError(f"\"mode_cpu\" not implemented for '{_word(input)}'")
+        raise NotImplementedError(f"\"mode_cpu\" not implemented for '{input.dtype._word}'")
     _check_nonempty("mode", input, d)
     return _mode_result(_mode(input, d, bool(keepdim), input.shape))

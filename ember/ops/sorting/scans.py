@@ -9,7 +9,6 @@ from ... import _dtypes, _xp
 from ..._tensor import Tensor, _wrap_dim
 from ..reduction.common import _accumulation_dtype, _raw, return_type
 from ..registry import defop
-from .sets import _word
 
 # --------------------------------------------------------------------------- scans
 
@@ -153,7 +152,7 @@ def logcumsumexp(input, dim):
     """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow."""
     if not _dtypes.is_inexact(input._data.dtype):
         raise NotImplementedError(f"\"logcumsumexp_out_cpu\" not implemented for "
-                                  f"'{_word(input)}'")
+                                  f"'{input.dtype._word}'")
     d = _wrap_dim(dim, input.ndim)
     if getattr(input, "_levels", None) and input.ndim:  # inside vmap: ops that batch
         top = input.detach().amax(d, keepdim=True)
@@ -201,7 +200,7 @@ def _running_extreme(name, better):
         if input.ndim == 0 and dim not in (0, -1):
             raise IndexError(f"{name}(): Expected reduction dim -1 or 0 for scalar but got {dim}")
         if input.is_complex():
-            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{_word(input)}'")
+            raise NotImplementedError(f"\"{name}_cpu\" not implemented for '{input.dtype._word}'")
         return fields(op(input, _wrap_dim(dim, input.ndim)))
     public.__name__ = public.__qualname__ = name
     public.__doc__ = (f"``(values, indices)``: the running {name[3:]}imum along ``dim`` and "

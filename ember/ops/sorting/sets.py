@@ -122,7 +122,7 @@ def bincount(input, weights=None, minlength=0):
     a = input._data
     xp = _xp.namespace_of(a)
     if a.dtype == np.bool_ or a.dtype.kind not in "iu":
-        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{_word(input)}'")
+        raise NotImplementedError(f"\"bincount_cpu\" not implemented for '{input.dtype._word}'")
     if minlength < 0:
         raise RuntimeError("minlength should be >= 0")
     if a.ndim != 1 or (a.size and a.min() < 0):
@@ -137,10 +137,6 @@ def bincount(input, weights=None, minlength=0):
     return _underivable(Tensor._make(counts, None, False), "bincount", weights)
 
 
-def _word(t):
-    return t.dtype._legacy[:-6]  # 'FloatTensor' -> 'Float'
-
-
 def _edge_text(v):
     """A range end as PyTorch's C++ stream prints it."""
     return "-nan" if v != v else f"{v:g}"
@@ -152,7 +148,7 @@ def histc(input, bins=100, min=0, max=0):
     a = input._data
     xp = _xp.namespace_of(a)
     if a.dtype.kind != "f":
-        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_word(input)}'")
+        raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{input.dtype._word}'")
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for dimension 0")
     lo, hi = a.dtype.type(min), a.dtype.type(max)
@@ -233,7 +229,7 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
         s = sorter._data
         if s.dtype != np.int64:
             raise RuntimeError("torch.searchsorted(): sorter must be a tensor of long dtype but "
-                               f"got dtype {_word(sorter)}")
+                               f"got dtype {sorter.dtype._word}")
         if s.shape != b.shape:
             raise RuntimeError("torch.searchsorted(): boundary and sorter must have the same "
                                f"size, but got boundary tensor {list(b.shape)}and got sorter "
@@ -268,7 +264,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False):
     elements, test_elements = _as_tensor_like(elements, like), _as_tensor_like(test_elements, like)
     for t in (elements, test_elements):
         if t._data.dtype == np.bool_ or t._data.dtype.kind == "c":
-            raise RuntimeError(f"Unsupported input type encountered for isin(): {_word(t)}")
+            raise RuntimeError(f"Unsupported input type encountered for isin(): {t.dtype._word}")
     xp = _xp.namespace_of(elements._data)
     found = xp.isin(elements._data, test_elements._data, invert=bool(invert))
     return Tensor._make(xp.asarray(found, dtype=bool), None, False)
