@@ -100,16 +100,18 @@ class GradScaler:
         if not self._enabled:
             return outputs
 
-        def apply(value):
-            if hasattr(value, "_data"):
-                if self._scale is None:
-                    self._lazy_init_scale_growth_tracker(value.device)
-                return value * self._scale.to(value.device)
-            if isinstance(value, abc.Iterable):
-                scaled = map(apply, value)
-                return type(value)(scaled) if isinstance(value, (list, tuple)) else scaled
-            raise ValueError("outputs must be a Tensor or an iterable of Tensors")
-        return apply(outputs)
+        return self._scaled(outputs)
+
+    def _scaled(self, value):
+        """``scale``'s recursion (a method: a self-calling closure is a reference cycle)."""
+        if hasattr(value, "_data"):
+            if self._scale is None:
+                self._lazy_init_scale_growth_tracker(value.device)
+            return value * self._scale.to(value.device)
+        if isinstance(value, abc.Iterable):
+            scaled = map(self._scaled, value)
+            return type(value)(scaled) if isinstance(value, (list, tuple)) else scaled
+        raise ValueError("outputs must be a Tensor or an iterable of Tensors")
 
     def _unscale_grads_(self, optimizer, inv_scale, allow_fp16):
         """Multiply every gradient of ``optimizer`` by ``inv_scale`` in place; returns

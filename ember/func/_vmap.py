@@ -127,24 +127,26 @@ def _prefix(arg_name, what, dims, tree, spec):
     if dims is None or isinstance(dims, int):
         return [dims] * len(tree_flatten(tree)[0])
     out = []
-
-    def walk(d, t):
-        if d is None or isinstance(d, int) or not isinstance(d, (tuple, list, dict)):
-            out.extend([d] * len(tree_flatten(t)[0]))
-            return True
-        if type(d) is not type(t) or len(d) != len(t):
-            return False
-        if isinstance(d, dict):
-            if set(d) != set(t):
-                return False
-            return all(walk(d[k], t[k]) for k in t)
-        return all(walk(a, b) for a, b in zip(d, t))
-
-    if not walk(dims, tree):
+    if not _walk_prefix(dims, tree, out):
         raise ValueError(f"{what} is not compatible with the structure of `{arg_name}`. "
                          f"{what} has structure {tree_flatten(dims)[1]} but {arg_name} has "
                          f"structure {spec}.")
     return out
+
+
+def _walk_prefix(d, t, out):
+    """``_prefix``'s recursion (a module function: a self-calling closure is a reference
+    cycle holding ``out`` until the garbage collector runs)."""
+    if d is None or isinstance(d, int) or not isinstance(d, (tuple, list, dict)):
+        out.extend([d] * len(tree_flatten(t)[0]))
+        return True
+    if type(d) is not type(t) or len(d) != len(t):
+        return False
+    if isinstance(d, dict):
+        if set(d) != set(t):
+            return False
+        return all(_walk_prefix(d[k], t[k], out) for k in t)
+    return all(_walk_prefix(a, b, out) for a, b in zip(d, t))
 
 
 def _flat_in_dims(name, in_dims, args, spec):

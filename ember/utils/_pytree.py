@@ -97,28 +97,31 @@ _LEAF = LeafSpec()
 def tree_flatten(tree):
     """``(leaves, spec)``: the leaves of ``tree`` depth first, and its structure."""
     leaves = []
+    return leaves, _flatten(tree, leaves)
 
-    def flatten(node):
-        kind = _node_type(node)
-        if kind is None:
-            leaves.append(node)
-            return _LEAF
-        children, context = _children_and_context(node, kind)
-        return TreeSpec(kind, context, [flatten(child) for child in children])
 
-    return leaves, flatten(tree)
+# The recursions are module functions taking their accumulator, not closures: a nested
+# function that calls itself is a reference cycle (function -> cell -> function) keeping the
+# leaves alive until the garbage collector runs, which ``timeit`` turns off.
+def _flatten(node, leaves):
+    kind = _node_type(node)
+    if kind is None:
+        leaves.append(node)
+        return _LEAF
+    children, context = _children_and_context(node, kind)
+    return TreeSpec(kind, context, [_flatten(child, leaves) for child in children])
 
 
 def tree_unflatten(leaves, spec):
     """The structure ``spec`` describes, with ``leaves`` in place of the old ones."""
-    leaves = iter(leaves)
+    return _build(spec, iter(leaves))
 
-    def build(node):
-        if isinstance(node, LeafSpec):
-            return next(leaves)
-        return _rebuild(node.type, node.context, [build(child) for child in node.children_specs])
 
-    return build(spec)
+def _build(node, leaves):
+    if isinstance(node, LeafSpec):
+        return next(leaves)
+    return _rebuild(node.type, node.context,
+                    [_build(child, leaves) for child in node.children_specs])
 
 
 def tree_leaves(tree):

@@ -421,13 +421,16 @@ def linalg_multi_dot(tensors, *, out=None):
     dims = [m.shape[0] for m in mats] + [mats[-1].shape[1]]
     split = _chain_order(dims)
 
-    def product(i, j):
-        if i == j:
-            return mats[i]
-        k = split[i][j]
-        return product(i, k).mm(product(k + 1, j))
+    return _chain_product(mats, split, 0, n - 1).view(out_shape)
 
-    return product(0, n - 1).view(out_shape)
+
+def _chain_product(mats, split, i, j):
+    """The product of ``mats[i..j]`` in the order ``split`` chose (a module function: a
+    self-calling closure would be a reference cycle holding the matrices)."""
+    if i == j:
+        return mats[i]
+    k = split[i][j]
+    return _chain_product(mats, split, i, k).mm(_chain_product(mats, split, k + 1, j))
 
 
 def linalg_vecdot(x, y, *, dim=-1, out=None):
