@@ -19,6 +19,7 @@ import numpy as np
 from . import _device, _dtypes, _errors, _random, _random_signatures
 from ._broadcast import broadcast_shapes
 from ._creation import _finish, _int_like, _size, _type_name, as_dtype
+from ._dispatch import vmap as _vmap
 from ._out import factory_out, write_out
 from ._out_rules import Rule
 from ._tensor import Tensor
@@ -26,7 +27,6 @@ from .autograd import grad_mode
 from .autograd.function import Function
 from .ops import batching
 from .ops.registry import defop
-from .ops.registry import vmap_state as _vmap
 
 __all__ = ["normal", "bernoulli", "poisson", "multinomial"]
 

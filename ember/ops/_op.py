@@ -48,7 +48,6 @@ _INEXACT = _dtypes._INEXACT_TYPES
 # in float32 (``ops/reduced.py``).
 _LOWP = _dtypes.LOW_PRECISION_TYPES
 _is_inexact = _dtypes.is_inexact
-vmap_state = _dispatch.vmap  # (its old home: ``_sampling.py`` imports it from here)
 
 
 def _camel(name):

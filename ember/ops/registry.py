@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from ..autograd.node import OpNode
 from ._fast_path import _FastOp
-from ._op import OPS, Op, vmap_state  # noqa: F401  (vmap_state: its old home, for importers)
+from ._op import OPS, Op  # noqa: F401
 from ._save_plan import saves_also
 
 __all__ = ["defop", "Op", "OpNode", "OPS", "saves_also"]
