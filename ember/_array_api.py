@@ -11,12 +11,13 @@ from __future__ import annotations
 import sys
 
 from . import _creation, _dtypes, _xp
+from .ops import _surface
 
 
 def __getattr__(name):
     """Array-API spellings from the op families, else ember's function of the same name."""
     from ._tensor_methods import FAMILIES  # lazy: the op families build on this namespace
-    fn = None
+    fn = _surface.ARRAY_API.get(name)
     for family in FAMILIES:
         fn = fn or getattr(family, "ARRAY_API", {}).get(name)
     extra = _xp.EXTRAS.get(name)

@@ -14,7 +14,7 @@ from .registry import defop
 __all__ = ["complex", "polar"]
 
 
-@defop("complex", jvp="linear")
+@defop("complex", jvp="linear", batch="loop")
 def _complex(xp, real, imag):
     return real + 1j * imag if real.dtype.itemsize == 8 else \
         (real + 1j * imag).astype(xp.complex64)
@@ -24,7 +24,7 @@ _complex.defvjp(lambda xp, g, ans, real, imag: g,  # dz/dreal = 1
                 lambda xp, g, ans, real, imag: g * 1j)  # dz/dimag = i
 
 
-@defop("polar")
+@defop("polar", batch="loop")
 def _polar(xp, abs, angle):  # noqa: A002 - PyTorch's parameter name
     z = abs * xp.cos(angle) + 1j * (abs * xp.sin(angle))
     return z if abs.dtype.itemsize == 8 else z.astype(xp.complex64)

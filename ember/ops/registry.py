@@ -34,23 +34,33 @@ Contract for declaring an op (see the op modules for examples)::
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ..autograd.node import OpNode
 from ._fast_path import _FastOp
 from ._op import OPS, Op  # noqa: F401
 from ._save_plan import saves_also
+from ._surface import array_api, public
 
-__all__ = ["defop", "Op", "OpNode", "OPS", "saves_also"]
+__all__ = ["defop", "Op", "OpNode", "OPS", "saves_also", "public", "array_api"]
 
 
-def defop(name, *, n_in=None, promote=False, overload=0, nout=1, variadic=None, jvp=None,
-          holomorphic=True):
+def defop(name: str, *, n_in: int | None = None, promote: Any = False, overload: int = 0,
+          nout: int | None = 1, variadic: int | None = None, jvp: str | None = None,
+          batch: Any = None, method: Any = True, inplace: Any = False,
+          aliases: tuple[str, ...] = (), holomorphic: bool = True
+          ) -> Callable[[Callable[..., Any]], Op]:
     """Declare an op from its forward function (used as a decorator); ``jvp``: see
-    ``Op.defjvp``."""
+    ``Op.defjvp``; ``batch``: see ``batching.py``; ``method``, ``inplace``, ``aliases``: where
+    the public function declared with ``@op.public`` goes (``_surface.py``)."""
     def wrap(forward):
         cls = Op
         if nout == 1 and variadic is None:
             code = forward.__code__
             inputs = code.co_argcount - 1 if n_in is None else n_in
             cls = _FastOp if inputs in (1, 2) else Op
-        return cls(name, forward, n_in, promote, overload, nout, variadic, jvp, holomorphic)
+        op = cls(name, forward, n_in, promote, overload, nout, variadic, jvp, holomorphic, batch)
+        op.method, op.inplace, op.aliases = method, inplace, aliases
+        return op
     return wrap
