@@ -19,6 +19,7 @@ from ._tensor import Tensor, _dtype_word
 from .cuda.streams import Stream
 from .ops import (
     _surface,
+    complex,
     complex_views,
     gamma,
     histogram,
@@ -38,7 +39,7 @@ from .ops.operands import _CPP_NAMES
 from .ops.registry import defop
 
 FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn,
-            gamma, legacy, histogram, complex_views, integer)
+            gamma, legacy, histogram, complex_views, integer, complex)
 
 
 def _make_inplace(fn):
