@@ -570,28 +570,27 @@ def dtype_of(np_dtype):
 def _matmul_family(op, args, levels):
     """``batch="matmul"``: mm, bmm, mv, dot, vdot and the ``add*`` forms, as one broadcasting
     ``matmul`` of the lined-up operands (an unbatched operand broadcasts over the batch as it
-    is)."""
-    from .linalg import matmul  # lazy: the op families import batching (per_sample)
+    is). (``@`` is ``matmul``: this module cannot import the op families, which import it.)"""
     name = op.name
 
     def p(a, rank):
         return physical(a, levels, rank) if type(a) is BatchedTensor else a
 
     if name in ("mm", "bmm"):
-        out = matmul(p(args[0], args[0].ndim), p(args[1], args[1].ndim))
+        out = p(args[0], args[0].ndim) @ p(args[1], args[1].ndim)
     elif name == "mv":
-        out = matmul(p(args[0], 2), p(args[1], 1).unsqueeze(-1)).squeeze(-1)
+        out = (p(args[0], 2) @ p(args[1], 1).unsqueeze(-1)).squeeze(-1)
     elif name in ("dot", "vdot"):
         a = p(args[0], 1)
         out = ((a.conj() if name == "vdot" else a) * p(args[1], 1)).sum(-1)
     else:  # addmm, addmv, baddbmm, addr: beta * input + alpha * product
         input, m1, m2, beta, alpha = args[:5]
         if name == "addmv":
-            prod = matmul(p(m1, 2), p(m2, 1).unsqueeze(-1)).squeeze(-1)
+            prod = (p(m1, 2) @ p(m2, 1).unsqueeze(-1)).squeeze(-1)
         elif name == "addr":
             prod = p(m1, 1).unsqueeze(-1) * p(m2, 1).unsqueeze(-2)
         else:
-            prod = matmul(p(m1, m1.ndim), p(m2, m2.ndim))
+            prod = p(m1, m1.ndim) @ p(m2, m2.ndim)
         if not levels_of(m1) and not levels_of(m2):  # only ``input`` varies: expand
             prod = prod.expand(tuple(batch_size(lv) for lv in levels) + tuple(prod.shape))
         if alpha != 1:
