@@ -17,9 +17,9 @@ family's surface (``ops/__init__.py``).
 """
 from __future__ import annotations
 
-from ... import _dtypes
+from .common import _api_dtype as _api_dtype  # (ops/sorting/ imports it through the package)
+from .common import _api_reduction, return_types
 from .common import return_type as return_type  # (imported through the package)
-from .common import return_types
 from .extremes import amax, amin, aminmax, argmax, argmin, max, min
 from .integration import cumulative_trapezoid, trapezoid, trapz
 from .norms import dist, norm, renorm
@@ -49,22 +49,6 @@ METHODS = {name: globals()[name] for name in __all__
            if name not in ("var_mean", "std_mean", "return_types", "trapezoid", "trapz",
                            "cumulative_trapezoid")}
 INPLACE = ("renorm",)
-
-
-def _api_dtype(dtype):
-    return dtype if dtype is None or isinstance(dtype, _dtypes.dtype) else \
-        _dtypes.from_numpy_dtype(dtype)
-
-
-def _api_reduction(fn):
-    """``fn`` with the array API's spelling; there ``axis=()`` reduces nothing (in PyTorch an
-    empty ``dim`` means every dim)."""
-    def reduce(x, axis=None, keepdims=False, dtype=None):
-        if axis == ():
-            return x if dtype is None else x.to(_api_dtype(dtype))
-        extra = {} if dtype is None else {"dtype": _api_dtype(dtype)}
-        return fn(x, axis, keepdims, **extra)
-    return reduce
 
 
 ARRAY_API = {
