@@ -4,22 +4,34 @@ the declarations (``ember/ops/_surface.py``); do not edit.
 """
 from ember.ops.unary import acos as acos
 from ember.ops.unary import acosh as acosh
+from ember.ops.reduction.sums import all as all
+from ember.ops.reduction.extremes import amax as amax
+from ember.ops.reduction.extremes import amin as amin
+from ember.ops.reduction.extremes import aminmax as aminmax
 from ember.ops.unary import angle as angle
+from ember.ops.reduction.sums import any as any
 from ember.ops.unary import acos as arccos
 from ember.ops.unary import acosh as arccosh
 from ember.ops.unary import asin as arcsin
 from ember.ops.unary import asinh as arcsinh
 from ember.ops.unary import atan as arctan
 from ember.ops.unary import atanh as arctanh
+from ember.ops.reduction.extremes import argmax as argmax
+from ember.ops.reduction.extremes import argmin as argmin
 from ember.ops.unary import asin as asin
 from ember.ops.unary import asinh as asinh
 from ember.ops.unary import atan as atan
 from ember.ops.unary import atanh as atanh
 from ember.ops.unary import ceil as ceil
+from ember.ops.reduction.statistics import corrcoef as corrcoef
 from ember.ops.unary import cos as cos
 from ember.ops.unary import cosh as cosh
+from ember.ops.reduction.sums import count_nonzero as count_nonzero
+from ember.ops.reduction.statistics import cov as cov
+from ember.ops.reduction.integration import cumulative_trapezoid as cumulative_trapezoid
 from ember.ops.unary import deg2rad as deg2rad
 from ember.ops._exports import digamma as digamma
+from ember.ops.reduction.norms import dist as dist
 from ember.ops.unary import erf as erf
 from ember.ops.unary import erfc as erfc
 from ember.ops.unary import erfinv as erfinv
@@ -39,9 +51,19 @@ from ember.ops.unary import log as log
 from ember.ops.unary import log10 as log10
 from ember.ops.unary import log1p as log1p
 from ember.ops.unary import log2 as log2
+from ember.ops.reduction.sums import log_softmax as log_softmax
 from ember.ops.unary import logit as logit
+from ember.ops.reduction.sums import logsumexp as logsumexp
+from ember.ops.reduction.extremes import max as max
+from ember.ops.reduction.sums import mean as mean
+from ember.ops.reduction.extremes import min as min
 from ember.ops.unary import nan_to_num as nan_to_num
+from ember.ops.reduction.sums import nanmean as nanmean
+from ember.ops.reduction.sums import nansum as nansum
+from ember.ops.reduction.norms import norm as norm
+from ember.ops.reduction.sums import prod as prod
 from ember.ops.unary import rad2deg as rad2deg
+from ember.ops.reduction.norms import renorm as renorm
 from ember.ops.unary import round as round
 from ember.ops.unary import rsqrt as rsqrt
 from ember.ops.unary import sigmoid as sigmoid
@@ -49,31 +71,51 @@ from ember.ops.unary import signbit as signbit
 from ember.ops.unary import sin as sin
 from ember.ops.unary import sinc as sinc
 from ember.ops.unary import sinh as sinh
+from ember.ops.reduction.sums import softmax as softmax
 from ember.ops.unary import sqrt as sqrt
 from ember.ops.unary import square as square
+from ember.ops.reduction.statistics import std as std
+from ember.ops.reduction.statistics import std_mean as std_mean
+from ember.ops.reduction.sums import sum as sum
 from ember.ops.unary import tan as tan
 from ember.ops.unary import tanh as tanh
+from ember.ops.reduction.integration import trapezoid as trapezoid
+from ember.ops.reduction.integration import trapz as trapz
 from ember.ops.unary import trunc as trunc
+from ember.ops.reduction.statistics import var as var
+from ember.ops.reduction.statistics import var_mean as var_mean
 
 __all__ = [
     'acos',
     'acosh',
+    'all',
+    'amax',
+    'amin',
+    'aminmax',
     'angle',
+    'any',
     'arccos',
     'arccosh',
     'arcsin',
     'arcsinh',
     'arctan',
     'arctanh',
+    'argmax',
+    'argmin',
     'asin',
     'asinh',
     'atan',
     'atanh',
     'ceil',
+    'corrcoef',
     'cos',
     'cosh',
+    'count_nonzero',
+    'cov',
+    'cumulative_trapezoid',
     'deg2rad',
     'digamma',
+    'dist',
     'erf',
     'erfc',
     'erfinv',
@@ -93,9 +135,19 @@ __all__ = [
     'log10',
     'log1p',
     'log2',
+    'log_softmax',
     'logit',
+    'logsumexp',
+    'max',
+    'mean',
+    'min',
     'nan_to_num',
+    'nanmean',
+    'nansum',
+    'norm',
+    'prod',
     'rad2deg',
+    'renorm',
     'round',
     'rsqrt',
     'sigmoid',
@@ -103,9 +155,17 @@ __all__ = [
     'sin',
     'sinc',
     'sinh',
+    'softmax',
     'sqrt',
     'square',
+    'std',
+    'std_mean',
+    'sum',
     'tan',
     'tanh',
+    'trapezoid',
+    'trapz',
     'trunc',
+    'var',
+    'var_mean',
 ]
