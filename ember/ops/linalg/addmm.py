@@ -50,6 +50,23 @@ def _check_expandable(input, shape):
                 f"Tensor sizes: {list(sizes)}")
 
 
+def _in_place(fn):
+    """``x.fn_(...)``: ``fn`` computed out of place and written into ``x``, whose shape the
+    result must have (the product's shape is not broadcast back)."""
+    def compute(input, *args, **kwargs):
+        out = fn(input, *args, **kwargs)
+        if out.shape != input.shape:
+            raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and "
+                               f"output tensor size {list(out.shape)} should match")
+        return out
+
+    def method(self, *args, **kwargs):
+        return self._inplace(compute, *args, **kwargs)
+    method.__name__ = fn.__name__ + "_"
+    method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
+    return method
+
+
 @defop("addmm", n_in=3, jvp="transpose", batch="matmul")
 def _addmm(xp, input, mat1, mat2, beta, alpha, column_major):
     """``column_major``: as for ``mm``, of ``mat1`` and ``mat2``."""
@@ -205,19 +222,3 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     _check_expandable(input, (vec1.shape[0], vec2.shape[0]))
     return _addr(input, vec1, vec2, beta, alpha)
 
-
-def _in_place(fn):
-    """``x.fn_(...)``: ``fn`` computed out of place and written into ``x``, whose shape the
-    result must have (the product's shape is not broadcast back)."""
-    def compute(input, *args, **kwargs):
-        out = fn(input, *args, **kwargs)
-        if out.shape != input.shape:
-            raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and "
-                               f"output tensor size {list(out.shape)} should match")
-        return out
-
-    def method(self, *args, **kwargs):
-        return self._inplace(compute, *args, **kwargs)
-    method.__name__ = fn.__name__ + "_"
-    method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
-    return method
