@@ -149,7 +149,6 @@ from .ops.histogram import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
 from .ops.integer import *  # noqa: F403
 from .ops.legacy import *  # noqa: F403
-from .ops.linalg import *  # noqa: F403
 from .ops.nn import *  # noqa: F403
 from .ops.pointwise import *  # noqa: F403
 from .ops.reduction import return_types  # torch.return_types (no op: the result classes)

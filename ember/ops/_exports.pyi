@@ -4,6 +4,10 @@ the declarations (``ember/ops/_surface.py``); do not edit.
 """
 from ember.ops.unary import acos as acos
 from ember.ops.unary import acosh as acosh
+from ember.ops.linalg.addmm import addbmm as addbmm
+from ember.ops.linalg.addmm import addmm as addmm
+from ember.ops.linalg.addmm import addmv as addmv
+from ember.ops.linalg.addmm import addr as addr
 from ember.ops.reduction.sums import all as all
 from ember.ops.reduction.extremes import amax as amax
 from ember.ops.reduction.extremes import amin as amin
@@ -22,16 +26,27 @@ from ember.ops.unary import asin as asin
 from ember.ops.unary import asinh as asinh
 from ember.ops.unary import atan as atan
 from ember.ops.unary import atanh as atanh
+from ember.ops.linalg.addmm import baddbmm as baddbmm
+from ember.ops.linalg.products import bmm as bmm
+from ember.ops.linalg.norms import cdist as cdist
 from ember.ops.unary import ceil as ceil
 from ember.ops.reduction.statistics import corrcoef as corrcoef
 from ember.ops.unary import cos as cos
 from ember.ops.unary import cosh as cosh
 from ember.ops.reduction.sums import count_nonzero as count_nonzero
 from ember.ops.reduction.statistics import cov as cov
+from ember.ops.linalg.products import cross as cross
 from ember.ops.reduction.integration import cumulative_trapezoid as cumulative_trapezoid
 from ember.ops.unary import deg2rad as deg2rad
+from ember.ops.linalg.solvers import det as det
+from ember.ops.linalg.diagonals import diag as diag
+from ember.ops.linalg.diagonals import diag_embed as diag_embed
+from ember.ops.linalg.diagonals import diagflat as diagflat
+from ember.ops.linalg.diagonals import diagonal as diagonal
 from ember.ops._exports import digamma as digamma
 from ember.ops.reduction.norms import dist as dist
+from ember.ops.linalg.products import dot as dot
+from ember.ops.linalg.einsum import einsum as einsum
 from ember.ops.unary import erf as erf
 from ember.ops.unary import erfc as erfc
 from ember.ops.unary import erfinv as erfinv
@@ -41,26 +56,36 @@ from ember.ops.unary import expm1 as expm1
 from ember.ops.unary import fix as fix
 from ember.ops.unary import floor as floor
 from ember.ops.unary import frac as frac
+from ember.ops.linalg.products import ger as ger
+from ember.ops.linalg.products import inner as inner
+from ember.ops.linalg.solvers import inverse as inverse
 from ember.ops.unary import isfinite as isfinite
 from ember.ops.unary import isinf as isinf
 from ember.ops.unary import isnan as isnan
 from ember.ops.unary import isneginf as isneginf
 from ember.ops.unary import isposinf as isposinf
+from ember.ops.linalg.einsum import kron as kron
 from ember.ops._exports import lgamma as lgamma
 from ember.ops.unary import log as log
 from ember.ops.unary import log10 as log10
 from ember.ops.unary import log1p as log1p
 from ember.ops.unary import log2 as log2
 from ember.ops.reduction.sums import log_softmax as log_softmax
+from ember.ops.linalg.solvers import logdet as logdet
 from ember.ops.unary import logit as logit
 from ember.ops.reduction.sums import logsumexp as logsumexp
+from ember.ops.linalg.products import matmul as matmul
+from ember.ops.linalg.products import matrix_power as matrix_power
 from ember.ops.reduction.extremes import max as max
 from ember.ops.reduction.sums import mean as mean
 from ember.ops.reduction.extremes import min as min
+from ember.ops.linalg.products import mm as mm
+from ember.ops.linalg.products import mv as mv
 from ember.ops.unary import nan_to_num as nan_to_num
 from ember.ops.reduction.sums import nanmean as nanmean
 from ember.ops.reduction.sums import nansum as nansum
 from ember.ops.reduction.norms import norm as norm
+from ember.ops.linalg.products import outer as outer
 from ember.ops.reduction.sums import prod as prod
 from ember.ops.unary import rad2deg as rad2deg
 from ember.ops.reduction.norms import renorm as renorm
@@ -71,6 +96,7 @@ from ember.ops.unary import signbit as signbit
 from ember.ops.unary import sin as sin
 from ember.ops.unary import sinc as sinc
 from ember.ops.unary import sinh as sinh
+from ember.ops.linalg.solvers import slogdet as slogdet
 from ember.ops.reduction.sums import softmax as softmax
 from ember.ops.unary import sqrt as sqrt
 from ember.ops.unary import square as square
@@ -79,15 +105,24 @@ from ember.ops.reduction.statistics import std_mean as std_mean
 from ember.ops.reduction.sums import sum as sum
 from ember.ops.unary import tan as tan
 from ember.ops.unary import tanh as tanh
+from ember.ops.linalg.einsum import tensordot as tensordot
+from ember.ops.linalg.diagonals import trace as trace
 from ember.ops.reduction.integration import trapezoid as trapezoid
 from ember.ops.reduction.integration import trapz as trapz
+from ember.ops.linalg.diagonals import tril as tril
+from ember.ops.linalg.diagonals import triu as triu
 from ember.ops.unary import trunc as trunc
 from ember.ops.reduction.statistics import var as var
 from ember.ops.reduction.statistics import var_mean as var_mean
+from ember.ops.linalg.products import vdot as vdot
 
 __all__ = [
     'acos',
     'acosh',
+    'addbmm',
+    'addmm',
+    'addmv',
+    'addr',
     'all',
     'amax',
     'amin',
@@ -106,16 +141,27 @@ __all__ = [
     'asinh',
     'atan',
     'atanh',
+    'baddbmm',
+    'bmm',
+    'cdist',
     'ceil',
     'corrcoef',
     'cos',
     'cosh',
     'count_nonzero',
     'cov',
+    'cross',
     'cumulative_trapezoid',
     'deg2rad',
+    'det',
+    'diag',
+    'diag_embed',
+    'diagflat',
+    'diagonal',
     'digamma',
     'dist',
+    'dot',
+    'einsum',
     'erf',
     'erfc',
     'erfinv',
@@ -125,26 +171,36 @@ __all__ = [
     'fix',
     'floor',
     'frac',
+    'ger',
+    'inner',
+    'inverse',
     'isfinite',
     'isinf',
     'isnan',
     'isneginf',
     'isposinf',
+    'kron',
     'lgamma',
     'log',
     'log10',
     'log1p',
     'log2',
     'log_softmax',
+    'logdet',
     'logit',
     'logsumexp',
+    'matmul',
+    'matrix_power',
     'max',
     'mean',
     'min',
+    'mm',
+    'mv',
     'nan_to_num',
     'nanmean',
     'nansum',
     'norm',
+    'outer',
     'prod',
     'rad2deg',
     'renorm',
@@ -155,6 +211,7 @@ __all__ = [
     'sin',
     'sinc',
     'sinh',
+    'slogdet',
     'softmax',
     'sqrt',
     'square',
@@ -163,9 +220,14 @@ __all__ = [
     'sum',
     'tan',
     'tanh',
+    'tensordot',
+    'trace',
     'trapezoid',
     'trapz',
+    'tril',
+    'triu',
     'trunc',
     'var',
     'var_mean',
+    'vdot',
 ]
