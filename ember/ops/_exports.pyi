@@ -30,6 +30,7 @@ from ember.ops.linalg.addmm import baddbmm as baddbmm
 from ember.ops.linalg.products import bmm as bmm
 from ember.ops.linalg.norms import cdist as cdist
 from ember.ops.unary import ceil as ceil
+from ember.ops.legacy import chain_matmul as chain_matmul
 from ember.ops.reduction.statistics import corrcoef as corrcoef
 from ember.ops.unary import cos as cos
 from ember.ops.unary import cosh as cosh
@@ -46,6 +47,7 @@ from ember.ops.linalg.diagonals import diagonal as diagonal
 from ember.ops._exports import digamma as digamma
 from ember.ops.reduction.norms import dist as dist
 from ember.ops.linalg.products import dot as dot
+from ember.ops.legacy import dsplit as dsplit
 from ember.ops.linalg.einsum import einsum as einsum
 from ember.ops.unary import erf as erf
 from ember.ops.unary import erfc as erfc
@@ -57,6 +59,7 @@ from ember.ops.unary import fix as fix
 from ember.ops.unary import floor as floor
 from ember.ops.unary import frac as frac
 from ember.ops.linalg.products import ger as ger
+from ember.ops.legacy import hsplit as hsplit
 from ember.ops.linalg.products import inner as inner
 from ember.ops.linalg.solvers import inverse as inverse
 from ember.ops.unary import isfinite as isfinite
@@ -83,10 +86,14 @@ from ember.ops.linalg.products import mm as mm
 from ember.ops.linalg.products import mv as mv
 from ember.ops.unary import nan_to_num as nan_to_num
 from ember.ops.reduction.sums import nanmean as nanmean
+from ember.ops.legacy import nanquantile as nanquantile
 from ember.ops.reduction.sums import nansum as nansum
 from ember.ops.reduction.norms import norm as norm
 from ember.ops.linalg.products import outer as outer
+from ember.ops.legacy import pinverse as pinverse
 from ember.ops.reduction.sums import prod as prod
+from ember.ops.legacy import qr as qr
+from ember.ops.legacy import quantile as quantile
 from ember.ops.unary import rad2deg as rad2deg
 from ember.ops.reduction.norms import renorm as renorm
 from ember.ops.unary import round as round
@@ -103,6 +110,7 @@ from ember.ops.unary import square as square
 from ember.ops.reduction.statistics import std as std
 from ember.ops.reduction.statistics import std_mean as std_mean
 from ember.ops.reduction.sums import sum as sum
+from ember.ops.legacy import svd as svd
 from ember.ops.unary import tan as tan
 from ember.ops.unary import tanh as tanh
 from ember.ops.linalg.einsum import tensordot as tensordot
@@ -115,6 +123,7 @@ from ember.ops.unary import trunc as trunc
 from ember.ops.reduction.statistics import var as var
 from ember.ops.reduction.statistics import var_mean as var_mean
 from ember.ops.linalg.products import vdot as vdot
+from ember.ops.legacy import vsplit as vsplit
 
 __all__ = [
     'acos',
@@ -145,6 +154,7 @@ __all__ = [
     'bmm',
     'cdist',
     'ceil',
+    'chain_matmul',
     'corrcoef',
     'cos',
     'cosh',
@@ -161,6 +171,7 @@ __all__ = [
     'digamma',
     'dist',
     'dot',
+    'dsplit',
     'einsum',
     'erf',
     'erfc',
@@ -172,6 +183,7 @@ __all__ = [
     'floor',
     'frac',
     'ger',
+    'hsplit',
     'inner',
     'inverse',
     'isfinite',
@@ -198,10 +210,14 @@ __all__ = [
     'mv',
     'nan_to_num',
     'nanmean',
+    'nanquantile',
     'nansum',
     'norm',
     'outer',
+    'pinverse',
     'prod',
+    'qr',
+    'quantile',
     'rad2deg',
     'renorm',
     'round',
@@ -218,6 +234,7 @@ __all__ = [
     'std',
     'std_mean',
     'sum',
+    'svd',
     'tan',
     'tanh',
     'tensordot',
@@ -230,4 +247,5 @@ __all__ = [
     'var',
     'var_mean',
     'vdot',
+    'vsplit',
 ]
