@@ -148,7 +148,6 @@ from .ops.gamma import *  # noqa: F403
 from .ops.histogram import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
 from .ops.integer import *  # noqa: F403
-from .ops.nn import *  # noqa: F403
 from .ops.pointwise import *  # noqa: F403
 from .ops.reduction import return_types  # torch.return_types (no op: the result classes)
 from .ops.shape import *  # noqa: F403

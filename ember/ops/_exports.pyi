@@ -27,9 +27,12 @@ from ember.ops.unary import asinh as asinh
 from ember.ops.unary import atan as atan
 from ember.ops.unary import atanh as atanh
 from ember.ops.linalg.addmm import baddbmm as baddbmm
+from ember.ops.nn.loss import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
 from ember.ops.linalg.products import bmm as bmm
 from ember.ops.linalg.norms import cdist as cdist
 from ember.ops.unary import ceil as ceil
+from ember.ops.nn.activation import celu as celu
+from ember.ops.nn.activation import celu_ as celu_
 from ember.ops.legacy import chain_matmul as chain_matmul
 from ember.ops.reduction.statistics import corrcoef as corrcoef
 from ember.ops.unary import cos as cos
@@ -59,6 +62,7 @@ from ember.ops.unary import fix as fix
 from ember.ops.unary import floor as floor
 from ember.ops.unary import frac as frac
 from ember.ops.linalg.products import ger as ger
+from ember.ops.nn.activation import hardshrink as hardshrink
 from ember.ops.legacy import hsplit as hsplit
 from ember.ops.linalg.products import inner as inner
 from ember.ops.linalg.solvers import inverse as inverse
@@ -91,13 +95,20 @@ from ember.ops.reduction.sums import nansum as nansum
 from ember.ops.reduction.norms import norm as norm
 from ember.ops.linalg.products import outer as outer
 from ember.ops.legacy import pinverse as pinverse
+from ember.ops.nn.activation import prelu as prelu
 from ember.ops.reduction.sums import prod as prod
 from ember.ops.legacy import qr as qr
 from ember.ops.legacy import quantile as quantile
 from ember.ops.unary import rad2deg as rad2deg
+from ember.ops.nn.activation import relu as relu
+from ember.ops.nn.activation import relu_ as relu_
 from ember.ops.reduction.norms import renorm as renorm
 from ember.ops.unary import round as round
+from ember.ops.nn.activation import rrelu as rrelu
+from ember.ops.nn.activation import rrelu_ as rrelu_
 from ember.ops.unary import rsqrt as rsqrt
+from ember.ops.nn.activation import selu as selu
+from ember.ops.nn.activation import selu_ as selu_
 from ember.ops.unary import sigmoid as sigmoid
 from ember.ops.unary import signbit as signbit
 from ember.ops.unary import sin as sin
@@ -114,6 +125,8 @@ from ember.ops.legacy import svd as svd
 from ember.ops.unary import tan as tan
 from ember.ops.unary import tanh as tanh
 from ember.ops.linalg.einsum import tensordot as tensordot
+from ember.ops.nn.activation import threshold as threshold
+from ember.ops.nn.activation import threshold_ as threshold_
 from ember.ops.linalg.diagonals import trace as trace
 from ember.ops.reduction.integration import trapezoid as trapezoid
 from ember.ops.reduction.integration import trapz as trapz
@@ -151,9 +164,12 @@ __all__ = [
     'atan',
     'atanh',
     'baddbmm',
+    'binary_cross_entropy_with_logits',
     'bmm',
     'cdist',
     'ceil',
+    'celu',
+    'celu_',
     'chain_matmul',
     'corrcoef',
     'cos',
@@ -183,6 +199,7 @@ __all__ = [
     'floor',
     'frac',
     'ger',
+    'hardshrink',
     'hsplit',
     'inner',
     'inverse',
@@ -215,13 +232,20 @@ __all__ = [
     'norm',
     'outer',
     'pinverse',
+    'prelu',
     'prod',
     'qr',
     'quantile',
     'rad2deg',
+    'relu',
+    'relu_',
     'renorm',
     'round',
+    'rrelu',
+    'rrelu_',
     'rsqrt',
+    'selu',
+    'selu_',
     'sigmoid',
     'signbit',
     'sin',
@@ -238,6 +262,8 @@ __all__ = [
     'tan',
     'tanh',
     'tensordot',
+    'threshold',
+    'threshold_',
     'trace',
     'trapezoid',
     'trapz',
