@@ -147,11 +147,8 @@ from .ops.gamma import *  # noqa: F403
 from .ops.histogram import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
 from .ops.integer import *  # noqa: F403
-from .ops.legacy import *  # noqa: F403
-from .ops.linalg import *  # noqa: F403
-from .ops.nn import *  # noqa: F403
 from .ops.pointwise import *  # noqa: F403
-from .ops.reduction import *  # noqa: F403
+from .ops.reduction import return_types  # torch.return_types (no op: the result classes)
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .serialization import load, save

@@ -7,6 +7,89 @@ from ember.ops.complex import conj_physical as conj_physical
 from ember.ops.complex import polar as polar
 from ember.ops.gamma import digamma as digamma
 from ember.ops.gamma import lgamma as lgamma
+from ember.ops.legacy import chain_matmul as chain_matmul
+from ember.ops.legacy import dsplit as dsplit
+from ember.ops.legacy import hsplit as hsplit
+from ember.ops.legacy import nanquantile as nanquantile
+from ember.ops.legacy import pinverse as pinverse
+from ember.ops.legacy import qr as qr
+from ember.ops.legacy import quantile as quantile
+from ember.ops.legacy import svd as svd
+from ember.ops.legacy import vsplit as vsplit
+from ember.ops.linalg.addmm import addbmm as addbmm
+from ember.ops.linalg.addmm import addmm as addmm
+from ember.ops.linalg.addmm import addmv as addmv
+from ember.ops.linalg.addmm import addr as addr
+from ember.ops.linalg.addmm import baddbmm as baddbmm
+from ember.ops.linalg.diagonals import diag as diag
+from ember.ops.linalg.diagonals import diag_embed as diag_embed
+from ember.ops.linalg.diagonals import diagflat as diagflat
+from ember.ops.linalg.diagonals import diagonal as diagonal
+from ember.ops.linalg.diagonals import trace as trace
+from ember.ops.linalg.diagonals import tril as tril
+from ember.ops.linalg.diagonals import triu as triu
+from ember.ops.linalg.einsum import einsum as einsum
+from ember.ops.linalg.einsum import kron as kron
+from ember.ops.linalg.einsum import tensordot as tensordot
+from ember.ops.linalg.norms import cdist as cdist
+from ember.ops.linalg.products import bmm as bmm
+from ember.ops.linalg.products import cross as cross
+from ember.ops.linalg.products import dot as dot
+from ember.ops.linalg.products import ger as ger
+from ember.ops.linalg.products import inner as inner
+from ember.ops.linalg.products import matmul as matmul
+from ember.ops.linalg.products import matrix_power as matrix_power
+from ember.ops.linalg.products import mm as mm
+from ember.ops.linalg.products import mv as mv
+from ember.ops.linalg.products import outer as outer
+from ember.ops.linalg.products import vdot as vdot
+from ember.ops.linalg.solvers import det as det
+from ember.ops.linalg.solvers import inverse as inverse
+from ember.ops.linalg.solvers import logdet as logdet
+from ember.ops.linalg.solvers import slogdet as slogdet
+from ember.ops.nn.activation import celu as celu
+from ember.ops.nn.activation import celu_ as celu_
+from ember.ops.nn.activation import hardshrink as hardshrink
+from ember.ops.nn.activation import prelu as prelu
+from ember.ops.nn.activation import relu as relu
+from ember.ops.nn.activation import relu_ as relu_
+from ember.ops.nn.activation import rrelu as rrelu
+from ember.ops.nn.activation import rrelu_ as rrelu_
+from ember.ops.nn.activation import selu as selu
+from ember.ops.nn.activation import selu_ as selu_
+from ember.ops.nn.activation import threshold as threshold
+from ember.ops.nn.activation import threshold_ as threshold_
+from ember.ops.nn.loss import binary_cross_entropy_with_logits as binary_cross_entropy_with_logits
+from ember.ops.reduction.extremes import amax as amax
+from ember.ops.reduction.extremes import amin as amin
+from ember.ops.reduction.extremes import aminmax as aminmax
+from ember.ops.reduction.extremes import argmax as argmax
+from ember.ops.reduction.extremes import argmin as argmin
+from ember.ops.reduction.extremes import max as max
+from ember.ops.reduction.extremes import min as min
+from ember.ops.reduction.integration import cumulative_trapezoid as cumulative_trapezoid
+from ember.ops.reduction.integration import trapezoid as trapezoid
+from ember.ops.reduction.integration import trapz as trapz
+from ember.ops.reduction.norms import dist as dist
+from ember.ops.reduction.norms import norm as norm
+from ember.ops.reduction.norms import renorm as renorm
+from ember.ops.reduction.statistics import corrcoef as corrcoef
+from ember.ops.reduction.statistics import cov as cov
+from ember.ops.reduction.statistics import std as std
+from ember.ops.reduction.statistics import std_mean as std_mean
+from ember.ops.reduction.statistics import var as var
+from ember.ops.reduction.statistics import var_mean as var_mean
+from ember.ops.reduction.sums import all as all
+from ember.ops.reduction.sums import any as any
+from ember.ops.reduction.sums import count_nonzero as count_nonzero
+from ember.ops.reduction.sums import log_softmax as log_softmax
+from ember.ops.reduction.sums import logsumexp as logsumexp
+from ember.ops.reduction.sums import mean as mean
+from ember.ops.reduction.sums import nanmean as nanmean
+from ember.ops.reduction.sums import nansum as nansum
+from ember.ops.reduction.sums import prod as prod
+from ember.ops.reduction.sums import softmax as softmax
+from ember.ops.reduction.sums import sum as sum
 from ember.ops.unary import acos as acos
 from ember.ops.unary import acos as arccos
 from ember.ops.unary import acosh as acosh
@@ -61,24 +144,56 @@ from ember.ops.unary import trunc as trunc
 __all__ = [
     'acos',
     'acosh',
+    'addbmm',
+    'addmm',
+    'addmv',
+    'addr',
+    'all',
+    'amax',
+    'amin',
+    'aminmax',
     'angle',
+    'any',
     'arccos',
     'arccosh',
     'arcsin',
     'arcsinh',
     'arctan',
     'arctanh',
+    'argmax',
+    'argmin',
     'asin',
     'asinh',
     'atan',
     'atanh',
+    'baddbmm',
+    'binary_cross_entropy_with_logits',
+    'bmm',
+    'cdist',
     'ceil',
+    'celu',
+    'celu_',
+    'chain_matmul',
     'complex',
     'conj_physical',
+    'corrcoef',
     'cos',
     'cosh',
+    'count_nonzero',
+    'cov',
+    'cross',
+    'cumulative_trapezoid',
     'deg2rad',
+    'det',
+    'diag',
+    'diag_embed',
+    'diagflat',
+    'diagonal',
     'digamma',
+    'dist',
+    'dot',
+    'dsplit',
+    'einsum',
     'erf',
     'erfc',
     'erfinv',
@@ -88,30 +203,81 @@ __all__ = [
     'fix',
     'floor',
     'frac',
+    'ger',
+    'hardshrink',
+    'hsplit',
+    'inner',
+    'inverse',
     'isfinite',
     'isinf',
     'isnan',
     'isneginf',
     'isposinf',
+    'kron',
     'lgamma',
     'log',
     'log10',
     'log1p',
     'log2',
+    'log_softmax',
+    'logdet',
     'logit',
+    'logsumexp',
+    'matmul',
+    'matrix_power',
+    'max',
+    'mean',
+    'min',
+    'mm',
+    'mv',
     'nan_to_num',
+    'nanmean',
+    'nanquantile',
+    'nansum',
+    'norm',
+    'outer',
+    'pinverse',
     'polar',
+    'prelu',
+    'prod',
+    'qr',
+    'quantile',
     'rad2deg',
+    'relu',
+    'relu_',
+    'renorm',
     'round',
+    'rrelu',
+    'rrelu_',
     'rsqrt',
+    'selu',
+    'selu_',
     'sigmoid',
     'signbit',
     'sin',
     'sinc',
     'sinh',
+    'slogdet',
+    'softmax',
     'sqrt',
     'square',
+    'std',
+    'std_mean',
+    'sum',
+    'svd',
     'tan',
     'tanh',
+    'tensordot',
+    'threshold',
+    'threshold_',
+    'trace',
+    'trapezoid',
+    'trapz',
+    'tril',
+    'triu',
     'trunc',
+    'var',
+    'var_mean',
+    'vdot',
+    'vsplit',
 ]
