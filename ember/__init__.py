@@ -59,6 +59,8 @@ from ._creation import (
     randperm,
     scalar_tensor,
     tensor,
+    tril_indices,
+    triu_indices,
     zeros,
     zeros_like,
 )
@@ -153,7 +155,6 @@ from .ops.linalg import *  # noqa: F403
 from .ops.nn import *  # noqa: F403
 from .ops.pointwise import *  # noqa: F403
 from .ops.reduction import *  # noqa: F403
-from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
 from .serialization import load, save
 

@@ -4,6 +4,7 @@ the declarations (``ember/ops/_surface.py``); do not edit.
 """
 from ember.ops.unary import acos as acos
 from ember.ops.unary import acosh as acosh
+from ember.ops.shape.views import adjoint as adjoint
 from ember.ops.unary import angle as angle
 from ember.ops.unary import acos as arccos
 from ember.ops.unary import acosh as arccosh
@@ -15,20 +16,47 @@ from ember.ops.unary import asin as asin
 from ember.ops.unary import asinh as asinh
 from ember.ops.unary import atan as atan
 from ember.ops.unary import atanh as atanh
+from ember.ops.shape.joins import atleast_1d as atleast_1d
+from ember.ops.shape.joins import atleast_2d as atleast_2d
+from ember.ops.shape.joins import atleast_3d as atleast_3d
+from ember.ops.shape.joins import block_diag as block_diag
+from ember.ops.shape.joins import broadcast_shapes as broadcast_shapes
+from ember.ops.shape.views import broadcast_tensors as broadcast_tensors
+from ember.ops.shape.views import broadcast_to as broadcast_to
+from ember.ops.shape.joins import cartesian_prod as cartesian_prod
+from ember.ops.shape.joins import cat as cat
 from ember.ops.unary import ceil as ceil
+from ember.ops.shape.slices import chunk as chunk
+from ember.ops.shape.layout import clone as clone
+from ember.ops.shape.joins import column_stack as column_stack
+from ember.ops.shape.joins import combinations as combinations
+from ember.ops.shape.joins import cat as concat
+from ember.ops.shape.joins import cat as concatenate
+from ember.ops.shape.views import conj as conj
+from ember.ops.shape.layout import contiguous as contiguous
 from ember.ops.unary import cos as cos
 from ember.ops.unary import cosh as cosh
 from ember.ops.unary import deg2rad as deg2rad
+from ember.ops.shape.joins import diff as diff
 from ember.ops._exports import digamma as digamma
+from ember.ops.shape.joins import dstack as dstack
 from ember.ops.unary import erf as erf
 from ember.ops.unary import erfc as erfc
 from ember.ops.unary import erfinv as erfinv
 from ember.ops.unary import exp as exp
 from ember.ops.unary import exp2 as exp2
+from ember.ops.shape.views import expand as expand
+from ember.ops.shape.views import expand_as as expand_as
 from ember.ops.unary import expm1 as expm1
 from ember.ops.unary import fix as fix
+from ember.ops.shape.views import flatten as flatten
+from ember.ops.shape.copies import flip as flip
+from ember.ops.shape.copies import fliplr as fliplr
+from ember.ops.shape.copies import flipud as flipud
 from ember.ops.unary import floor as floor
 from ember.ops.unary import frac as frac
+from ember.ops.shape.joins import hstack as hstack
+from ember.ops.shape.slices import imag as imag
 from ember.ops.unary import isfinite as isfinite
 from ember.ops.unary import isinf as isinf
 from ember.ops.unary import isnan as isnan
@@ -40,24 +68,59 @@ from ember.ops.unary import log10 as log10
 from ember.ops.unary import log1p as log1p
 from ember.ops.unary import log2 as log2
 from ember.ops.unary import logit as logit
+from ember.ops.shape.joins import meshgrid as meshgrid
+from ember.ops.shape.views import movedim as moveaxis
+from ember.ops.shape.views import movedim as movedim
 from ember.ops.unary import nan_to_num as nan_to_num
+from ember.ops.shape.slices import narrow as narrow
+from ember.ops.shape.views import permute as permute
 from ember.ops.unary import rad2deg as rad2deg
+from ember.ops.shape.views import ravel as ravel
+from ember.ops.shape.slices import real as real
+from ember.ops.shape.copies import repeat as repeat
+from ember.ops.shape.copies import repeat_interleave as repeat_interleave
+from ember.ops.shape.views import reshape as reshape
+from ember.ops.shape.views import reshape_as as reshape_as
+from ember.ops.shape.views import resolve_conj as resolve_conj
+from ember.ops.shape.views import resolve_neg as resolve_neg
+from ember.ops.shape.copies import roll as roll
+from ember.ops.shape.copies import rot90 as rot90
 from ember.ops.unary import round as round
+from ember.ops.shape.joins import vstack as row_stack
 from ember.ops.unary import rsqrt as rsqrt
+from ember.ops.shape.slices import select as select
 from ember.ops.unary import sigmoid as sigmoid
 from ember.ops.unary import signbit as signbit
 from ember.ops.unary import sin as sin
 from ember.ops.unary import sinc as sinc
 from ember.ops.unary import sinh as sinh
+from ember.ops.shape.slices import split as split
+from ember.ops.shape.slices import split_with_sizes as split_with_sizes
 from ember.ops.unary import sqrt as sqrt
 from ember.ops.unary import square as square
+from ember.ops.shape.views import squeeze as squeeze
+from ember.ops.shape.joins import stack as stack
+from ember.ops.shape.views import swapaxes as swapaxes
+from ember.ops.shape.views import transpose as swapdims
+from ember.ops.shape.views import t as t
 from ember.ops.unary import tan as tan
 from ember.ops.unary import tanh as tanh
+from ember.ops.shape.slices import tensor_split as tensor_split
+from ember.ops.shape.copies import tile as tile
+from ember.ops.shape.views import transpose as transpose
 from ember.ops.unary import trunc as trunc
+from ember.ops.shape.slices import unbind as unbind
+from ember.ops.shape.views import unflatten as unflatten
+from ember.ops.shape.views import unsqueeze as unsqueeze
+from ember.ops.shape.joins import vander as vander
+from ember.ops.shape.views import view as view
+from ember.ops.shape.views import view_as as view_as
+from ember.ops.shape.joins import vstack as vstack
 
 __all__ = [
     'acos',
     'acosh',
+    'adjoint',
     'angle',
     'arccos',
     'arccosh',
@@ -69,20 +132,47 @@ __all__ = [
     'asinh',
     'atan',
     'atanh',
+    'atleast_1d',
+    'atleast_2d',
+    'atleast_3d',
+    'block_diag',
+    'broadcast_shapes',
+    'broadcast_tensors',
+    'broadcast_to',
+    'cartesian_prod',
+    'cat',
     'ceil',
+    'chunk',
+    'clone',
+    'column_stack',
+    'combinations',
+    'concat',
+    'concatenate',
+    'conj',
+    'contiguous',
     'cos',
     'cosh',
     'deg2rad',
+    'diff',
     'digamma',
+    'dstack',
     'erf',
     'erfc',
     'erfinv',
     'exp',
     'exp2',
+    'expand',
+    'expand_as',
     'expm1',
     'fix',
+    'flatten',
+    'flip',
+    'fliplr',
+    'flipud',
     'floor',
     'frac',
+    'hstack',
+    'imag',
     'isfinite',
     'isinf',
     'isnan',
@@ -94,18 +184,52 @@ __all__ = [
     'log1p',
     'log2',
     'logit',
+    'meshgrid',
+    'moveaxis',
+    'movedim',
     'nan_to_num',
+    'narrow',
+    'permute',
     'rad2deg',
+    'ravel',
+    'real',
+    'repeat',
+    'repeat_interleave',
+    'reshape',
+    'reshape_as',
+    'resolve_conj',
+    'resolve_neg',
+    'roll',
+    'rot90',
     'round',
+    'row_stack',
     'rsqrt',
+    'select',
     'sigmoid',
     'signbit',
     'sin',
     'sinc',
     'sinh',
+    'split',
+    'split_with_sizes',
     'sqrt',
     'square',
+    'squeeze',
+    'stack',
+    'swapaxes',
+    'swapdims',
+    't',
     'tan',
     'tanh',
+    'tensor_split',
+    'tile',
+    'transpose',
     'trunc',
+    'unbind',
+    'unflatten',
+    'unsqueeze',
+    'vander',
+    'view',
+    'view_as',
+    'vstack',
 ]
