@@ -12,6 +12,7 @@ from ember.ops.unary import asin as arcsin
 from ember.ops.unary import asinh as arcsinh
 from ember.ops.unary import atan as arctan
 from ember.ops.unary import atanh as arctanh
+from ember.ops.indexing.reading import argwhere as argwhere
 from ember.ops.unary import asin as asin
 from ember.ops.unary import asinh as asinh
 from ember.ops.unary import atan as atan
@@ -55,8 +56,14 @@ from ember.ops.shape.copies import fliplr as fliplr
 from ember.ops.shape.copies import flipud as flipud
 from ember.ops.unary import floor as floor
 from ember.ops.unary import frac as frac
+from ember.ops.indexing.reading import gather as gather
 from ember.ops.shape.joins import hstack as hstack
 from ember.ops.shape.slices import imag as imag
+from ember.ops.indexing.writing import index_add as index_add
+from ember.ops.indexing.writing import index_copy as index_copy
+from ember.ops.indexing.writing import index_fill as index_fill
+from ember.ops.indexing.writing import index_put as index_put
+from ember.ops.indexing.reading import index_select as index_select
 from ember.ops.unary import isfinite as isfinite
 from ember.ops.unary import isinf as isinf
 from ember.ops.unary import isnan as isnan
@@ -68,12 +75,17 @@ from ember.ops.unary import log10 as log10
 from ember.ops.unary import log1p as log1p
 from ember.ops.unary import log2 as log2
 from ember.ops.unary import logit as logit
+from ember.ops.indexing.writing import masked_fill as masked_fill
+from ember.ops.indexing.writing import masked_scatter as masked_scatter
+from ember.ops.indexing.reading import masked_select as masked_select
 from ember.ops.shape.joins import meshgrid as meshgrid
 from ember.ops.shape.views import movedim as moveaxis
 from ember.ops.shape.views import movedim as movedim
 from ember.ops.unary import nan_to_num as nan_to_num
 from ember.ops.shape.slices import narrow as narrow
+from ember.ops.indexing.reading import nonzero as nonzero
 from ember.ops.shape.views import permute as permute
+from ember.ops.indexing.writing import put as put
 from ember.ops.unary import rad2deg as rad2deg
 from ember.ops.shape.views import ravel as ravel
 from ember.ops.shape.slices import real as real
@@ -88,6 +100,9 @@ from ember.ops.shape.copies import rot90 as rot90
 from ember.ops.unary import round as round
 from ember.ops.shape.joins import vstack as row_stack
 from ember.ops.unary import rsqrt as rsqrt
+from ember.ops.indexing.scattering import scatter as scatter
+from ember.ops.indexing.scattering import scatter_add as scatter_add
+from ember.ops.indexing.scattering import scatter_reduce as scatter_reduce
 from ember.ops.shape.slices import select as select
 from ember.ops.unary import sigmoid as sigmoid
 from ember.ops.unary import signbit as signbit
@@ -103,6 +118,8 @@ from ember.ops.shape.joins import stack as stack
 from ember.ops.shape.views import swapaxes as swapaxes
 from ember.ops.shape.views import transpose as swapdims
 from ember.ops.shape.views import t as t
+from ember.ops.indexing.reading import take as take
+from ember.ops.indexing.reading import take_along_dim as take_along_dim
 from ember.ops.unary import tan as tan
 from ember.ops.unary import tanh as tanh
 from ember.ops.shape.slices import tensor_split as tensor_split
@@ -128,6 +145,7 @@ __all__ = [
     'arcsinh',
     'arctan',
     'arctanh',
+    'argwhere',
     'asin',
     'asinh',
     'atan',
@@ -171,8 +189,14 @@ __all__ = [
     'flipud',
     'floor',
     'frac',
+    'gather',
     'hstack',
     'imag',
+    'index_add',
+    'index_copy',
+    'index_fill',
+    'index_put',
+    'index_select',
     'isfinite',
     'isinf',
     'isnan',
@@ -184,12 +208,17 @@ __all__ = [
     'log1p',
     'log2',
     'logit',
+    'masked_fill',
+    'masked_scatter',
+    'masked_select',
     'meshgrid',
     'moveaxis',
     'movedim',
     'nan_to_num',
     'narrow',
+    'nonzero',
     'permute',
+    'put',
     'rad2deg',
     'ravel',
     'real',
@@ -204,6 +233,9 @@ __all__ = [
     'round',
     'row_stack',
     'rsqrt',
+    'scatter',
+    'scatter_add',
+    'scatter_reduce',
     'select',
     'sigmoid',
     'signbit',
@@ -219,6 +251,8 @@ __all__ = [
     'swapaxes',
     'swapdims',
     't',
+    'take',
+    'take_along_dim',
     'tan',
     'tanh',
     'tensor_split',

@@ -13,7 +13,7 @@ from ... import _errors, _xp
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.graph import Node, gradient_edge, new_node
-from ..registry import defop, saves_also
+from ..registry import defop, public, saves_also
 from .keys import _scatter_args, _zeroed
 
 
@@ -175,6 +175,7 @@ def _scatter_reduce_arg(reduce, kind):
                      "instead for more reduction options.")
 
 
+@public(inplace=True)
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """Write ``src`` (or the number ``value``) into a copy of ``input`` at ``index`` along ``dim``.
 
@@ -223,6 +224,7 @@ def _scatter_legacy(input, src, key, reduce):
     return Tensor._make(out, node, True)
 
 
+@public(inplace=True)
 def scatter_add(input, dim, index, src):
     """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeats accumulate)."""
     key = _scatter_args("scatter", input, dim, index, src)
@@ -232,6 +234,7 @@ def scatter_add(input, dim, index, src):
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
+@public(inplace=True)
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """Reduce ``src`` into a copy of ``input`` at ``index`` along ``dim``.
 

@@ -15,7 +15,7 @@ from ..._broadcast import broadcast_shapes
 from ..._tensor import Tensor, _wrap_dim
 from .. import batching
 from ..autocast import autocast_op
-from ..registry import defop, saves_also
+from ..registry import defop, public, saves_also
 from ..shape.layout import to_dtype
 from ..shape.views import expand, unsqueeze, view
 from .keys import (
@@ -200,6 +200,7 @@ _put.defvjp(_put_self, lambda xp, g, ans, input, source, index, accumulate, sour
 
 
 
+@public(inplace=True)
 def index_add(input, dim, index, source, *, alpha=1):
     """Add ``alpha * source`` into a copy of ``input`` at ``index`` along ``dim``."""
     d = _wrap_dim(dim, input.ndim)
@@ -222,6 +223,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     return saves_also(_index_add(input, source, _dim_key(input.ndim, d, idx), alpha), index)
 
 
+@public(inplace=True)
 @autocast_op("index_copy")
 def index_copy(input, dim, index, source):
     """Copy ``source`` into a copy of ``input`` at ``index`` along ``dim`` (last write wins)."""
@@ -244,6 +246,7 @@ def index_copy(input, dim, index, source):
     return saves_also(_index_copy(input, source, _dim_key(input.ndim, d, idx)), index)
 
 
+@public(inplace=True)
 def index_fill(input, dim, index, value):
     """A copy of ``input`` with the entries at ``index`` along ``dim`` set to ``value``."""
     d = _wrap_dim(dim, input.ndim)
@@ -272,6 +275,7 @@ def index_fill(input, dim, index, value):
 
 
 
+@public(inplace=True)
 @batching.per_sample_with(batching.lined_up_first)
 def masked_fill(input, mask, value):
     """``input`` with ``value`` where ``mask`` holds (input and mask broadcast together)."""
@@ -296,6 +300,7 @@ def _mask_dtype_words(mask):
 
 
 
+@public(inplace=True)
 def masked_scatter(input, mask, source):
     """``input`` with the first entries of ``source``, in order, where ``mask`` holds."""
     _check_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype "
@@ -313,6 +318,7 @@ def masked_scatter(input, mask, source):
 
 
 
+@public(inplace=True)
 def put(input, index, source, accumulate=False):
     """A copy of ``input`` with ``source`` written (or added) at flat positions ``index``."""
     if source.numel() != index.numel():
@@ -416,6 +422,7 @@ def _index_put_key(input, indices):
     return _advanced_key(input, entries)
 
 
+@public(inplace=True)
 def index_put(input, indices, values, accumulate=False):
     """A copy of ``input`` with ``values`` written (or added) at the tensor indices."""
     key = _index_put_key(input, indices)
