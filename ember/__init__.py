@@ -154,7 +154,6 @@ from .ops.linalg import *  # noqa: F403
 from .ops.nn import *  # noqa: F403
 from .ops.pointwise import *  # noqa: F403
 from .ops.reduction import *  # noqa: F403
-from .ops.sorting import *  # noqa: F403
 from .serialization import load, save
 
 _tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for keepdim=

@@ -12,6 +12,7 @@ from ember.ops.unary import asin as arcsin
 from ember.ops.unary import asinh as arcsinh
 from ember.ops.unary import atan as arctan
 from ember.ops.unary import atanh as arctanh
+from ember.ops.sorting.ordering import argsort as argsort
 from ember.ops.indexing.reading import argwhere as argwhere
 from ember.ops.unary import asin as asin
 from ember.ops.unary import asinh as asinh
@@ -20,10 +21,12 @@ from ember.ops.unary import atanh as atanh
 from ember.ops.shape.joins import atleast_1d as atleast_1d
 from ember.ops.shape.joins import atleast_2d as atleast_2d
 from ember.ops.shape.joins import atleast_3d as atleast_3d
+from ember.ops.sorting.sets import bincount as bincount
 from ember.ops.shape.joins import block_diag as block_diag
 from ember.ops.shape.joins import broadcast_shapes as broadcast_shapes
 from ember.ops.shape.views import broadcast_tensors as broadcast_tensors
 from ember.ops.shape.views import broadcast_to as broadcast_to
+from ember.ops.sorting.sets import bucketize as bucketize
 from ember.ops.shape.joins import cartesian_prod as cartesian_prod
 from ember.ops.shape.joins import cat as cat
 from ember.ops.unary import ceil as ceil
@@ -37,6 +40,10 @@ from ember.ops.shape.views import conj as conj
 from ember.ops.shape.layout import contiguous as contiguous
 from ember.ops.unary import cos as cos
 from ember.ops.unary import cosh as cosh
+from ember.ops.sorting.scans import cummax as cummax
+from ember.ops.sorting.scans import cummin as cummin
+from ember.ops.sorting.scans import cumprod as cumprod
+from ember.ops.sorting.scans import cumsum as cumsum
 from ember.ops.unary import deg2rad as deg2rad
 from ember.ops.shape.joins import diff as diff
 from ember.ops._exports import digamma as digamma
@@ -57,6 +64,7 @@ from ember.ops.shape.copies import flipud as flipud
 from ember.ops.unary import floor as floor
 from ember.ops.unary import frac as frac
 from ember.ops.indexing.reading import gather as gather
+from ember.ops.sorting.sets import histc as histc
 from ember.ops.shape.joins import hstack as hstack
 from ember.ops.shape.slices import imag as imag
 from ember.ops.indexing.writing import index_add as index_add
@@ -65,22 +73,28 @@ from ember.ops.indexing.writing import index_fill as index_fill
 from ember.ops.indexing.writing import index_put as index_put
 from ember.ops.indexing.reading import index_select as index_select
 from ember.ops.unary import isfinite as isfinite
+from ember.ops.sorting.sets import isin as isin
 from ember.ops.unary import isinf as isinf
 from ember.ops.unary import isnan as isnan
 from ember.ops.unary import isneginf as isneginf
 from ember.ops.unary import isposinf as isposinf
+from ember.ops.sorting.ordering import kthvalue as kthvalue
 from ember.ops._exports import lgamma as lgamma
 from ember.ops.unary import log as log
 from ember.ops.unary import log10 as log10
 from ember.ops.unary import log1p as log1p
 from ember.ops.unary import log2 as log2
+from ember.ops.sorting.scans import logcumsumexp as logcumsumexp
 from ember.ops.unary import logit as logit
 from ember.ops.indexing.writing import masked_fill as masked_fill
 from ember.ops.indexing.writing import masked_scatter as masked_scatter
 from ember.ops.indexing.reading import masked_select as masked_select
+from ember.ops.sorting.ordering import median as median
 from ember.ops.shape.joins import meshgrid as meshgrid
+from ember.ops.sorting.ordering import mode as mode
 from ember.ops.shape.views import movedim as moveaxis
 from ember.ops.shape.views import movedim as movedim
+from ember.ops.sorting.ordering import msort as msort
 from ember.ops.unary import nan_to_num as nan_to_num
 from ember.ops.shape.slices import narrow as narrow
 from ember.ops.indexing.reading import nonzero as nonzero
@@ -103,12 +117,14 @@ from ember.ops.unary import rsqrt as rsqrt
 from ember.ops.indexing.scattering import scatter as scatter
 from ember.ops.indexing.scattering import scatter_add as scatter_add
 from ember.ops.indexing.scattering import scatter_reduce as scatter_reduce
+from ember.ops.sorting.sets import searchsorted as searchsorted
 from ember.ops.shape.slices import select as select
 from ember.ops.unary import sigmoid as sigmoid
 from ember.ops.unary import signbit as signbit
 from ember.ops.unary import sin as sin
 from ember.ops.unary import sinc as sinc
 from ember.ops.unary import sinh as sinh
+from ember.ops.sorting.ordering import sort as sort
 from ember.ops.shape.slices import split as split
 from ember.ops.shape.slices import split_with_sizes as split_with_sizes
 from ember.ops.unary import sqrt as sqrt
@@ -124,10 +140,13 @@ from ember.ops.unary import tan as tan
 from ember.ops.unary import tanh as tanh
 from ember.ops.shape.slices import tensor_split as tensor_split
 from ember.ops.shape.copies import tile as tile
+from ember.ops.sorting.ordering import topk as topk
 from ember.ops.shape.views import transpose as transpose
 from ember.ops.unary import trunc as trunc
 from ember.ops.shape.slices import unbind as unbind
 from ember.ops.shape.views import unflatten as unflatten
+from ember.ops.sorting.sets import unique as unique
+from ember.ops.sorting.sets import unique_consecutive as unique_consecutive
 from ember.ops.shape.views import unsqueeze as unsqueeze
 from ember.ops.shape.joins import vander as vander
 from ember.ops.shape.views import view as view
@@ -145,6 +164,7 @@ __all__ = [
     'arcsinh',
     'arctan',
     'arctanh',
+    'argsort',
     'argwhere',
     'asin',
     'asinh',
@@ -153,10 +173,12 @@ __all__ = [
     'atleast_1d',
     'atleast_2d',
     'atleast_3d',
+    'bincount',
     'block_diag',
     'broadcast_shapes',
     'broadcast_tensors',
     'broadcast_to',
+    'bucketize',
     'cartesian_prod',
     'cat',
     'ceil',
@@ -170,6 +192,10 @@ __all__ = [
     'contiguous',
     'cos',
     'cosh',
+    'cummax',
+    'cummin',
+    'cumprod',
+    'cumsum',
     'deg2rad',
     'diff',
     'digamma',
@@ -190,6 +216,7 @@ __all__ = [
     'floor',
     'frac',
     'gather',
+    'histc',
     'hstack',
     'imag',
     'index_add',
@@ -198,22 +225,28 @@ __all__ = [
     'index_put',
     'index_select',
     'isfinite',
+    'isin',
     'isinf',
     'isnan',
     'isneginf',
     'isposinf',
+    'kthvalue',
     'lgamma',
     'log',
     'log10',
     'log1p',
     'log2',
+    'logcumsumexp',
     'logit',
     'masked_fill',
     'masked_scatter',
     'masked_select',
+    'median',
     'meshgrid',
+    'mode',
     'moveaxis',
     'movedim',
+    'msort',
     'nan_to_num',
     'narrow',
     'nonzero',
@@ -236,12 +269,14 @@ __all__ = [
     'scatter',
     'scatter_add',
     'scatter_reduce',
+    'searchsorted',
     'select',
     'sigmoid',
     'signbit',
     'sin',
     'sinc',
     'sinh',
+    'sort',
     'split',
     'split_with_sizes',
     'sqrt',
@@ -257,10 +292,13 @@ __all__ = [
     'tanh',
     'tensor_split',
     'tile',
+    'topk',
     'transpose',
     'trunc',
     'unbind',
     'unflatten',
+    'unique',
+    'unique_consecutive',
     'unsqueeze',
     'vander',
     'view',
