@@ -82,6 +82,13 @@ _scatter_add.defvjp(lambda xp, g, ans, input, src, key, src_shape: g,
                     _src_rule("ScatterAddBackward0"))
 
 
+@public(inplace=True)
+def scatter_add(input, dim, index, src):
+    """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeats accumulate)."""
+    key = _scatter_args("scatter", input, dim, index, src)
+    return saves_also(_scatter_add(input, src, key, tuple(src.shape)), index)
+
+
 def _reduce_identity(reduce, dtype):
     """The value an entry starts from when the input's own entry is left out."""
     floating = dtype.kind in "fc"
@@ -164,6 +171,24 @@ def _scatter_reduce_src(xp, g, ans, input, src, key, src_shape, reduce, include_
 _scatter_reduce.defvjp(_scatter_reduce_self, _scatter_reduce_src)
 
 
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+@public(inplace=True)
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """Reduce ``src`` into a copy of ``input`` at ``index`` along ``dim``.
+
+    ``reduce``: 'sum', 'prod', 'mean', 'amax' or 'amin'; ``include_self``: whether the input's
+    own entries take part. Ties of amax/amin share the gradient equally, as in PyTorch.
+    """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    key = _scatter_args("scatter", input, dim, index, src)
+    return saves_also(_scatter_reduce(input, src, key, tuple(src.shape), reduce, include_self),
+                      index)
+
 
 def _scatter_reduce_arg(reduce, kind):
     """The deprecated ``reduce=`` of ``scatter``: 'add' or 'multiply'."""
@@ -222,29 +247,3 @@ def _scatter_legacy(input, src, key, reduce):
     node = new_node(_NotImplemented, tuple(gradient_edge(t) for t in inputs))
     node._message = "derivative for aten::scatter is not implemented"
     return Tensor._make(out, node, True)
-
-
-@public(inplace=True)
-def scatter_add(input, dim, index, src):
-    """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeats accumulate)."""
-    key = _scatter_args("scatter", input, dim, index, src)
-    return saves_also(_scatter_add(input, src, key, tuple(src.shape)), index)
-
-
-_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
-
-
-@public(inplace=True)
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    """Reduce ``src`` into a copy of ``input`` at ``index`` along ``dim``.
-
-    ``reduce``: 'sum', 'prod', 'mean', 'amax' or 'amin'; ``include_self``: whether the input's
-    own entries take part. Ties of amax/amin share the gradient equally, as in PyTorch.
-    """
-    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
-    if reduce not in _REDUCTIONS:
-        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
-                           f"{reduce}")
-    key = _scatter_args("scatter", input, dim, index, src)
-    return saves_also(_scatter_reduce(input, src, key, tuple(src.shape), reduce, include_self),
-                      index)

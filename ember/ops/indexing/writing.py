@@ -117,89 +117,6 @@ _index_add.defvjp(lambda xp, g, ans, input, source, key, alpha: g,
                       g[key] if alpha == 1 else g[key] * alpha)
 
 
-@defop("index_copy", n_in=2, jvp="linear", batch="loop")
-def _index_copy(xp, input, source, key):
-    out = input.copy()
-    out[key] = source
-    return out
-
-
-_index_copy.defvjp(lambda xp, g, ans, input, source, key: _zeroed(xp, g, key),
-                   lambda xp, g, ans, input, source, key: g[key])
-
-
-def _fill_at(xp, input, value, key):
-    out = input.copy()
-    out[key] = value
-    return out
-
-
-_index_fill = defop("index_fill", n_in=1, jvp="transpose", batch="loop")(
-    lambda xp, input, key, value: _fill_at(xp, input, value, key))
-_index_fill.defvjp(lambda xp, g, ans, input, key, value: _zeroed(xp, g, key))
-_index_fill_tensor = defop("index_fill", n_in=2, overload=1, jvp="linear", batch="loop")(_fill_at)
-_index_fill_tensor.defvjp(lambda xp, g, ans, input, value, key: _zeroed(xp, g, key),
-                          lambda xp, g, ans, input, value, key: xp.sum(g[key]))
-
-
-def _mask_fill(xp, input, value, mask):
-    return xp.where(mask, xp.asarray(value, dtype=input.dtype), input)
-
-
-_masked_fill = defop("masked_fill", n_in=1, jvp="transpose", batch="loop")(
-    lambda xp, input, mask, value: _mask_fill(xp, input, value, mask))
-# (``xp.where(mask, 0, g)``, not ``g * 0``: an infinite gradient where filled stays 0, not NaN)
-_masked_fill.defvjp(lambda xp, g, ans, input, mask, value: xp.where(mask, 0, g))
-_masked_fill_tensor = defop("masked_fill", n_in=2, overload=1, jvp="linear",
-                            batch="loop")(_mask_fill)
-_masked_fill_tensor.defvjp(lambda xp, g, ans, input, value, mask: xp.where(mask, 0, g),
-                           lambda xp, g, ans, input, value, mask: xp.sum(xp.where(mask, g, 0)))
-
-
-@defop("masked_scatter", n_in=2, jvp="linear", batch="loop")
-def _masked_scatter(xp, input, source, mask, source_shape):
-    out = xp.broadcast_to(input, mask.shape).copy()
-    out[mask] = xp.reshape(source, (-1,))[:int(mask.sum())]
-    return out
-
-
-def _masked_scatter_source(xp, g, ans, input, source, mask, source_shape):
-    """The gradient of the source entries used, in order; zero for those left over."""
-    used = g[mask]
-    rest = xp.new_zeros(g, (math.prod(source_shape) - used.shape[0],))
-    return xp.reshape(xp.concatenate([used, rest], axis=0), source_shape)
-
-
-_masked_scatter.defvjp(
-    lambda xp, g, ans, input, source, mask, source_shape: xp.where(mask, g * 0, g),
-    _masked_scatter_source)
-
-
-
-@defop("put", n_in=2, jvp="linear", batch="loop")
-def _put(xp, input, source, index, accumulate, source_shape):
-    out = input.copy()
-    flat = out.reshape(-1)  # a view: the copy is contiguous
-    if accumulate:
-        xp.add_at(flat, (index,), xp.reshape(source, (-1,)))
-    else:
-        flat[index] = xp.reshape(source, (-1,))
-    return out
-
-
-def _put_self(xp, g, ans, input, source, index, accumulate, source_shape):
-    if accumulate:
-        return g
-    g = g.copy() if hasattr(g, "copy") else g.clone()
-    xp.reshape(g, (-1,))[index] = 0
-    return g
-
-
-_put.defvjp(_put_self, lambda xp, g, ans, input, source, index, accumulate, source_shape:
-            xp.reshape(xp.reshape(g, (-1,))[index], source_shape))
-
-
-
 @public(inplace=True)
 def index_add(input, dim, index, source, *, alpha=1):
     """Add ``alpha * source`` into a copy of ``input`` at ``index`` along ``dim``."""
@@ -223,6 +140,17 @@ def index_add(input, dim, index, source, *, alpha=1):
     return saves_also(_index_add(input, source, _dim_key(input.ndim, d, idx), alpha), index)
 
 
+@defop("index_copy", n_in=2, jvp="linear", batch="loop")
+def _index_copy(xp, input, source, key):
+    out = input.copy()
+    out[key] = source
+    return out
+
+
+_index_copy.defvjp(lambda xp, g, ans, input, source, key: _zeroed(xp, g, key),
+                   lambda xp, g, ans, input, source, key: g[key])
+
+
 @public(inplace=True)
 @autocast_op("index_copy")
 def index_copy(input, dim, index, source):
@@ -244,6 +172,20 @@ def index_copy(input, dim, index, source):
         raise IndexError(f"index_copy_(): index {bad} is out of bounds for dimension {d} with "
                          f"size {size}")
     return saves_also(_index_copy(input, source, _dim_key(input.ndim, d, idx)), index)
+
+
+def _fill_at(xp, input, value, key):
+    out = input.copy()
+    out[key] = value
+    return out
+
+
+_index_fill = defop("index_fill", n_in=1, jvp="transpose", batch="loop")(
+    lambda xp, input, key, value: _fill_at(xp, input, value, key))
+_index_fill.defvjp(lambda xp, g, ans, input, key, value: _zeroed(xp, g, key))
+_index_fill_tensor = defop("index_fill", n_in=2, overload=1, jvp="linear", batch="loop")(_fill_at)
+_index_fill_tensor.defvjp(lambda xp, g, ans, input, value, key: _zeroed(xp, g, key),
+                          lambda xp, g, ans, input, value, key: xp.sum(g[key]))
 
 
 @public(inplace=True)
@@ -270,9 +212,21 @@ def index_fill(input, dim, index, value):
     return saves_also(_index_fill(input, key, value), index)
 
 
-
 # --------------------------------------------------------------------------- masks
 
+
+def _mask_fill(xp, input, value, mask):
+    return xp.where(mask, xp.asarray(value, dtype=input.dtype), input)
+
+
+_masked_fill = defop("masked_fill", n_in=1, jvp="transpose", batch="loop")(
+    lambda xp, input, mask, value: _mask_fill(xp, input, value, mask))
+# (``xp.where(mask, 0, g)``, not ``g * 0``: an infinite gradient where filled stays 0, not NaN)
+_masked_fill.defvjp(lambda xp, g, ans, input, mask, value: xp.where(mask, 0, g))
+_masked_fill_tensor = defop("masked_fill", n_in=2, overload=1, jvp="linear",
+                            batch="loop")(_mask_fill)
+_masked_fill_tensor.defvjp(lambda xp, g, ans, input, value, mask: xp.where(mask, 0, g),
+                           lambda xp, g, ans, input, value, mask: xp.sum(xp.where(mask, g, 0)))
 
 
 @public(inplace=True)
@@ -299,6 +253,24 @@ def _mask_dtype_words(mask):
             "float16": "c10::Half"}.get(mask._data.dtype.name, mask._data.dtype.name)
 
 
+@defop("masked_scatter", n_in=2, jvp="linear", batch="loop")
+def _masked_scatter(xp, input, source, mask, source_shape):
+    out = xp.broadcast_to(input, mask.shape).copy()
+    out[mask] = xp.reshape(source, (-1,))[:int(mask.sum())]
+    return out
+
+
+def _masked_scatter_source(xp, g, ans, input, source, mask, source_shape):
+    """The gradient of the source entries used, in order; zero for those left over."""
+    used = g[mask]
+    rest = xp.new_zeros(g, (math.prod(source_shape) - used.shape[0],))
+    return xp.reshape(xp.concatenate([used, rest], axis=0), source_shape)
+
+
+_masked_scatter.defvjp(
+    lambda xp, g, ans, input, source, mask, source_shape: xp.where(mask, g * 0, g),
+    _masked_scatter_source)
+
 
 @public(inplace=True)
 def masked_scatter(input, mask, source):
@@ -316,6 +288,28 @@ def masked_scatter(input, mask, source):
         raise RuntimeError("Number of elements of source < number of ones in mask")
     return saves_also(_masked_scatter(input, source, m, tuple(source.shape)), mask)
 
+
+@defop("put", n_in=2, jvp="linear", batch="loop")
+def _put(xp, input, source, index, accumulate, source_shape):
+    out = input.copy()
+    flat = out.reshape(-1)  # a view: the copy is contiguous
+    if accumulate:
+        xp.add_at(flat, (index,), xp.reshape(source, (-1,)))
+    else:
+        flat[index] = xp.reshape(source, (-1,))
+    return out
+
+
+def _put_self(xp, g, ans, input, source, index, accumulate, source_shape):
+    if accumulate:
+        return g
+    g = g.copy() if hasattr(g, "copy") else g.clone()
+    xp.reshape(g, (-1,))[index] = 0
+    return g
+
+
+_put.defvjp(_put_self, lambda xp, g, ans, input, source, index, accumulate, source_shape:
+            xp.reshape(xp.reshape(g, (-1,))[index], source_shape))
 
 
 @public(inplace=True)
