@@ -71,7 +71,7 @@ def _scatter_value(xp, input, key, value):
 _scatter_value.defvjp(lambda xp, g, ans, input, key, value: _zeroed(xp, g, key))
 
 
-@defop("scatter_add", n_in=2, jvp="linear", batch="loop")
+@defop("scatter_add", n_in=2, jvp="linear", batch="loop", inplace=True)
 def _scatter_add(xp, input, src, key, src_shape):
     out = input.copy()
     xp.add_at(out, key, src[_block(key)])
@@ -82,7 +82,7 @@ _scatter_add.defvjp(lambda xp, g, ans, input, src, key, src_shape: g,
                     _src_rule("ScatterAddBackward0"))
 
 
-@public(inplace=True)
+@_scatter_add.public
 def scatter_add(input, dim, index, src):
     """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeats accumulate)."""
     key = _scatter_args("scatter", input, dim, index, src)
@@ -111,7 +111,7 @@ def _shape_of(key):
     return tuple(s.stop for s in _block(key))
 
 
-@defop("scatter_reduce", n_in=2, jvp="transpose", batch="loop")
+@defop("scatter_reduce", n_in=2, jvp="transpose", batch="loop", inplace=True)
 def _scatter_reduce(xp, input, src, key, src_shape, reduce, include_self):
     out = input.copy()
     src = src[_block(key)]
@@ -174,7 +174,7 @@ _scatter_reduce.defvjp(_scatter_reduce_self, _scatter_reduce_src)
 _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
-@public(inplace=True)
+@_scatter_reduce.public
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """Reduce ``src`` into a copy of ``input`` at ``index`` along ``dim``.
 

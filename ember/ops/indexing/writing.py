@@ -105,7 +105,7 @@ _zero.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
 
 
 
-@defop("index_add", n_in=2, jvp="linear", batch="loop")
+@defop("index_add", n_in=2, jvp="linear", batch="loop", inplace=True)
 def _index_add(xp, input, source, key, alpha):
     out = input.copy()
     xp.add_at(out, key, source if alpha == 1 else source * alpha)
@@ -117,7 +117,7 @@ _index_add.defvjp(lambda xp, g, ans, input, source, key, alpha: g,
                       g[key] if alpha == 1 else g[key] * alpha)
 
 
-@public(inplace=True)
+@_index_add.public
 def index_add(input, dim, index, source, *, alpha=1):
     """Add ``alpha * source`` into a copy of ``input`` at ``index`` along ``dim``."""
     d = _wrap_dim(dim, input.ndim)
@@ -140,7 +140,7 @@ def index_add(input, dim, index, source, *, alpha=1):
     return saves_also(_index_add(input, source, _dim_key(input.ndim, d, idx), alpha), index)
 
 
-@defop("index_copy", n_in=2, jvp="linear", batch="loop")
+@defop("index_copy", n_in=2, jvp="linear", batch="loop", inplace=True)
 def _index_copy(xp, input, source, key):
     out = input.copy()
     out[key] = source
@@ -151,7 +151,7 @@ _index_copy.defvjp(lambda xp, g, ans, input, source, key: _zeroed(xp, g, key),
                    lambda xp, g, ans, input, source, key: g[key])
 
 
-@public(inplace=True)
+@_index_copy.public
 @autocast_op("index_copy")
 def index_copy(input, dim, index, source):
     """Copy ``source`` into a copy of ``input`` at ``index`` along ``dim`` (last write wins)."""
@@ -188,7 +188,7 @@ _index_fill_tensor.defvjp(lambda xp, g, ans, input, value, key: _zeroed(xp, g, k
                           lambda xp, g, ans, input, value, key: xp.sum(g[key]))
 
 
-@public(inplace=True)
+@public(inplace=True)  # (the op of each overload above)
 def index_fill(input, dim, index, value):
     """A copy of ``input`` with the entries at ``index`` along ``dim`` set to ``value``."""
     d = _wrap_dim(dim, input.ndim)
@@ -229,7 +229,7 @@ _masked_fill_tensor.defvjp(lambda xp, g, ans, input, value, mask: xp.where(mask,
                            lambda xp, g, ans, input, value, mask: xp.sum(xp.where(mask, g, 0)))
 
 
-@public(inplace=True)
+@public(inplace=True)  # (the op of each overload above)
 @batching.per_sample_with(batching.lined_up_first)
 def masked_fill(input, mask, value):
     """``input`` with ``value`` where ``mask`` holds (input and mask broadcast together)."""
@@ -253,7 +253,7 @@ def _mask_dtype_words(mask):
             "float16": "c10::Half"}.get(mask._data.dtype.name, mask._data.dtype.name)
 
 
-@defop("masked_scatter", n_in=2, jvp="linear", batch="loop")
+@defop("masked_scatter", n_in=2, jvp="linear", batch="loop", inplace=True)
 def _masked_scatter(xp, input, source, mask, source_shape):
     out = xp.broadcast_to(input, mask.shape).copy()
     out[mask] = xp.reshape(source, (-1,))[:int(mask.sum())]
@@ -272,7 +272,7 @@ _masked_scatter.defvjp(
     _masked_scatter_source)
 
 
-@public(inplace=True)
+@_masked_scatter.public
 def masked_scatter(input, mask, source):
     """``input`` with the first entries of ``source``, in order, where ``mask`` holds."""
     _check_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype "
@@ -289,7 +289,7 @@ def masked_scatter(input, mask, source):
     return saves_also(_masked_scatter(input, source, m, tuple(source.shape)), mask)
 
 
-@defop("put", n_in=2, jvp="linear", batch="loop")
+@defop("put", n_in=2, jvp="linear", batch="loop", inplace=True)
 def _put(xp, input, source, index, accumulate, source_shape):
     out = input.copy()
     flat = out.reshape(-1)  # a view: the copy is contiguous
@@ -312,7 +312,7 @@ _put.defvjp(_put_self, lambda xp, g, ans, input, source, index, accumulate, sour
             xp.reshape(xp.reshape(g, (-1,))[index], source_shape))
 
 
-@public(inplace=True)
+@_put.public
 def put(input, index, source, accumulate=False):
     """A copy of ``input`` with ``source`` written (or added) at flat positions ``index``."""
     if source.numel() != index.numel():

@@ -158,7 +158,7 @@ _logcumsumexp.defvjp(_logcumsumexp_rule)
 _logcumsumexp.defjvp(_logcumsumexp_jvp)
 
 
-@public
+@_logcumsumexp.public
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow."""
     if not _dtypes.is_inexact(input._data.dtype):
