@@ -315,6 +315,42 @@ def _conj(xp, input):
 _conj.defvjp(lambda xp, g, ans, input: xp.conj(g))
 
 
+@public
+def conj(input):
+    """The complex conjugate; real tensors are returned as they are. ember computes it at
+    once, but reports ``is_conj()`` as PyTorch's lazy conjugate would until resolved."""
+    if not input.is_complex():
+        return input
+    out = _conj(input)
+    out.__dict__["_lazy_conj"] = True
+    return out
+
+
+array_api("conj")(lambda x: _conj(x) if x.is_complex() else x)
+
+
+@public
+def resolve_conj(input):
+    """A tensor with its conjugation materialised: a copy of a ``conj()`` result, else itself."""
+    return _clone(input) if input.is_conj() else input
+
+
+@public
+def resolve_neg(input):
+    """Itself: ember has no lazily negated tensors."""
+    return input
+
+
+@public(function=False, name="is_conj")
+def _is_conj(input):
+    return input.__dict__.get("_lazy_conj", False)
+
+
+@public(function=False, name="is_neg")
+def _is_neg(input):
+    return False
+
+
 @public(function=False, name="T")
 @property
 def _numpy_T(input):
@@ -394,43 +430,6 @@ def movedim(input, source, destination):
         order[d] = s
     rest = iter(d for d in range(n) if d not in wsrc)
     return permute(input, tuple(o if o is not None else next(rest) for o in order))
-
-
-
-@public
-def conj(input):
-    """The complex conjugate; real tensors are returned as they are. ember computes it at
-    once, but reports ``is_conj()`` as PyTorch's lazy conjugate would until resolved."""
-    if not input.is_complex():
-        return input
-    out = _conj(input)
-    out.__dict__["_lazy_conj"] = True
-    return out
-
-
-array_api("conj")(lambda x: _conj(x) if x.is_complex() else x)
-
-
-@public
-def resolve_conj(input):
-    """A tensor with its conjugation materialised: a copy of a ``conj()`` result, else itself."""
-    return _clone(input) if input.is_conj() else input
-
-
-@public
-def resolve_neg(input):
-    """Itself: ember has no lazily negated tensors."""
-    return input
-
-
-@public(function=False, name="is_conj")
-def _is_conj(input):
-    return input.__dict__.get("_lazy_conj", False)
-
-
-@public(function=False, name="is_neg")
-def _is_neg(input):
-    return False
 
 
 

@@ -77,6 +77,16 @@ def _argsort(xp, input, dim, descending):
 
 
 @public
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim`` (stable)."""
+    return _argsort(input, _wrap_dim(dim, input.ndim), bool(descending))
+
+
+array_api("argsort")(lambda x, axis=-1, descending=False, stable=True:
+                     argsort(x, axis, descending))
+
+
+@public
 def sort(input, dim=-1, descending=False, stable=None):
     """``(values, indices)`` sorted along ``dim``; always stable (equal elements keep order)."""
     op = _sort if stable is None else _sort_stable
@@ -85,16 +95,6 @@ def sort(input, dim=-1, descending=False, stable=None):
 
 array_api("sort")(lambda x, axis=-1, descending=False, stable=True:
                   sort(x, axis, descending).values)
-
-
-@public
-def argsort(input, dim=-1, descending=False, stable=False):
-    """The indices that sort ``input`` along ``dim`` (stable)."""
-    return _argsort(input, _wrap_dim(dim, input.ndim), bool(descending))
-
-
-array_api("argsort")(lambda x, axis=-1, descending=False, stable=True:
-                     argsort(x, axis, descending))
 
 
 @public
