@@ -315,7 +315,7 @@ def _conj(xp, input):
 _conj.defvjp(lambda xp, g, ans, input: xp.conj(g))
 
 
-@public
+@_conj.public
 def conj(input):
     """The complex conjugate; real tensors are returned as they are. ember computes it at
     once, but reports ``is_conj()`` as PyTorch's lazy conjugate would until resolved."""

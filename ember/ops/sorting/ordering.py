@@ -76,7 +76,7 @@ def _argsort(xp, input, dim, descending):
     return _order(xp, input, dim, descending)
 
 
-@public
+@_argsort.public
 def argsort(input, dim=-1, descending=False, stable=False):
     """The indices that sort ``input`` along ``dim`` (stable)."""
     return _argsort(input, _wrap_dim(dim, input.ndim), bool(descending))
