@@ -7,6 +7,23 @@ from ember.ops.complex import conj_physical as conj_physical
 from ember.ops.complex import polar as polar
 from ember.ops.gamma import digamma as digamma
 from ember.ops.gamma import lgamma as lgamma
+from ember.ops.indexing.reading import argwhere as argwhere
+from ember.ops.indexing.reading import gather as gather
+from ember.ops.indexing.reading import index_select as index_select
+from ember.ops.indexing.reading import masked_select as masked_select
+from ember.ops.indexing.reading import nonzero as nonzero
+from ember.ops.indexing.reading import take as take
+from ember.ops.indexing.reading import take_along_dim as take_along_dim
+from ember.ops.indexing.scattering import scatter as scatter
+from ember.ops.indexing.scattering import scatter_add as scatter_add
+from ember.ops.indexing.scattering import scatter_reduce as scatter_reduce
+from ember.ops.indexing.writing import index_add as index_add
+from ember.ops.indexing.writing import index_copy as index_copy
+from ember.ops.indexing.writing import index_fill as index_fill
+from ember.ops.indexing.writing import index_put as index_put
+from ember.ops.indexing.writing import masked_fill as masked_fill
+from ember.ops.indexing.writing import masked_scatter as masked_scatter
+from ember.ops.indexing.writing import put as put
 from ember.ops.legacy import chain_matmul as chain_matmul
 from ember.ops.legacy import dsplit as dsplit
 from ember.ops.legacy import hsplit as hsplit
@@ -90,6 +107,87 @@ from ember.ops.reduction.sums import nansum as nansum
 from ember.ops.reduction.sums import prod as prod
 from ember.ops.reduction.sums import softmax as softmax
 from ember.ops.reduction.sums import sum as sum
+from ember.ops.shape.copies import flip as flip
+from ember.ops.shape.copies import fliplr as fliplr
+from ember.ops.shape.copies import flipud as flipud
+from ember.ops.shape.copies import repeat as repeat
+from ember.ops.shape.copies import repeat_interleave as repeat_interleave
+from ember.ops.shape.copies import roll as roll
+from ember.ops.shape.copies import rot90 as rot90
+from ember.ops.shape.copies import tile as tile
+from ember.ops.shape.joins import atleast_1d as atleast_1d
+from ember.ops.shape.joins import atleast_2d as atleast_2d
+from ember.ops.shape.joins import atleast_3d as atleast_3d
+from ember.ops.shape.joins import block_diag as block_diag
+from ember.ops.shape.joins import broadcast_shapes as broadcast_shapes
+from ember.ops.shape.joins import cartesian_prod as cartesian_prod
+from ember.ops.shape.joins import cat as cat
+from ember.ops.shape.joins import cat as concat
+from ember.ops.shape.joins import cat as concatenate
+from ember.ops.shape.joins import column_stack as column_stack
+from ember.ops.shape.joins import combinations as combinations
+from ember.ops.shape.joins import diff as diff
+from ember.ops.shape.joins import dstack as dstack
+from ember.ops.shape.joins import hstack as hstack
+from ember.ops.shape.joins import meshgrid as meshgrid
+from ember.ops.shape.joins import stack as stack
+from ember.ops.shape.joins import vander as vander
+from ember.ops.shape.joins import vstack as row_stack
+from ember.ops.shape.joins import vstack as vstack
+from ember.ops.shape.layout import clone as clone
+from ember.ops.shape.layout import contiguous as contiguous
+from ember.ops.shape.slices import chunk as chunk
+from ember.ops.shape.slices import imag as imag
+from ember.ops.shape.slices import narrow as narrow
+from ember.ops.shape.slices import real as real
+from ember.ops.shape.slices import select as select
+from ember.ops.shape.slices import split as split
+from ember.ops.shape.slices import split_with_sizes as split_with_sizes
+from ember.ops.shape.slices import tensor_split as tensor_split
+from ember.ops.shape.slices import unbind as unbind
+from ember.ops.shape.views import adjoint as adjoint
+from ember.ops.shape.views import broadcast_tensors as broadcast_tensors
+from ember.ops.shape.views import broadcast_to as broadcast_to
+from ember.ops.shape.views import conj as conj
+from ember.ops.shape.views import expand as expand
+from ember.ops.shape.views import expand_as as expand_as
+from ember.ops.shape.views import flatten as flatten
+from ember.ops.shape.views import movedim as moveaxis
+from ember.ops.shape.views import movedim as movedim
+from ember.ops.shape.views import permute as permute
+from ember.ops.shape.views import ravel as ravel
+from ember.ops.shape.views import reshape as reshape
+from ember.ops.shape.views import reshape_as as reshape_as
+from ember.ops.shape.views import resolve_conj as resolve_conj
+from ember.ops.shape.views import resolve_neg as resolve_neg
+from ember.ops.shape.views import squeeze as squeeze
+from ember.ops.shape.views import swapaxes as swapaxes
+from ember.ops.shape.views import t as t
+from ember.ops.shape.views import transpose as swapdims
+from ember.ops.shape.views import transpose as transpose
+from ember.ops.shape.views import unflatten as unflatten
+from ember.ops.shape.views import unsqueeze as unsqueeze
+from ember.ops.shape.views import view as view
+from ember.ops.shape.views import view_as as view_as
+from ember.ops.sorting.ordering import argsort as argsort
+from ember.ops.sorting.ordering import kthvalue as kthvalue
+from ember.ops.sorting.ordering import median as median
+from ember.ops.sorting.ordering import mode as mode
+from ember.ops.sorting.ordering import msort as msort
+from ember.ops.sorting.ordering import sort as sort
+from ember.ops.sorting.ordering import topk as topk
+from ember.ops.sorting.scans import cummax as cummax
+from ember.ops.sorting.scans import cummin as cummin
+from ember.ops.sorting.scans import cumprod as cumprod
+from ember.ops.sorting.scans import cumsum as cumsum
+from ember.ops.sorting.scans import logcumsumexp as logcumsumexp
+from ember.ops.sorting.sets import bincount as bincount
+from ember.ops.sorting.sets import bucketize as bucketize
+from ember.ops.sorting.sets import histc as histc
+from ember.ops.sorting.sets import isin as isin
+from ember.ops.sorting.sets import searchsorted as searchsorted
+from ember.ops.sorting.sets import unique as unique
+from ember.ops.sorting.sets import unique_consecutive as unique_consecutive
 from ember.ops.unary import acos as acos
 from ember.ops.unary import acos as arccos
 from ember.ops.unary import acosh as acosh
@@ -148,6 +246,7 @@ __all__ = [
     'addmm',
     'addmv',
     'addr',
+    'adjoint',
     'all',
     'amax',
     'amin',
@@ -162,26 +261,51 @@ __all__ = [
     'arctanh',
     'argmax',
     'argmin',
+    'argsort',
+    'argwhere',
     'asin',
     'asinh',
     'atan',
     'atanh',
+    'atleast_1d',
+    'atleast_2d',
+    'atleast_3d',
     'baddbmm',
     'binary_cross_entropy_with_logits',
+    'bincount',
+    'block_diag',
     'bmm',
+    'broadcast_shapes',
+    'broadcast_tensors',
+    'broadcast_to',
+    'bucketize',
+    'cartesian_prod',
+    'cat',
     'cdist',
     'ceil',
     'celu',
     'celu_',
     'chain_matmul',
+    'chunk',
+    'clone',
+    'column_stack',
+    'combinations',
     'complex',
+    'concat',
+    'concatenate',
+    'conj',
     'conj_physical',
+    'contiguous',
     'corrcoef',
     'cos',
     'cosh',
     'count_nonzero',
     'cov',
     'cross',
+    'cummax',
+    'cummin',
+    'cumprod',
+    'cumsum',
     'cumulative_trapezoid',
     'deg2rad',
     'det',
@@ -189,67 +313,116 @@ __all__ = [
     'diag_embed',
     'diagflat',
     'diagonal',
+    'diff',
     'digamma',
     'dist',
     'dot',
     'dsplit',
+    'dstack',
     'einsum',
     'erf',
     'erfc',
     'erfinv',
     'exp',
     'exp2',
+    'expand',
+    'expand_as',
     'expm1',
     'fix',
+    'flatten',
+    'flip',
+    'fliplr',
+    'flipud',
     'floor',
     'frac',
+    'gather',
     'ger',
     'hardshrink',
+    'histc',
     'hsplit',
+    'hstack',
+    'imag',
+    'index_add',
+    'index_copy',
+    'index_fill',
+    'index_put',
+    'index_select',
     'inner',
     'inverse',
     'isfinite',
+    'isin',
     'isinf',
     'isnan',
     'isneginf',
     'isposinf',
     'kron',
+    'kthvalue',
     'lgamma',
     'log',
     'log10',
     'log1p',
     'log2',
     'log_softmax',
+    'logcumsumexp',
     'logdet',
     'logit',
     'logsumexp',
+    'masked_fill',
+    'masked_scatter',
+    'masked_select',
     'matmul',
     'matrix_power',
     'max',
     'mean',
+    'median',
+    'meshgrid',
     'min',
     'mm',
+    'mode',
+    'moveaxis',
+    'movedim',
+    'msort',
     'mv',
     'nan_to_num',
     'nanmean',
     'nanquantile',
     'nansum',
+    'narrow',
+    'nonzero',
     'norm',
     'outer',
+    'permute',
     'pinverse',
     'polar',
     'prelu',
     'prod',
+    'put',
     'qr',
     'quantile',
     'rad2deg',
+    'ravel',
+    'real',
     'relu',
     'relu_',
     'renorm',
+    'repeat',
+    'repeat_interleave',
+    'reshape',
+    'reshape_as',
+    'resolve_conj',
+    'resolve_neg',
+    'roll',
+    'rot90',
     'round',
+    'row_stack',
     'rrelu',
     'rrelu_',
     'rsqrt',
+    'scatter',
+    'scatter_add',
+    'scatter_reduce',
+    'searchsorted',
+    'select',
     'selu',
     'selu_',
     'sigmoid',
@@ -259,25 +432,48 @@ __all__ = [
     'sinh',
     'slogdet',
     'softmax',
+    'sort',
+    'split',
+    'split_with_sizes',
     'sqrt',
     'square',
+    'squeeze',
+    'stack',
     'std',
     'std_mean',
     'sum',
     'svd',
+    'swapaxes',
+    'swapdims',
+    't',
+    'take',
+    'take_along_dim',
     'tan',
     'tanh',
+    'tensor_split',
     'tensordot',
     'threshold',
     'threshold_',
+    'tile',
+    'topk',
     'trace',
+    'transpose',
     'trapezoid',
     'trapz',
     'tril',
     'triu',
     'trunc',
+    'unbind',
+    'unflatten',
+    'unique',
+    'unique_consecutive',
+    'unsqueeze',
+    'vander',
     'var',
     'var_mean',
     'vdot',
+    'view',
+    'view_as',
     'vsplit',
+    'vstack',
 ]
