@@ -41,6 +41,19 @@ _add.defvjp(lambda xp, g, ans, input, other, alpha: g,
             lambda xp, g, ans, input, other, alpha: g if alpha == 1 else g * alpha)
 
 
+def add(input, other, *, alpha=1):
+    """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        input, other = _operands(None, _ANY, input, other)
+    if alpha != 1 or type(alpha) is not int:
+        other, alpha = _with_alpha(input, other, alpha)
+    return _add(input, other, alpha) if isinstance(input, Tensor) else _radd(other, input, alpha)
+
+
+def _radd(tensor, scalar, alpha):
+    return _add(scalar, tensor, alpha)
+
+
 @defop("sub", n_in=2, promote=True, jvp="linear", batch="pointwise")
 def _sub(xp, input, other, alpha):
     return xp.subtract(input, other) if alpha == 1 else xp.subtract(input, other * alpha)
@@ -76,6 +89,16 @@ def _mul(xp, input, other):
 
 _mul.defvjp(lambda xp, g, ans, input, other: g * other,
             lambda xp, g, ans, input, other: g * input)
+
+
+def mul(input, other):
+    """Elementwise product."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        input, other = _operands(None, _ANY, input, other)
+    return _mul(input, other)
+
+
+multiply = mul
 
 
 @defop("div", promote="float", jvp="elementwise", batch="pointwise")
@@ -140,12 +163,28 @@ def _neg(xp, input):
 _neg.defvjp(lambda xp, g, ans, input: -g)
 
 
+def neg(input):
+    """``-input``; bool tensors are refused, as in PyTorch."""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return _neg(input)
+
+
+negative = neg
+
+
 @defop("reciprocal", promote="float", jvp="elementwise", batch="pointwise")
 def _reciprocal(xp, input):
     return xp.reciprocal(input)
 
 
 _reciprocal.defvjp(lambda xp, g, ans, input: -g * ans * ans)
+
+
+def reciprocal(input):
+    return _reciprocal(input)
 
 
 def _sign_raw(xp, x):
@@ -163,12 +202,29 @@ def _abs(xp, input):
 _abs.defvjp(lambda xp, g, ans, input: g * xp.sgn(input))  # 0 at 0: PyTorch's subgradient
 
 
+def abs(input):  # noqa: A001 - PyTorch's name
+    """``|input|``; its gradient at 0 is 0."""
+    _check_tensor("abs", input)
+    if input._data.dtype.kind == "b":
+        raise _unsupported("abs_cpu", input.dtype)
+    return _abs(input)
+
+
+absolute = abs
+
+
 @defop("sign", jvp="elementwise", batch="pointwise")
 def _sign(xp, input):
     return _sign_raw(xp, input)
 
 
 _sign.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
+
+
+def sign(input):
+    """-1, 0 or 1 by the sign of each element (0 for NaN); zero gradient."""
+    _check_tensor("sign", input)
+    return _sign(input)
 
 
 @defop("sgn", jvp="elementwise", holomorphic=False,
@@ -192,6 +248,12 @@ def _sgn_grad(xp, g, ans, input):
 
 
 _sgn.defvjp(_sgn_grad)
+
+
+def sgn(input):
+    """``sign`` for real tensors (PyTorch's complex-aware variant)."""
+    _check_tensor("sgn", input)
+    return _sgn(input)
 
 
 def _fmod_raw(xp, input, other):
@@ -249,20 +311,26 @@ _floor_divide = defop("floor_divide", promote=True, batch="pointwise")(
     lambda xp, input, other: _floor_divide_raw(xp, input, other))
 
 
+def floor_divide(input, other):
+    """``input // other``: division rounded down. Like PyTorch, it has no derivative: a result
+    that requires grad refuses backward."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two numbers give a 0-dim tensor of their promoted dtype.
+        return _floor_divide(_xp.NUMPY.asarray(input, _dtypes.result_type(input, other).np),
+                             other)
+    input, other = _operands("div_floor_cpu", "iuf", input, other)
+    return _underivable(_floor_divide(input, other), "floor_divide", input, other)
+
+
+def _floor_divide_(self, other):
+    """In-place ``floor_divide`` (its refusing node names ``floor_divide_``)."""
+    self._check_inplace()
+    _check_result_fits(self, other)
+    self, other = _operands("div_floor_cpu", "iuf", self, other)
+    return self._assign(_underivable(_floor_divide(self, other), "floor_divide_", self, other))
+
+
 # --------------------------------------------------------------------------- public API
-
-
-def add(input, other, *, alpha=1):
-    """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
-    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
-        input, other = _operands(None, _ANY, input, other)
-    if alpha != 1 or type(alpha) is not int:
-        other, alpha = _with_alpha(input, other, alpha)
-    return _add(input, other, alpha) if isinstance(input, Tensor) else _radd(other, input, alpha)
-
-
-def _radd(tensor, scalar, alpha):
-    return _add(scalar, tensor, alpha)
 
 
 def sub(input, other, *, alpha=1):
@@ -349,16 +417,6 @@ def div_scalar(input, other):
     return _div_scalar(input if dt is input.dtype else input.to(dt), other)
 
 
-def mul(input, other):
-    """Elementwise product."""
-    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
-        input, other = _operands(None, _ANY, input, other)
-    return _mul(input, other)
-
-
-multiply = mul
-
-
 def div(input, other, *, rounding_mode=None):
     """True division (integers give the default float dtype); ``rounding_mode`` 'trunc'/'floor'."""
     if rounding_mode is not None:
@@ -380,69 +438,11 @@ def _rtruediv(self, other):
     return mul(reciprocal(self), other)
 
 
-def floor_divide(input, other):
-    """``input // other``: division rounded down. Like PyTorch, it has no derivative: a result
-    that requires grad refuses backward."""
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        # Two numbers give a 0-dim tensor of their promoted dtype.
-        return _floor_divide(_xp.NUMPY.asarray(input, _dtypes.result_type(input, other).np),
-                             other)
-    input, other = _operands("div_floor_cpu", "iuf", input, other)
-    return _underivable(_floor_divide(input, other), "floor_divide", input, other)
-
-
-def _floor_divide_(self, other):
-    """In-place ``floor_divide`` (its refusing node names ``floor_divide_``)."""
-    self._check_inplace()
-    _check_result_fits(self, other)
-    self, other = _operands("div_floor_cpu", "iuf", self, other)
-    return self._assign(_underivable(_floor_divide(self, other), "floor_divide_", self, other))
-
-
-def neg(input):
-    """``-input``; bool tensors are refused, as in PyTorch."""
-    if input._data.dtype.kind == "b":
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
-                           "you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
-    return _neg(input)
-
-
-negative = neg
-
-
 def positive(input):
     """``+input``: the tensor itself; PyTorch refuses bool tensors."""
     if input.dtype is _dtypes.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
     return input
-
-
-def reciprocal(input):
-    return _reciprocal(input)
-
-
-def abs(input):  # noqa: A001 - PyTorch's name
-    """``|input|``; its gradient at 0 is 0."""
-    _check_tensor("abs", input)
-    if input._data.dtype.kind == "b":
-        raise _unsupported("abs_cpu", input.dtype)
-    return _abs(input)
-
-
-absolute = abs
-
-
-def sign(input):
-    """-1, 0 or 1 by the sign of each element (0 for NaN); zero gradient."""
-    _check_tensor("sign", input)
-    return _sign(input)
-
-
-def sgn(input):
-    """``sign`` for real tensors (PyTorch's complex-aware variant)."""
-    _check_tensor("sgn", input)
-    return _sgn(input)
 
 
 def fmod(input, other):

@@ -154,6 +154,12 @@ _atan2.defvjp(lambda xp, g, ans, input, other: g * other * _atan2_scale(xp, inpu
               lambda xp, g, ans, input, other: g * -input * _atan2_scale(xp, input, other))
 
 
+atan2 = _of_two_tensors("atan2", _atan2, "The angle of the point ``(other, input)``: "
+                        "``atan(input / other)`` in all quadrants.")
+
+arctan2 = atan2
+
+
 @defop("hypot", promote=True, jvp="elementwise", batch="pointwise")
 def _hypot(xp, input, other):
     return xp.hypot(input, other)
@@ -161,6 +167,14 @@ def _hypot(xp, input, other):
 
 _hypot.defvjp(lambda xp, g, ans, input, other: g * input / ans,
               lambda xp, g, ans, input, other: g * other / ans)
+
+
+def hypot(input, other):
+    """``sqrt(input² + other²)`` without overflow; floating tensors only."""
+    _check_tensor("hypot", input)
+    _check_tensor("hypot", other, "other", 2)
+    _require("hypot_cpu", "f", input, other)
+    return _hypot(input, other)
 
 
 def _xlogy_raw(xp, x, y):
@@ -234,20 +248,6 @@ def pow(input, exponent):
     return _pow_scalar(input, exponent)
 
 
-atan2 = _of_two_tensors("atan2", _atan2, "The angle of the point ``(other, input)``: "
-                        "``atan(input / other)`` in all quadrants.")
-
-arctan2 = atan2
-
-
-def hypot(input, other):
-    """``sqrt(input² + other²)`` without overflow; floating tensors only."""
-    _check_tensor("hypot", input)
-    _check_tensor("hypot", other, "other", 2)
-    _require("hypot_cpu", "f", input, other)
-    return _hypot(input, other)
-
-
 def xlogy(input, other):
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
     if not isinstance(input, Tensor):
@@ -272,6 +272,10 @@ _logaddexp.defvjp(lambda xp, g, ans, input, other: g / (1 + xp.exp(other - input
                   lambda xp, g, ans, input, other: g / (1 + xp.exp(input - other)))
 
 
+logaddexp = _of_two_tensors("logaddexp", _logaddexp,
+                            "``log(exp(input) + exp(other))`` without overflow.")
+
+
 @defop("logaddexp2", promote="float", jvp="elementwise", batch="pointwise")
 def _logaddexp2(xp, input, other):
     return xp.logaddexp2(input, other)
@@ -281,8 +285,6 @@ _logaddexp2.defvjp(lambda xp, g, ans, input, other: g / (1 + 2.0 ** (other - inp
                    lambda xp, g, ans, input, other: g / (1 + 2.0 ** (input - other)))
 
 
-logaddexp = _of_two_tensors("logaddexp", _logaddexp,
-                            "``log(exp(input) + exp(other))`` without overflow.")
 logaddexp2 = _of_two_tensors("logaddexp2", _logaddexp2,
                              "``log2(2**input + 2**other)`` without overflow.")
 

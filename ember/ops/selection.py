@@ -41,6 +41,10 @@ _maximum.defvjp(
                                               xp.where(input == other, g / 2, g)))
 
 
+maximum = _of_two_tensors("maximum", _maximum, "Elementwise maximum (NaN wins); where both "
+                          "are equal the gradient is split.")
+
+
 @defop("minimum", promote=True, jvp="elementwise", batch="pointwise")
 def _minimum(xp, input, other):
     return xp.minimum(input, other)
@@ -51,6 +55,10 @@ _minimum.defvjp(
                                               xp.where(input == other, g / 2, g)),
     lambda xp, g, ans, input, other: xp.where(input < other, 0,
                                               xp.where(input == other, g / 2, g)))
+
+
+minimum = _of_two_tensors("minimum", _minimum, "Elementwise minimum (NaN wins); where both "
+                          "are equal the gradient is split.")
 
 
 @defop("fmax", promote=True, jvp="elementwise", batch="pointwise")
@@ -64,6 +72,10 @@ _fmax.defvjp(
     lambda xp, g, ans, input, other: xp.where((input >= other) | xp.isnan(other), 0, g))
 
 
+fmax = _of_two_tensors("fmax", _fmax, "Elementwise maximum ignoring NaN (NaN only where both "
+                       "are NaN).")
+
+
 @defop("fmin", promote=True, jvp="elementwise", batch="pointwise")
 def _fmin(xp, input, other):
     return xp.fmin(input, other)
@@ -72,6 +84,10 @@ def _fmin(xp, input, other):
 _fmin.defvjp(
     lambda xp, g, ans, input, other: xp.where((input <= other) | xp.isnan(other), g, 0),
     lambda xp, g, ans, input, other: xp.where((input <= other) | xp.isnan(other), 0, g))
+
+
+fmin = _of_two_tensors("fmin", _fmin, "Elementwise minimum ignoring NaN (NaN only where both "
+                       "are NaN).")
 
 
 @defop("clamp", promote=True, jvp="elementwise", batch="pointwise")
@@ -140,6 +156,32 @@ _where.defvjp(lambda xp, g, ans, input, other, condition: xp.where(condition, g,
               lambda xp, g, ans, input, other, condition: xp.where(condition, 0, g))
 
 
+@batching.per_sample_with(batching.lined_up)
+def where(condition, input=None, other=None):
+    """Elements of ``input`` where ``condition`` holds, else of ``other``; the three broadcast
+    together, and ``input``/``other`` may be Python numbers. ``where(condition)`` alone is
+    ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        from .indexing import nonzero  # lazy: indexing's imports reach reduction, which uses where
+        return nonzero(condition, as_tuple=True)
+    _check_tensor("where", condition, "condition", 1)
+    if condition.dtype is not _dtypes.bool:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype._word}")
+    broadcast_shapes(condition.shape, *(a.shape for a in (input, other)
+                                        if isinstance(a, Tensor)))
+    cond = condition._data
+    dt = _dtypes.result_type(input, other)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two numbers: their promoted dtype, on the condition's device.
+        input = _xp.namespace_of(cond).asarray(input, dtype=dt.np)
+    return saves_also(_where(_checked(input, dt), _checked(other, dt), cond), condition)
+
+
+def _where_method(self, condition, other):
+    return where(condition, self, other)
+
+
 def _lerp_raw(xp, input, end, weight):
     """PyTorch's two-sided formula: exact at both ends, stable for weights near 1."""
     if hasattr(weight, "dtype") and weight.dtype != input.dtype:
@@ -182,6 +224,15 @@ _addcmul.defvjp(lambda xp, g, ans, input, tensor1, tensor2, value: g,
                 lambda xp, g, ans, input, tensor1, tensor2, value: g * (tensor1 * value))
 
 
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2`` (broadcast, promoted)."""
+    _check_tensor("addcmul", input)
+    _check_tensor("addcmul", tensor1, "tensor1", 2)
+    _check_tensor("addcmul", tensor2, "tensor2", 3)
+    dt = _require("addcmul_cpu_out", "iuf", input, tensor1, tensor2)
+    return _addcmul(input, tensor1, tensor2, _checked(value, dt))
+
+
 @defop("addcdiv", n_in=3, promote=True, jvp="elementwise", batch="pointwise")
 def _addcdiv(xp, input, tensor1, tensor2, value):
     return _opmath(xp, lambda xp, a, b, c: a + value * b / c, input, tensor1, tensor2)
@@ -202,17 +253,17 @@ _ADDCDIV_INTEGER = (
     "for all dtypes.")
 
 
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``; integer ``tensor1``/``tensor2`` are refused."""
+    _check_tensor("addcdiv", input)
+    _check_tensor("addcdiv", tensor1, "tensor1", 2)
+    _check_tensor("addcdiv", tensor2, "tensor2", 3)
+    if _integral(tensor1._data) and _integral(tensor2._data):
+        raise RuntimeError(_ADDCDIV_INTEGER)
+    return _addcdiv(input, tensor1, tensor2, value)
+
+
 # --------------------------------------------------------------------------- public API
-
-
-maximum = _of_two_tensors("maximum", _maximum, "Elementwise maximum (NaN wins); where both "
-                          "are equal the gradient is split.")
-minimum = _of_two_tensors("minimum", _minimum, "Elementwise minimum (NaN wins); where both "
-                          "are equal the gradient is split.")
-fmax = _of_two_tensors("fmax", _fmax, "Elementwise maximum ignoring NaN (NaN only where both "
-                       "are NaN).")
-fmin = _of_two_tensors("fmin", _fmin, "Elementwise minimum ignoring NaN (NaN only where both "
-                       "are NaN).")
 
 
 def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
@@ -282,32 +333,6 @@ def _clamp_inplace(name, fn):
     return method
 
 
-@batching.per_sample_with(batching.lined_up)
-def where(condition, input=None, other=None):
-    """Elements of ``input`` where ``condition`` holds, else of ``other``; the three broadcast
-    together, and ``input``/``other`` may be Python numbers. ``where(condition)`` alone is
-    ``nonzero(condition, as_tuple=True)``."""
-    if input is None and other is None:
-        from .indexing import nonzero  # lazy: indexing's imports reach reduction, which uses where
-        return nonzero(condition, as_tuple=True)
-    _check_tensor("where", condition, "condition", 1)
-    if condition.dtype is not _dtypes.bool:
-        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {condition.dtype._word}")
-    broadcast_shapes(condition.shape, *(a.shape for a in (input, other)
-                                        if isinstance(a, Tensor)))
-    cond = condition._data
-    dt = _dtypes.result_type(input, other)
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        # Two numbers: their promoted dtype, on the condition's device.
-        input = _xp.namespace_of(cond).asarray(input, dtype=dt.np)
-    return saves_also(_where(_checked(input, dt), _checked(other, dt), cond), condition)
-
-
-def _where_method(self, condition, other):
-    return where(condition, self, other)
-
-
 def lerp(input, end, weight):
     """``input + weight * (end - input)``; ``weight`` a number or a tensor (broadcast)."""
     if not isinstance(input, Tensor) or not isinstance(end, Tensor) or not (
@@ -326,22 +351,3 @@ def lerp(input, end, weight):
     if input.dtype.kind != "f":
         raise _unsupported(kernel, input.dtype)
     return _lerp(input, end, weight) if tensor_weight else _lerp_scalar(input, end, weight)
-
-
-def addcmul(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 * tensor2`` (broadcast, promoted)."""
-    _check_tensor("addcmul", input)
-    _check_tensor("addcmul", tensor1, "tensor1", 2)
-    _check_tensor("addcmul", tensor2, "tensor2", 3)
-    dt = _require("addcmul_cpu_out", "iuf", input, tensor1, tensor2)
-    return _addcmul(input, tensor1, tensor2, _checked(value, dt))
-
-
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 / tensor2``; integer ``tensor1``/``tensor2`` are refused."""
-    _check_tensor("addcdiv", input)
-    _check_tensor("addcdiv", tensor1, "tensor1", 2)
-    _check_tensor("addcdiv", tensor2, "tensor2", 3)
-    if _integral(tensor1._data) and _integral(tensor2._data):
-        raise RuntimeError(_ADDCDIV_INTEGER)
-    return _addcdiv(input, tensor1, tensor2, value)
