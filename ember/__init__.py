@@ -151,7 +151,6 @@ from .ops.integer import *  # noqa: F403
 from .ops.legacy import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.nn import *  # noqa: F403
-from .ops.pointwise import *  # noqa: F403
 from .ops.reduction import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
