@@ -90,11 +90,13 @@ from ember.ops._exports import maximum as maximum
 from ember.ops._exports import minimum as minimum
 from ember.ops.arithmetic import mul as mul
 from ember.ops.arithmetic import mul as multiply
+from ember.ops.gamma import mvlgamma as mvlgamma
 from ember.ops.unary import nan_to_num as nan_to_num
 from ember.ops.comparison import ne as ne
 from ember.ops.arithmetic import neg as neg
 from ember.ops.arithmetic import neg as negative
 from ember.ops.comparison import not_equal as not_equal
+from ember.ops.gamma import polygamma as polygamma
 from ember.ops.arithmetic import positive as positive
 from ember.ops.binary_math import pow as pow
 from ember.ops.unary import rad2deg as rad2deg
@@ -210,11 +212,13 @@ __all__ = [
     'minimum',
     'mul',
     'multiply',
+    'mvlgamma',
     'nan_to_num',
     'ne',
     'neg',
     'negative',
     'not_equal',
+    'polygamma',
     'positive',
     'pow',
     'rad2deg',
