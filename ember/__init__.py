@@ -146,7 +146,6 @@ from .ops.complex import complex, polar
 from .ops.complex_views import *  # noqa: F403
 from .ops.histogram import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
-from .ops.integer import *  # noqa: F403
 from .ops.legacy import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.nn import *  # noqa: F403

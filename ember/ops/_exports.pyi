@@ -57,6 +57,7 @@ from ember.ops._exports import fmax as fmax
 from ember.ops._exports import fmin as fmin
 from ember.ops.arithmetic import fmod as fmod
 from ember.ops.unary import frac as frac
+from ember.ops._exports import gcd as gcd
 from ember.ops.comparison import ge as ge
 from ember.ops.comparison import greater as greater
 from ember.ops.comparison import greater_equal as greater_equal
@@ -69,6 +70,8 @@ from ember.ops.unary import isinf as isinf
 from ember.ops.unary import isnan as isnan
 from ember.ops.unary import isneginf as isneginf
 from ember.ops.unary import isposinf as isposinf
+from ember.ops.integer import isreal as isreal
+from ember.ops._exports import lcm as lcm
 from ember.ops.comparison import le as le
 from ember.ops.selection import lerp as lerp
 from ember.ops.comparison import less as less
@@ -179,6 +182,7 @@ __all__ = [
     'fmin',
     'fmod',
     'frac',
+    'gcd',
     'ge',
     'greater',
     'greater_equal',
@@ -191,6 +195,8 @@ __all__ = [
     'isnan',
     'isneginf',
     'isposinf',
+    'isreal',
+    'lcm',
     'le',
     'lerp',
     'less',
