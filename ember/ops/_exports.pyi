@@ -123,6 +123,8 @@ from ember.ops.unary import tan as tan
 from ember.ops.unary import tanh as tanh
 from ember.ops.arithmetic import div as true_divide
 from ember.ops.unary import trunc as trunc
+from ember.ops.complex_views import view_as_complex as view_as_complex
+from ember.ops.complex_views import view_as_real as view_as_real
 from ember.ops.selection import where as where
 from ember.ops.binary_math import xlogy as xlogy
 
@@ -248,6 +250,8 @@ __all__ = [
     'tanh',
     'true_divide',
     'trunc',
+    'view_as_complex',
+    'view_as_real',
     'where',
     'xlogy',
 ]
