@@ -143,7 +143,6 @@ from .autograd.grad_mode import (
 from .func import vmap  # torch.vmap is torch.func.vmap
 from .ops._exports import *  # noqa: F403  (the op functions declared public: ops/_surface.py)
 from .ops.complex import complex, polar
-from .ops.histogram import *  # noqa: F403
 from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
 from .ops.legacy import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403

@@ -63,6 +63,7 @@ from ember.ops.comparison import greater as greater
 from ember.ops.comparison import greater_equal as greater_equal
 from ember.ops.comparison import gt as gt
 from ember.ops.binary_math import heaviside as heaviside
+from ember.ops.histogram import histogram as histogram
 from ember.ops.binary_math import hypot as hypot
 from ember.ops.comparison import isclose as isclose
 from ember.ops.unary import isfinite as isfinite
@@ -190,6 +191,7 @@ __all__ = [
     'greater_equal',
     'gt',
     'heaviside',
+    'histogram',
     'hypot',
     'isclose',
     'isfinite',
