@@ -123,17 +123,16 @@ gt = _elementwise("gt", _gt, "gt_cpu", "biuf", False)
 greater = _elementwise("greater", _gt, "gt_cpu", "biuf", False)
 ge = _elementwise("ge", _ge, "ge_cpu", "biuf", False)
 greater_equal = _elementwise("greater_equal", _ge, "ge_cpu", "biuf", False)
-# (their in-place forms check the result's dtype first: ``_result_checked``)
 bitwise_and = _elementwise("bitwise_and", _bitwise_and, "bitwise_and_cpu", "biu", True,
-                           _result_checked)
+                           inplace=_result_checked)
 bitwise_or = _elementwise("bitwise_or", _bitwise_or, "bitwise_or_cpu", "biu", True,
-                          _result_checked)
+                          inplace=_result_checked)
 bitwise_xor = _elementwise("bitwise_xor", _bitwise_xor, "bitwise_xor_cpu", "biu", True,
-                           _result_checked)
+                           inplace=_result_checked)
 bitwise_left_shift = _elementwise("bitwise_left_shift", _lshift, "lshift_cpu", "iu", True,
-                                  _result_checked)
+                                  inplace=_result_checked)
 bitwise_right_shift = _elementwise("bitwise_right_shift", _rshift, "rshift_cpu", "iu", True,
-                                   _result_checked)
+                                   inplace=_result_checked)
 
 
 @public(inplace=True)
