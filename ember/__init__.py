@@ -144,11 +144,6 @@ from .autograd.grad_mode import (
 )
 from .func import vmap  # torch.vmap is torch.func.vmap
 from .ops._exports import *  # noqa: F403  (the op functions declared public: ops/_surface.py)
-from .ops.complex_views import *  # noqa: F403
-from .ops.gamma import *  # noqa: F403
-from .ops.histogram import *  # noqa: F403
-from .ops.integer import *  # noqa: F403
-from .ops.pointwise import *  # noqa: F403
 from .ops.reduction import return_types  # torch.return_types (no op: the result classes)
 from .serialization import load, save
 
