@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 import numpy as np
 
 from . import _autograd_state, _device, _dispatch, _dtypes, _errors, _memory_format, _xp
-from ._autograd_state import NO_ACCUMULATOR, note_write
+from ._autograd_state import NO_ACCUMULATOR, _RemovableHandle, note_write
 from ._printing import tensor_repr
 
 __all__ = ["Tensor", "Size", "layout", "strided"]
@@ -28,7 +28,7 @@ if TYPE_CHECKING:  # the methods bound at import, declared by tools/tensor_stub.
     from ._memory_format import memory_format as MemoryFormat
     from ._tensor_stub import TensorMethods as _BoundMethods
     from ._typing import DeviceLike, Number
-    from .autograd.graph import Node, _RemovableHandle
+    from .autograd.graph import Node
 else:
     _BoundMethods = object
 
@@ -424,7 +424,6 @@ class Tensor(_BoundMethods):
         return self._add_hook(_PostAccumulateGradHook(hook))
 
     def _add_hook(self, hook, retain=False):
-        from .autograd.graph import _RemovableHandle  # lazy: autograd builds on Tensor
         if self._base is not None:
             _fresh(self)
         if self._grad_fn is None:

@@ -23,7 +23,10 @@ import threading
 import weakref
 
 from .. import _errors
-from .._autograd_state import NO_ACCUMULATOR  # noqa: F401  (views and tensors mark with it)
+from .._autograd_state import (
+    NO_ACCUMULATOR,  # noqa: F401  (views and tensors mark with it)
+    _RemovableHandle,
+)
 from . import anomaly_mode
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_multi_grad_hook",
@@ -78,17 +81,6 @@ class Node:
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {id(self):#x}>"
-
-
-class _RemovableHandle:
-    __slots__ = ("_list", "_fn")
-
-    def __init__(self, lst, fn):
-        self._list, self._fn = lst, fn
-
-    def remove(self):
-        if self._fn in self._list:
-            self._list.remove(self._fn)
 
 
 def hook_result(hook, result, original):
@@ -208,6 +200,21 @@ def new_sequence_nr():
     return next(sequence)
 
 
+def walk(roots):
+    """Every node reachable from the ``roots`` edges, depth first (inputs in order), iteratively."""
+    seen, order = set(), []
+    stack = [fn for fn, _ in reversed(roots)]
+    while stack:
+        fn = stack.pop()
+        if fn in seen:
+            continue
+        seen.add(fn)
+        order.append(fn)
+        stack.extend(child for child, _ in reversed(fn.next_functions)
+                     if child is not None and child not in seen)
+    return order
+
+
 class GraphTask:
     """One running backward, as hooks see it: which nodes it will execute.
 
@@ -228,7 +235,6 @@ class GraphTask:
         if self.runs is not None:
             return node in self.runs or node in self.targets
         if self._reachable is None:
-            from ._walk import walk  # lazy: _walk.py builds on this module
             self._reachable = set(walk(self.roots))
         return node in self._reachable
 
