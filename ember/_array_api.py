@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 
 from . import _creation, _dtypes, _xp
+from ._upcalls import upcalls
 
 
 def __getattr__(name):
@@ -100,3 +101,6 @@ def zeros_like(x, dtype=None, device=None):
 def _dt(dtype):
     return dtype if isinstance(dtype, _dtypes.dtype) or dtype is None else \
         _dtypes.from_numpy_dtype(dtype)
+
+
+upcalls.array_namespace = sys.modules[__name__]  # what Tensor.__array_namespace__ returns

@@ -13,6 +13,7 @@ import warnings
 from .. import _device, _dispatch, _errors, _xp
 from .._creation import zeros_like
 from .._tensor import Tensor
+from .._upcalls import install
 from .engine import _accumulate, run_backward
 from .graph import gradient_edge
 
@@ -63,6 +64,7 @@ def _seed_grads(tensors, grads, create_graph):
     return out
 
 
+@install
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulate the gradients of ``tensors`` into the ``.grad`` of the graph's leaves.

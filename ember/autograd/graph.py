@@ -27,6 +27,7 @@ from .._autograd_state import (
     NO_ACCUMULATOR,  # noqa: F401  (views and tensors mark with it)
     _RemovableHandle,
 )
+from .._upcalls import upcalls
 from . import anomaly_mode
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_multi_grad_hook",
@@ -146,8 +147,7 @@ def new_node(cls, next_functions):
 def gradient_edge(tensor):
     """The ``(node, input_nr)`` edge a tensor's gradient flows into (None for no grad)."""
     if tensor._base is not None and tensor._vc[0] != tensor._vv:
-        from .views import fresh  # lazy: views.py builds on this module
-        fresh(tensor)
+        upcalls.fresh(tensor)  # (views.py, built on this module, fills it)
     if not tensor._rg:
         return (None, 0)
     fn = tensor._grad_fn
@@ -164,8 +164,7 @@ def check_version(tensor, saved_version, type_name=None, saved_by=None):
                 "CUDABoolType" if tensor.is_cuda else "CPUBoolType")
         fn = tensor._grad_fn
         if tensor._base is not None:  # a view names its history as made anew (AsStrided);
-            from .views import fresh  # lazy: views.py builds on this module
-            fresh(tensor)
+            upcalls.fresh(tensor)
             fn = tensor._grad_fn
         message = modified_error(type_name, tensor.shape, fn, tensor._output_nr, now,
                                  saved_version)
