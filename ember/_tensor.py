@@ -2,7 +2,10 @@
 
 The class holds the mechanics — metadata, conversions, Python protocols, in-place writes and
 view bookkeeping. The math lives in ``ember/ops/``; functions such as ``ember.exp`` are bound
-as methods in ``ember/_tensor_methods.py``, so ``x.exp()`` and ``ember.exp(x)`` are one function.
+as methods in ``ember/_tensor_methods.py``, so ``x.exp()`` and ``ember.exp(x)`` are one function
+(the operators too, indexing included). This module imports neither autograd nor the ops: the
+few methods that are their work (``backward``, the history of a view written in place...)
+call them through ``ember/_upcalls.py``, whose slots those layers fill when imported.
 """
 from __future__ import annotations
 
@@ -626,14 +629,6 @@ class Tensor(_BoundMethods):
             if self._retains_grad:
                 _move_retain_hook(old, self._grad_fn)
         return self
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        from .ops import indexing  # lazy: ops build on Tensor
-        indexing.setitem(self, key, value)
-
-    def __getitem__(self, key: Any) -> Tensor:
-        from .ops import indexing  # lazy: ops build on Tensor
-        return indexing.getitem(self, key)
 
 
 class _TensorHook:

@@ -246,6 +246,8 @@ Tensor.__pos__ = pointwise.positive
 Tensor.__hash__ = lambda self: id(self)
 Tensor.__invert__ = pointwise._invert
 Tensor.__abs__ = pointwise.abs
+Tensor.__getitem__ = indexing.getitem
+Tensor.__setitem__ = indexing.setitem
 
 # ------------------------------------------------------------------ conversions
 

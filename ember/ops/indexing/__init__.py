@@ -29,7 +29,7 @@ from .reading import (
     take,
     take_along_dim,
 )
-from .reading import getitem as getitem  # (Tensor.__getitem__ and __setitem__ call these
+from .reading import getitem as getitem  # (Tensor.__getitem__ and __setitem__: _tensor_methods
 from .scattering import scatter, scatter_add, scatter_reduce
 from .writing import (
     index_add,
@@ -40,7 +40,7 @@ from .writing import (
     masked_scatter,
     put,
 )
-from .writing import setitem as setitem  # two through the package)
+from .writing import setitem as setitem  # binds these two, through the package)
 
 # --------------------------------------------------------------------------- the family's surface
 __all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim",
