@@ -287,8 +287,7 @@ def where(condition, input=None, other=None):
     together, and ``input``/``other`` may be Python numbers. ``where(condition)`` alone is
     ``nonzero(condition, as_tuple=True)``."""
     if input is None and other is None:
-        from .indexing import nonzero  # lazy: indexing's imports reach reduction, which uses where
-        return nonzero(condition, as_tuple=True)
+        return condition.nonzero(as_tuple=True)  # (ops/indexing's)
     _check_tensor("where", condition, "condition", 1)
     if condition.dtype is not _dtypes.bool:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
