@@ -16,15 +16,14 @@ from ._upcalls import upcalls
 
 def __getattr__(name):
     """Array-API spellings from the op families, else ember's function of the same name."""
-    from ._tensor_methods import FAMILIES  # lazy: the op families build on this namespace
+    import ember  # lazy: the package and its op families build on this namespace
     fn = None
-    for family in FAMILIES:
+    for family in ember._tensor_methods.FAMILIES:
         fn = fn or getattr(family, "ARRAY_API", {}).get(name)
     extra = _xp.EXTRAS.get(name)
     if fn is None and extra is not None:
         fn = extra[1]
     if fn is None:
-        import ember  # lazy: the package imports the op families, which build on this
         fn = getattr(ember, name, None)
     if not callable(fn):
         raise AttributeError(f"ember's array namespace has no attribute {name!r}")
