@@ -23,7 +23,7 @@ family's surface (``ember/ops/__init__.py``) from the files.
 """
 from __future__ import annotations
 
-from ._common import _cpp, _LinAlgError  # noqa: F401  (importers: nn.functional, ember.linalg)
+from ._common import _LinAlgError  # noqa: F401  (importers: ember.linalg)
 from .addmm import _in_place, addbmm, addmm, addmv, addr, baddbmm
 from .decompositions import (  # noqa: F401
     linalg_cholesky,
