@@ -257,12 +257,8 @@ class Tensor(_BoundMethods):
         data = self._data
         if data.size:
             st = tuple(s // data.itemsize for s in data.strides)
-        else:  # NumPy gives empty arrays zero strides; PyTorch the contiguous ones (sizes >= 1)
-            st, step = [], 1
-            for n in reversed(data.shape):
-                st.insert(0, step)
-                step *= max(n, 1)
-            st = tuple(st)
+        else:  # NumPy gives empty arrays zero strides; PyTorch the contiguous ones
+            st = _memory_format.contiguous_strides(data.shape)
         return st if dim is None else st[_wrap_dim(dim, data.ndim, False)]
 
     def data_ptr(self) -> int:
