@@ -141,7 +141,7 @@ from .autograd.grad_mode import (
     set_grad_enabled,
 )
 from .func import vmap  # torch.vmap is torch.func.vmap
-from .ops.complex import complex, polar
+from .ops._exports import *  # noqa: F403  (the op functions declared public: ops/_surface.py)
 from .ops.complex_views import *  # noqa: F403
 from .ops.gamma import *  # noqa: F403
 from .ops.histogram import *  # noqa: F403
@@ -154,7 +154,6 @@ from .ops.pointwise import *  # noqa: F403
 from .ops.reduction import *  # noqa: F403
 from .ops.shape import *  # noqa: F403
 from .ops.sorting import *  # noqa: F403
-from .ops.unary import *  # noqa: F403
 from .serialization import load, save
 
 _tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for keepdim=

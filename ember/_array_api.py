@@ -12,12 +12,13 @@ import sys
 
 from . import _creation, _dtypes, _xp
 from ._upcalls import upcalls
+from .ops import _surface
 
 
 def __getattr__(name):
     """Array-API spellings from the op families, else ember's function of the same name."""
     import ember  # lazy: the package and its op families build on this namespace
-    fn = None
+    fn = _surface.ARRAY_API.get(name)
     for family in ember._tensor_methods.FAMILIES:
         fn = fn or getattr(family, "ARRAY_API", {}).get(name)
     extra = _xp.EXTRAS.get(name)

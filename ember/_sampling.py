@@ -44,7 +44,7 @@ def _sample_op(name, n_in, overload=0):
     with respect to each of its ``n_in`` tensor inputs is zero."""
     forward = {1: lambda xp, a, values: values,
                2: lambda xp, a, b, values: values}[n_in]
-    op = defop(name, n_in=n_in, overload=overload, jvp="transpose")(forward)
+    op = defop(name, n_in=n_in, overload=overload, jvp="transpose", batch="loop")(forward)
     return op.defvjp(*[_zero] * n_in)
 
 

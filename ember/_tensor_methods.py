@@ -18,6 +18,8 @@ from ._random_signatures import invalid
 from ._tensor import Tensor, _dtype_word
 from .cuda.streams import Stream
 from .ops import (
+    _surface,
+    complex,
     complex_views,
     gamma,
     histogram,
@@ -36,7 +38,7 @@ from .ops.indexing.writing import _copy
 from .ops.registry import defop
 
 FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn,
-            gamma, legacy, histogram, complex_views, integer)
+            gamma, legacy, histogram, complex_views, integer, complex)
 
 
 def _make_inplace(fn):
@@ -113,18 +115,35 @@ def numpy_keywords(fn):
 def add_numpy_keywords(namespace):
     """Give the public functions in ``namespace`` (``ember``'s) NumPy's keyword names."""
     for family in FAMILIES:
-        for name in family.__all__:
+        for name in getattr(family, "__all__", ()):
             if name not in _PYTHON_FUNCTIONS and namespace.get(name) is getattr(family, name):
                 namespace[name] = numpy_keywords(namespace[name])
+    for name, fn in _surface.FUNCTIONS.items():
+        if name not in _PYTHON_FUNCTIONS and namespace.get(name) is fn:
+            namespace[name] = numpy_keywords(fn)
 
 
-for _family in FAMILIES:
+for _family in FAMILIES:  # (the families that still list their surface by hand)
     _methods = {name: fn if name in _PYTHON_METHODS else numpy_keywords(fn)
-                for name, fn in _family.METHODS.items()}
+                for name, fn in getattr(_family, "METHODS", {}).items()}
     for _name, _fn in _methods.items():
         setattr(Tensor, _name, _fn)
-    for _name in _family.INPLACE:
+    for _name in getattr(_family, "INPLACE", ()):
         setattr(Tensor, _name + "_", _make_inplace(_methods[_name]))
+
+
+def _bind_declared():
+    """Bind what the op families declared (``ops/_surface.py``): each method, and its
+    in-place form — the generic one, or the one its declaration makes."""
+    for name, fn in _surface.METHODS.items():
+        setattr(Tensor, name, fn if name in _PYTHON_METHODS else numpy_keywords(fn))
+    for name, how in _surface.INPLACE.items():
+        method = getattr(Tensor, name)
+        setattr(Tensor, name + "_", _make_inplace(method) if how is True else
+                how(_surface.METHODS[name], name + "_"))
+
+
+_bind_declared()
 
 
 def _fill_(self, value):
@@ -279,7 +298,7 @@ def _to(self, *args, **kwargs):
     return out
 
 
-@defop("to_copy", n_in=1, jvp="linear")
+@defop("to_copy", n_in=1, jvp="linear", batch="pointwise")
 def _to_layout(xp, input, fmt):
     return _memory_format.relayout(input, fmt)
 
@@ -291,7 +310,7 @@ def _move(t, dev):
     return _to_device(t, dev, t.device)
 
 
-@defop("to_copy", n_in=1, jvp="linear")
+@defop("to_copy", n_in=1, jvp="linear", batch="pointwise")
 def _to_device(xp, input, device, source):
     return _device.move(input, device)
 
@@ -376,7 +395,8 @@ Tensor.new_tensor = _new_tensor
 
 
 def _random_op(name, overload=0):
-    op = defop(name, n_in=1, overload=overload, jvp="transpose")(lambda xp, input, values: values)
+    op = defop(name, n_in=1, overload=overload, jvp="transpose",
+               batch="loop")(lambda xp, input, values: values)
     return op.defvjp(lambda xp, g, ans, input, values: xp.zeros_like(g))
 
 

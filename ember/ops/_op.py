@@ -24,6 +24,7 @@ from ..autograd.node import (
     _pack,
 )
 from ..autograd.views import fresh
+from . import _surface
 from . import autocast as _amp
 from . import reduced as _reduced
 from ._jvp import _transposed_vjp, jvp
@@ -72,10 +73,15 @@ class Op:
     # ``()`` for mul and div, whose kernels read it unrounded; a parameter's index where the
     # number is an operand the forward takes as a parameter (``rsub``'s ``other``).
     scalar_operands = None
+    # Where the op's public function goes (``defop``'s arguments; ``_surface.py``).
+    method = True
+    inplace = False
+    aliases = ()
 
     def __init__(self, name, forward, n_in, promote, overload, nout=1, variadic=None, jvp=None,
-                 holomorphic=True):
+                 holomorphic=True, batch=None):
         self.name = self.__name__ = name
+        self.batch = batch  # the batching rule under vmap (``batching.py``): a kind or a function
         self.holomorphic = holomorphic  # see OpNode.apply: complex gradients
         self.__doc__ = forward.__doc__
         self.forward = forward
@@ -144,6 +150,12 @@ class Op:
 
     jvp = jvp
     _transposed_vjp = _transposed_vjp
+
+    def public(self, fn: _surface._F) -> _surface._F:
+        """Declare ``fn`` (the decorated function, written under the op) the op's public
+        function, where ``defop``'s ``method``, ``inplace`` and ``aliases`` say."""
+        return _surface.public(fn, method=self.method, inplace=self.inplace,
+                               aliases=self.aliases)
 
     def __repr__(self):
         return f"<ember op {self.name}>"

@@ -32,7 +32,7 @@ from .registry import defop
 # --------------------------------------------------------------------------- arithmetic
 
 
-@defop("add", n_in=2, promote=True, jvp="linear")
+@defop("add", n_in=2, promote=True, jvp="linear", batch="pointwise")
 def _add(xp, input, other, alpha):
     return xp.add(input, other) if alpha == 1 else xp.add(input, other * alpha)
 
@@ -41,7 +41,7 @@ _add.defvjp(lambda xp, g, ans, input, other, alpha: g,
             lambda xp, g, ans, input, other, alpha: g if alpha == 1 else g * alpha)
 
 
-@defop("sub", n_in=2, promote=True, jvp="linear")
+@defop("sub", n_in=2, promote=True, jvp="linear", batch="pointwise")
 def _sub(xp, input, other, alpha):
     return xp.subtract(input, other) if alpha == 1 else xp.subtract(input, other * alpha)
 
@@ -50,7 +50,7 @@ _sub.defvjp(lambda xp, g, ans, input, other, alpha: g,
             lambda xp, g, ans, input, other, alpha: -g if alpha == 1 else -g * alpha)
 
 
-@defop("rsub", n_in=1, promote=True, overload=1, jvp="elementwise")
+@defop("rsub", n_in=1, promote=True, overload=1, jvp="elementwise", batch="pointwise")
 def _rsub(xp, input, other, alpha):
     return xp.subtract(other, input if alpha == 1 else input * alpha)
 
@@ -59,7 +59,7 @@ _rsub.defvjp(lambda xp, g, ans, input, other, alpha: -g if alpha == 1 else -g * 
 _rsub.scalar_operands = (1, 2)  # ``other`` and ``alpha``, rounded (see below)
 
 
-@defop("rsub", n_in=2, promote=True, jvp="linear")
+@defop("rsub", n_in=2, promote=True, jvp="linear", batch="pointwise")
 def _rsub_tensor(xp, input, other, alpha):
     """``torch.rsub(input, other)`` of two tensors: ``other - alpha * input``."""
     return xp.subtract(other, input if alpha == 1 else input * alpha)
@@ -69,7 +69,7 @@ _rsub_tensor.defvjp(lambda xp, g, ans, input, other, alpha: -g if alpha == 1 els
                     lambda xp, g, ans, input, other, alpha: g)
 
 
-@defop("mul", promote=True, jvp="elementwise")
+@defop("mul", promote=True, jvp="elementwise", batch="pointwise")
 def _mul(xp, input, other):
     return xp.multiply(input, other)
 
@@ -78,7 +78,7 @@ _mul.defvjp(lambda xp, g, ans, input, other: g * other,
             lambda xp, g, ans, input, other: g * input)
 
 
-@defop("div", promote="float", jvp="elementwise")
+@defop("div", promote="float", jvp="elementwise", batch="pointwise")
 def _div(xp, input, other):
     return xp.true_divide(input, other)
 
@@ -92,7 +92,7 @@ _add.scalar_operands = _sub.scalar_operands = _rsub_tensor.scalar_operands = (0,
 _mul.scalar_operands = _div.scalar_operands = ()
 
 
-@defop("div", n_in=2, promote=True, overload=2, jvp="elementwise")
+@defop("div", n_in=2, promote=True, overload=2, jvp="elementwise", batch="pointwise")
 def _rounding_div(xp, input, other, mode):
     """Division rounded toward zero ('trunc') or down ('floor'); piecewise constant."""
     if mode == "floor":
@@ -132,7 +132,7 @@ def _floor_divide_raw(xp, input, other):
     return xp.where(other == 0, quotient, out)
 
 
-@defop("neg", jvp="linear")
+@defop("neg", jvp="linear", batch="pointwise")
 def _neg(xp, input):
     return xp.negative(input)
 
@@ -140,7 +140,7 @@ def _neg(xp, input):
 _neg.defvjp(lambda xp, g, ans, input: -g)
 
 
-@defop("reciprocal", promote="float", jvp="elementwise")
+@defop("reciprocal", promote="float", jvp="elementwise", batch="pointwise")
 def _reciprocal(xp, input):
     return xp.reciprocal(input)
 
@@ -155,7 +155,7 @@ def _sign_raw(xp, x):
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
-@defop("abs", jvp="elementwise")
+@defop("abs", jvp="elementwise", batch="pointwise")
 def _abs(xp, input):
     return xp.abs(input)
 
@@ -163,7 +163,7 @@ def _abs(xp, input):
 _abs.defvjp(lambda xp, g, ans, input: g * xp.sgn(input))  # 0 at 0: PyTorch's subgradient
 
 
-@defop("sign", jvp="elementwise")
+@defop("sign", jvp="elementwise", batch="pointwise")
 def _sign(xp, input):
     return _sign_raw(xp, input)
 
@@ -171,7 +171,8 @@ def _sign(xp, input):
 _sign.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
 
 
-@defop("sgn", jvp="elementwise", holomorphic=False)  # its rule is in PyTorch's convention
+@defop("sgn", jvp="elementwise", holomorphic=False,
+       batch="pointwise")  # its rule is in PyTorch's convention
 def _sgn(xp, input):
     """``input / |input|`` (0 at 0) for complex inputs, ``sign`` for real ones."""
     if input.dtype.kind != "c":
@@ -198,7 +199,7 @@ def _fmod_raw(xp, input, other):
     return xp.fmod(input, other)
 
 
-@defop("fmod", n_in=1, jvp="elementwise")
+@defop("fmod", n_in=1, jvp="elementwise", batch="pointwise")
 def _fmod_scalar(xp, input, other):
     return _fmod_raw(xp, input, other)
 
@@ -206,7 +207,7 @@ def _fmod_scalar(xp, input, other):
 _fmod_scalar.defvjp(lambda xp, g, ans, input, other: g)
 
 
-@defop("fmod", promote=True, overload=1, jvp="elementwise")
+@defop("fmod", promote=True, overload=1, jvp="elementwise", batch="pointwise")
 def _fmod(xp, input, other):
     return _fmod_raw(xp, input, other)
 
@@ -224,7 +225,7 @@ def _remainder_raw(xp, input, other):
     return xp.where((r != 0) & ((r < 0) != (other < 0)), r + other, r)
 
 
-@defop("remainder", n_in=1, jvp="elementwise")
+@defop("remainder", n_in=1, jvp="elementwise", batch="pointwise")
 def _remainder_scalar(xp, input, other):
     return _remainder_raw(xp, input, other)
 
@@ -232,7 +233,7 @@ def _remainder_scalar(xp, input, other):
 _remainder_scalar.defvjp(lambda xp, g, ans, input, other: g)
 
 
-@defop("remainder", promote=True, overload=1, jvp="elementwise")
+@defop("remainder", promote=True, overload=1, jvp="elementwise", batch="pointwise")
 def _remainder(xp, input, other):
     return _remainder_raw(xp, input, other)
 
@@ -241,9 +242,10 @@ _remainder.defvjp(lambda xp, g, ans, input, other: g,
                   lambda xp, g, ans, input, other: -g * xp.floor_divide(input, other))
 
 # Ops that PyTorch records with a NotImplemented node (see ``_underivable``).
-_remainder_scalar_self = defop("remainder", promote=True, overload=2, jvp="elementwise")(
+_remainder_scalar_self = defop("remainder", promote=True, overload=2, jvp="elementwise",
+                               batch="pointwise")(
     _remainder.forward)
-_floor_divide = defop("floor_divide", promote=True)(
+_floor_divide = defop("floor_divide", promote=True, batch="pointwise")(
     lambda xp, input, other: _floor_divide_raw(xp, input, other))
 
 
@@ -304,7 +306,7 @@ def rsub(input, other, *, alpha=1):
 # smoothing, trapezoid, ...).
 
 
-@defop("mul", n_in=1, overload=1, jvp="elementwise")
+@defop("mul", n_in=1, overload=1, jvp="elementwise", batch="pointwise")
 def _mul_scalar(xp, input, other):
     return xp.multiply(input, other)
 
@@ -312,7 +314,7 @@ def _mul_scalar(xp, input, other):
 _mul_scalar.defvjp(lambda xp, g, ans, input, other: g * other)
 
 
-@defop("div", n_in=1, overload=1, jvp="elementwise")
+@defop("div", n_in=1, overload=1, jvp="elementwise", batch="pointwise")
 def _div_scalar(xp, input, other):
     return xp.divide(input, other)
 
@@ -320,7 +322,7 @@ def _div_scalar(xp, input, other):
 _div_scalar.defvjp(lambda xp, g, ans, input, other: g / other)
 
 
-@defop("add", n_in=1, overload=1, jvp="elementwise")
+@defop("add", n_in=1, overload=1, jvp="elementwise", batch="pointwise")
 def _add_scalar(xp, input, other):
     return xp.add(input, other)
 

@@ -7,32 +7,35 @@ whose remaining dims are the sample that ``f`` sees: ``shape``, ``dim()``, ``num
 printing report the sample; the data underneath is the whole batch.
 
 An op called with a batched argument (the vmap interposer, ``_dispatch.py``, asks :func:`call`) runs
-once on the physical tensors, by the *batching rule* of its family:
+once on the physical tensors, by the *batching rule* its declaration names
+(``defop(..., batch=...)``), one of the kinds here or a function written beside the op:
 
-- pointwise ops: the batched inputs are lined up (a size-1 dim for a level an input does not
+- ``"pointwise"``: the batched inputs are lined up (a size-1 dim for a level an input does not
   vary over, size-1 dims where its sample has fewer dims), so broadcasting does the rest;
-- ops with dim, shape or index parameters (reductions, softmax, views, permutes, slicing,
-  sorting, ...): the parameters are moved past the batch dims (``dim=0`` becomes ``dim=1``,
-  shape ``(3, 4)`` becomes ``(B, 3, 4)``, index ``[i]`` becomes ``[:, i]``);
-- the matmul family: ``matmul`` broadcasts over leading dims, so batched operands are lined up
-  and multiplied once; ``cat``/``stack`` expand every input to the batch and shift ``dim``;
-- losses and the nn layers that take a batch of their own (pooling, convolution with an
-  unbatched weight, group norm, batch norm in eval mode) fold the vmap batch into theirs; a
-  convolution with a weight per sample is one grouped convolution; layer_norm moves its
-  normalized axes.
+- ``"moved"`` (or :func:`moved` with what the op's parameters mean beyond their names): dim,
+  shape and index parameters moved past the batch dims (``dim=0`` becomes ``dim=1``, shape
+  ``(3, 4)`` becomes ``(B, 3, 4)``, index ``[i]`` becomes ``[:, i]``): reductions, softmax,
+  views, slicing, sorting, ...; :func:`whole` for reductions of the whole sample;
+- ``"unchanged"``: ops that already map over leading dims (``tril``, the decompositions);
+- ``"matmul"``: the matmul family, one broadcasting ``matmul`` of the lined-up operands;
+- ``"fold"``: nn layers with a batch of their own (pooling, group norm) fold the vmap batch
+  into theirs; ``"loss"``: pointwise losses, elementwise then each sample's mean or sum;
+- a function ``rule(op, args, levels)`` beside the op, built from the helpers here
+  (:func:`physical`, :func:`wrap`, :func:`single`, :func:`shift`, ...): ``cat``/``stack``,
+  ``t``, ``copy``/``fill``, ``cross``, ``dist``, convolution (a weight per sample is one
+  grouped convolution), layer norm, batch norm;
+- ``"loop"``, the explicit opt-in to :func:`loop`: the op runs on each sample and the results
+  are stacked — correct for every op, one call per sample; ``fallbacks`` counts them per op.
+  Indexing writes (``index_put_``, ``scatter*``, ``index_add/copy/fill``, ``put``, ``take``,
+  ``masked_scatter``), ``solve``, padding and upsampling, and the backward ops (reached by
+  double backward) loop; so do the kinds above where they say (a batched argument past the
+  first for :func:`single` rules, dim arguments of 0-d samples, batch norm in training).
 
+An op that declares no rule refuses under vmap (the tests check that every op declares one).
 Functions that read a tensor argument as raw data (an index, a mask, a target) are decorated
 with :func:`per_sample`, and have a rule of their own where it matters: ``x[i]`` with per-sample
 index tensors (``indexing.reading._getitem_batched``: the batch dims indexed by aranges), ``where``,
 ``masked_fill``, ``nll_loss``, ``embedding``.
-
-Anything else falls back to a loop (:func:`loop`): the op runs on each sample and the results
-are stacked — correct for every op, one call per sample. ``fallbacks`` counts them per op. The
-loop runs: indexing writes (``index_put_``, ``scatter*``, ``index_add/copy/fill``, ``put``,
-``take``, ``masked_scatter``), ``solve``/``solve_triangular``, masks that differ per sample,
-dim arguments of 0-d samples, batch norm in training mode, weights per sample of transposed
-convolution, group and batch norm, and of embedding with padding_idx, max_norm or
-scale_grad_by_freq.
 
 The rules call ordinary ops on the physical tensors, so autograd records the batched
 computation itself: backward needs no batched derivative rules. ``func.grad`` inside ``vmap``
@@ -108,7 +111,8 @@ class BatchedTensor(Tensor):
         if memory_format is not None and memory_format is not _memory_format.contiguous_format:
             raise RuntimeError("NYI: querying is_contiguous inside of vmap for memory_format "
                                "other than torch.contiguous_format")
-        return self._value.stride()[len(self._levels):] == _contiguous_strides(self.shape)
+        strides = self._value.stride()[len(self._levels):]
+        return strides == _memory_format.contiguous_strides(self.shape)
 
     # ------------------------------------------------------------------ no values per sample
     def item(self):
@@ -199,14 +203,6 @@ BatchedTensor._fw = property(_get_tangent, _set_tangent)
 for _name in ("_data", "_rg", "_grad_fn", "_grad", "_vc", "_output_nr", "_base", "_view_fn",
               "_creation_meta", "_acc", "_hooks", "_retains_grad", "_vv"):
     setattr(BatchedTensor, _name, _forward(_name))
-
-
-def _contiguous_strides(shape):
-    strides, step = [], 1
-    for n in reversed(shape):
-        strides.insert(0, step)
-        step *= max(n, 1)
-    return tuple(strides)
 
 
 # ---------------------------------------------------------------------------- levels
@@ -410,15 +406,20 @@ def random_batch():
     return tuple(lv for lv, _ in levels), tuple(size for _, size in levels)
 
 
-# ---------------------------------------------------------------------------- the rules
+# ---------------------------------------------------------------------------- the kinds
+# Each op declares its rule: ``defop(..., batch=<kind>)``, a kind below by name or a function
+# ``rule(op, args, levels)`` written beside the op (``convolution``, ``cat``, ``t``, ...) from
+# the helpers here. ``"loop"`` is the explicit opt-in to the per-sample loop.
 
-def _loop_rule(op, args, levels):
+def loop_rule(op, args, levels):
+    """``batch="loop"``: the op once per sample (:func:`loop`)."""
     return loop(op, args, levels=levels, name=op.name)
 
 
-def _pointwise(op, args, levels, like_first=False):
-    """Elementwise ops: batched inputs lined up so that broadcasting pairs the samples.
-    ``like_first``: the result has the first input's shape (copy, fill): it is expanded."""
+def pointwise(op, args, levels, like_first=False):
+    """``batch="pointwise"``, elementwise ops: batched inputs lined up so that broadcasting pairs
+    the samples. ``like_first``: the result has the first input's shape (copy, fill): it is
+    expanded."""
     n_in = op.n_in
     inputs = args[:n_in]
     rank = max((a.ndim for a in inputs if isinstance(a, Tensor)), default=0)
@@ -438,52 +439,88 @@ def _pointwise(op, args, levels, like_first=False):
     return wrap(op(*new), levels)
 
 
-def _like_first(op, args, levels):
-    if op.name == "fill":  # a 0-d fill value per sample: the value expanded over the input
-        input, value = args
-        shape = tuple(physical(input, levels, expand=True).shape)
-        return wrap(physical(value, levels, input.ndim).expand(shape).to(input.dtype), levels)
-    return _pointwise(op, args, levels, like_first=True)
-
-
-def _single(fn):
-    """A rule for ops whose only batched argument is the first input: ``fn(op, x, params, nb,
-    batch shape, levels)`` gets its physical tensor; other batched inputs loop."""
+def single(fn):
+    """A rule for ops whose only batched argument is the first input: ``fn(op, x, value, params,
+    nb, batch, levels)`` gets its physical tensor ``value``, the number ``nb`` of batch dims and
+    their sizes ``batch``; other batched inputs loop."""
     def rule(op, args, levels):
         x = args[0]
         if type(x) is not BatchedTensor or any(type(a) is BatchedTensor for a in args[1:]):
-            return _loop_rule(op, args, levels)
+            return loop_rule(op, args, levels)
         value = physical(x, levels)
         nb = len(levels)
         return fn(op, x, value, list(args[1:]), nb, tuple(value.shape[:nb]), levels)
     return rule
 
 
-def _shift(d, ndim, nb):
+def shift(d, ndim, nb):
+    """Dim ``d`` of a sample of ``ndim`` dims, as a dim of the physical tensor."""
     return _wrap_dim(d, ndim) + nb
 
 
-def _move_params(op, x, value, params, nb, batch, levels, extra=0):
+def flat(value, nb):
+    """The physical ``value`` with each sample flattened: ``(*batch, -1)``."""
+    return value.reshape(tuple(value.shape[:nb]) + (-1,))
+
+
+_DIM_NAMES = {"dim", "dims", "axis", "dim0", "dim1", "dim2"}
+
+
+def moved(*, new_dim=False, scalar_ok=False, rank_from=None, permutation=False,
+          dim_required=False, flat_without=None, advanced_index=False):
+    """``batch="moved"`` (``moved()``), ops with dim, shape or index parameters: the parameters
+    moved past the batch dims (``dim=0`` becomes ``dim=1``, shape ``(3, 4)`` becomes ``(B, 3,
+    4)``, index ``[i]`` becomes ``[:, i]``). What an op's parameters mean beyond their names it
+    declares:
+
+    - ``new_dim``: its dims count the result's dims, one more than the sample's
+      (``unsqueeze``, ``diag_embed``); ``scalar_ok``: a 0-d sample is fine (else it loops:
+      each op special-cases dim 0 of a 0-d tensor);
+    - ``rank_from``: the sample first gets leading size-1 dims up to this parameter's length
+      (``expand``'s shape, ``repeat``'s repeats, the shape a read broadcasts its input to);
+    - ``permutation``: ``dims`` is a whole permutation (``permute``): the batch dims lead it;
+    - ``dim_required``: without a ``dim`` it loops (``argmax`` of the flattened sample);
+    - ``flat_without``: without this parameter it runs on the flattened sample (``roll``);
+    - ``advanced_index``: NumPy's placement of separated advanced indices is undone (``x[i]``).
+    """
+    def rule(op, x, value, params, nb, batch, levels):
+        names = op.argnames[op.n_in:]
+        values = dict(zip(names, params))
+        if (dim_required and values.get("dim") is None) or (
+                x.ndim == 0 and not scalar_ok and set(names) & _DIM_NAMES):
+            return loop_rule(op, (x,) + tuple(params), levels)
+        if flat_without is not None and values[flat_without] is None:
+            k = names.index(flat_without)
+            return wrap(op(flat(value, nb), *params[:k], -1, *params[k + 1:]).reshape(
+                value.shape), levels)
+        if rank_from is not None:
+            value = physical(x, levels, rank=len(values[rank_from]))
+        return _move_params(op, x, value, params, nb, batch, levels, 1 if new_dim else 0,
+                            permutation, advanced_index)
+    return single(rule)
+
+
+def _move_params(op, x, value, params, nb, batch, levels, extra, permutation, advanced_index):
     """The op on the physical tensor, its dim/shape/index parameters moved past the batch."""
     ndim = x.ndim + extra
     names = op.argnames[op.n_in:]
     for k, (name, p) in enumerate(zip(names, params)):
         if name in ("dim", "dim0", "dim1", "dim2", "axis"):
             if isinstance(p, int):
-                params[k] = _shift(p, ndim, nb)
+                params[k] = shift(p, ndim, nb)
             elif isinstance(p, (tuple, list)):
-                params[k] = tuple(_shift(d, ndim, nb) for d in p)
+                params[k] = tuple(shift(d, ndim, nb) for d in p)
             elif p is None and name == "axis":
                 params[k] = tuple(range(nb, nb + x.ndim))
         elif name == "dims":
-            if op.name == "permute":
-                params[k] = tuple(range(nb)) + tuple(_shift(d, ndim, nb) for d in p)
+            if permutation:
+                params[k] = tuple(range(nb)) + tuple(shift(d, ndim, nb) for d in p)
             elif p is None:
                 params[k] = tuple(range(nb, nb + x.ndim))
             elif isinstance(p, int):
-                params[k] = _shift(p, ndim, nb)
+                params[k] = shift(p, ndim, nb)
             else:
-                params[k] = tuple(_shift(d, ndim, nb) for d in p)
+                params[k] = tuple(shift(d, ndim, nb) for d in p)
         elif name == "in_shape":  # the input's shape (for the backward)
             params[k] = tuple(value.shape)
         elif name in ("shape", "input_size") and isinstance(p, tuple):
@@ -495,7 +532,7 @@ def _move_params(op, x, value, params, nb, batch, levels, extra=0):
         elif name == "index" and hasattr(p, "ndim"):  # take_along_dim's gather: broadcast
             params[k] = p.reshape((1,) * nb + p.shape)
     out = op(value, *params)
-    if op.name == "index":
+    if advanced_index:
         out = _advanced_first(out, params[0][nb:], nb)
     return _wrap_result(out, levels)
 
@@ -511,95 +548,49 @@ def _advanced_first(out, key, nb):
     return out.movedim(tuple(range(first, first + nb)), tuple(range(nb)))
 
 
-def _dims_ok(op, x, params):
-    """Whether ``_move_params`` handles this call (else: the loop)."""
-    names = op.argnames[op.n_in:]
-    values = dict(zip(names, params))
-    if op.name in ("argmax", "argmin") and values.get("dim") is None:
-        return False
-    if x.ndim == 0 and set(names) & _DIM_NAMES and op.name != "unsqueeze":
-        # dim 0 of a 0-d sample: each op special-cases it
-        return False
-    return True
-
-
-_DIM_NAMES = {"dim", "dims", "axis", "dim0", "dim1", "dim2"}
-_READS = {"index", "gather", "index_select", "masked_select"}
-
-
-def _moved(op, x, value, params, nb, batch, levels):
-    if not _dims_ok(op, x, params):
-        return _loop_rule(op, (x,) + tuple(params), levels)
-    if op.name == "roll" and params[1] is None:  # a roll of the flattened sample
-        flat = _flat(value, nb)
-        return wrap(flat.roll(params[0], -1).reshape(value.shape), levels)
-    names = op.argnames[op.n_in:]
-    if op.name in ("expand", "repeat"):  # new leading dims go between batch and sample
-        value = physical(x, levels, rank=len(params[0]))
-    elif "shape" in names and op.name in _READS:  # the input broadcast to ``shape`` first
-        value = physical(x, levels, rank=len(params[names.index("shape")]))
-    extra = 1 if op.name in ("unsqueeze", "diag_embed") else 0
-    return _move_params(op, x, value, params, nb, batch, levels, extra)
+def whole(reduce):
+    """The rule of an op that reduces the whole sample (``sum`` without a dim):
+    ``reduce(value, nb, params)`` does it on the physical tensor (usually on ``flat(value,
+    nb)``)."""
+    return single(lambda op, x, value, params, nb, batch, levels: wrap(
+        reduce(value, nb, params), levels))
 
 
 def _unchanged(op, x, value, params, nb, batch, levels):
-    """Ops that already map over leading dims (tril, the linalg decompositions)."""
+    """``batch="unchanged"``: ops that already map over leading dims (tril, the linalg
+    decompositions)."""
     return _wrap_result(op(value, *params), levels)
 
 
-def _transpose_last(op, x, value, params, nb, batch, levels):
-    """``t``: the last two dims swapped (a vector or scalar is returned as it is)."""
-    out = value.transpose(-1, -2) if x.ndim == 2 else value.view_as(value)
-    return wrap(out, levels)
-
-
-def _flat(value, nb):
-    return value.reshape(tuple(value.shape[:nb]) + (-1,))
-
-
-_FULL = {  # reductions over the whole sample: the same reduction over its flattened dims
-    "sum": lambda v, nb, p: _flat(v, nb).sum(-1, dtype=_dtype_of(p[-1])),
-    "mean": lambda v, nb, p: _flat(v, nb).mean(-1),
-    "prod": lambda v, nb, p: _flat(v, nb).prod(-1, dtype=_dtype_of(p[-1])),
-    "max": lambda v, nb, p: _flat(v, nb).amax(-1),
-    "min": lambda v, nb, p: _flat(v, nb).amin(-1),
-    "median": lambda v, nb, p: _flat(v, nb).median(-1).values,
-    "trace": lambda v, nb, p: v.diagonal(dim1=-2, dim2=-1).sum(-1),
-}
-
-
-def _dtype_of(np_dtype):
+def dtype_of(np_dtype):
+    """ember's dtype for a NumPy dtype parameter (or None)."""
     return None if np_dtype is None else _dtypes.from_numpy_dtype(np.dtype(np_dtype))
 
 
-def _full_reduction(op, x, value, params, nb, batch, levels):
-    return wrap(_FULL[op.name](value, nb, params), levels)
-
-
 def _matmul_family(op, args, levels):
-    """mm, bmm, mv, dot, vdot and the ``add*`` forms, as one broadcasting ``matmul`` of the
-    lined-up operands (an unbatched operand broadcasts over the batch as it is)."""
-    from .linalg import matmul  # lazy: the op families import batching (per_sample)
+    """``batch="matmul"``: mm, bmm, mv, dot, vdot and the ``add*`` forms, as one broadcasting
+    ``matmul`` of the lined-up operands (an unbatched operand broadcasts over the batch as it
+    is). (``@`` is ``matmul``: this module cannot import the op families, which import it.)"""
     name = op.name
 
     def p(a, rank):
         return physical(a, levels, rank) if type(a) is BatchedTensor else a
 
     if name in ("mm", "bmm"):
-        out = matmul(p(args[0], args[0].ndim), p(args[1], args[1].ndim))
+        out = p(args[0], args[0].ndim) @ p(args[1], args[1].ndim)
     elif name == "mv":
-        out = matmul(p(args[0], 2), p(args[1], 1).unsqueeze(-1)).squeeze(-1)
+        out = (p(args[0], 2) @ p(args[1], 1).unsqueeze(-1)).squeeze(-1)
     elif name in ("dot", "vdot"):
         a = p(args[0], 1)
         out = ((a.conj() if name == "vdot" else a) * p(args[1], 1)).sum(-1)
     else:  # addmm, addmv, baddbmm, addr: beta * input + alpha * product
         input, m1, m2, beta, alpha = args[:5]
         if name == "addmv":
-            prod = matmul(p(m1, 2), p(m2, 1).unsqueeze(-1)).squeeze(-1)
+            prod = (p(m1, 2) @ p(m2, 1).unsqueeze(-1)).squeeze(-1)
         elif name == "addr":
             prod = p(m1, 1).unsqueeze(-1) * p(m2, 1).unsqueeze(-2)
         else:
-            prod = matmul(p(m1, m1.ndim), p(m2, m2.ndim))
+            prod = p(m1, m1.ndim) @ p(m2, m2.ndim)
         if not levels_of(m1) and not levels_of(m2):  # only ``input`` varies: expand
             prod = prod.expand(tuple(batch_size(lv) for lv in levels) + tuple(prod.shape))
         if alpha != 1:
@@ -612,24 +603,9 @@ def _matmul_family(op, args, levels):
     return wrap(out, levels)
 
 
-def _variadic(op, args, levels):
-    """cat and stack: every input expanded to the batch, ``dim`` moved past it."""
-    from .shape import cat, stack  # lazy: the op families import batching (per_sample)
-    inputs = args[:len(args) - op.variadic]
-    dim = args[len(inputs)]
-    values = [physical(t, levels, expand=True) for t in inputs]
-    nb = len(levels)
-    if op.name == "stack":
-        return wrap(stack(values, _shift(dim, inputs[0].ndim + 1, nb)), levels)
-    ndim = max(t.ndim for t in inputs)
-    values = [v for v, t in zip(values, inputs) if not (t.ndim == 1 and t.shape[0] == 0)
-              or ndim == 1]  # cat skips legacy empty 1-d inputs
-    return wrap(cat(values, _shift(dim, ndim, nb)), levels)
-
-
 def _loss(op, args, levels):
-    """A pointwise loss (input, target, reduction, ...): elementwise losses, then each sample's
-    mean or sum."""
+    """``batch="loss"``, a pointwise loss (input, target, reduction, ...): elementwise losses,
+    then each sample's mean or sum."""
     input, target, *params = args
     names = op.argnames[2:]
     reduction = params[names.index("reduction")]
@@ -643,134 +619,25 @@ def _loss(op, args, levels):
     return wrap(out, levels)
 
 
-def _dist(op, args, levels):
-    """``dist``: the norm of each sample's lined-up difference."""
-    from ..linalg import vector_norm  # lazy: the op families import batching (per_sample)
-    a, b, p = args
-    rank = max(a.ndim, b.ndim)
-    d = physical(a, levels, rank) - physical(b, levels, rank)
-    return wrap(vector_norm(_flat(d, len(levels)), p, -1), levels)
-
-
-def _cross(op, args, levels):
-    """``cross``: both operands lined up (plain ones too: NumPy counts the axis per operand)."""
-    a, b, dim = args
-    rank = max(a.ndim, b.ndim)
-    return wrap(op(physical(a, levels, rank), physical(b, levels, rank),
-                   _shift(dim, rank, len(levels))), levels)
-
-
-def _layer_norm(op, args, levels):
-    """layer_norm: the normalized ``axes`` moved past the batch; a weight or bias that varies
-    per sample (per-sample gradients) is applied after, by the pointwise rules."""
-    input, weight, bias, axes, eps, saved = args
-    x = physical(input, levels, expand=True)
-    nb = len(levels)
-    own_weight = weight if type(weight) is not BatchedTensor else None
-    own_bias = bias if own_weight is weight and type(bias) is not BatchedTensor else None
-    out = wrap(op(x, own_weight, own_bias, tuple(a + nb for a in axes), eps, saved), levels)
-    if own_weight is not weight:
-        out = out * weight
-    if own_bias is not bias:
-        out = out + bias
-    return out
-
-
-def _convolution(op, args, levels):
-    """convolution: with one weight, the vmap batch folded into N; with a weight per sample
-    (per-sample gradients), one grouped convolution — the samples side by side as channel
-    groups, each group with its own sample's weight."""
-    input, weight, bias, stride, pads, dilation, transposed, out_sp, groups = args
-    if type(weight) is not BatchedTensor and type(bias) is not BatchedTensor:
-        return _single(_fold)(op, args, levels)
-    if transposed:
-        return _loop_rule(op, args, levels)
-    sizes = tuple(batch_size(level) for level in levels)
-    n, c, space = input.shape[0], input.shape[1], tuple(input.shape[2:])
-    o, k = weight.shape[0], tuple(weight.shape[1:])
-    b = math.prod(sizes)
-    x = physical(input, levels, expand=True).reshape((b, n, c) + space)
-    x = x.movedim(0, 1).reshape((n, b * c) + space)
-    w = physical(weight, levels, expand=True).reshape((b * o,) + k)
-    if bias is not None:
-        bias = physical(bias, levels, expand=True).reshape(b * o)
-    out = op(x, w, bias, stride, pads, dilation, False, out_sp, groups * b)
-    out = out.reshape((n, b, o) + tuple(out.shape[2:])).movedim(1, 0)
-    return wrap(out.reshape(sizes + (n, o) + tuple(out.shape[3:])), levels)
-
-
 def _fold(op, x, value, params, nb, batch, levels):
-    """nn layers with a batch dim of their own (N, C, ...): the vmap batch folded into N."""
+    """``batch="fold"``, nn layers with a batch dim of their own (N, C, ...): the vmap batch
+    folded into N."""
     out = op(value.reshape((-1,) + tuple(x.shape[1:])), *params)
     return wrap(out.reshape(batch + (x.shape[0],) + tuple(out.shape[1:])), levels)
 
 
-_POINTWISE_EXTRA = {"add", "sub", "neg", "eq", "ne", "lt", "le", "gt", "ge", "bitwise_and",
-                    "bitwise_or", "bitwise_xor", "bitwise_not", "logical_and", "logical_or",
-                    "logical_xor", "logical_not", "isclose", "heaviside", "floor_divide",
-                    "conj", "clone", "to_copy", "alias", "angle", "rsub",
-                    "bitwise_left_shift", "bitwise_right_shift"}
-_SHAPED_PARAMS = {"dim", "dim0", "dim1", "dim2", "axis", "dims", "shape", "in_shape", "key",
-                  "repeats", "index", "input_size", "saved", "mask", "src_shape",
-                  "source_shape"}
-_MOVED = {"view", "unsafe_view", "unsqueeze", "squeeze", "permute", "transpose", "expand",
-          "repeat", "slice", "select", "index", "gather", "index_select", "masked_select",
-          "split", "split_with_sizes", "unbind", "flip", "roll", "rot90", "unfold", "sum",
-          "mean", "prod", "nansum", "max", "min", "amax", "amin", "aminmax", "argmax", "argmin",
-          "var", "std", "var_mean", "std_mean", "logsumexp", "softmax", "log_softmax",
-          "linalg_vector_norm", "count_nonzero", "all", "any", "cumsum", "cumprod", "sort",
-          "argsort", "topk", "kthvalue", "median", "mode", "cummax", "cummin", "diagonal",
-          "diag_embed", "index_add_zeros", "fft_c2c", "fft_r2c", "fft_c2r"}
-_UNCHANGED = {"fill", "zero", "tril", "triu", "linalg_inv_ex", "linalg_det", "linalg_slogdet",
-              "linalg_cholesky_ex", "linalg_qr", "linalg_eigh", "linalg_svd", "linalg_pinv"}
-_MATMUL = {"mm", "bmm", "mv", "dot", "vdot", "addmm", "addmv", "baddbmm", "addr"}
-_LOSSES = {"mse_loss", "smooth_l1_loss", "huber_loss", "binary_cross_entropy",
-           "binary_cross_entropy_with_logits"}
-_FOLDED = {"max_pool2d_with_indices", "max_pool3d_with_indices", "avg_pool2d", "avg_pool3d",
-           "adaptive_avg_pool2d", "adaptive_avg_pool3d", "adaptive_max_pool2d",
-           "adaptive_max_pool3d"}
+fold = single(_fold)
+KINDS = {"pointwise": pointwise, "moved": moved(), "unchanged": single(_unchanged),
+         "matmul": _matmul_family, "loss": _loss, "fold": fold, "loop": loop_rule}
 
 
 def _rule_for(op):
-    """The batching rule of ``op``, from its family (see the module docstring)."""
-    name = op.name
-    params = set(op.argnames[op.n_in:])
-    if op.variadic is not None:
-        return _variadic if name in ("cat", "stack") else _loop_rule
-    if name in ("copy", "fill") and op.n_in == 2:
-        return _like_first
-    if (op.jvp_kind == "elementwise" or name in _POINTWISE_EXTRA) and \
-            not params & _SHAPED_PARAMS:
-        return _pointwise
-    if name in _MATMUL:
-        return _matmul_family
-    if name in _LOSSES:
-        return _loss
-    if name == "convolution":
-        return _convolution
-    if name == "native_group_norm":  # statistics per sample of N: the vmap batch is more N
-        return _single(_fold)
-    if name == "native_batch_norm":  # in eval mode a per-channel affine map: fold it into N
-        return lambda op, args, levels: (_loop_rule if args[5] else _single(_fold))(
-            op, args, levels)
-    if name in _FOLDED:
-        return _single(_fold)
-    if name == "dist":
-        return _dist
-    if name == "native_layer_norm":
-        return _layer_norm
-    if name == "linalg_cross":
-        return _cross
-    if op.n_in == 1:
-        if name in _FULL and not params & {"dim", "dims"}:
-            return _single(_full_reduction)
-        if name == "t":
-            return _single(_transpose_last)
-        if name in _MOVED:
-            return _single(_moved)
-        if name in _UNCHANGED:
-            return _single(_unchanged)
-    return _loop_rule
+    """The batching rule ``op`` declared (``defop(..., batch=...)``)."""
+    kind = op.batch
+    if kind is None:
+        raise RuntimeError(f"vmap: the op {op.name} declares no batching rule; declare one "
+                           "with defop(..., batch=...), \"loop\" for the per-sample loop")
+    return KINDS[kind] if isinstance(kind, str) else kind
 
 
 _RULES = {}

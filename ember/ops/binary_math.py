@@ -55,7 +55,7 @@ def _nonnegative(xp, exponent):
     return exponent >= 0
 
 
-@defop("pow", n_in=1, jvp="elementwise")
+@defop("pow", n_in=1, jvp="elementwise", batch="pointwise")
 def _pow_scalar(xp, input, exponent):
     if input.dtype.kind == "b":  # a bool exponent: PyTorch copies (True) or fills ones (False)
         return input.copy() if exponent else xp.ones_like(input)
@@ -93,7 +93,7 @@ _pow_scalar.defvjp(
 _pow_scalar.scalar_operands = (1,)  # the exponent, rounded to bfloat16 (registry._upcast)
 
 
-@defop("pow", promote=True, overload=1, jvp="elementwise")
+@defop("pow", promote=True, overload=1, jvp="elementwise", batch="pointwise")
 def _pow_tensor(xp, input, exponent):
     return _power(xp, input, exponent)
 
@@ -112,7 +112,7 @@ _pow_tensor.defvjp(
         g * xp.where((input == 0) & _nonnegative(xp, exponent), 0, ans * xp.log(input)))
 
 
-@defop("pow", n_in=1, overload=2, jvp="elementwise")
+@defop("pow", n_in=1, overload=2, jvp="elementwise", batch="pointwise")
 def _pow_scalar_base(xp, exponent, base, dtype):
     """``base ** exponent`` for a number ``base``, computed in ``dtype`` (the two's result)."""
     return _power(xp, base, exponent if exponent.dtype == dtype else exponent.astype(dtype))
@@ -139,7 +139,7 @@ def _log(x):
 # --------------------------------------------------------------------------- binary math
 
 
-@defop("atan2", promote="float", jvp="elementwise")
+@defop("atan2", promote="float", jvp="elementwise", batch="pointwise")
 def _atan2(xp, input, other):
     return xp.arctan2(input, other)
 
@@ -154,7 +154,7 @@ _atan2.defvjp(lambda xp, g, ans, input, other: g * other * _atan2_scale(xp, inpu
               lambda xp, g, ans, input, other: g * -input * _atan2_scale(xp, input, other))
 
 
-@defop("hypot", promote=True, jvp="elementwise")
+@defop("hypot", promote=True, jvp="elementwise", batch="pointwise")
 def _hypot(xp, input, other):
     return xp.hypot(input, other)
 
@@ -170,7 +170,7 @@ def _xlogy_raw(xp, x, y):
     return xp.where((x == 0) & (y == y), 0, x * _log(y))  # a number keeps x's dtype
 
 
-@defop("xlogy", promote="float", jvp="elementwise")
+@defop("xlogy", promote="float", jvp="elementwise", batch="pointwise")
 def _xlogy(xp, input, other):
     return _opmath(xp, _xlogy_raw, input, other)
 
@@ -183,7 +183,7 @@ def _xlogy_input_rule(xp, g, ans, input, other):
 _xlogy.defvjp(_xlogy_input_rule, lambda xp, g, ans, input, other: g * input / other)
 
 
-@defop("xlogy", n_in=1, promote="float", overload=1, jvp="elementwise")
+@defop("xlogy", n_in=1, promote="float", overload=1, jvp="elementwise", batch="pointwise")
 def _xlogy_scalar_self(xp, other, input):
     return _opmath(xp, _xlogy_raw, input, other)
 
@@ -191,7 +191,7 @@ def _xlogy_scalar_self(xp, other, input):
 _xlogy_scalar_self.defvjp(lambda xp, g, ans, other, input: g * input / other)
 
 
-@defop("xlogy", n_in=1, promote="float", overload=2, jvp="elementwise")
+@defop("xlogy", n_in=1, promote="float", overload=2, jvp="elementwise", batch="pointwise")
 def _xlogy_scalar_other(xp, input, other):
     return _opmath(xp, _xlogy_raw, input, other)
 
@@ -261,7 +261,7 @@ def xlogy(input, other):
 # --------------------------------------------------------------------------- log-add, signs
 
 
-@defop("logaddexp", promote="float", jvp="elementwise")
+@defop("logaddexp", promote="float", jvp="elementwise", batch="pointwise")
 def _logaddexp(xp, input, other):
     return xp.logaddexp(input, other)
 
@@ -272,7 +272,7 @@ _logaddexp.defvjp(lambda xp, g, ans, input, other: g / (1 + xp.exp(other - input
                   lambda xp, g, ans, input, other: g / (1 + xp.exp(input - other)))
 
 
-@defop("logaddexp2", promote="float", jvp="elementwise")
+@defop("logaddexp2", promote="float", jvp="elementwise", batch="pointwise")
 def _logaddexp2(xp, input, other):
     return xp.logaddexp2(input, other)
 
@@ -292,13 +292,14 @@ def _copysign_input_rule(xp, g, ans, input, other):
     return xp.where(input == 0, 0, g * ans / xp.where(input == 0, 1, input))
 
 
-@defop("copysign", promote="float", jvp="elementwise")
+@defop("copysign", promote="float", jvp="elementwise", batch="pointwise")
 def _copysign(xp, input, other):
     return xp.copysign(input, other)
 
 
 _copysign.defvjp(_copysign_input_rule, lambda xp, g, ans, input, other: xp.zeros_like(g))
-_copysign_scalar = defop("copysign", n_in=1, promote="float", overload=1, jvp="elementwise")(
+_copysign_scalar = defop("copysign", n_in=1, promote="float", overload=1, jvp="elementwise",
+                         batch="pointwise")(
     _copysign.forward).defvjp(_copysign_input_rule)
 
 
@@ -311,7 +312,7 @@ def copysign(input, other):
 
 
 # PyTorch's ``input == 0 ? values : input > 0``: NaN gives 0 (NumPy's heaviside gives NaN).
-_heaviside = defop("heaviside", promote=True)(lambda xp, input, values: xp.where(
+_heaviside = defop("heaviside", promote=True, batch="pointwise")(lambda xp, input, values: xp.where(
     input == 0, values, input > 0).astype(input.dtype))
 
 

@@ -29,7 +29,7 @@ def _no_derivative(name, fn_name, n_in=2):
     else:
         def forward(xp, input):
             return getattr(xp, fn_name)(input)
-    return defop(name, promote=True)(forward)
+    return defop(name, promote=True, batch="pointwise")(forward)
 
 
 _eq = _no_derivative("eq", "equal")
@@ -69,9 +69,9 @@ def _shift(xp, input, other, left):
     return xp.right_shift(a, xp.where(outside, bits - 1, b))
 
 
-_lshift = defop("bitwise_left_shift", promote=True)(
+_lshift = defop("bitwise_left_shift", promote=True, batch="pointwise")(
     lambda xp, input, other: _shift(xp, input, other, True))
-_rshift = defop("bitwise_right_shift", promote=True)(
+_rshift = defop("bitwise_right_shift", promote=True, batch="pointwise")(
     lambda xp, input, other: _shift(xp, input, other, False))
 
 
@@ -135,7 +135,7 @@ def _invert(self):
     return _bitwise_not(self)
 
 
-@defop("isclose", n_in=2)
+@defop("isclose", n_in=2, batch="pointwise")
 def _isclose(xp, input, other, rtol, atol, equal_nan):
     close = input == other
     if equal_nan and input.dtype.kind in "fc":

@@ -1,5 +1,6 @@
 """Complex tensors from real ones: ``complex(real, imag)`` and ``polar(abs, angle)``, with
-derivatives (``ComplexBackward0``, ``PolarBackward0``).
+derivatives (``ComplexBackward0``, ``PolarBackward0``); and ``conj_physical``, the conjugate
+computed at once (``docs/add_an_op.md`` walks through its declaration).
 
 A real input's gradient is the real part of what its rule gives (the engine keeps it, as
 PyTorch does). The rules receive ``g`` conjugated (as all of ember's do) and return
@@ -9,12 +10,10 @@ from __future__ import annotations
 
 from .. import _dtypes
 from .operands import _check_tensor
-from .registry import defop
-
-__all__ = ["complex", "polar"]
+from .registry import defop, public
 
 
-@defop("complex", jvp="linear")
+@defop("complex", jvp="linear", batch="loop", method=False)
 def _complex(xp, real, imag):
     return real + 1j * imag if real.dtype.itemsize == 8 else \
         (real + 1j * imag).astype(xp.complex64)
@@ -24,7 +23,7 @@ _complex.defvjp(lambda xp, g, ans, real, imag: g,  # dz/dreal = 1
                 lambda xp, g, ans, real, imag: g * 1j)  # dz/dimag = i
 
 
-@defop("polar")
+@defop("polar", batch="loop", method=False)
 def _polar(xp, abs, angle):  # noqa: A002 - PyTorch's parameter name
     z = abs * xp.cos(angle) + 1j * (abs * xp.sin(angle))
     return z if abs.dtype.itemsize == 8 else z.astype(xp.complex64)
@@ -52,6 +51,7 @@ def _checked(name, first, second, names):
                         "type; use float32 or float64 parts")
 
 
+@_complex.public
 def complex(real, imag):  # noqa: A001 - PyTorch's public name
     """The complex tensor ``real + i imag`` (broadcast); float32 parts give complex64,
     float64 parts complex128."""
@@ -59,8 +59,39 @@ def complex(real, imag):  # noqa: A001 - PyTorch's public name
     return _complex(real, imag)
 
 
+@_polar.public
 def polar(abs, angle):  # noqa: A002 - PyTorch's parameter name
     """The complex tensor ``abs * (cos(angle) + i sin(angle))`` (broadcast)."""
     _checked("polar", abs, angle, ("abs", "angle"))
     return _polar(abs, angle)
 
+
+# --------------------------------------------------------------------------- conj_physical
+
+
+@defop("conj_physical", n_in=1, jvp="linear", batch="pointwise")
+def _conj_physical(xp, input):
+    return xp.conj(input)
+
+
+_conj_physical.defvjp(lambda xp, g, ans, input: xp.conj(g))
+
+
+@_conj_physical.public
+def conj_physical(input):
+    """The complex conjugate, computed at once (never a lazy ``conj()`` view); a real or
+    integer tensor is returned as it is."""
+    _check_tensor("conj_physical", input)
+    return _conj_physical(input) if input.is_complex() else input
+
+
+# ``x.conj_physical_()`` is PyTorch's own overload (``ConjPhysicalBackward1``), for real
+# tensors too: the same op, numbered 1.
+_conj_physical_1 = defop("conj_physical", n_in=1, overload=1, jvp="linear", batch="pointwise")(
+    _conj_physical.forward).defvjp(*_conj_physical.rules)
+
+
+@public(function=False)
+def conj_physical_(self):
+    """In-place version of :func:`conj_physical`."""
+    return self._inplace(_conj_physical_1)

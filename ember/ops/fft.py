@@ -18,7 +18,7 @@ engine conjugates around them, see ``registry.py``):
 
 All three are linear (over the reals), so their forward-mode tangents are the op applied to
 the tangents (``jvp="linear"``). Under vmap their ``dim`` moves past the batch dims
-(``batching._MOVED``), so a batch is one transform.
+(``batch="moved"``), so a batch is one transform.
 """
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def _take(d, s):
     return (slice(None),) * d + (s,)
 
 
-@defop("fft_c2c", n_in=1, jvp="linear")
+@defop("fft_c2c", n_in=1, jvp="linear", batch="moved")
 def _fft_c2c(xp, input, dim, norm, forward):
     """The complex transform of ``input`` over ``dim`` (forward: ``exp(-2πi jk/n)``)."""
     return (xp.fft.fftn if forward else xp.fft.ifftn)(input, axes=dim, norm=norm)
@@ -46,7 +46,7 @@ def _fft_c2c(xp, input, dim, norm, forward):
 _fft_c2c.defvjp(lambda xp, g, ans, input, dim, norm, forward: xp.fft_c2c(g, dim, norm, forward))
 
 
-@defop("fft_r2c", n_in=1, jvp="linear")
+@defop("fft_r2c", n_in=1, jvp="linear", batch="moved")
 def _fft_r2c(xp, input, dim, norm, onesided):
     """The forward transform of a real ``input``: the whole spectrum, or (``onesided``: the
     length of the last dim, kept for the derivative) its first ``n // 2 + 1`` bins there.
@@ -68,7 +68,7 @@ def _r2c_vjp(xp, g, ans, input, dim, norm, onesided):
 _fft_r2c.defvjp(_r2c_vjp)
 
 
-@defop("fft_c2r", n_in=1, jvp="linear")
+@defop("fft_c2r", n_in=1, jvp="linear", batch="moved")
 def _fft_c2r(xp, input, dim, norm, last_size):
     """The real inverse transform of the one-sided spectrum ``input`` (``last_size // 2 + 1``
     bins along the last of ``dim``), ``last_size`` long there."""

@@ -161,7 +161,7 @@ digamma = _unary("digamma", lambda xp, input: xp.digamma(input),
                  doc="The logarithmic derivative of the gamma function, ``psi``.")
 
 
-@defop("polygamma", n_in=1, promote="float", jvp="elementwise")
+@defop("polygamma", n_in=1, promote="float", jvp="elementwise", batch="pointwise")
 def _polygamma(xp, input, n):
     return xp.polygamma(n, input)
 
@@ -186,7 +186,7 @@ def _polygamma_method(self, n):
     return polygamma(n, self)
 
 
-@defop("mvlgamma", n_in=1, promote="float", jvp="elementwise")
+@defop("mvlgamma", n_in=1, promote="float", jvp="elementwise", batch="pointwise")
 def _mvlgamma(xp, input, p):
     out = sum(xp.lgamma(input - i / 2) for i in range(p))
     return out + p * (p - 1) / 4 * _LOG_PI

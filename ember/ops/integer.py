@@ -7,8 +7,8 @@ from .. import _creation, _dtypes
 from .operands import _check_tensor, _of_two_tensors, _unsupported
 from .registry import defop
 
-_gcd = defop("gcd", promote=True)(lambda xp, input, other: xp.gcd(input, other))
-_lcm = defop("lcm", promote=True)(lambda xp, input, other: xp.lcm(input, other))
+_gcd = defop("gcd", promote=True, batch="loop")(lambda xp, input, other: xp.gcd(input, other))
+_lcm = defop("lcm", promote=True, batch="loop")(lambda xp, input, other: xp.lcm(input, other))
 
 
 def _integers_only(kernel, op):

@@ -27,7 +27,7 @@ from .registry import defop, saves_also
 # --------------------------------------------------------------------------- selection
 
 
-@defop("maximum", promote=True, jvp="elementwise")
+@defop("maximum", promote=True, jvp="elementwise", batch="pointwise")
 def _maximum(xp, input, other):
     return xp.maximum(input, other)
 
@@ -40,7 +40,7 @@ _maximum.defvjp(
                                               xp.where(input == other, g / 2, g)))
 
 
-@defop("minimum", promote=True, jvp="elementwise")
+@defop("minimum", promote=True, jvp="elementwise", batch="pointwise")
 def _minimum(xp, input, other):
     return xp.minimum(input, other)
 
@@ -52,7 +52,7 @@ _minimum.defvjp(
                                               xp.where(input == other, g / 2, g)))
 
 
-@defop("fmax", promote=True, jvp="elementwise")
+@defop("fmax", promote=True, jvp="elementwise", batch="pointwise")
 def _fmax(xp, input, other):
     return xp.fmax(input, other)
 
@@ -63,7 +63,7 @@ _fmax.defvjp(
     lambda xp, g, ans, input, other: xp.where((input >= other) | xp.isnan(other), 0, g))
 
 
-@defop("fmin", promote=True, jvp="elementwise")
+@defop("fmin", promote=True, jvp="elementwise", batch="pointwise")
 def _fmin(xp, input, other):
     return xp.fmin(input, other)
 
@@ -73,7 +73,7 @@ _fmin.defvjp(
     lambda xp, g, ans, input, other: xp.where((input <= other) | xp.isnan(other), 0, g))
 
 
-@defop("clamp", promote=True, jvp="elementwise")
+@defop("clamp", promote=True, jvp="elementwise", batch="pointwise")
 def _clamp(xp, input, low, high):
     out = input if low is None else xp.maximum(input, low)
     return out if high is None else xp.minimum(out, high)
@@ -101,35 +101,36 @@ def _clamp_high_rule(xp, g, ans, input, low, high):
 
 
 _clamp.defvjp(_clamp_input_rule, _clamp_low_rule, _clamp_high_rule)
-_clamp_scalar = defop("clamp", n_in=1, overload=1, jvp="elementwise")(_clamp.forward)
+_clamp_scalar = defop("clamp", n_in=1, overload=1, jvp="elementwise",
+                      batch="pointwise")(_clamp.forward)
 _clamp_scalar.defvjp(_clamp_input_rule)
 
 
-@defop("clamp_min", n_in=1, jvp="elementwise")
+@defop("clamp_min", n_in=1, jvp="elementwise", batch="pointwise")
 def _clamp_min_scalar(xp, input, low):
     return xp.maximum(input, low)
 
 
 _clamp_min_scalar.defvjp(lambda xp, g, ans, input, low: xp.where(input >= low, g, 0))
-_clamp_min = defop("clamp_min", promote=True, overload=1, jvp="elementwise")(
+_clamp_min = defop("clamp_min", promote=True, overload=1, jvp="elementwise", batch="pointwise")(
     _clamp_min_scalar.forward)
 _clamp_min.defvjp(lambda xp, g, ans, input, low: xp.where(input >= low, g, 0),
                   lambda xp, g, ans, input, low: xp.where(input < low, g, 0))
 
 
-@defop("clamp_max", n_in=1, jvp="elementwise")
+@defop("clamp_max", n_in=1, jvp="elementwise", batch="pointwise")
 def _clamp_max_scalar(xp, input, high):
     return xp.minimum(input, high)
 
 
 _clamp_max_scalar.defvjp(lambda xp, g, ans, input, high: xp.where(input <= high, g, 0))
-_clamp_max = defop("clamp_max", promote=True, overload=1, jvp="elementwise")(
+_clamp_max = defop("clamp_max", promote=True, overload=1, jvp="elementwise", batch="pointwise")(
     _clamp_max_scalar.forward)
 _clamp_max.defvjp(lambda xp, g, ans, input, high: xp.where(input <= high, g, 0),
                   lambda xp, g, ans, input, high: xp.where(input > high, g, 0))
 
 
-@defop("where", n_in=2, promote=True, jvp="elementwise")
+@defop("where", n_in=2, promote=True, jvp="elementwise", batch="pointwise")
 def _where(xp, input, other, condition):
     return xp.where(condition, input, other)
 
@@ -149,7 +150,7 @@ def _lerp_raw(xp, input, end, weight):
     return xp.where(xp.abs(weight) < 0.5, near_start, near_end)
 
 
-@defop("lerp", n_in=2, jvp="elementwise")
+@defop("lerp", n_in=2, jvp="elementwise", batch="pointwise")
 def _lerp_scalar(xp, input, end, weight):
     return _opmath(xp, _lerp_raw, input, end, weight)
 
@@ -158,7 +159,7 @@ _lerp_scalar.defvjp(lambda xp, g, ans, input, end, weight: g * (1 - weight),
                     lambda xp, g, ans, input, end, weight: g * weight)
 
 
-@defop("lerp", overload=1, jvp="elementwise")
+@defop("lerp", overload=1, jvp="elementwise", batch="pointwise")
 def _lerp(xp, input, end, weight):
     return _opmath(xp, _lerp_raw, input, end, weight)
 
@@ -168,7 +169,7 @@ _lerp.defvjp(lambda xp, g, ans, input, end, weight: g * (1 - weight),
              lambda xp, g, ans, input, end, weight: g * (end - input))
 
 
-@defop("addcmul", n_in=3, promote=True, jvp="elementwise")
+@defop("addcmul", n_in=3, promote=True, jvp="elementwise", batch="pointwise")
 def _addcmul(xp, input, tensor1, tensor2, value):
     if input.dtype.kind in "iu":
         value = int(value)
@@ -180,7 +181,7 @@ _addcmul.defvjp(lambda xp, g, ans, input, tensor1, tensor2, value: g,
                 lambda xp, g, ans, input, tensor1, tensor2, value: g * (tensor1 * value))
 
 
-@defop("addcdiv", n_in=3, promote=True, jvp="elementwise")
+@defop("addcdiv", n_in=3, promote=True, jvp="elementwise", batch="pointwise")
 def _addcdiv(xp, input, tensor1, tensor2, value):
     return _opmath(xp, lambda xp, a, b, c: a + value * b / c, input, tensor1, tensor2)
 

@@ -19,7 +19,7 @@ import numpy as np
 from .. import _dtypes, _xp
 from .._tensor import Tensor
 from . import pointwise as _pw
-from .registry import defop
+from .registry import defop, public
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
 _SQRT_PI = math.sqrt(math.pi)
@@ -120,12 +120,15 @@ _erf_raw, _erfc_raw, _erfinv_raw = map(_in_float64, (_erf64, _erfc64, _erfinv64)
 # --------------------------------------------------------------------------- declaring ops
 
 
-def _unary(name, forward, rule=None, *, promote="float", refuse="", kernel=None, doc=None):
-    """Declare the op ``name`` and return its public function (also a Tensor method).
+def _unary(name, forward, rule=None, *, promote="float", refuse="", kernel=None, doc=None,
+           inplace=True, aliases=()):
+    """Declare the op ``name`` and return its public function: ``ember.<name>``, a Tensor
+    method, and (``inplace``) its in-place form; ``aliases``: NumPy's names for it.
 
     ``refuse``: dtype kinds ('b' bool, 'iu' integers) PyTorch's ``kernel`` does not handle.
     """
-    op = defop(name, promote=promote, jvp="elementwise")(forward)
+    op = defop(name, promote=promote, jvp="elementwise", batch="pointwise", inplace=inplace,
+               aliases=aliases)(forward)
     if rule is not None:
         op.defvjp(rule)
 
@@ -137,7 +140,7 @@ def _unary(name, forward, rule=None, *, promote="float", refuse="", kernel=None,
         return op(input)
     public.__name__ = public.__qualname__ = name
     public.__doc__ = doc
-    return public
+    return op.public(public)
 
 
 def _keep_integers(fn):
@@ -189,6 +192,7 @@ log1p = _unary("log1p", lambda xp, input: xp.log1p(input),
                doc="``log(1 + input)``, accurate near 0.")
 
 
+@public(inplace=True)
 def square(input):
     """``input * input``, recorded as ``pow(input, 2)``; bool tensors square to int64."""
     _pw._check_tensor("square", input)
@@ -206,11 +210,14 @@ cos = _unary("cos", lambda xp, input: xp.cos(input),
 tan = _unary("tan", lambda xp, input: xp.tan(input),
              lambda xp, g, ans, input: g * (1 + ans * ans), doc="Tangent.")
 asin = _unary("asin", lambda xp, input: xp.arcsin(input),
-              lambda xp, g, ans, input: g / xp.sqrt(1 - input * input), doc="Arcsine.")
+              lambda xp, g, ans, input: g / xp.sqrt(1 - input * input),
+              doc="Arcsine.", aliases=("arcsin",))
 acos = _unary("acos", lambda xp, input: xp.arccos(input),
-              lambda xp, g, ans, input: -g / xp.sqrt(1 - input * input), doc="Arccosine.")
+              lambda xp, g, ans, input: -g / xp.sqrt(1 - input * input),
+              doc="Arccosine.", aliases=("arccos",))
 atan = _unary("atan", lambda xp, input: xp.arctan(input),
-              lambda xp, g, ans, input: g / (input * input + 1), doc="Arctangent.")
+              lambda xp, g, ans, input: g / (input * input + 1),
+              doc="Arctangent.", aliases=("arctan",))
 sinh = _unary("sinh", lambda xp, input: xp.sinh(input),
               lambda xp, g, ans, input: g * xp.cosh(input), doc="Hyperbolic sine.")
 cosh = _unary("cosh", lambda xp, input: xp.cosh(input),
@@ -230,13 +237,13 @@ def _tanh_rule(xp, g, ans, input):
 tanh = _unary("tanh", lambda xp, input: xp.tanh(input), _tanh_rule, doc="Hyperbolic tangent.")
 asinh = _unary("asinh", lambda xp, input: xp.arcsinh(input),
                lambda xp, g, ans, input: g / xp.sqrt(input * input + 1),
-               doc="Inverse hyperbolic sine.")
+               doc="Inverse hyperbolic sine.", aliases=("arcsinh",))
 acosh = _unary("acosh", lambda xp, input: xp.arccosh(input),
                lambda xp, g, ans, input: g / xp.sqrt(input * input - 1),
-               doc="Inverse hyperbolic cosine.")
+               doc="Inverse hyperbolic cosine.", aliases=("arccosh",))
 atanh = _unary("atanh", lambda xp, input: xp.arctanh(input),
                lambda xp, g, ans, input: g / (1 - input * input),
-               doc="Inverse hyperbolic tangent.")
+               doc="Inverse hyperbolic tangent.", aliases=("arctanh",))
 
 # --------------------------------------------------------------------------- sigmoid, erf
 
@@ -274,7 +281,7 @@ erfinv = _unary("erfinv", lambda xp, input: xp.erfinv(input),
                 doc="Inverse error function on [-1, 1].")
 
 
-@defop("logit", n_in=1, promote="float", jvp="elementwise")
+@defop("logit", n_in=1, promote="float", jvp="elementwise", batch="pointwise", inplace=True)
 def _logit(xp, input, eps):
     return _pw._opmath(xp, _logit_raw, input, eps)
 
@@ -297,6 +304,7 @@ def _logit_rule(xp, g, ans, input, eps):
 _logit.defvjp(_logit_rule)
 
 
+@_logit.public
 def logit(input, eps=None):
     """``log(p / (1 - p))``, with ``p`` clamped to ``[eps, 1 - eps]`` when ``eps`` is given."""
     _pw._check_tensor("logit", input)
@@ -310,16 +318,18 @@ floor = _unary("floor", _keep_integers(lambda xp, x: xp.floor(x)), _zero, promot
 ceil = _unary("ceil", _keep_integers(lambda xp, x: xp.ceil(x)), _zero, promote=False,
               refuse="b", kernel="ceil_vml_cpu", doc="Round up; zero gradient.")
 trunc = _unary("trunc", _keep_integers(lambda xp, x: xp.trunc(x)), _zero, promote=False,
-               refuse="b", kernel="trunc_vml_cpu", doc="Round toward zero; zero gradient.")
+               refuse="b", kernel="trunc_vml_cpu", doc="Round toward zero; zero gradient.",
+               aliases=("fix",))
 frac = _unary("frac", lambda xp, input: input - xp.trunc(input),
               lambda xp, g, ans, input: g, promote=False, refuse="biu", kernel="frac_cpu",
               doc="``input - trunc(input)``; floating tensors only.")
 fix = trunc
-_round = defop("round", promote=False, jvp="elementwise")(_keep_integers(lambda xp, x: xp.rint(x)))
+_round = defop("round", promote=False, jvp="elementwise",
+               batch="pointwise")(_keep_integers(lambda xp, x: xp.rint(x)))
 _round.defvjp(_zero)
 
 
-@defop("round", n_in=1, overload=1, jvp="elementwise")
+@defop("round", n_in=1, overload=1, jvp="elementwise", batch="pointwise")
 def _round_decimals(xp, input, decimals):
     return _pw._opmath(xp, _round_raw, input, decimals)
 
@@ -334,6 +344,7 @@ def _round_raw(xp, x, decimals):
 _round_decimals.defvjp(lambda xp, g, ans, input, decimals: xp.zeros_like(g))
 
 
+@public(inplace=True)  # (the op of each overload above)
 def round(input, *, decimals=None):  # noqa: A001 - PyTorch's name
     """Round half to even, to ``decimals`` decimal places when given; zero gradient."""
     _pw._check_tensor("round", input)
@@ -353,7 +364,7 @@ def round(input, *, decimals=None):  # noqa: A001 - PyTorch's name
 # --------------------------------------------------------------------------- non-finite values
 
 
-@defop("nan_to_num", n_in=1, jvp="elementwise")
+@defop("nan_to_num", n_in=1, jvp="elementwise", batch="pointwise", inplace=True)
 def _nan_to_num(xp, input, nan, posinf, neginf):
     if input.dtype.kind != "f":
         return input.copy()
@@ -369,6 +380,7 @@ def _nan_to_num(xp, input, nan, posinf, neginf):
 _nan_to_num.defvjp(lambda xp, g, ans, input, nan, posinf, neginf: g * xp.isfinite(input))
 
 
+@_nan_to_num.public
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     """NaN, +inf and -inf replaced by ``nan``, ``posinf`` and ``neginf`` (by default 0 and the
     dtype's largest and lowest finite values); the gradient passes at finite elements only."""
@@ -387,18 +399,19 @@ def _floats_only(test):
 
 
 isnan = _unary("isnan", _floats_only(lambda xp, x: xp.isnan(x)), promote=False,
-               doc="Whether each element is NaN.")
+               doc="Whether each element is NaN.", inplace=False)
 isinf = _unary("isinf", _floats_only(lambda xp, x: xp.isinf(x)), promote=False,
-               doc="Whether each element is +inf or -inf.")
+               doc="Whether each element is +inf or -inf.", inplace=False)
 isposinf = _unary("isposinf", _floats_only(lambda xp, x: x == math.inf), promote=False,
-                  doc="Whether each element is +inf.")
+                  doc="Whether each element is +inf.", inplace=False)
 isneginf = _unary("isneginf", _floats_only(lambda xp, x: x == -math.inf), promote=False,
-                  doc="Whether each element is -inf.")
+                  doc="Whether each element is -inf.", inplace=False)
 isfinite = _unary("isfinite", lambda xp, input: xp.isfinite(input), promote=False,
-                  doc="Whether each element is neither infinite nor NaN.")
+                  doc="Whether each element is neither infinite nor NaN.", inplace=False)
 signbit = _unary("signbit", lambda xp, input: input < 0 if input.dtype.kind in "iub" else
                  xp.signbit(input), promote=False,
-                 doc="Whether each element's sign bit is set (true for -0.0 and -NaN).")
+                 doc="Whether each element's sign bit is set (true for -0.0 and -NaN).",
+                 inplace=False)
 
 # --------------------------------------------------------------------------- angles, sinc
 
@@ -423,7 +436,7 @@ sinc = _unary("sinc", lambda xp, input: xp.sinc(input), _sinc_rule,
               doc="The normalised sinc: ``sin(pi x) / (pi x)``, 1 at 0.")
 
 
-@defop("angle", promote="float", jvp="transpose", holomorphic=False)
+@defop("angle", promote="float", jvp="transpose", holomorphic=False, batch="pointwise")
 def _angle(xp, input):
     if input.dtype.kind == "c":
         return xp.angle(input)
@@ -440,6 +453,7 @@ def _angle_rule(xp, g, ans, input):
 _angle.defvjp(_angle_rule)
 
 
+@_angle.public
 def angle(input):
     """The argument of each element, ``atan2(imag, real)``: 0 or pi for real numbers (NaN
     stays NaN); integers give the default float dtype."""
@@ -448,20 +462,8 @@ def angle(input):
     return _angle(input)
 
 
-# --------------------------------------------------------------------------- the family's surface
+# --------------------------------------------------------------------------- namespace extras
 _xp.register_extra("sigmoid", _sigmoid_raw, sigmoid)
 _xp.register_extra("erf", _erf_raw, erf)
 _xp.register_extra("erfc", _erfc_raw, erfc)
 _xp.register_extra("erfinv", _erfinv_raw, erfinv)
-
-arcsin, arccos, arctan = asin, acos, atan
-arcsinh, arccosh, arctanh = asinh, acosh, atanh
-
-__all__ = ["sqrt", "rsqrt", "square", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p",
-           "sin", "cos", "tan", "asin", "acos", "atan", "arcsin", "arccos", "arctan", "sinh",
-           "cosh", "tanh", "asinh", "acosh", "atanh", "arcsinh", "arccosh", "arctanh",
-           "sigmoid", "logit", "erf", "erfc", "erfinv", "floor", "ceil", "round", "trunc", "fix",
-           "frac", "nan_to_num", "isnan", "isinf", "isposinf", "isneginf", "isfinite",
-           "signbit", "deg2rad", "rad2deg", "sinc", "angle"]
-METHODS = {name: globals()[name] for name in __all__}
-INPLACE = tuple(name for name in __all__ if not name.startswith(("is", "signbit", "angle")))

@@ -9,6 +9,7 @@ import pytest
 import ember
 from ember.func import grad, vmap
 from ember.ops import batching
+from ember.ops.registry import OPS, defop
 
 from ..opspec import _outputs, inputs
 from ..spec_modules import FAMILY_SPECS as _FAMILIES
@@ -94,7 +95,8 @@ def test_vmap_equals_the_loop_over_samples_and_pytorch(spec, shapes, in_dims):
                                        expected[j].detach().numpy(force=True),
                                        rtol=1e-10 * spec.tol, atol=1e-12 * spec.tol)
     if id(spec) in FAMILY_SPECS and all(shapes):  # (0-d samples with a dim argument loop)
-        assert looped <= LOOPED, f"no batching rule for {sorted(looped - LOOPED)}"
+        assert looped <= DECLARED_LOOP | PER_SAMPLE_LOOP, \
+            f"looped without declaring batch=\"loop\": {sorted(looped - DECLARED_LOOP)}"
     # gradients through the batched computation: the same as through the loop
     floats = [o for o in got if o.requires_grad]
     if not floats:
@@ -118,11 +120,31 @@ def test_vmap_equals_the_loop_over_samples_and_pytorch(spec, shapes, in_dims):
 # index_fill with a per-sample value fills every sample with one of them.
 TORCH_VMAP_DIFFERS = {"roll", "index_select_0d_index", "solve", "index_fill_tensor"}
 
-# The ops of the pointwise, reduction, shape, matmul and indexing families that run the
-# documented per-sample loop (ember/ops/batching.py) instead of a batching rule.
-LOOPED = {"index_put", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy",
-          "index_fill", "masked_scatter", "put", "take", "linalg_solve_ex",
-          "linalg_solve_triangular", "getitem"}  # getitem: with boolean masks that vary
+# The ops that run the per-sample loop opted into it: ``defop(..., batch="loop")``; a rule of
+# its own (``batching.single``, ``moved``) loops only where it says (another batched input, a
+# 0-d sample with a dim). Functions with a per-sample rule of their own may loop too:
+# ``x[mask]`` with boolean masks that vary per sample (``getitem``).
+DECLARED_LOOP = {op.name for op in OPS if op.batch == "loop"}
+PER_SAMPLE_LOOP = {"getitem"}
+
+
+def test_every_op_declares_its_batching_rule():
+    """``defop(..., batch=...)``: a kind of ``batching.KINDS`` or a rule function; the loop is
+    an explicit opt-in, never what an op gets by saying nothing."""
+    for op in OPS:
+        assert op.batch is not None, f"{op.name} declares no batching rule"
+        assert op.batch in batching.KINDS if isinstance(op.batch, str) else callable(op.batch), \
+            (op.name, op.batch)
+
+
+def test_an_op_without_a_batching_rule_refuses_under_vmap():
+    op = defop("undeclared_probe", n_in=1)(lambda xp, input: input * 2)
+    try:
+        with pytest.raises(RuntimeError, match="undeclared_probe declares no batching rule"):
+            vmap(op)(ember.ones(3, 2))
+        assert op(ember.ones(2)).tolist() == [2.0, 2.0]  # outside vmap it runs
+    finally:
+        OPS.remove(op)
 
 
 # --------------------------------------------------------------------------- the API

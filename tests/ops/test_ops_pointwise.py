@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import ember
-from ember.ops import pointwise, unary
+from ember.ops import _surface, pointwise
 
 from ..opspec import BINARY_SHAPES, UNARY_SHAPES, Spec, cases, inputs, op_tests
 from ..oracle import assert_same_tensor, outcome
@@ -493,9 +493,15 @@ def _iop(t, op, other):
     return t
 
 
+# The modules of the pointwise family's public functions (declared in ``ops/_surface.py``).
+POINTWISE_MODULES = {"ember.ops." + m for m in ("arithmetic", "binary_math", "selection",
+                                                "comparison", "unary", "pointwise")}
+
+
 @needs_torch
 def test_methods_and_in_place_forms_match_pytorch():
-    names = set(pointwise.__all__) | set(unary.__all__)
+    names = set(getattr(pointwise, "__all__", ())) | {
+        name for name, fn in _surface.FUNCTIONS.items() if fn.__module__ in POINTWISE_MODULES}
     for name in sorted(names):
         assert hasattr(torch, name) and hasattr(ember, name), name
         for attr in (name, name + "_"):

@@ -7,7 +7,7 @@ import math
 from typing import TYPE_CHECKING
 
 from ...ops.autocast import autocast_op
-from ...ops.linalg import einsum
+from ...ops.linalg.einsum import einsum
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor

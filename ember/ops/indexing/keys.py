@@ -55,7 +55,7 @@ def _gather_key(xp, index, dim, ndim):
 
 
 
-@defop("select", n_in=1, jvp="linear")
+@defop("select", n_in=1, jvp="linear", batch="moved")
 def _select(xp, input, key, shape):
     return input[key]
 

@@ -44,13 +44,18 @@ def _read_rule(xp, g, ans, input, key, shape):
     return xp.index_add_zeros(g, shape, key)
 
 
-_index = defop("index", n_in=1, jvp="linear")(_read).defvjp(_read_rule)
-_gather = defop("gather", n_in=1, jvp="linear")(_read).defvjp(_read_rule)
-_index_select = defop("index_select", n_in=1, jvp="linear")(_read).defvjp(_read_rule)
-_masked_select = defop("masked_select", n_in=1, jvp="linear")(_read).defvjp(_read_rule)
+# Under vmap the reads broadcast the input to ``shape`` first; ``index`` undoes NumPy's
+# placement of separated advanced indices.
+_READ = batching.moved(rank_from="shape")
+_index = defop("index", n_in=1, jvp="linear",
+               batch=batching.moved(rank_from="shape", advanced_index=True))(_read)
+_index.defvjp(_read_rule)
+_gather = defop("gather", n_in=1, jvp="linear", batch=_READ)(_read).defvjp(_read_rule)
+_index_select = defop("index_select", n_in=1, jvp="linear", batch=_READ)(_read).defvjp(_read_rule)
+_masked_select = defop("masked_select", n_in=1, jvp="linear", batch=_READ)(_read).defvjp(_read_rule)
 
 
-@defop("index_add_zeros", n_in=1, jvp="linear")
+@defop("index_add_zeros", n_in=1, jvp="linear", batch="moved")
 def _index_add_zeros(xp, g, shape, key):
     """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices accumulate)."""
     out = xp.zeros(shape, dtype=g.dtype)
@@ -131,7 +136,7 @@ def masked_select(input, mask):
 
 
 
-@defop("take", n_in=1, jvp="linear")
+@defop("take", n_in=1, jvp="linear", batch="loop")
 def _take(xp, input, index, in_shape):
     return xp.reshape(input, (-1,))[index]
 

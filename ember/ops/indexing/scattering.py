@@ -50,7 +50,7 @@ def _src_rule(name):
     return rule
 
 
-@defop("scatter", n_in=2, jvp="linear")
+@defop("scatter", n_in=2, jvp="linear", batch="loop")
 def _scatter(xp, input, src, key, src_shape):
     out = input.copy()
     out[key] = src[_block(key)]
@@ -61,7 +61,7 @@ _scatter.defvjp(lambda xp, g, ans, input, src, key, src_shape: _zeroed(xp, g, ke
                 _src_rule("ScatterBackward0"))
 
 
-@defop("scatter", n_in=1, overload=1, jvp="transpose")
+@defop("scatter", n_in=1, overload=1, jvp="transpose", batch="loop")
 def _scatter_value(xp, input, key, value):
     out = input.copy()
     out[key] = value
@@ -71,7 +71,7 @@ def _scatter_value(xp, input, key, value):
 _scatter_value.defvjp(lambda xp, g, ans, input, key, value: _zeroed(xp, g, key))
 
 
-@defop("scatter_add", n_in=2, jvp="linear")
+@defop("scatter_add", n_in=2, jvp="linear", batch="loop")
 def _scatter_add(xp, input, src, key, src_shape):
     out = input.copy()
     xp.add_at(out, key, src[_block(key)])
@@ -104,7 +104,7 @@ def _shape_of(key):
     return tuple(s.stop for s in _block(key))
 
 
-@defop("scatter_reduce", n_in=2, jvp="transpose")
+@defop("scatter_reduce", n_in=2, jvp="transpose", batch="loop")
 def _scatter_reduce(xp, input, src, key, src_shape, reduce, include_self):
     out = input.copy()
     src = src[_block(key)]

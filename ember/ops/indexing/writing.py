@@ -39,7 +39,7 @@ from .keys import (
 # --------------------------------------------------------------------------- writes
 
 
-@defop("index_put", n_in=2, jvp="linear")
+@defop("index_put", n_in=2, jvp="linear", batch="loop")
 def _index_put(xp, input, values, key, accumulate):
     out = input.copy()
     if accumulate:
@@ -54,7 +54,21 @@ _index_put.defvjp(
     lambda xp, g, ans, input, values, key, accumulate: g[key])
 
 
-@defop("copy", n_in=2, jvp="linear")
+def _into_batched(op, args, levels):
+    """The batching rule of ``copy``: pointwise, the result expanded to the written tensor's
+    batch (every sample is written)."""
+    return batching.pointwise(op, args, levels, like_first=True)
+
+
+def _fill_batched(op, args, levels):
+    """The batching rule of ``fill`` with a 0-d tensor: each sample's value expanded over it."""
+    input, value = args
+    shape = tuple(batching.physical(input, levels, expand=True).shape)
+    return batching.wrap(batching.physical(value, levels, input.ndim).expand(shape).to(
+        input.dtype), levels)
+
+
+@defop("copy", n_in=2, jvp="linear", batch=_into_batched)
 def _copy(xp, input, src):
     src = xp.asarray(src, dtype=input.dtype)
     return xp.broadcast_to(src, broadcast_shapes(input.shape, src.shape)).copy()
@@ -65,7 +79,7 @@ _copy.defvjp(lambda xp, g, ans, input, src: xp.zeros_like(g),
 _copy.node_cls.__name__ = _copy.node_cls.__qualname__ = "CopyBackwards"
 
 
-@defop("fill", n_in=2, overload=3, jvp="linear")
+@defop("fill", n_in=2, overload=3, jvp="linear", batch=_fill_batched)
 def _fill(xp, input, value):
     return xp.full_like(input, value)
 
@@ -74,7 +88,7 @@ _fill.defvjp(lambda xp, g, ans, input, value: xp.zeros_like(g),
              lambda xp, g, ans, input, value: xp.sum(g))
 
 
-@defop("fill", n_in=1, overload=2, jvp="transpose")
+@defop("fill", n_in=1, overload=2, jvp="transpose", batch="unchanged")
 def _fill_scalar(xp, input, value):
     return xp.full_like(input, value)
 
@@ -82,7 +96,7 @@ def _fill_scalar(xp, input, value):
 _fill_scalar.defvjp(lambda xp, g, ans, input, value: xp.zeros_like(g))
 
 
-@defop("zero", n_in=1, jvp="transpose")
+@defop("zero", n_in=1, jvp="transpose", batch="unchanged")
 def _zero(xp, input):
     return xp.zeros_like(input)
 
@@ -91,7 +105,7 @@ _zero.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
 
 
 
-@defop("index_add", n_in=2, jvp="linear")
+@defop("index_add", n_in=2, jvp="linear", batch="loop")
 def _index_add(xp, input, source, key, alpha):
     out = input.copy()
     xp.add_at(out, key, source if alpha == 1 else source * alpha)
@@ -103,7 +117,7 @@ _index_add.defvjp(lambda xp, g, ans, input, source, key, alpha: g,
                       g[key] if alpha == 1 else g[key] * alpha)
 
 
-@defop("index_copy", n_in=2, jvp="linear")
+@defop("index_copy", n_in=2, jvp="linear", batch="loop")
 def _index_copy(xp, input, source, key):
     out = input.copy()
     out[key] = source
@@ -120,10 +134,10 @@ def _fill_at(xp, input, value, key):
     return out
 
 
-_index_fill = defop("index_fill", n_in=1, jvp="transpose")(
+_index_fill = defop("index_fill", n_in=1, jvp="transpose", batch="loop")(
     lambda xp, input, key, value: _fill_at(xp, input, value, key))
 _index_fill.defvjp(lambda xp, g, ans, input, key, value: _zeroed(xp, g, key))
-_index_fill_tensor = defop("index_fill", n_in=2, overload=1, jvp="linear")(_fill_at)
+_index_fill_tensor = defop("index_fill", n_in=2, overload=1, jvp="linear", batch="loop")(_fill_at)
 _index_fill_tensor.defvjp(lambda xp, g, ans, input, value, key: _zeroed(xp, g, key),
                           lambda xp, g, ans, input, value, key: xp.sum(g[key]))
 
@@ -132,16 +146,17 @@ def _mask_fill(xp, input, value, mask):
     return xp.where(mask, xp.asarray(value, dtype=input.dtype), input)
 
 
-_masked_fill = defop("masked_fill", n_in=1, jvp="transpose")(
+_masked_fill = defop("masked_fill", n_in=1, jvp="transpose", batch="loop")(
     lambda xp, input, mask, value: _mask_fill(xp, input, value, mask))
 # (``xp.where(mask, 0, g)``, not ``g * 0``: an infinite gradient where filled stays 0, not NaN)
 _masked_fill.defvjp(lambda xp, g, ans, input, mask, value: xp.where(mask, 0, g))
-_masked_fill_tensor = defop("masked_fill", n_in=2, overload=1, jvp="linear")(_mask_fill)
+_masked_fill_tensor = defop("masked_fill", n_in=2, overload=1, jvp="linear",
+                            batch="loop")(_mask_fill)
 _masked_fill_tensor.defvjp(lambda xp, g, ans, input, value, mask: xp.where(mask, 0, g),
                            lambda xp, g, ans, input, value, mask: xp.sum(xp.where(mask, g, 0)))
 
 
-@defop("masked_scatter", n_in=2, jvp="linear")
+@defop("masked_scatter", n_in=2, jvp="linear", batch="loop")
 def _masked_scatter(xp, input, source, mask, source_shape):
     out = xp.broadcast_to(input, mask.shape).copy()
     out[mask] = xp.reshape(source, (-1,))[:int(mask.sum())]
@@ -161,7 +176,7 @@ _masked_scatter.defvjp(
 
 
 
-@defop("put", n_in=2, jvp="linear")
+@defop("put", n_in=2, jvp="linear", batch="loop")
 def _put(xp, input, source, index, accumulate, source_shape):
     out = input.copy()
     flat = out.reshape(-1)  # a view: the copy is contiguous

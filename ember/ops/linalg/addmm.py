@@ -50,7 +50,7 @@ def _check_expandable(input, shape):
                 f"Tensor sizes: {list(sizes)}")
 
 
-@defop("addmm", n_in=3, jvp="transpose")
+@defop("addmm", n_in=3, jvp="transpose", batch="matmul")
 def _addmm(xp, input, mat1, mat2, beta, alpha, column_major):
     """``column_major``: as for ``mm``, of ``mat1`` and ``mat2``."""
     return _add_scaled(input, _matmul(xp, mat1, mat2), beta, alpha)
@@ -86,7 +86,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
                   (_column_major(mat1), _column_major(mat2)))
 
 
-@defop("addmv", n_in=3, jvp="transpose")
+@defop("addmv", n_in=3, jvp="transpose", batch="matmul")
 def _addmv(xp, input, mat, vec, beta, alpha):
     return _add_scaled(input, xp.matmul(mat, vec), beta, alpha)
 
@@ -113,7 +113,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _addmv(input, mat, vec, *_integral_scalars(input, beta, alpha))
 
 
-@defop("baddbmm", n_in=3, jvp="transpose")
+@defop("baddbmm", n_in=3, jvp="transpose", batch="matmul")
 def _baddbmm(xp, input, batch1, batch2, beta, alpha):
     return _add_scaled(input, xp.matmul(batch1, batch2), beta, alpha)
 
@@ -144,7 +144,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _baddbmm(input, batch1, batch2, *_integral_scalars(input, beta, alpha))
 
 
-@defop("addbmm", n_in=3, jvp="transpose")
+@defop("addbmm", n_in=3, jvp="transpose", batch="loop")
 def _addbmm(xp, input, batch1, batch2, beta, alpha):
     return _add_scaled(input, xp.sum(xp.matmul(batch1, batch2), axis=0), beta, alpha)
 
@@ -182,7 +182,7 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _addbmm(input, batch1, batch2, beta, alpha)
 
 
-@defop("addr", n_in=3, promote=True, jvp="transpose")
+@defop("addr", n_in=3, promote=True, jvp="transpose", batch="matmul")
 def _addr(xp, input, vec1, vec2, beta, alpha):
     if vec1.dtype == bool:  # (promoted: all three are bool) PyTorch's logical form
         product = vec1[:, None] & vec2[None, :] if alpha else xp.zeros(

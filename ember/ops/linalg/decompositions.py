@@ -26,7 +26,7 @@ from ._common import (
 )
 
 
-@defop("linalg_cholesky_ex", n_in=1, jvp="transpose")
+@defop("linalg_cholesky_ex", n_in=1, jvp="transpose", batch="unchanged")
 def _cholesky(xp, A, upper):
     try:
         L = xp.linalg.cholesky(A)
@@ -57,7 +57,7 @@ def linalg_cholesky(A, *, upper=False):
     return _cholesky(A, upper)
 
 
-@defop("linalg_qr", n_in=1, nout=2, jvp="transpose")
+@defop("linalg_qr", n_in=1, nout=2, jvp="transpose", batch="unchanged")
 def _qr(xp, A, mode):
     if mode == "r":
         return xp.zeros((0,), dtype=A.dtype), xp.linalg.qr(A, mode="r")
@@ -103,7 +103,7 @@ def linalg_qr(A, mode="reduced"):
     return _QrResult(_qr(A, mode))
 
 
-@defop("linalg_eigh", n_in=1, nout=2, jvp="transpose")
+@defop("linalg_eigh", n_in=1, nout=2, jvp="transpose", batch="unchanged")
 def _eigh(xp, A, UPLO):
     L, V = xp.linalg.eigh(A, UPLO=UPLO)
     return L, V
@@ -148,7 +148,7 @@ def linalg_eigvalsh(A, UPLO="L"):
     return _eigh(A, _check_uplo(UPLO))[0]
 
 
-@defop("linalg_svd", n_in=1, nout=3, jvp="transpose")
+@defop("linalg_svd", n_in=1, nout=3, jvp="transpose", batch="unchanged")
 def _svd(xp, A, full_matrices):
     U, S, Vh = xp.linalg.svd(A, full_matrices=full_matrices)
     return U, S, Vh
@@ -224,7 +224,7 @@ def linalg_svdvals(A, *, driver=None):
     return _svd(A, False)[1]
 
 
-@defop("linalg_pinv", n_in=1, jvp="transpose")
+@defop("linalg_pinv", n_in=1, jvp="transpose", batch="unchanged")
 def _pinv(xp, A, atol, rtol, hermitian):
     if hermitian:
         L, V = xp.linalg.eigh(A)

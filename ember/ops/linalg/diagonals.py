@@ -9,6 +9,7 @@ import numpy as np
 from ... import _xp
 from ..._tensor import _wrap_dim
 from ...autograd.views import as_view
+from .. import batching
 from .. import shape as _shape
 from ..autocast import autocast_op
 from ..registry import defop
@@ -22,7 +23,7 @@ def _diagonal_dims(ndim, dim1, dim2):
     return d1, d2
 
 
-@defop("diagonal", n_in=1, jvp="linear")
+@defop("diagonal", n_in=1, jvp="linear", batch="moved")
 def _diagonal(xp, input, offset, dim1, dim2, shape):
     return _writable_diagonal(xp, input, offset, dim1, dim2)
 
@@ -42,7 +43,7 @@ def diagonal(input, offset=0, dim1=0, dim2=1):
 _xp.register_extra("diagonal_view", _writable_diagonal, diagonal)
 
 
-@defop("diagonal_backward", n_in=1, jvp="linear")
+@defop("diagonal_backward", n_in=1, jvp="linear", batch="loop")
 def _diagonal_backward(xp, grad, shape, offset, dim1, dim2):
     """Zeros of ``shape`` with ``grad`` on the diagonal: the derivative of ``diagonal``."""
     out = xp.zeros(shape, dtype=grad.dtype)
@@ -57,7 +58,7 @@ _diagonal_backward.defvjp(lambda xp, gg, ans, grad, shape, offset, dim1, dim2:
 _xp.register_extra("diagonal_backward", _diagonal_backward.forward, _diagonal_backward)
 
 
-@defop("diag_embed", n_in=1, jvp="linear")
+@defop("diag_embed", n_in=1, jvp="linear", batch=batching.moved(new_dim=True))
 def _diag_embed(xp, input, offset, dim1, dim2):
     n = input.shape[-1] + abs(offset)
     shape = list(input.shape[:-1])
@@ -84,7 +85,7 @@ _xp.register_extra("diag_embed", lambda xp, v, offset=0, dim1=-2, dim2=-1: _diag
 
 
 # ``diag`` of a matrix copies the diagonal; PyTorch names that node DiagonalBackward0_copy.
-_diagonal_copy = defop("diagonal", n_in=1, jvp="linear")(
+_diagonal_copy = defop("diagonal", n_in=1, jvp="linear", batch="moved")(
     lambda xp, input, offset, dim1, dim2, shape: xp.diagonal(input, offset, dim1, dim2).copy())
 _diagonal_copy.defvjp(*_diagonal.rules)
 _diagonal_copy.node_cls.__name__ = _diagonal_copy.node_cls.__qualname__ = "DiagonalBackward0_copy"
@@ -104,7 +105,8 @@ def diagflat(input, offset=0):
     return _diag_embed(_shape.reshape(input, -1), offset, 0, 1)
 
 
-@defop("trace", n_in=1, jvp="linear")
+@defop("trace", n_in=1, jvp="linear",
+       batch=batching.whole(lambda v, nb, p: v.diagonal(dim1=-2, dim2=-1).sum(-1)))
 def _trace(xp, input, shape):
     out = xp.trace(input)
     return out.astype(np.int64) if out.dtype.kind in "iub" else out
@@ -123,7 +125,7 @@ def trace(input):
     return _trace(input, input.shape)
 
 
-@defop("tril", n_in=1, jvp="linear")
+@defop("tril", n_in=1, jvp="linear", batch="unchanged")
 def _tril(xp, input, diagonal):
     return xp.tril(input, diagonal)
 
@@ -138,7 +140,7 @@ def tril(input, diagonal=0):
     return _tril(input, diagonal)
 
 
-@defop("triu", n_in=1, jvp="linear")
+@defop("triu", n_in=1, jvp="linear", batch="unchanged")
 def _triu(xp, input, diagonal):
     return xp.triu(input, diagonal)
 

@@ -140,7 +140,7 @@ def _cdist_grad(xp, g, ans, x1, x2, p):
     return xp.sum(xp.expand_dims(g, -1) * term, axis=-2)
 
 
-@defop("cdist", n_in=2, jvp="transpose")
+@defop("cdist", n_in=2, jvp="transpose", batch="loop")
 def _cdist(xp, x1, x2, p):
     return _cdist_forward(xp, x1, x2, p)
 
@@ -149,7 +149,7 @@ _cdist.defvjp(lambda xp, g, ans, x1, x2, p: _cdist_grad(xp, g, ans, x1, x2, p),
               lambda xp, g, ans, x1, x2, p: _cdist_grad(xp, _mT(xp, g), _mT(xp, ans), x2, x1, p))
 
 
-@defop("euclidean_dist", n_in=2, jvp="transpose")
+@defop("euclidean_dist", n_in=2, jvp="transpose", batch="loop")
 def _euclidean_dist(xp, x1, x2):
     return _cdist_forward(xp, x1, x2, 2)
 

@@ -13,6 +13,7 @@ from ... import _dtypes, _errors, _xp
 from ..._broadcast import broadcast_shapes as _broadcast_shapes
 from ..._creation import eye
 from ..._tensor import _wrap_dim
+from .. import batching
 from .. import shape as _shape
 from ..autocast import autocast_op
 from ..operands import _check_tensor
@@ -58,7 +59,7 @@ def _no_bool(kernel, t, size=1):
         raise NotImplementedError(f"\"{kernel}\" not implemented for 'Bool'")
 
 
-@defop("mm", n_in=2, promote=True, jvp="multilinear")
+@defop("mm", n_in=2, promote=True, jvp="multilinear", batch="matmul")
 def _mm(xp, input, mat2, column_major):
     """``column_major``: whether each matrix is stored column by column (its gradient will be)."""
     return _matmul(xp, input, mat2)
@@ -93,7 +94,7 @@ def _check_batch2(batch1, batch2):
                            f"{want} but got: {got}.")
 
 
-@defop("bmm", promote=True, jvp="multilinear")
+@defop("bmm", promote=True, jvp="multilinear", batch="matmul")
 def _bmm(xp, input, mat2):
     return xp.matmul(input, mat2)
 
@@ -115,7 +116,7 @@ def bmm(input, mat2):
     return _bmm(input, mat2)
 
 
-@defop("mv", promote=True, jvp="multilinear")
+@defop("mv", promote=True, jvp="multilinear", batch="matmul")
 def _mv(xp, input, vec):
     return xp.matmul(input, vec)
 
@@ -152,7 +153,7 @@ def _check_vectors(input, other):
                            f"{input.dtype._word} and {other.dtype._word}")
 
 
-@defop("dot", promote=True, jvp="multilinear")
+@defop("dot", promote=True, jvp="multilinear", batch="matmul")
 def _dot(xp, input, other):
     return xp.matmul(input, other)
 
@@ -168,7 +169,7 @@ def dot(input, other):
     return _dot(input, other)
 
 
-@defop("vdot", jvp="multilinear")
+@defop("vdot", jvp="multilinear", batch="matmul")
 def _vdot(xp, input, other):
     return xp.vdot(input, other)
 
@@ -327,7 +328,16 @@ def matrix_power(input, n):
     return linalg_matrix_power(input, n)
 
 
-@defop("linalg_cross", promote=True, n_in=2, jvp="multilinear")
+def _cross_batched(op, args, levels):
+    """The batching rule of ``cross``: both operands lined up (plain ones too: NumPy counts the
+    axis per operand)."""
+    a, b, dim = args
+    rank = max(a.ndim, b.ndim)
+    return batching.wrap(op(batching.physical(a, levels, rank), batching.physical(b, levels, rank),
+                            batching.shift(dim, rank, len(levels))), levels)
+
+
+@defop("linalg_cross", promote=True, n_in=2, jvp="multilinear", batch=_cross_batched)
 def _cross(xp, input, other, dim):
     return xp.cross(input, other, axis=dim)
 

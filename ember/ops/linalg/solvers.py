@@ -36,7 +36,7 @@ from ._common import (
 )
 
 
-@defop("linalg_inv_ex", n_in=1, jvp="transpose")
+@defop("linalg_inv_ex", n_in=1, jvp="transpose", batch="unchanged")
 def _inv(xp, A):
     try:
         return xp.linalg.inv(A)
@@ -66,7 +66,7 @@ def inverse(input):
 _EXACT_DET_MAX = 16
 
 
-@defop("linalg_det", n_in=1, jvp="transpose")
+@defop("linalg_det", n_in=1, jvp="transpose", batch="unchanged")
 def _det(xp, A):
     if isinstance(A, np.ndarray) and A.shape[-1] <= _EXACT_DET_MAX:
         return _lu_det(A)
@@ -128,7 +128,7 @@ def det(input):
     return linalg_det(input)
 
 
-@defop("linalg_slogdet", n_in=1, nout=2, jvp="transpose")
+@defop("linalg_slogdet", n_in=1, nout=2, jvp="transpose", batch="unchanged")
 def _slogdet(xp, A):
     sign, logabsdet = xp.linalg.slogdet(A)
     if xp.any(sign == 0):
@@ -195,7 +195,7 @@ def _solve_raw(xp, A, B, left=True):
     return _solve_matrices(xp, A, B, left)
 
 
-@defop("linalg_solve_ex", n_in=2, jvp="transpose")
+@defop("linalg_solve_ex", n_in=2, jvp="transpose", batch="loop")
 def _solve(xp, A, B, left):
     try:
         return _solve_raw(xp, A, B, left)
@@ -270,7 +270,7 @@ def _solve_triangular_raw(xp, A, B, upper, left=True, unitriangular=False):
         return _substitute(xp, T, B, upper)
 
 
-@defop("linalg_solve_triangular", n_in=2, jvp="transpose")
+@defop("linalg_solve_triangular", n_in=2, jvp="transpose", batch="loop")
 def _solve_triangular(xp, A, B, upper, left, unitriangular):
     return _solve_triangular_raw(xp, A, B, upper, left, unitriangular)
 

@@ -19,7 +19,7 @@ from ..registry import defop
 
 
 def _act(name, forward, rule, n_params=0):
-    op = defop(name, n_in=1, promote="float", jvp="elementwise")(forward)
+    op = defop(name, n_in=1, promote="float", jvp="elementwise", batch="pointwise")(forward)
     op.defvjp(rule)
     return op
 
@@ -53,7 +53,7 @@ def _backward_op(name, forward):
     under ``create_graph`` the gradient requires grad whenever ``self`` does, and its own
     derivative in ``self`` is zeros, as PyTorch's double backward gives
     (``ThresholdBackwardBackward0``)."""
-    op = defop(name, n_in=2, jvp="transpose")(forward)
+    op = defop(name, n_in=2, jvp="transpose", batch="loop")(forward)
     linear = lambda xp, gg, ans, grad, self, *params: getattr(xp, name)(gg, self, *params)
     op.defvjp(linear, lambda xp, gg, ans, grad, self, *params: xp.zeros_like(self))
     _xp.register_extra(name, forward, op)
@@ -70,12 +70,12 @@ _backward_op("leaky_relu_backward",
 
 # relu keeps integer dtypes, NaN and -0.0, as PyTorch's; negative numbers give 0 (not -0).
 # Its derivative passes ``g`` wherever the result is not <= 0, NaN included (threshold_backward).
-_relu = defop("relu", n_in=1, jvp="elementwise")(
+_relu = defop("relu", n_in=1, jvp="elementwise", batch="pointwise")(
     lambda xp, input: _zero_where(xp, input < 0, input)).defvjp(
     lambda xp, g, ans, input: xp.threshold_backward(g, ans, 0))
 
 
-@defop("leaky_relu", n_in=1, jvp="elementwise")
+@defop("leaky_relu", n_in=1, jvp="elementwise", batch="pointwise")
 def _leaky_relu(xp, input, slope):
     return xp.where(input > 0, input, input * slope)
 
@@ -101,14 +101,14 @@ def _leaky_relu_result_rule(xp, g, ans, input, slope):
     return xp.leaky_relu_backward(g, ans, slope)
 
 
-_leaky_relu_ = defop("leaky_relu", n_in=1, overload=1, jvp="elementwise")(
+_leaky_relu_ = defop("leaky_relu", n_in=1, overload=1, jvp="elementwise", batch="pointwise")(
     _leaky_relu.forward).defvjp(_leaky_relu_result_rule)
 
 
 # rrelu: ``input * noise``, the noise (drawn by ``nn.functional``: slopes in [lower, upper]
 # where input <= 0, 1 elsewhere) a raw array of the input's dtype, never differentiable; out of
 # training, leaky_relu with the mean slope. The same node (RreluWithNoiseBackward) either way.
-@defop("rrelu_with_noise", n_in=1, jvp="elementwise")
+@defop("rrelu_with_noise", n_in=1, jvp="elementwise", batch="pointwise")
 def _rrelu(xp, input, noise, lower, upper, training):
     if training:
         return input * noise
@@ -128,7 +128,7 @@ def _rrelu_result_rule(xp, g, ans, input, noise, lower, upper, training):
 
 
 _rrelu.defvjp(_rrelu_rule)
-_rrelu_ = defop("rrelu_with_noise", n_in=1, overload=1, jvp="elementwise")(
+_rrelu_ = defop("rrelu_with_noise", n_in=1, overload=1, jvp="elementwise", batch="pointwise")(
     _rrelu.forward).defvjp(_rrelu_result_rule)
 
 
@@ -166,8 +166,9 @@ def _celu_result_rule(xp, g, ans, input, alpha, scale, input_scale):
 
 def _elu_ops(name, rule, result_rule):
     """The op and its in-place form (overload 1)."""
-    return (defop(name, n_in=1, jvp="elementwise")(_elu_forward).defvjp(rule),
-            defop(name, n_in=1, overload=1, jvp="elementwise")(_elu_forward).defvjp(result_rule))
+    return (defop(name, n_in=1, jvp="elementwise", batch="pointwise")(_elu_forward).defvjp(rule),
+            defop(name, n_in=1, overload=1, jvp="elementwise",
+                  batch="pointwise")(_elu_forward).defvjp(result_rule))
 
 
 _elu, _elu_ = _elu_ops("elu", _elu_rule, _elu_result_rule)
@@ -178,7 +179,7 @@ _INV_SQRT_2 = 1 / math.sqrt(2)
 _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 
 
-@defop("gelu", n_in=1, jvp="elementwise")
+@defop("gelu", n_in=1, jvp="elementwise", batch="pointwise")
 def _gelu(xp, input, approximate):
     if approximate == "tanh":
         inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
@@ -218,7 +219,7 @@ def _mish_rule(xp, g, ans, input):
 _mish = _act("mish", lambda xp, input: input * xp.tanh(_softplus_raw(xp, input)), _mish_rule)
 
 
-@defop("softplus", n_in=1, jvp="elementwise")
+@defop("softplus", n_in=1, jvp="elementwise", batch="pointwise")
 def _softplus(xp, input, beta, threshold):
     bx = input * beta
     return xp.where(bx > threshold, input, _softplus_raw(xp, bx) / beta)
@@ -234,7 +235,7 @@ _log_sigmoid = _act("log_sigmoid",  # PyTorch's formula
 
 # hardtanh keeps integer dtypes, NaN and -0.0 (a clamp, as PyTorch's); its derivative passes
 # ``g`` strictly between the bounds, and at NaN.
-@defop("hardtanh", n_in=1, jvp="elementwise")
+@defop("hardtanh", n_in=1, jvp="elementwise", batch="pointwise")
 def _hardtanh(xp, input, low, high):
     return xp.clip(input, low, high).astype(input.dtype, copy=False)
 
@@ -288,19 +289,19 @@ def _threshold_rule(xp, g, ans, input, threshold, value):
     return xp.threshold_backward(g, input, threshold)
 
 
-@defop("threshold", n_in=1, jvp="elementwise")
+@defop("threshold", n_in=1, jvp="elementwise", batch="pointwise")
 def _threshold(xp, input, threshold, value):
     return xp.where(input <= threshold, value, input)
 
 
 _threshold.defvjp(_threshold_rule)
-_threshold_ = defop("threshold", n_in=1, overload=1, jvp="elementwise")(
+_threshold_ = defop("threshold", n_in=1, overload=1, jvp="elementwise", batch="pointwise")(
     _threshold.forward).defvjp(_threshold_rule)
 
 
 # prelu's kernel, on a weight already shaped to broadcast along dim 1; the engine sums the
 # weight's gradient back to its shape.
-@defop("_prelu_kernel", n_in=2, jvp="elementwise")
+@defop("_prelu_kernel", n_in=2, jvp="elementwise", batch="pointwise")
 def _prelu_kernel(xp, input, weight):
     return xp.where(input > 0, input, weight * input)
 
@@ -316,7 +317,7 @@ def _halves(x, dim):
     return x[lead + (slice(0, n),)], x[lead + (slice(n, None),)]
 
 
-@defop("glu", n_in=1, jvp="transpose")
+@defop("glu", n_in=1, jvp="transpose", batch="loop")
 def _glu(xp, input, dim):
     a, b = _halves(input, dim)
     return a * xp.sigmoid(b)

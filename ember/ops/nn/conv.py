@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from ..._tensor import Tensor
+from .. import batching
 from ..registry import defop
 
 
@@ -105,7 +106,31 @@ def _weight_grad_raw(xp, x, g, stride, pads, dilation, groups, kernel):
     return dw.reshape((o, x.shape[1] // groups) + tuple(kernel))
 
 
-@defop("convolution", n_in=3, promote=True, jvp="transpose")
+def _convolution_batched(op, args, levels):
+    """The batching rule of ``convolution``: with one weight, the vmap batch folded into N;
+    with a weight per sample (per-sample gradients), one grouped convolution — the samples
+    side by side as channel groups, each group with its own sample's weight."""
+    input, weight, bias, stride, pads, dilation, transposed, out_sp, groups = args
+    batched = batching.BatchedTensor
+    if type(weight) is not batched and type(bias) is not batched:
+        return batching.fold(op, args, levels)
+    if transposed:
+        return batching.loop_rule(op, args, levels)
+    sizes = tuple(batching.batch_size(level) for level in levels)
+    n, c, space = input.shape[0], input.shape[1], tuple(input.shape[2:])
+    o, k = weight.shape[0], tuple(weight.shape[1:])
+    b = math.prod(sizes)
+    x = batching.physical(input, levels, expand=True).reshape((b, n, c) + space)
+    x = x.movedim(0, 1).reshape((n, b * c) + space)
+    w = batching.physical(weight, levels, expand=True).reshape((b * o,) + k)
+    if bias is not None:
+        bias = batching.physical(bias, levels, expand=True).reshape(b * o)
+    out = op(x, w, bias, stride, pads, dilation, False, out_sp, groups * b)
+    out = out.reshape((n, b, o) + tuple(out.shape[2:])).movedim(1, 0)
+    return batching.wrap(out.reshape(sizes + (n, o) + tuple(out.shape[3:])), levels)
+
+
+@defop("convolution", n_in=3, promote=True, jvp="transpose", batch=_convolution_batched)
 def _convolution(xp, input, weight, bias, stride, pads, dilation, transposed, out_sp, groups):
     if transposed:
         out = _transposed_raw(xp, input, weight, stride, pads, dilation, groups, out_sp)
@@ -116,7 +141,7 @@ def _convolution(xp, input, weight, bias, stride, pads, dilation, transposed, ou
     return out
 
 
-@defop("convolution_backward", n_in=2, jvp="transpose")
+@defop("convolution_backward", n_in=2, jvp="transpose", batch="loop")
 def _conv_weight(xp, input, grad, stride, pads, dilation, groups, kernel):
     return _weight_grad_raw(xp, input, grad, stride, pads, dilation, groups, kernel)
 
@@ -174,7 +199,7 @@ def _blocks(size, kernel, dilation, padding, stride):
                  for n, k, d, p, s in zip(size, kernel, dilation, padding, stride))
 
 
-@defop("im2col", n_in=1, jvp="linear")
+@defop("im2col", n_in=1, jvp="linear", batch="loop")
 def _im2col(xp, input, kernel, dilation, padding, stride):
     """(N, C, H, W) -> (N, C * kh * kw, L): row ``c * K + k`` is channel ``c`` under tap ``k``."""
     x = input if input.ndim == 4 else input[None]
@@ -185,7 +210,7 @@ def _im2col(xp, input, kernel, dilation, padding, stride):
     return cols if input.ndim == 4 else cols[0]
 
 
-@defop("col2im", n_in=1, jvp="linear")
+@defop("col2im", n_in=1, jvp="linear", batch="loop")
 def _col2im(xp, input, output_size, kernel, dilation, padding, stride):
     """(N, C * kh * kw, L) -> (N, C, *output_size): overlapping blocks summed."""
     x = input if input.ndim == 3 else input[None]

@@ -38,7 +38,7 @@ def _mean_scale(grad, reduction):
 # forwards get tensors already broadcast to one shape.
 
 
-@defop("mse_loss", n_in=2, promote=True, jvp="transpose")
+@defop("mse_loss", n_in=2, promote=True, jvp="transpose", batch="loss")
 def _mse_loss(xp, input, target, reduction):
     d = input - target
     return _reduce(xp, d * d, reduction)
@@ -52,7 +52,7 @@ _mse_loss.defvjp(_mse_grad, lambda xp, g, ans, input, target, reduction:
                  -_mse_grad(xp, g, None, input, target, reduction))
 
 
-@defop("smooth_l1_loss", n_in=2, promote=True, jvp="transpose")
+@defop("smooth_l1_loss", n_in=2, promote=True, jvp="transpose", batch="loss")
 def _smooth_l1_loss(xp, input, target, reduction, beta):
     z = xp.abs(input - target)
     return _reduce(xp, xp.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
@@ -69,7 +69,8 @@ _smooth_l1_loss.defvjp(_smooth_l1_grad, lambda xp, g, ans, input, target, reduct
                        -_smooth_l1_grad(xp, g, None, input, target, reduction, beta))
 
 
-@defop("soft_margin_loss", n_in=1, jvp="transpose")  # (the target is not differentiable)
+@defop("soft_margin_loss", n_in=1, jvp="transpose",
+       batch="loop")  # (the target is not differentiable)
 def _soft_margin_loss(xp, input, target, reduction):
     return _reduce(xp, xp.log1p(xp.exp(-input * target)), reduction)
 
@@ -84,7 +85,7 @@ def _soft_margin_grad(xp, g, ans, input, target, reduction):
 _soft_margin_loss.defvjp(_soft_margin_grad)
 
 
-@defop("huber_loss", n_in=2, promote=True, jvp="transpose")
+@defop("huber_loss", n_in=2, promote=True, jvp="transpose", batch="loss")
 def _huber_loss(xp, input, target, reduction, delta):
     z = xp.abs(input - target)
     return _reduce(xp, xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
@@ -114,7 +115,7 @@ def _not_differentiable(tensor, arg, fn):
 _BCE_EPS = 9.999999960041972e-13
 
 
-@defop("binary_cross_entropy", n_in=2, jvp="transpose")
+@defop("binary_cross_entropy", n_in=2, jvp="transpose", batch="loss")
 def _binary_cross_entropy(xp, input, target, weight, reduction):
     # PyTorch clamps both logs at -100, so the loss stays finite at input 0 and 1.
     loss = (target - 1) * xp.maximum(xp.log1p(-input), -100) \
@@ -197,8 +198,9 @@ def _nll_rule(xp, g, ans, input, target, weight, reduction, ignore_index):
 
 
 # Inputs of 1 or 2 dims, and of 4 dims (N, C, H, W): the same op under PyTorch's two names.
-_nll_loss = defop("nll_loss", n_in=1, jvp="transpose")(_nll_forward).defvjp(_nll_rule)
-_nll_loss2d = defop("nll_loss2d", n_in=1, jvp="transpose")(_nll_forward).defvjp(_nll_rule)
+_nll_loss = defop("nll_loss", n_in=1, jvp="transpose", batch="loop")(_nll_forward).defvjp(_nll_rule)
+_nll_loss2d = defop("nll_loss2d", n_in=1, jvp="transpose",
+                    batch="loop")(_nll_forward).defvjp(_nll_rule)
 
 
 def _softplus_neg(xp, x):
@@ -206,7 +208,7 @@ def _softplus_neg(xp, x):
     return xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0 * x)
 
 
-@defop("binary_cross_entropy_with_logits", n_in=2, promote=True, jvp="transpose")
+@defop("binary_cross_entropy_with_logits", n_in=2, promote=True, jvp="transpose", batch="loss")
 def _bce_logits(xp, input, target, weight, pos_weight, reduction):
     sp = _softplus_neg(xp, input)
     if pos_weight is None:
@@ -283,7 +285,7 @@ def _hinge(xp, x, onehot, margin):
     return xp.where(onehot > 0, 0.0, margin - picked + x)
 
 
-@defop("multi_margin_loss", n_in=1)
+@defop("multi_margin_loss", n_in=1, batch="loop")
 def _multi_margin_loss(xp, input, onehot, scale, p, margin, reduction, shape):
     z = _hinge(xp, input.reshape(onehot.shape), onehot, margin)
     h = xp.where(z > 0, z, 0.0)

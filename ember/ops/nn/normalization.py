@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 from ... import _array_api
+from .. import batching
 from ..registry import defop
 
 # --------------------------------------------------------------------------- normalization
@@ -47,7 +48,26 @@ def _normalized_grad(xp, gxhat, input, mean, rstd, axes, gain=None):
     return dx * (rstd if gain is None else gain * rstd)
 
 
-@defop("native_layer_norm", n_in=3, jvp="transpose")
+def _layer_norm_batched(op, args, levels):
+    """The batching rule of ``layer_norm``: the normalized ``axes`` moved past the batch; a
+    weight or bias that varies per sample (per-sample gradients) is applied after, by the
+    pointwise rules."""
+    input, weight, bias, axes, eps, saved = args
+    x = batching.physical(input, levels, expand=True)
+    nb = len(levels)
+    batched = batching.BatchedTensor
+    own_weight = weight if type(weight) is not batched else None
+    own_bias = bias if own_weight is weight and type(bias) is not batched else None
+    out = batching.wrap(op(x, own_weight, own_bias, tuple(a + nb for a in axes), eps, saved),
+                        levels)
+    if own_weight is not weight:
+        out = out * weight
+    if own_bias is not bias:
+        out = out + bias
+    return out
+
+
+@defop("native_layer_norm", n_in=3, jvp="transpose", batch=_layer_norm_batched)
 def _layer_norm(xp, input, weight, bias, axes, eps, saved):
     mean, _, rstd = _moments(xp, input, axes, eps)
     saved["mean"], saved["rstd"] = mean, rstd
@@ -93,7 +113,7 @@ def _grouped(xp, x, groups):
     return xp.reshape(x, (x.shape[0], groups, -1))
 
 
-@defop("native_group_norm", n_in=3, jvp="transpose")
+@defop("native_group_norm", n_in=3, jvp="transpose", batch="fold")
 def _group_norm(xp, input, weight, bias, groups, eps, saved):
     x = _grouped(xp, input, groups)
     mean, _, rstd = _moments(xp, x, (2,), eps)
@@ -125,7 +145,13 @@ _group_norm.defvjp(
     lambda xp, g, ans, input, weight, bias, groups, eps, saved: _channel_sum(xp, g))
 
 
-@defop("native_batch_norm", n_in=3, jvp="transpose")
+def _batch_norm_batched(op, args, levels):
+    """The batching rule of ``batch_norm``: in eval mode a per-channel affine map, the vmap
+    batch folded into N; in training (statistics over the batch) one sample at a time."""
+    return (batching.loop_rule if args[5] else batching.fold)(op, args, levels)
+
+
+@defop("native_batch_norm", n_in=3, jvp="transpose", batch=_batch_norm_batched)
 def _batch_norm(xp, input, weight, bias, running_mean, running_var, training, momentum, eps,
                 saved):
     """Normalize per channel with batch statistics (training) or the running ones.

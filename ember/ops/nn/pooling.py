@@ -112,13 +112,13 @@ def _disjoint(kernel, stride, dilation):
 def _max_pool_ops(nd):
     name = f"max_pool{nd}d_with_indices"
 
-    @defop(name, n_in=1, jvp="transpose")
+    @defop(name, n_in=1, jvp="transpose", batch="fold")
     def forward(xp, input, kernel, stride, padding, dilation, ceil_mode, saved):
         out, saved["indices"] = _max_pool_raw(xp, input, kernel, stride, padding, dilation,
                                               ceil_mode)
         return out
 
-    @defop(name + "_backward", n_in=2, jvp="transpose")
+    @defop(name + "_backward", n_in=2, jvp="transpose", batch="loop")
     def backward(xp, grad, input, kernel, stride, padding, dilation, ceil_mode, indices):
         return _plane_scatter(xp, grad, indices, input.shape[input.ndim - nd:],
                               _disjoint(kernel, stride, dilation))
@@ -138,7 +138,7 @@ _max_pool3d = _max_pool_ops(3)
 def _adaptive_max_pool_ops(nd):
     name = f"adaptive_max_pool{nd}d"
 
-    @defop(name, n_in=1, jvp="transpose")
+    @defop(name, n_in=1, jvp="transpose", batch="fold")
     def forward(xp, input, output_size, saved):
         plane = input.shape[input.ndim - nd:]
         taps = [_adaptive_taps(n, o)[0] for n, o in zip(plane, output_size)]
@@ -148,7 +148,7 @@ def _adaptive_max_pool_ops(nd):
                                              coords, firsts)
         return out
 
-    @defop(name + "_backward", n_in=2, jvp="transpose")
+    @defop(name + "_backward", n_in=2, jvp="transpose", batch="loop")
     def backward(xp, grad, input, indices):
         return _plane_scatter(xp, grad, indices, input.shape[input.ndim - nd:])
 
@@ -207,14 +207,14 @@ def _cast(xp, divisor, dtype):
 def _avg_pool_ops(nd):
     name = f"avg_pool{nd}d"
 
-    @defop(name, n_in=1, jvp="transpose")
+    @defop(name, n_in=1, jvp="transpose", batch="fold")
     def forward(xp, input, kernel, stride, padding, ceil_mode, count_include_pad,
                 divisor_override):
         dims, divisor = _avg_plan(input.shape[input.ndim - nd:], kernel, stride, padding,
                                   ceil_mode, count_include_pad, divisor_override)
         return _divide(_map(xp, input, dims), _cast(xp, divisor, input.dtype))
 
-    @defop(name + "_backward", n_in=2, jvp="transpose")
+    @defop(name + "_backward", n_in=2, jvp="transpose", batch="loop")
     def backward(xp, grad, input, kernel, stride, padding, ceil_mode, count_include_pad,
                  divisor_override):
         dims, divisor = _avg_plan(input.shape[input.ndim - nd:], kernel, stride, padding,
@@ -249,12 +249,12 @@ def _adaptive_plan(plane, output_size):
 def _adaptive_avg_pool_ops(nd):
     name = f"adaptive_avg_pool{nd}d"
 
-    @defop(name, n_in=1, jvp="transpose")
+    @defop(name, n_in=1, jvp="transpose", batch="fold")
     def forward(xp, input, output_size):
         dims, divisor = _adaptive_plan(input.shape[input.ndim - nd:], output_size)
         return _divide(_map(xp, input, dims), _cast(xp, divisor, input.dtype))
 
-    @defop(name + "_backward", n_in=2, jvp="transpose")
+    @defop(name + "_backward", n_in=2, jvp="transpose", batch="loop")
     def backward(xp, grad, input):
         dims, divisor = _adaptive_plan(input.shape[input.ndim - nd:], grad.shape[grad.ndim - nd:])
         return _map_transpose(xp, grad / _cast(xp, divisor, grad.dtype), dims)
@@ -296,9 +296,9 @@ def _gather_rule(xp, g, ans, input, indices, size):
     return xp.reshape(flat, tuple(input.shape))
 
 
-_max_unpool2d = defop("max_unpool2d", n_in=1, jvp="linear")(_scatter)
+_max_unpool2d = defop("max_unpool2d", n_in=1, jvp="linear", batch="loop")(_scatter)
 _max_unpool2d.defvjp(_gather_rule)
-_max_unpool3d = defop("max_unpool3d", n_in=1, jvp="linear")(_scatter)
+_max_unpool3d = defop("max_unpool3d", n_in=1, jvp="linear", batch="loop")(_scatter)
 _max_unpool3d.defvjp(_gather_rule)
 
 

@@ -22,12 +22,12 @@ def _row_scale(xp, indices, num_weights, padding_idx, scale_grad_by_freq, dtype)
     return scale
 
 
-@defop("embedding", n_in=1, jvp="transpose")
+@defop("embedding", n_in=1, jvp="transpose", batch="loop")
 def _embedding(xp, weight, indices, num_weights, padding_idx, scale_grad_by_freq):
     return xp.take(weight, indices, axis=0)
 
 
-@defop("embedding_dense_backward", n_in=1, jvp="transpose")
+@defop("embedding_dense_backward", n_in=1, jvp="transpose", batch="loop")
 def _embedding_backward(xp, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
     """The rows of ``grad`` summed into a (num_weights, dim) table at ``indices``."""
     d = grad.shape[-1]
@@ -80,7 +80,7 @@ def _bag_sum(xp, rows, bag_of, nbags):
     return out.reshape(nbags, d)
 
 
-@defop("embedding_bag", n_in=2, jvp="multilinear")
+@defop("embedding_bag", n_in=2, jvp="multilinear", batch="loop")
 def _embedding_bag(xp, weight, per_sample_weights, indices, bag_of, nbags, coef, divisor,
                    scale_grad_by_freq):
     rows = weight[indices] * (coef * per_sample_weights.reshape(-1, 1))

@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import _xp
 from ..._tensor import Tensor, _wrap_dim
-from .. import pointwise
+from .. import batching, pointwise
 from ..registry import defop
 from .common import (
     _all_dims,
@@ -26,7 +26,7 @@ from .common import (
 # --------------------------------------------------------------------------- value selection
 
 
-@defop("scatter", n_in=2, jvp="linear")
+@defop("scatter", n_in=2, jvp="linear", batch="loop")
 def _scatter(xp, base, src, index, axis, shape):
     """``src`` written at ``index`` along ``axis`` into a tensor of ``shape`` filled with ``base``.
 
@@ -42,7 +42,7 @@ _scatter.defvjp(None, lambda xp, g, ans, base, src, index, axis, shape:
                 xp.gather_along_axis(g, index, axis, shape))
 
 
-@defop("gather", n_in=1, jvp="linear")
+@defop("gather", n_in=1, jvp="linear", batch=batching.moved(rank_from="shape"))
 def _gather(xp, input, index, axis, shape):
     """The values of ``input`` (of ``shape``) at ``index`` along ``axis`` (see ``_scatter``)."""
     return xp.take_along_axis(input, index, axis=axis)
@@ -95,13 +95,14 @@ def _evenly_distribute(xp, g, ans, input):
 def _extreme_ops(name):
     """The ops of ``max`` or ``min``: full (ties share), over a dim (with indices), amax."""
 
-    @defop(name, n_in=1, overload=1, jvp="transpose")
+    @defop(name, n_in=1, overload=1, jvp="transpose", batch=batching.whole(
+        lambda v, nb, p: getattr(batching.flat(v, nb), "a" + name)(-1)))
     def full(xp, input):
         return getattr(xp, name)(input)
 
     full.defvjp(_evenly_distribute)
 
-    @defop(name, n_in=1, nout=2, jvp="transpose")
+    @defop(name, n_in=1, nout=2, jvp="transpose", batch="moved")
     def over_dim(xp, input, dim, keepdim, shape):
         if input.ndim == 0:
             return input.copy(), xp.zeros((), dtype=np.int64)
@@ -112,7 +113,7 @@ def _extreme_ops(name):
                     _unselect(xp, g[0], ans[1], dim, keepdim, shape))
     over_dim.saved_outputs = (1,)  # the indices only
 
-    @defop("a" + name, n_in=1, jvp="transpose")
+    @defop("a" + name, n_in=1, jvp="transpose", batch="moved")
     def amax(xp, input, dims, keepdim):
         return getattr(xp, name)(input, axis=dims, keepdims=keepdim)
 
@@ -178,7 +179,7 @@ amax = _amax_public("amax", _amax)
 amin = _amax_public("amin", _amin)
 
 
-@defop("aminmax", n_in=1, nout=2, jvp="transpose")
+@defop("aminmax", n_in=1, nout=2, jvp="transpose", batch="moved")
 def _aminmax(xp, input, dims, keepdim):
     return xp.min(input, axis=dims, keepdims=keepdim), xp.max(input, axis=dims, keepdims=keepdim)
 
@@ -203,7 +204,7 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 def _arg_op(name):
-    @defop(name, n_in=1)
+    @defop(name, n_in=1, batch=batching.moved(dim_required=True))
     def op(xp, input, dim, keepdim):
         if input.ndim == 0:
             return xp.zeros((), dtype=np.int64)

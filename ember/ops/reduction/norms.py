@@ -8,6 +8,7 @@ import math
 from ... import _dtypes
 from ..._out import write_out
 from ..._tensor import _wrap_dim
+from .. import batching
 from ..operands import _BOOL_SUB
 from ..pointwise import where
 from ..registry import defop
@@ -21,7 +22,7 @@ def _sgn(xp, x):
     return xp.where(x == x, xp.sign(x), 0)
 
 
-@defop("linalg_vector_norm", n_in=1, jvp="transpose")
+@defop("linalg_vector_norm", n_in=1, jvp="transpose", batch="moved")
 def _vector_norm(xp, input, ord, dims, keepdim, dtype):
     x = input if dtype is None else input.astype(dtype)
     a = xp.abs(x)
@@ -69,7 +70,7 @@ def _other_dims(ndim, dim):
     return tuple(d for d in range(ndim) if d != dim)
 
 
-@defop("renorm", n_in=1, jvp="transpose")
+@defop("renorm", n_in=1, jvp="transpose", batch="loop")
 def _renorm(xp, input, p, dim, maxnorm):
     norm = _vector_norm.forward(xp, input, p, _other_dims(input.ndim, dim), True, None)
     return input * xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
@@ -111,7 +112,15 @@ def renorm(input, p, dim, maxnorm):
     return _renorm(input, float(p), d, float(maxnorm))
 
 
-@defop("dist", promote="float", n_in=2, jvp="transpose")
+def _dist_batched(op, args, levels):
+    """The batching rule of ``dist``: the norm of each sample's lined-up difference."""
+    a, b, p = args
+    rank = max(a.ndim, b.ndim)
+    d = batching.physical(a, levels, rank) - batching.physical(b, levels, rank)
+    return batching.wrap(vector_norm(batching.flat(d, len(levels)), p, -1), levels)
+
+
+@defop("dist", promote="float", n_in=2, jvp="transpose", batch=_dist_batched)
 def _dist(xp, input, other, p):
     return _vector_norm.forward(xp, input - other, p, None, False, None)
 

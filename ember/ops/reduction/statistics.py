@@ -78,7 +78,7 @@ def _mean_grad(xp, g, input, dims, keepdim):
     return _expand_back(xp, g / _count(input.shape, dims), input.shape, dims, keepdim)
 
 
-@defop("var", n_in=1, jvp="transpose")
+@defop("var", n_in=1, jvp="transpose", batch="moved")
 def _var(xp, input, dims, correction, keepdim):
     return _variance(xp, input, dims, correction, keepdim)
 
@@ -87,7 +87,7 @@ _var.defvjp(lambda xp, g, ans, input, dims, correction, keepdim:
             _var_grad(xp, g, input, dims, correction, keepdim))
 
 
-@defop("std", n_in=1, jvp="transpose")
+@defop("std", n_in=1, jvp="transpose", batch="moved")
 def _std(xp, input, dims, correction, keepdim):
     return _variance(xp, input, dims, correction, keepdim) ** 0.5
 
@@ -95,7 +95,7 @@ def _std(xp, input, dims, correction, keepdim):
 _std.defvjp(_std_grad)
 
 
-@defop("var_mean", n_in=1, nout=2, jvp="transpose")
+@defop("var_mean", n_in=1, nout=2, jvp="transpose", batch="moved")
 def _var_mean(xp, input, dims, correction, keepdim):
     return (_variance(xp, input, dims, correction, keepdim),
             _mean_raw(xp, input, dims, keepdim))
@@ -116,7 +116,7 @@ _var_mean.defvjp(lambda xp, g, ans, input, dims, correction, keepdim: _with_mean
 _var_mean.missing_grads_as_none = True
 
 
-@defop("std_mean", n_in=1, nout=2, jvp="transpose")
+@defop("std_mean", n_in=1, nout=2, jvp="transpose", batch="moved")
 def _std_mean(xp, input, dims, correction, keepdim):
     return (_variance(xp, input, dims, correction, keepdim) ** 0.5,
             _mean_raw(xp, input, dims, keepdim))

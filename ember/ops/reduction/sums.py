@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import _dtypes
 from ..._tensor import _wrap_dim
+from .. import batching
 from ..autocast import autocast_op
 from ..reduced import round_reduced
 from ..registry import defop
@@ -37,7 +38,8 @@ if TYPE_CHECKING:
 # --------------------------------------------------------------------------- sum, mean, prod
 
 
-@defop("sum", n_in=1, jvp="linear")
+@defop("sum", n_in=1, jvp="linear", batch=batching.whole(
+    lambda v, nb, p: batching.flat(v, nb).sum(-1, dtype=batching.dtype_of(p[-1]))))
 def _sum_all(xp, input, shape, dtype):
     return xp.sum(input, dtype=dtype)
 
@@ -45,7 +47,7 @@ def _sum_all(xp, input, shape, dtype):
 _sum_all.defvjp(lambda xp, g, ans, input, shape, dtype: xp.broadcast_to(g, shape))
 
 
-@defop("sum", n_in=1, overload=1, jvp="linear")
+@defop("sum", n_in=1, overload=1, jvp="linear", batch="moved")
 def _sum_dim(xp, input, dims, keepdim, shape, dtype):
     return xp.sum(input, axis=dims, keepdims=keepdim, dtype=dtype)
 
@@ -63,7 +65,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch'
     return _sum_dim(input, _all_dims(dim, input.ndim), keepdim, input.shape, dt)
 
 
-@defop("mean", n_in=1, jvp="linear")
+@defop("mean", n_in=1, jvp="linear",
+       batch=batching.whole(lambda v, nb, p: batching.flat(v, nb).mean(-1)))
 def _mean_all(xp, input, shape):
     return xp.sum(input) / input.size  # NaN for an empty input, without NumPy's warning
 
@@ -72,7 +75,7 @@ _mean_all.defvjp(lambda xp, g, ans, input, shape:
                  xp.broadcast_to(g / math.prod(shape), shape))
 
 
-@defop("mean", n_in=1, overload=1, jvp="linear")
+@defop("mean", n_in=1, overload=1, jvp="linear", batch="moved")
 def _mean_dim(xp, input, dims, keepdim, shape):
     return xp.sum(input, axis=dims, keepdims=keepdim) / _count(shape, dims)
 
@@ -122,7 +125,8 @@ def _prod_of_others(xp, x, axis):
     return exclusive_cumprod(x) * xp.flip(exclusive_cumprod(xp.flip(x, axis=axis)), axis=axis)
 
 
-@defop("prod", n_in=1, jvp="transpose")
+@defop("prod", n_in=1, jvp="transpose", batch=batching.whole(
+    lambda v, nb, p: batching.flat(v, nb).prod(-1, dtype=batching.dtype_of(p[-1]))))
 def _prod_all(xp, input, dtype):
     return xp.prod(input, dtype=dtype)
 
@@ -138,7 +142,7 @@ def _prod_all_rule(xp, g, ans, input, dtype):
 _prod_all.defvjp(_prod_all_rule)
 
 
-@defop("prod", n_in=1, overload=1, jvp="transpose")
+@defop("prod", n_in=1, overload=1, jvp="transpose", batch="moved")
 def _prod_dim(xp, input, dim, keepdim, dtype):
     return xp.prod(input, axis=dim, keepdims=keepdim, dtype=dtype)
 
@@ -169,7 +173,7 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
 # --------------------------------------------------------------------------- NaN-ignoring
 
 
-@defop("nansum", n_in=1, jvp="transpose")
+@defop("nansum", n_in=1, jvp="transpose", batch="moved")
 def _nansum(xp, input, dims, keepdim, dtype):
     return xp.nansum(input, axis=dims, keepdims=keepdim, dtype=dtype)
 
@@ -199,7 +203,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 # --------------------------------------------------------------------------- logsumexp, softmax
 
 
-@defop("logsumexp", n_in=1, promote="float", jvp="transpose")
+@defop("logsumexp", n_in=1, promote="float", jvp="transpose", batch="moved")
 def _logsumexp(xp, input, dims, keepdim):
     if input.size == 0:
         return xp.log(xp.sum(xp.exp(input), axis=dims, keepdims=keepdim))
@@ -226,7 +230,7 @@ def logsumexp(input, dim, keepdim=False):
     return _logsumexp(input, _all_dims(dim, input.ndim), keepdim)
 
 
-@defop("softmax", n_in=1, jvp="transpose")
+@defop("softmax", n_in=1, jvp="transpose", batch="moved")
 def _softmax(xp, input, dim):
     if input.size == 0:
         return input.copy()
@@ -241,7 +245,7 @@ _softmax.defvjp(lambda xp, g, ans, input, dim:
                 ans * (g - xp.sum(g * ans, axis=dim, keepdims=True)))
 
 
-@defop("log_softmax", n_in=1, jvp="transpose")
+@defop("log_softmax", n_in=1, jvp="transpose", batch="moved")
 def _log_softmax(xp, input, dim):
     if input.size == 0:
         return input.copy()
@@ -282,7 +286,7 @@ log_softmax.__doc__ = "``log(softmax(input, dim))``, computed stably."
 # --------------------------------------------------------------------------- counting, logic
 
 
-@defop("count_nonzero", n_in=1)
+@defop("count_nonzero", n_in=1, batch="moved")
 def _count_nonzero(xp, input, dims):
     return xp.sum(input != 0, axis=dims, dtype=np.int64)
 
@@ -293,7 +297,7 @@ def count_nonzero(input, dim=None):
 
 
 def _logical_reduce(name):
-    @defop(name, n_in=1)
+    @defop(name, n_in=1, batch="moved")
     def reduce(xp, input, axis, keepdim):
         out = getattr(xp, name)(input, axis=axis, keepdims=keepdim)
         return out.astype(np.uint8) if input.dtype == np.uint8 else out  # PyTorch keeps uint8

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ... import _xp
 from ..._tensor import Tensor, _wrap_dim
+from .. import batching
 from ..registry import defop
 from .helpers import _int_list, _shape_args, _unique_dims
 from .layout import _clone
@@ -14,7 +15,7 @@ from .views import expand, flatten, reshape, unsqueeze
 # --------------------------------------------------------------------------- repeating
 
 
-@defop("repeat", n_in=1, jvp="linear")
+@defop("repeat", n_in=1, jvp="linear", batch=batching.moved(rank_from="repeats"))
 def _repeat(xp, input, repeats, in_shape):
     return xp.tile(input, repeats)
 
@@ -104,7 +105,7 @@ def _repeated_indices(repeats, size):
 # --------------------------------------------------------------------------- reordering copies
 
 
-@defop("flip", n_in=1, jvp="linear")
+@defop("flip", n_in=1, jvp="linear", batch="moved")
 def _flip(xp, input, dims):
     return xp.flip(input, axis=dims).copy()
 
@@ -134,7 +135,7 @@ def flipud(input):
     return _flip(input, (0,))
 
 
-@defop("roll", n_in=1, jvp="linear")
+@defop("roll", n_in=1, jvp="linear", batch=batching.moved(flat_without="dims"))
 def _roll(xp, input, shifts, dims):
     return xp.roll(input, shifts, axis=dims)
 
@@ -162,7 +163,7 @@ def roll(input, shifts, dims=None):
     return _roll(input, shifts, tuple(_wrap_dim(d, input.ndim) for d in dims))
 
 
-@defop("rot90", n_in=1, jvp="linear")
+@defop("rot90", n_in=1, jvp="linear", batch="moved")
 def _rot90(xp, input, k, dims):
     return xp.rot90(input, k, axes=dims).copy()
 

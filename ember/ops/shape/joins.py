@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from ... import _dtypes, _xp
 from ..._creation import empty, zeros
 from ..._tensor import Size, Tensor, _wrap_dim
+from .. import batching
 from ..autocast import autocast_op
 from ..registry import defop
 from ..sorting import cumprod
@@ -26,7 +27,22 @@ def _legacy_empty(shape, ndim):
     return len(shape) == 1 and shape[0] == 0 and ndim != 1
 
 
-@defop("cat", variadic=2, jvp="linear")
+def _joined_batched(op, args, levels):
+    """The batching rule of ``cat`` and ``stack``: every input expanded to the batch, ``dim``
+    moved past it."""
+    inputs = args[:len(args) - op.variadic]
+    dim = args[len(inputs)]
+    values = [batching.physical(t, levels, expand=True) for t in inputs]
+    nb = len(levels)
+    if op.name == "stack":
+        return batching.wrap(stack(values, batching.shift(dim, inputs[0].ndim + 1, nb)), levels)
+    ndim = max(t.ndim for t in inputs)
+    values = [v for v, t in zip(values, inputs) if not (t.ndim == 1 and t.shape[0] == 0)
+              or ndim == 1]  # cat skips legacy empty 1-d inputs
+    return batching.wrap(cat(values, batching.shift(dim, ndim, nb)), levels)
+
+
+@defop("cat", variadic=2, jvp="linear", batch=_joined_batched)
 def _cat(xp, *args):
     *tensors, dim, shapes = args
     ndim = max(t.ndim for t in tensors)
@@ -82,7 +98,7 @@ def cat(tensors, dim=0):
 concat = concatenate = cat
 
 
-@defop("stack", variadic=1, jvp="linear")
+@defop("stack", variadic=1, jvp="linear", batch=_joined_batched)
 def _stack(xp, *args):
     *tensors, dim = args
     return xp.stack(tensors, axis=dim)
@@ -264,7 +280,7 @@ def combinations(input, r=2, with_replacement=False):
     return stack([g.masked_select(mask) for g in meshgrid(*([input] * r), indexing="ij")], 1)
 
 
-@defop("block_diag", variadic=2, jvp="linear")
+@defop("block_diag", variadic=2, jvp="linear", batch="loop")
 def _block_diag(xp, *args):
     *tensors, dtype, corners = args
     rows = corners[-1][0] if corners else 1

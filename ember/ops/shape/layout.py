@@ -10,7 +10,7 @@ from ... import _memory_format
 from ..registry import defop
 
 
-@defop("clone", jvp="linear")
+@defop("clone", jvp="linear", batch="pointwise")
 def _clone(xp, input):
     return input.copy()
 
@@ -34,7 +34,7 @@ def clone(input, *, memory_format=None):
     return _clone_as(input, fmt)
 
 
-@defop("clone", n_in=1, jvp="linear")
+@defop("clone", n_in=1, jvp="linear", batch="pointwise")
 def _clone_as(xp, input, fmt):
     return _memory_format.relayout(input, fmt)
 
@@ -58,7 +58,7 @@ def contiguous(input, *args, memory_format=None):
 # --------------------------------------------------------------------------- dtype
 
 
-@defop("to_copy", n_in=1, jvp="linear")
+@defop("to_copy", n_in=1, jvp="linear", batch="pointwise")
 def _to_copy(xp, input, dtype):
     if input.dtype.kind == "c" and dtype.kind != "c":
         input = input.real  # complex -> real keeps the real part

@@ -14,7 +14,7 @@ from .views import unsqueeze
 # --------------------------------------------------------------------------- splitting
 
 
-@defop("slice", n_in=1, jvp="linear")
+@defop("slice", n_in=1, jvp="linear", batch="moved")
 def _slice(xp, input, key, shape):
     return input[key]
 
@@ -36,8 +36,9 @@ def _split_rule(xp, g, ans, input, dim, bounds):
     return xp.concatenate(g, axis=dim)
 
 
-_split = defop("split", n_in=1, nout=None, jvp="linear")(_split_forward).defvjp(_split_rule)
-_split_with_sizes = defop("split_with_sizes", n_in=1, nout=None, jvp="linear")(
+_split = defop("split", n_in=1, nout=None, jvp="linear",
+               batch="moved")(_split_forward).defvjp(_split_rule)
+_split_with_sizes = defop("split_with_sizes", n_in=1, nout=None, jvp="linear", batch="moved")(
     _split_forward).defvjp(_split_rule)
 
 
@@ -132,7 +133,7 @@ def tensor_split(input, indices_or_sections, dim=0):
     return tuple(slice_view(input, d, a, b) for a, b in zip(starts, stops + [None]))
 
 
-@defop("unbind", n_in=1, nout=None, jvp="linear")
+@defop("unbind", n_in=1, nout=None, jvp="linear", batch="moved")
 def _unbind(xp, input, dim):
     return tuple(input[(slice(None),) * dim + (k, Ellipsis)] for k in range(input.shape[dim]))
 
@@ -184,7 +185,7 @@ def _windows(xp, input, dim, size, step):
     return xp.lib.stride_tricks.as_strided(input, shape, strides)
 
 
-@defop("unfold", n_in=1, jvp="linear")
+@defop("unfold", n_in=1, jvp="linear", batch="moved")
 def _unfold(xp, input, dim, size, step):
     return _windows(xp, input, dim, size, step)
 
@@ -238,9 +239,11 @@ def select(input, dim, index):
 
 # ``x.real`` and ``x.imag`` of a complex tensor: views of its parts. PyTorch takes them as
 # ``view_as_real(x)[..., 0]`` and ``[..., 1]``, hence the name of their nodes.
-_real = defop("select", n_in=1, overload=0, jvp="linear")(lambda xp, input: input.real)
+_real = defop("select", n_in=1, overload=0, jvp="linear",
+              batch="moved")(lambda xp, input: input.real)
 _real.defvjp(lambda xp, g, ans, input: g)
-_imag = defop("select", n_in=1, overload=0, jvp="linear")(lambda xp, input: input.imag)
+_imag = defop("select", n_in=1, overload=0, jvp="linear",
+              batch="moved")(lambda xp, input: input.imag)
 _imag.defvjp(lambda xp, g, ans, input: g * 1j)
 
 

@@ -13,6 +13,7 @@ from ... import _broadcast, _errors
 from ..._tensor import _wrap_dim
 from ...autograd import forward_ad
 from ...autograd.views import as_view
+from .. import batching
 from ..dtype_view import view_dtype
 from ..registry import defop
 from .helpers import (
@@ -29,7 +30,7 @@ from .layout import _clone, contiguous
 # --------------------------------------------------------------------------- view, reshape
 
 
-@defop("view", n_in=1, jvp="linear")
+@defop("view", n_in=1, jvp="linear", batch="moved")
 def _view(xp, input, shape, in_shape):
     return xp.reshape(input, shape)
 
@@ -37,7 +38,7 @@ def _view(xp, input, shape, in_shape):
 _view.defvjp(lambda xp, g, ans, input, shape, in_shape: xp.reshape(g, in_shape))
 
 
-@defop("unsafe_view", n_in=1, overload=0, jvp="linear")
+@defop("unsafe_view", n_in=1, overload=0, jvp="linear", batch="moved")
 def _unsafe_view(xp, input, shape, in_shape):
     return xp.reshape(input, shape)
 
@@ -62,7 +63,7 @@ def _viewable(input, shape):
 
 # ``reshape`` of a tensor whose elements are not in row-major order, when a view serves:
 # the same op as ``view`` under PyTorch's name for it.
-_reshape_alias = defop("_reshape_alias", n_in=1, jvp="linear")(_view.forward).defvjp(
+_reshape_alias = defop("_reshape_alias", n_in=1, jvp="linear", batch="loop")(_view.forward).defvjp(
     lambda xp, g, ans, input, shape, in_shape: xp.reshape(g, in_shape))
 
 
@@ -137,7 +138,7 @@ def unflatten(input, dim, sizes):
 # --------------------------------------------------------------------------- (un)squeeze
 
 
-@defop("unsqueeze", n_in=1, jvp="linear")
+@defop("unsqueeze", n_in=1, jvp="linear", batch=batching.moved(new_dim=True, scalar_ok=True))
 def _unsqueeze(xp, input, dim):
     return xp.expand_dims(input, dim)
 
@@ -163,7 +164,7 @@ def _squeeze_rule(xp, g, ans, input, dims, in_shape):
     return xp.reshape(g, in_shape)
 
 
-@defop("squeeze", n_in=1, jvp="linear")
+@defop("squeeze", n_in=1, jvp="linear", batch="moved")
 def _squeeze_all(xp, input, in_shape):
     return xp.reshape(input, tuple(s for s in in_shape if s != 1))
 
@@ -171,11 +172,14 @@ def _squeeze_all(xp, input, in_shape):
 _squeeze_all.defvjp(lambda xp, g, ans, input, in_shape: xp.reshape(g, in_shape))
 # One forward, named as PyTorch names the overloads: squeeze(dim), squeeze(dims), and the
 # squeeze ``matmul`` applies to a vector-matrix product.
-_squeeze_dim = defop("squeeze", n_in=1, overload=1, jvp="linear")(_squeeze_forward).defvjp(
+_squeeze_dim = defop("squeeze", n_in=1, overload=1, jvp="linear",
+                     batch="moved")(_squeeze_forward).defvjp(
     _squeeze_rule)
-_squeeze_dims = defop("squeeze", n_in=1, overload=2, jvp="linear")(_squeeze_forward).defvjp(
+_squeeze_dims = defop("squeeze", n_in=1, overload=2, jvp="linear",
+                      batch="moved")(_squeeze_forward).defvjp(
     _squeeze_rule)
-_squeeze_matmul = defop("squeeze", n_in=1, overload=4, jvp="linear")(_squeeze_forward).defvjp(
+_squeeze_matmul = defop("squeeze", n_in=1, overload=4, jvp="linear",
+                        batch="moved")(_squeeze_forward).defvjp(
     _squeeze_rule)
 
 
@@ -191,7 +195,7 @@ def squeeze(input, dim=None):
     return as_view(out, input, lambda xp, a: xp.reshape(a, shape))
 
 
-@defop("alias", n_in=1, jvp="linear")
+@defop("alias", n_in=1, jvp="linear", batch="pointwise")
 def _alias(xp, input):
     return input[...]
 
@@ -203,7 +207,7 @@ _alias.defvjp(lambda xp, g, ans, input: g)
 # --------------------------------------------------------------------------- permutations
 
 
-@defop("permute", n_in=1, jvp="linear")
+@defop("permute", n_in=1, jvp="linear", batch=batching.moved(permutation=True))
 def _permute(xp, input, dims):
     return xp.transpose(input, dims)
 
@@ -228,7 +232,13 @@ def permute(input, *args, dims=None):
     return as_view(_permute(input, dims), input, lambda xp, a: xp.transpose(a, dims))
 
 
-@defop("t", n_in=1, jvp="linear")
+def _t_batched(op, x, value, params, nb, batch, levels):
+    """The batching rule of ``t``: the last two dims swapped (a vector or scalar as it is)."""
+    out = value.transpose(-1, -2) if x.ndim == 2 else value.view_as(value)
+    return batching.wrap(out, levels)
+
+
+@defop("t", n_in=1, jvp="linear", batch=batching.single(_t_batched))
 def _t(xp, input):
     return input.T
 
@@ -248,7 +258,7 @@ def _swapaxes(xp, a, dim0, dim1):
     return xp.swapaxes(a, dim0, dim1) if a.ndim else a[...]
 
 
-@defop("transpose", n_in=1, overload=0, jvp="linear")
+@defop("transpose", n_in=1, overload=0, jvp="linear", batch="moved")
 def _transpose(xp, input, dim0, dim1):
     return _swapaxes(xp, input, dim0, dim1)
 
@@ -271,7 +281,7 @@ def swapaxes(input, axis0, axis1):
     return transpose(input, axis0, axis1)
 
 
-@defop("conj", n_in=1, jvp="linear")
+@defop("conj", n_in=1, jvp="linear", batch="pointwise")
 def _conj(xp, input):
     return xp.conj(input)
 
@@ -386,7 +396,7 @@ def _is_neg(input):
 # --------------------------------------------------------------------------- broadcasting
 
 
-@defop("expand", n_in=1, jvp="linear")
+@defop("expand", n_in=1, jvp="linear", batch=batching.moved(rank_from="shape"))
 def _expand(xp, input, shape):
     return xp.broadcast_to(input, shape)
 
@@ -442,16 +452,17 @@ def broadcast_tensors(*tensors):
 # --------------------------------------------------------------------------- in-place reshapes
 # ``x.unsqueeze_(0)`` gives x itself a new shape over the same storage. PyTorch numbers these
 # nodes apart from the out-of-place ops' (``UnsqueezeBackward1``, ``SqueezeBackward3``...).
-_unsqueeze_inplace = defop("unsqueeze", n_in=1, overload=1, jvp="linear")(
+_unsqueeze_inplace = defop("unsqueeze", n_in=1, overload=1, jvp="linear", batch=_unsqueeze.batch)(
     _unsqueeze.forward).defvjp(*_unsqueeze.rules)
-_squeeze_all_inplace = defop("squeeze", n_in=1, overload=3, jvp="linear")(
+_squeeze_all_inplace = defop("squeeze", n_in=1, overload=3, jvp="linear", batch="moved")(
     _squeeze_all.forward).defvjp(*_squeeze_all.rules)
-_squeeze_dim_inplace = defop("squeeze", n_in=1, overload=4, jvp="linear")(
+_squeeze_dim_inplace = defop("squeeze", n_in=1, overload=4, jvp="linear", batch="moved")(
     _squeeze_forward).defvjp(_squeeze_rule)
-_squeeze_dims_inplace = defop("squeeze", n_in=1, overload=5, jvp="linear")(
+_squeeze_dims_inplace = defop("squeeze", n_in=1, overload=5, jvp="linear", batch="moved")(
     _squeeze_forward).defvjp(_squeeze_rule)
-_t_inplace = defop("t", n_in=1, overload=1, jvp="linear")(_t.forward).defvjp(*_t.rules)
-_transpose_inplace = defop("transpose", n_in=1, overload=1, jvp="linear")(
+_t_inplace = defop("t", n_in=1, overload=1, jvp="linear", batch=_t.batch)(_t.forward).defvjp(
+    *_t.rules)
+_transpose_inplace = defop("transpose", n_in=1, overload=1, jvp="linear", batch="moved")(
     _transpose.forward).defvjp(*_transpose.rules)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ... import _device
 from ..._tensor import _wrap_dim
+from .. import batching
 from .._cpp_sort import mode_index
 from ..reduction.common import _check_nonempty, return_type
 from ..reduction.extremes import _evenly_distribute, _unselect, picked
@@ -49,7 +50,7 @@ def _not_for_bool(input, kernel):
 # --------------------------------------------------------------------------- sort, argsort
 
 
-@defop("sort", n_in=1, nout=2, jvp="transpose")
+@defop("sort", n_in=1, nout=2, jvp="transpose", batch="moved")
 def _sort(xp, input, dim, descending):
     if input.ndim == 0:
         return _scalar_result(xp, input)
@@ -61,13 +62,14 @@ _sort.defvjp(lambda xp, g, ans, input, dim, descending:
              _unselect(xp, g[0], ans[1], dim, True, g[0].shape))
 
 # ``sort(..., stable=...)`` is PyTorch's second overload (SortBackward1), whatever the flag.
-_sort_stable = defop("sort", n_in=1, nout=2, overload=1, jvp="transpose")(_sort.forward)
+_sort_stable = defop("sort", n_in=1, nout=2, overload=1, jvp="transpose",
+                     batch="moved")(_sort.forward)
 _sort_stable.defvjp(*_sort.rules)
 # These ops save only their indices (derivatives.yaml): their values may be written in place.
 _sort.saved_outputs = _sort_stable.saved_outputs = (1,)
 
 
-@defop("argsort", n_in=1)
+@defop("argsort", n_in=1, batch="moved")
 def _argsort(xp, input, dim, descending):
     if input.ndim == 0:
         return xp.zeros((), dtype=np.int64)
@@ -93,7 +95,7 @@ def msort(input):
 # --------------------------------------------------------------------------- topk
 
 
-@defop("topk", n_in=1, nout=2, jvp="transpose")
+@defop("topk", n_in=1, nout=2, jvp="transpose", batch="moved")
 def _topk(xp, input, k, dim, largest, shape):
     if input.ndim == 0:
         return _scalar_result(xp, input)
@@ -169,7 +171,7 @@ def _quickselect(values, k):
     return idx[k]
 
 
-@defop("kthvalue", n_in=1, nout=2, jvp="transpose")
+@defop("kthvalue", n_in=1, nout=2, jvp="transpose", batch="moved")
 def _kthvalue(xp, input, k, dim, keepdim, shape):
     if input.ndim == 0:
         return _scalar_result(xp, input)
@@ -207,7 +209,8 @@ def kthvalue(input, k, dim=-1, keepdim=False):
 # --------------------------------------------------------------------------- median
 
 
-@defop("median", n_in=1, jvp="transpose")
+@defop("median", n_in=1, jvp="transpose",
+       batch=batching.whole(lambda v, nb, p: batching.flat(v, nb).median(-1).values))
 def _median_all(xp, input):
     flat = xp.reshape(input, (-1,))
     if flat.size == 0:  # PyTorch's NaN, or what NaN becomes as an integer
@@ -222,7 +225,7 @@ def _median_all(xp, input):
 _median_all.defvjp(_evenly_distribute)
 
 
-@defop("median", n_in=1, overload=1, nout=2, jvp="transpose")
+@defop("median", n_in=1, overload=1, nout=2, jvp="transpose", batch="moved")
 def _median_dim(xp, input, dim, keepdim, shape):
     if input.ndim == 0:
         return _scalar_result(xp, input)
@@ -259,7 +262,7 @@ def median(input, dim=None, keepdim=False):
 # --------------------------------------------------------------------------- mode
 
 
-@defop("mode", n_in=1, nout=2, jvp="transpose")
+@defop("mode", n_in=1, nout=2, jvp="transpose", batch="moved")
 def _mode(xp, input, dim, keepdim, shape):
     if input.ndim == 0:
         return _scalar_result(xp, input)

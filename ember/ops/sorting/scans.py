@@ -20,7 +20,7 @@ def _reversed_cumsum(xp, g, dim):
     return xp.flip(xp.cumsum(xp.flip(g, axis=dim), axis=dim), axis=dim)
 
 
-@defop("cumsum", n_in=1, jvp="linear")
+@defop("cumsum", n_in=1, jvp="linear", batch="moved")
 def _cumsum(xp, input, dim, dtype):
     return xp.cumsum(input, axis=dim, dtype=dtype) if input.ndim else input.astype(dtype)
 
@@ -29,7 +29,7 @@ _cumsum.defvjp(lambda xp, g, ans, input, dim, dtype:
                g if g.ndim == 0 or g.shape[dim] == 1 else _reversed_cumsum(xp, g, dim))
 
 
-@defop("cumprod", n_in=1, jvp="transpose")
+@defop("cumprod", n_in=1, jvp="transpose", batch="moved")
 def _cumprod(xp, input, dim, dtype):
     return xp.cumprod(input, axis=dim, dtype=dtype) if input.ndim else input.astype(dtype)
 
@@ -101,7 +101,7 @@ def cumprod(input, dim, *, dtype=None):
     return _scan("cumprod", _cumprod, input, dim, dtype)
 
 
-@defop("logcumsumexp", n_in=1)
+@defop("logcumsumexp", n_in=1, batch="loop")
 def _logcumsumexp(xp, input, dim):
     if input.ndim == 0:
         return input.copy()
@@ -169,7 +169,7 @@ def _running_extreme(name, better):
     """The op of ``cummax`` or ``cummin``: the running extreme along a dim and where it was
     last reached (a tie moves the index forward, as in PyTorch)."""
 
-    @defop(name, n_in=1, nout=2, jvp="transpose")
+    @defop(name, n_in=1, nout=2, jvp="transpose", batch="moved")
     def op(xp, input, dim):
         if input.ndim == 0:
             return input.copy(), xp.zeros((), dtype=np.int64)
