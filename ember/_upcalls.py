@@ -6,8 +6,8 @@ engine, an in-place write into a view rewires the view's history (``autograd/vie
 ``torch.Tensor(2, 3)`` is a creation function. Each such method stays in the class, where
 readers and type checkers look for it, and calls one slot of ``upcalls``; the module that owns
 the function fills the slot when it is imported (``@install`` on the function), as
-``ops/batching.py`` fills ``_dispatch.batched``. ``import ember`` imports them all before any
-tensor exists, so a slot is always filled when a method reaches it.
+``ops/batching.py`` fills ``_dispatch.batched``. ``import ember`` imports them all, so every
+slot is filled before a user's code runs.
 
 ===============  ======================================================  =========================
 slot             what                                                    filled by

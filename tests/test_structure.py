@@ -96,6 +96,30 @@ def test_function_level_imports_are_few(scanned):
         f"MAX_FUNCTION_IMPORTS to {len(inner)}")
 
 
+def test_tensor_builds_on_neither_autograd_nor_ops(scanned):
+    """``_tensor.py`` and every module it imports at module level, however indirectly, import
+    no module of ``ember.autograd`` or ``ember.ops`` (nor does any of their functions): what
+    Tensor needs of those layers they install into ``ember/_upcalls.py``."""
+    graph, inner = scanned
+    below, todo = set(), ["ember._tensor"]
+    while todo:
+        for target in graph.get(todo.pop(), ()):
+            if target not in below:
+                below.add(target)
+                todo.append(target)
+    below.add("ember._tensor")
+    reached = below | {i.target for i in inner if i.module in below}
+    upward = sorted(m for m in reached if m.split(".")[1] in ("autograd", "ops"))
+    assert not upward, f"Tensor's modules import the layers built on it: {upward}"
+
+
+def test_every_upcall_slot_is_filled():
+    """The layers above Tensor fill each slot of ``ember/_upcalls.py`` as ember is imported."""
+    import ember  # noqa: F401
+    from ember._upcalls import _Upcalls, upcalls
+    assert [name for name in _Upcalls.__annotations__ if not hasattr(upcalls, name)] == []
+
+
 def test_the_tool_sees_cycles_and_reasons(tmp_path):
     """tools/import_graph.py on a small package: a cycle through a package's __init__, one
     broken by a function-level import, a TYPE_CHECKING import, and a lazy reason."""
