@@ -35,7 +35,6 @@ from .ops import (
     unary,
 )
 from .ops.indexing.writing import _copy
-from .ops.operands import _CPP_NAMES
 from .ops.registry import defop
 
 FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn,
@@ -265,6 +264,8 @@ Tensor.__pos__ = pointwise.positive
 Tensor.__hash__ = lambda self: id(self)
 Tensor.__invert__ = pointwise._invert
 Tensor.__abs__ = pointwise.abs
+Tensor.__getitem__ = indexing.getitem
+Tensor.__setitem__ = indexing.setitem
 
 # ------------------------------------------------------------------ conversions
 
@@ -464,7 +465,7 @@ def _uniform_(self, from_=0, to=1, *, generator=None):
     for label, v in (("from", from_), ("to", to)):
         if not -info.max <= v <= info.max:  # NaN and infinities too
             raise RuntimeError(f"{label} is out of bounds for "
-                               f"{_CPP_NAMES[np.dtype(info.dtype).name]}")
+                               f"{_dtypes.from_numpy_dtype(np.dtype(info.dtype))._cpp_name}")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_:g} > to={to:g}")
@@ -507,7 +508,7 @@ def _exponential_(self, lambd=1, *, generator=None):
 
 def _cauchy_(self, median=0, sigma=1, *, generator=None):
     """Fill with samples of the Cauchy distribution ``median + sigma * tan(pi (U - 1/2))``."""
-    _continuous_only(self, "Cauchy", _CPP_NAMES[self._data.dtype.name])
+    _continuous_only(self, "Cauchy", self.dtype._cpp_name)
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     return _fill_random(self, "cauchy",
@@ -565,7 +566,7 @@ def _random_(self, from_=0, to=None, *, generator=None):
             info = np.iinfo(dt)
             for value, what in ((from_, "from"), (to - 1, "to - 1")):
                 if not info.min <= value <= info.max:
-                    raise RuntimeError(f"{what} is out of bounds for {_CPP_NAMES[dt.name]}")
+                    raise RuntimeError(f"{what} is out of bounds for {self.dtype._cpp_name}")
         high = to
     return _fill_random(self, "random",
                         lambda rng, s: rng.integers(from_, high - 1, s, endpoint=True), generator)

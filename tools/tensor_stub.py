@@ -51,6 +51,7 @@ RETURNS = {
     "sort": "Any", "topk": "Any", "kthvalue": "Any", "mode": "Any", "cummax": "Any",
     "cummin": "Any", "slogdet": "Any", "svd": "Any", "qr": "Any", "histogram": "Any",
     "nonzero": "Any", "unique": "Any", "unique_consecutive": "Any", "frexp": "Any",
+    "__setitem__": "None",
 }
 
 # The names an annotation may use, and the stub's import of each (an annotation naming anything

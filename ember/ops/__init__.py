@@ -9,4 +9,8 @@ Each family module declares its public surface:
   namespace that derivative rules use under ``create_graph=True``.
 
 The families are listed in ``ember/_tensor_methods.py`` (``FAMILIES``), which binds them.
+An op that needs one of a family importing its own (``repeat_interleave`` needs indexing's
+``index_select``; indexing imports ops/shape) calls it as a Tensor method
+(``input.index_select(...)``, ``input[key]``): bound once every family is loaded, it needs no
+import inside the function.
 """

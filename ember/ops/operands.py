@@ -74,13 +74,6 @@ def _require(kernel, kinds, *operands):
     return dt
 
 
-# The C++ type names PyTorch prints in some dtype checks ("expected dtype float ...").
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>", "bfloat16": "c10::BFloat16"}
-
-
 def _integral(v):
     return v.dtype.kind in "iub" if hasattr(v, "dtype") else isinstance(v, int)
 

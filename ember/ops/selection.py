@@ -13,7 +13,6 @@ from .._broadcast import broadcast_shapes
 from .._tensor import Tensor, _dtype_word
 from . import batching
 from .operands import (
-    _CPP_NAMES,
     _check_tensor,
     _checked,
     _integral,
@@ -173,8 +172,7 @@ def where(condition, input=None, other=None):
     together, and ``input``/``other`` may be Python numbers. ``where(condition)`` alone is
     ``nonzero(condition, as_tuple=True)``."""
     if input is None and other is None:
-        from .indexing import nonzero  # lazy: indexing's imports reach reduction, which uses where
-        return nonzero(condition, as_tuple=True)
+        return condition.nonzero(as_tuple=True)  # (ops/indexing's)
     _check_tensor("where", condition, "condition", 1)
     if condition.dtype is not _dtypes.bool:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
@@ -288,7 +286,7 @@ def _clamp_inplace(fn, name):
         result = fn(self, *args, **kwargs)
         if result.dtype.category > self.dtype.category:
             raise RuntimeError(f"result type {_dtype_word(result._data.dtype)} can't be cast "
-                               f"to the desired output type {_CPP_NAMES[self.dtype.name]}")
+                               f"to the desired output type {self.dtype._cpp_name}")
         return self._assign(result)
     method.__name__ = name
     method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
@@ -357,12 +355,12 @@ def lerp(input, end, weight):
             "Tensor input, Tensor end, Tensor weight, *, Tensor out = None",
             "Tensor input, Tensor end, Number weight, *, Tensor out = None"])
     if end.dtype is not input.dtype:
-        raise RuntimeError(f"expected dtype {_CPP_NAMES[input.dtype.name]} for `end` but got "
-                           f"dtype {_CPP_NAMES[end.dtype.name]}")
+        raise RuntimeError(f"expected dtype {input.dtype._cpp_name} for `end` but got "
+                           f"dtype {end.dtype._cpp_name}")
     tensor_weight = isinstance(weight, Tensor)
     if tensor_weight and weight.ndim and weight.dtype is not input.dtype:
-        raise RuntimeError(f"expected dtype {_CPP_NAMES[input.dtype.name]} for `weight` but "
-                           f"got dtype {_CPP_NAMES[weight.dtype.name]}")
+        raise RuntimeError(f"expected dtype {input.dtype._cpp_name} for `weight` but "
+                           f"got dtype {weight.dtype._cpp_name}")
     kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
     if input.dtype.kind != "f":
         raise _unsupported(kernel, input.dtype)

@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from . import reading, scattering, writing  # noqa: F401  (on import, each declares its functions)
 from .reading import gather as gather
-from .reading import getitem as getitem  # (Tensor.__getitem__ and __setitem__ call these
+from .reading import getitem as getitem  # (Tensor.__getitem__ and __setitem__: _tensor_methods
 from .reading import index_select as index_select
 from .reading import masked_select as masked_select
 from .reading import nonzero as nonzero
-from .writing import setitem as setitem  # two through the package)
+from .writing import setitem as setitem  # binds these two, through the package)

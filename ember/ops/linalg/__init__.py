@@ -25,7 +25,6 @@ re-exports what other modules import through the package (``ember.linalg``'s fun
 from __future__ import annotations
 
 from . import addmm, einsum  # noqa: F401  (their declarations: ops/_surface.py)
-from ._common import _cpp as _cpp  # (nn.functional's attention prints C++ type names)
 from ._common import _LinAlgError as _LinAlgError
 from .decompositions import linalg_cholesky as linalg_cholesky
 from .decompositions import linalg_eigh as linalg_eigh

@@ -11,7 +11,7 @@ from .. import reduction as _reduction
 from .. import shape as _shape
 from ..autocast import autocast_op
 from ..registry import defop
-from ._common import _cpp, _in_vmap, _mT
+from ._common import _in_vmap, _mT
 from .products import _check_batch2, _column_major, _mat1_grad, _mat2_grad, _matmul, matmul
 
 
@@ -155,8 +155,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
             raise RuntimeError(f"{name} must be a 3D tensor")
     _check_batch2(batch1, batch2)
     if input.dtype != batch1.dtype:
-        raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input)}, batch1: "
-                           f"{_cpp(batch1)}, batch2: {_cpp(batch2)}")
+        raise RuntimeError(f"Input dtypes must be the same, got: input {input.dtype._cpp_name}, "
+                           f"batch1: {batch1.dtype._cpp_name}, batch2: {batch2.dtype._cpp_name}")
     if batch1.dtype != batch2.dtype:
         raise RuntimeError(f"expected scalar type {batch1.dtype._word} but found "
                            f"{batch2.dtype._word}")

@@ -19,7 +19,7 @@ from ..autocast import autocast_op
 from ..operands import _check_tensor
 from ..registry import defop, public
 from ..shape.views import _squeeze_matmul, _unsafe_view
-from ._common import _check_matrix, _cpp, _mT
+from ._common import _check_matrix, _mT
 from .solvers import linalg_inv
 
 
@@ -82,7 +82,7 @@ def mm(input, mat2):
             a0=input.shape[0], a1=input.shape[1], b0=mat2.shape[0], b1=mat2.shape[1]))
     if input.dtype != mat2.dtype:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
-                           f"{_cpp(input)} != {_cpp(mat2)}")
+                           f"{input.dtype._cpp_name} != {mat2.dtype._cpp_name}")
     _no_bool("addmm_impl_cpu_", input, input.shape[0] * mat2.shape[1])
     return _mm(input, mat2, (_column_major(input), _column_major(mat2)))
 
@@ -425,7 +425,7 @@ def linalg_multi_dot(tensors, *, out=None):
     for i, t in enumerate(tensors[1:], 1):
         if t.dtype != first.dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
-                               f"0 is {_cpp(first)} and tensor {i} {_cpp(t)}")
+                               f"0 is {first.dtype._cpp_name} and tensor {i} {t.dtype._cpp_name}")
     out_shape = ([first.shape[0]] if first.dim() == 2 else []) + \
         ([last.shape[1]] if last.dim() == 2 else [])
     mats = tensors[:]

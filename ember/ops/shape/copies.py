@@ -84,7 +84,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 def _repeat_interleave_tensor(input, repeats, d, dim):
     """``index_select`` of each index repeated (``d`` is ``dim`` wrapped)."""
-    from .. import indexing  # lazy: ops/indexing imports this package (a cycle)
     size = input.shape[d] if input.ndim else 1
     if repeats.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
@@ -93,7 +92,7 @@ def _repeat_interleave_tensor(input, repeats, d, dim):
     elif repeats.shape[0] != size:
         raise RuntimeError("repeats must have the same size as input along dim, but got "
                            f"repeats.size(0) = {repeats.shape[0]} and input.size({dim}) = {size}")
-    return indexing.index_select(input, d, _repeated_indices(repeats, size))
+    return input.index_select(d, _repeated_indices(repeats, size))  # (ops/indexing's)
 
 
 def _repeated_indices(repeats, size):

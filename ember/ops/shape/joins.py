@@ -279,7 +279,6 @@ def cartesian_prod(*tensors):
 def combinations(input, r=2, with_replacement=False):
     """The rows of all length-``r`` combinations of the vector's elements
     (``itertools.combinations``, or ``combinations_with_replacement``)."""
-    from ..indexing import masked_select  # lazy: ops/indexing imports this package (a cycle)
     _check_vector(input)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
@@ -293,7 +292,7 @@ def combinations(input, r=2, with_replacement=False):
     for a, b in zip(idx, idx[1:]):  # PyTorch's triu mask: indices in order
         keep &= (a <= b) if with_replacement else (a < b)
     mask = Tensor._make(keep, None, False)
-    return stack([masked_select(g, mask) for g in meshgrid(*([input] * r), indexing="ij")], 1)
+    return stack([g.masked_select(mask) for g in meshgrid(*([input] * r), indexing="ij")], 1)
 
 
 @defop("block_diag", variadic=2, jvp="linear", batch="loop", method=False)

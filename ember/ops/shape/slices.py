@@ -234,7 +234,6 @@ def unfold(input, dimension, size, step):
 @public
 def select(input, dim, index):
     """The slice at ``index`` along ``dim`` (a view with one dim fewer): ``input[..., index]``."""
-    from .. import indexing  # lazy: ops/indexing imports this package (a cycle)
     if input.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input.ndim)
@@ -242,7 +241,7 @@ def select(input, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(input.shape)} at dimension {d}")
-    return indexing.getitem(input, (slice(None),) * d + (index,))
+    return input[(slice(None),) * d + (index,)]  # (ops/indexing's getitem)
 
 
 
