@@ -3,7 +3,7 @@
 Derivative rules run against this namespace under ``create_graph=True``: the same rule text
 that runs on raw NumPy arrays then runs on ember Tensors and is recorded, giving higher-order
 derivatives. Names and keywords follow the array API standard (``axis``, ``keepdims``): the
-op families provide those spellings (their ``ARRAY_API``), other names resolve to ember's
+op families declare those spellings (``ops/_surface.py``), other names resolve to ember's
 function of the same name (``exp``, ``where``, ``matmul``...).
 """
 from __future__ import annotations
@@ -19,8 +19,6 @@ def __getattr__(name):
     """Array-API spellings from the op families, else ember's function of the same name."""
     import ember  # lazy: the package and its op families build on this namespace
     fn = _surface.ARRAY_API.get(name)
-    for family in ember._tensor_methods.FAMILIES:
-        fn = fn or getattr(family, "ARRAY_API", {}).get(name)
     extra = _xp.EXTRAS.get(name)
     if fn is None and extra is not None:
         fn = extra[1]

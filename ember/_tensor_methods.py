@@ -17,7 +17,7 @@ from . import _creation, _device, _dtypes, _memory_format, _random
 from ._random_signatures import invalid
 from ._tensor import Tensor, _dtype_word
 from .cuda.streams import Stream
-from .ops import (
+from .ops import (  # noqa: F401  (importing a family runs its declarations: ops/_surface.py)
     _surface,
     complex,
     complex_views,
@@ -36,9 +36,6 @@ from .ops import (
 )
 from .ops.indexing.writing import _copy
 from .ops.registry import defop
-
-FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn,
-            gamma, legacy, histogram, complex_views, integer, complex)
 
 
 def _make_inplace(fn):
@@ -114,22 +111,9 @@ def numpy_keywords(fn):
 
 def add_numpy_keywords(namespace):
     """Give the public functions in ``namespace`` (``ember``'s) NumPy's keyword names."""
-    for family in FAMILIES:
-        for name in getattr(family, "__all__", ()):
-            if name not in _PYTHON_FUNCTIONS and namespace.get(name) is getattr(family, name):
-                namespace[name] = numpy_keywords(namespace[name])
     for name, fn in _surface.FUNCTIONS.items():
         if name not in _PYTHON_FUNCTIONS and namespace.get(name) is fn:
             namespace[name] = numpy_keywords(fn)
-
-
-for _family in FAMILIES:  # (the families that still list their surface by hand)
-    _methods = {name: fn if name in _PYTHON_METHODS else numpy_keywords(fn)
-                for name, fn in getattr(_family, "METHODS", {}).items()}
-    for _name, _fn in _methods.items():
-        setattr(Tensor, _name, _fn)
-    for _name in getattr(_family, "INPLACE", ()):
-        setattr(Tensor, _name + "_", _make_inplace(_methods[_name]))
 
 
 def _bind_declared():

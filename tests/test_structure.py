@@ -142,3 +142,32 @@ def test_the_tool_sees_cycles_and_reasons(tmp_path):
     assert import_graph.cycles(graph) == [["pkg", "pkg.a", "pkg.sub.b"]]
     assert [(i.target, i.reason) for i in inner] == [
         ("pkg.a", "a imports this module"), ("pkg.c", None)]
+
+
+def test_op_families_list_no_surface_by_hand():
+    """The public surface is read off the declarations (``ember/ops/_surface.py``): no op
+    module keeps a hand-written list of its methods or in-place forms, and ``import ember``
+    takes the op functions from ``ops/_exports.py`` only (no family's ``__all__``)."""
+    import ast
+
+    lists = ("METHODS", "INPLACE", "ARRAY_API", "LOGICAL_METHODS")
+    found = []
+    ops_dir = os.path.join(ROOT, "ops")
+    for folder, _, files in os.walk(ops_dir):
+        for name in files:
+            if not name.endswith(".py") or name in ("_surface.py", "_exports.py"):
+                continue
+            path = os.path.join(folder, name)
+            with open(path) as f:
+                tree = ast.parse(f.read())
+            for node in tree.body:
+                targets = node.targets if isinstance(node, ast.Assign) else \
+                    [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
+                found += [f"{os.path.relpath(path, ops_dir)}: {t.id}" for t in targets
+                          if isinstance(t, ast.Name) and t.id in lists]
+    with open(os.path.join(ROOT, "__init__.py")) as f:
+        package = ast.parse(f.read())
+    found += [f"ember/__init__.py: from .{n.module} import *" for n in package.body
+              if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("ops.")
+              and n.module != "ops._exports" and any(a.name == "*" for a in n.names)]
+    assert not found, found

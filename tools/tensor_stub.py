@@ -1,7 +1,7 @@
 """Writes ``ember/_tensor_stub.pyi``: the Tensor methods bound at import time, for type checkers;
 and ``ember/ops/_exports.pyi``: the op functions ``import ember`` exports.
 
-``ember/_tensor_methods.py`` binds each op family's ``METHODS`` and ``INPLACE`` (and the
+``ember/_tensor_methods.py`` binds the methods the op families declare (and the
 operators, conversions and random fills) onto ``Tensor`` when ember is imported, so a type
 checker reading ``ember/_tensor.py`` sees none of ``x.exp()``, ``x.sum(dim=1)`` or ``x + y``.
 This script imports ember, reads every attribute bound on ``Tensor`` outside its class body,
@@ -170,14 +170,10 @@ def _returns(name, annotation):
 def bound_methods():
     """``{name: (value, in-place source or None)}`` for what ember binds outside the class."""
     import ember  # noqa: F401  (binds the methods)
-    from ember import _tensor_methods
     from ember._tensor import Tensor
     from ember.ops import _surface
 
     inplace_of = {}
-    for family in _tensor_methods.FAMILIES:
-        for name in getattr(family, "INPLACE", ()):
-            inplace_of[name + "_"] = getattr(Tensor, name)
     for name, how in _surface.INPLACE.items():
         if how is True:
             inplace_of[name + "_"] = getattr(Tensor, name)
