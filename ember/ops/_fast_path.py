@@ -153,7 +153,8 @@ def _generate(n_in):
         lines.append(line)
     source = "\n".join(lines) + "\n"
     # (named as a file of this package, so that anomaly mode's stacks leave it out as ember's)
-    filename = os.path.join(os.path.dirname(__file__), f"<fast path, {n_in} inputs>")
+    name = f"<fast path, {n_in} input{'s' if n_in > 1 else ''}>"
+    filename = os.path.join(os.path.dirname(__file__), name)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = dict(vars(_op))  # the general call's names: the template is its code
     for fn in _INLINED.values():  # (and the inlined bodies read their own module's names)
