@@ -149,7 +149,11 @@ def _generate(n_in):
         m = _CALL_LINE.match(line)
         if m and m[3] in _INLINED:
             indent, target, name, args = m.groups()
-            line = _inline(_INLINED[name], [a.strip() for a in args.split(",")], target, indent)
+            try:
+                line = _inline(_INLINED[name], [a.strip() for a in args.split(",")], target,
+                               indent)
+            except OSError:  # no source to read (a frozen install): the call stays a call
+                pass
         lines.append(line)
     source = "\n".join(lines) + "\n"
     # (named as a file of this package, so that anomaly mode's stacks leave it out as ember's)
@@ -157,6 +161,7 @@ def _generate(n_in):
     filename = os.path.join(os.path.dirname(__file__), name)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     namespace = dict(vars(_op))  # the general call's names: the template is its code
+    namespace.update(_INLINED)  # (for calls left as calls)
     for fn in _INLINED.values():  # (and the inlined bodies read their own module's names)
         for name in fn.__code__.co_names:
             if name in fn.__globals__ and namespace.setdefault(
