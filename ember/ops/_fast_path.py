@@ -4,10 +4,12 @@ inputs, whose call is generated once, at import, from the template ``_CALL`` bel
 ``_CALL`` is the general call (``Op.__call__``: ``_call``, ``_record``, ``_node``, ``_result``)
 for the common case only: no interposer active, NumPy-backed tensor inputs of one dtype, or a
 tensor and a Python number that does not change its dtype. Anything else goes to
-``Op.__call__``. The node and its result are made by the general path's own functions, inlined
-(``_inline`` copies their bodies from their source, so a new node field is written once, in
-``_op.py``): a call costs more than what they do, once per op. ``tests/autograd/
-test_node_fast_path.py`` checks the nodes are equal to the general path's, field by field.
+``Op.__call__``. The node, its edges and its result are made by the general path's own
+functions (``Op._node``, ``_edge``, ``_result``), inlined: ``_inline`` copies their bodies from
+their source, so a new node field is still written once, in ``_op.py``, and the fast call pays
+no Python call for them (a call costs more than what they do, once per op). The test
+``tests/autograd/test_node_fast_path.py`` checks the nodes equal the general path's, field by
+field.
 
 The template is written once for both numbers of inputs: a line ending in ``#1`` is kept only
 for one input, ``#2`` only for two; ``{inputs}`` are the call's inputs. It reads the names of
