@@ -63,7 +63,9 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
         targets = {fn for fn, _ in capture}
         runs = _needed(roots, targets)
     buffers = {}
-    owned = set()  # (node, slot) whose array the engine owns (see the module's docstring)
+    # (node, slot) whose array the engine owns (see the module's docstring); a node's entries
+    # stay after it ran (none of its slots fills again in this backward)
+    owned = set()
     ready = []
     for (fn, nr), g in zip(roots, grads):
         if fn not in buffers:
@@ -75,15 +77,16 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
     outer_task, _current.task = getattr(_current, "task", None), GraphTask(roots, runs, targets)
     push, pop = heapq.heappush, heapq.heappop  # the loop runs once per node: keep it lean
     plain = not create_graph  # raw arrays: the engine may own some (see the module docstring)
-    ndarray, in_place_min = np.ndarray, _IN_PLACE_MIN  # (read once per edge below)
+    ndarray, generic, ndarray_of = np.ndarray, np.generic, np.asarray  # (read once, used per edge)
+    in_place_min = _IN_PLACE_MIN
     try:
         while ready:
             fn = pop(ready)[1]
             buf = buffers.pop(fn)
-            mine = _take_owned(owned, fn, len(buf)) if owned else ()
             if fn._pre_hooks or type(fn) is AccumulateGrad and fn.variable._hooks:
                 buf = _run_pre_hooks(fn, buf, create_graph)
-                mine = ()  # a hook saw (and may keep) these arrays: they are not ours now
+                if owned:  # a hook saw (and may keep) these arrays: they are not ours now
+                    _disown(owned, fn, len(buf))
             if capture is not None:
                 for nr in range(len(buf)):
                     slot = capture.get((fn, nr))
@@ -93,7 +96,8 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                     continue
             if type(fn) is AccumulateGrad:
                 if accumulate:
-                    _accumulate(fn.variable, buf[0], create_graph, 0 in mine)
+                    _accumulate(fn.variable, buf[0], create_graph,
+                                bool(owned) and (fn, 0) in owned)
                 if fn._hooks:
                     _run_post_hooks(fn, (), buf, create_graph)
                 continue
@@ -118,17 +122,19 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                 if old is None:
                     child_buf[nr] = g
                     if fresh and g.size >= in_place_min and fn._fresh_grads and \
-                            _made_by(fn, g, buf, grads_in, mine):
+                            _made_by(fn, g, buf, grads_in, owned):
                         owned.add((child, nr))
                 elif type(old) is ndarray and old.size >= in_place_min:
                     key = (child, nr)
                     child_buf[nr] = _plus(old, g, key in owned)
                     owned.add(key)
-                else:
-                    child_buf[nr] = _plus(old, g, False)
+                else:  # (``_plus(old, g, False)``, written out: the common sum of small arrays)
+                    s = old + g
+                    child_buf[nr] = s if type(s) is ndarray or not isinstance(s, generic) else \
+                        ndarray_of(s)
             if not retain_graph:
                 fn.release()
-            buf = grads_in = g = old = None  # hold no gradient past its node
+            buf = grads_in = g = old = s = None  # hold no gradient past its node
     finally:
         grad_mode._state.grad = prev
         _current.task = outer_task
@@ -161,22 +167,17 @@ def _add(buffers, owned, fn, nr, g):
             owned.add((fn, nr))
 
 
-def _take_owned(owned, fn, n):
-    """The slots of ``fn``'s buffer that hold arrays the engine owns, no longer tracked."""
-    mine = []
+def _disown(owned, fn, n):
+    """Stop tracking the slots of ``fn``'s buffer as the engine's."""
     for nr in range(n):
-        key = (fn, nr)
-        if key in owned:
-            owned.discard(key)
-            mine.append(nr)
-    return mine
+        owned.discard((fn, nr))
 
 
-def _made_by(fn, g, buf, grads_in, mine):
+def _made_by(fn, g, buf, grads_in, owned):
     """Whether ``g``, which ``fn``'s rules returned, is an array only the engine holds: a new
     array (or a C-contiguous view of all of one: ``W.t()``'s gradient, transposed back), not
-    the gradient ``fn`` was handed unless the engine owned that (``mine``), not a value ``fn``
-    saved, and not sent down another edge too."""
+    the gradient ``fn`` was handed unless the engine owned that (its slot in ``owned``), not a
+    value ``fn`` saved, and not sent down another edge too."""
     if type(g) is not np.ndarray or not g.flags.writeable:
         return False
     array = g.base
@@ -185,7 +186,7 @@ def _made_by(fn, g, buf, grads_in, mine):
     elif not (g.flags.c_contiguous and array.base is None and array.size == g.size):
         return False
     for nr, a in enumerate(buf):
-        if (a is array or a is g) and nr not in mine:
+        if (a is array or a is g) and (fn, nr) not in owned:
             return False
     shared = 0
     for a in grads_in:

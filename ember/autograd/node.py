@@ -25,6 +25,8 @@ _NUMPY = _xp.NUMPY
 _ndarray = np.ndarray
 _LOWP = _dtypes.LOW_PRECISION_TYPES
 _is_inexact = _dtypes.is_inexact
+# The classes of the dtypes of gradients ``apply``'s fast path takes: real, not reduced.
+_PLAIN = frozenset({type(np.dtype(np.float32)), type(np.dtype(np.float64))})
 
 class OpNode(Node):
     """A recorded application of an op: saved values, input metadata, and the op's rules.
@@ -38,7 +40,9 @@ class OpNode(Node):
     __slots__ = ("_saved", "_inputs", "_ans", "_ans_vc", "_meta", "_out_meta", "_frees")
     _op = None  # the Op, set on each generated subclass
     _fresh_grads = True  # see ``Node._fresh_grads``
-    _simple = False  # one output and a fixed number of inputs: ``apply``'s fast path serves
+    # The number of inputs of a one-output op of fixed inputs, whose ordinary backward
+    # ``apply``'s fast path serves; 0 for the others (several outputs, variadic).
+    _arity = 0
     _packed = None  # [(index or None for ans, unpack_hook, packed value)] under saved hooks
 
     @property
@@ -88,26 +92,51 @@ class OpNode(Node):
 
     def apply(self, grad_outputs, create_graph):
         """Input gradients (one per edge, None where not needed) for the output gradient(s)."""
-        if self._simple and self._plain(grad_outputs[0], create_graph):
-            # The ordinary backward (NumPy gradients, nothing recorded, packed or conjugated)
-            # of a one-output op of fixed inputs, the one fast path: it runs once per node.
-            # One and two edges are written out (most ops): a loop costs more than the rules.
-            g = grad_outputs[0]
-            saved = self._saved
+        g = grad_outputs[0]
+        arity = self._arity
+        if (arity and not create_graph and type(g) is _ndarray and type(g.dtype) in _PLAIN
+                and self._saved is not None and self._packed is None):
+            # The ordinary backward of a one-output op of fixed inputs (NumPy float gradients,
+            # nothing recorded, packed, conjugated or upcast), the one fast path: it runs once
+            # per node. One and two edges are written out (most ops): a loop costs more than
+            # the rules.
+            for _, tensor, version in self._inputs:
+                if tensor._vc[0] != version:
+                    check_version(tensor, version, saved_by=self)
             ans = self._ans
+            if ans is not None and self._ans_vc[0][0][0] != self._ans_vc[0][1]:
+                raise RuntimeError(_ans_error(self, 0))
+            saved = self._saved
             rules = self._op.rules
             meta = self._meta
-            nexts = self.next_functions
-            n = len(nexts)
-            if n == 1:  # (its one edge needs a gradient: the node exists because of it)
-                return [_fitted(rules[0](_NUMPY, g, ans, *saved), meta[0])]
-            if n == 2:
-                return [None if nexts[0][0] is None else
-                        _fitted(rules[0](_NUMPY, g, ans, *saved), meta[0]),
-                        None if nexts[1][0] is None else
-                        _fitted(rules[1](_NUMPY, g, ans, *saved), meta[1])]
+            if arity == 1:  # (its one edge needs a gradient: the node exists because of it)
+                gi = rules[0](_NUMPY, g, ans, *saved)
+                m = meta[0]
+                if type(gi) is not _ndarray or gi.shape != m[0] or gi.dtype is not m[1]:
+                    gi = _fitted(gi, m)
+                return [gi]
+            if arity == 2:
+                (fa, _), (fb, _) = self.next_functions
+                ga = gb = None
+                if fa is not None:
+                    ga = rules[0](_NUMPY, g, ans, *saved)
+                    m = meta[0]
+                    if type(ga) is not _ndarray or ga.shape != m[0] or ga.dtype is not m[1]:
+                        ga = _fitted(ga, m)
+                if fb is not None:
+                    gb = rules[1](_NUMPY, g, ans, *saved)
+                    m = meta[1]
+                    if type(gb) is not _ndarray or gb.shape != m[0] or gb.dtype is not m[1]:
+                        gb = _fitted(gb, m)
+                return [ga, gb]
             return [None if fn is None else _fitted(rule(_NUMPY, g, ans, *saved), m)
-                    for (fn, _), rule, m in zip(nexts, rules, meta)]
+                    for (fn, _), rule, m in zip(self.next_functions, rules, meta)]
+        return self._apply_general(grad_outputs, create_graph)
+
+    def _apply_general(self, grad_outputs, create_graph):
+        """``apply`` for any node and gradients: recorded (``create_graph``), packed by
+        saved-tensor hooks, complex (conjugated), reduced precision (upcast), several outputs,
+        variadic inputs, other array namespaces."""
         self._check()
         op = self._op
         ans, args, inputs = self._saved_values()
@@ -146,21 +175,6 @@ class OpNode(Node):
                 gi = _fit(xp, gi, meta, create_graph)
             out.append(gi)
         return out
-
-    def _plain(self, g, create_graph):
-        """Whether this backward is an ordinary one: real NumPy gradients, the saved values
-        there and unmodified (else PyTorch's error) and nothing recorded, packed or conjugated.
-        """
-        if (create_graph or type(g) is not _ndarray or g.dtype.kind == "c" or _LOWP and
-                type(g.dtype) in _LOWP
-                or self._saved is None or self._packed is not None):
-            return False
-        for _, tensor, version in self._inputs:
-            if tensor._vc[0] != version:
-                check_version(tensor, version, saved_by=self)
-        if self._ans is not None and self._ans_vc[0][0][0] != self._ans_vc[0][1]:
-            raise RuntimeError(_ans_error(self, 0))
-        return True
 
     def _output_grads(self, grad_outputs, create_graph):
         """The gradients of all outputs, zeros standing in for those that did not arrive

@@ -1,8 +1,8 @@
-"""The op call's one fast path (``ops/registry.py``'s ``_FastOp``) builds the same node as the
-general path (``Op.__call__``): same class, edges, metadata, saved values, saved inputs with
-their versions, result and whether ``release`` frees anything, over ops and argument kinds.
-And the node's fast backward (``OpNode.apply``'s ordinary branch) gives the general one's
-gradients."""
+"""The op call's one fast path (``ops/_fast_path.py``'s ``_FastOp``, generated from the general
+path) builds the same node as the general path (``Op.__call__``): same class, edges, metadata,
+saved values, saved inputs with their versions, result and whether ``release`` frees anything,
+and no field set by one and not the other, over ops and argument kinds. And the node's fast
+backward (``OpNode.apply``'s ordinary branch) gives the general one's gradients."""
 import numpy as np
 import pytest
 
@@ -86,6 +86,13 @@ def _fields(node, args):
     )
 
 
+def _attributes(node):
+    """The names of the fields set on ``node`` (slots and instance dict)."""
+    slots = {n for c in type(node).__mro__ for n in getattr(c, "__slots__", ())}
+    return {n for n in slots - {"__dict__", "__weakref__"} if hasattr(node, n)} | set(
+        node.__dict__)
+
+
 def _compare(op, args):
     fast = op(*args)
     general = registry.Op.__call__(op, *args)
@@ -97,6 +104,7 @@ def _compare(op, args):
     if nf is None:
         return None
     assert isinstance(nf, OpNode)
+    assert _attributes(nf) == _attributes(ng)
     f, g = _fields(nf, args), _fields(ng, args)
     for key in f:
         if key in ("saved", "ans"):
@@ -200,3 +208,14 @@ def test_fast_backward_matches_after_release_and_versions():
         d.add_(1)  # exp saved its result: the version check fails
     with pytest.raises(RuntimeError):
         d.sum().backward()
+
+
+@pytest.mark.parametrize("n_in", [1, 2])
+def test_the_fast_call_runs_the_general_node_code_inline(n_in):
+    """Generated from the general path: the node, its edges and its result are made by the
+    bodies of ``Op._node``, ``_edge`` and ``_result``, inlined, not by calls to them."""
+    call = type(_op("mul" if n_in == 2 else "exp", n_in)).__call__
+    names = set(call.__code__.co_names)
+    assert not names & {"_node", "_edge", "_result"}
+    assert {"next_functions", "_seq", "_meta", "_saved", "_inputs", "_ans", "_frees",
+            "_ans_vc", "accumulate_grad_of"} <= names
