@@ -171,9 +171,9 @@ def where(condition, input=None, other=None):
     """Elements of ``input`` where ``condition`` holds, else of ``other``; the three broadcast
     together, and ``input``/``other`` may be Python numbers. ``where(condition)`` alone is
     ``nonzero(condition, as_tuple=True)``."""
+    _check_tensor("where", condition, "condition", 1)
     if input is None and other is None:
         return condition.nonzero(as_tuple=True)  # (ops/indexing's)
-    _check_tensor("where", condition, "condition", 1)
     if condition.dtype is not _dtypes.bool:
         raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {condition.dtype._word}")

@@ -539,6 +539,7 @@ def _f(L, *values, dtype=None):
 BAD = {
     "unary_number": lambda L: L.sin(1.0),
     "erf_list": lambda L: L.erf([1.0]),
+    "where_condition_list": lambda L: L.where([True, False]),
     "abs_bool": lambda L: L.abs(L.ones(2, dtype=L.bool)),
     "neg_bool": lambda L: -L.ones(2, dtype=L.bool),
     "floor_bool": lambda L: L.ones(2, dtype=L.bool).floor(),
