@@ -59,6 +59,8 @@ from ._creation import (
     randperm,
     scalar_tensor,
     tensor,
+    tril_indices,
+    triu_indices,
     zeros,
     zeros_like,
 )
@@ -142,18 +144,7 @@ from .autograd.grad_mode import (
 )
 from .func import vmap  # torch.vmap is torch.func.vmap
 from .ops._exports import *  # noqa: F403  (the op functions declared public: ops/_surface.py)
-from .ops.complex_views import *  # noqa: F403
-from .ops.gamma import *  # noqa: F403
-from .ops.histogram import *  # noqa: F403
-from .ops.indexing import *  # noqa: F403  (each op family's __all__ is its public surface)
-from .ops.integer import *  # noqa: F403
-from .ops.legacy import *  # noqa: F403
-from .ops.linalg import *  # noqa: F403
-from .ops.nn import *  # noqa: F403
-from .ops.pointwise import *  # noqa: F403
-from .ops.reduction import *  # noqa: F403
-from .ops.shape import *  # noqa: F403
-from .ops.sorting import *  # noqa: F403
+from .ops.reduction import return_types  # torch.return_types (no op: the result classes)
 from .serialization import load, save
 
 _tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for keepdim=

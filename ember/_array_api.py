@@ -3,7 +3,7 @@
 Derivative rules run against this namespace under ``create_graph=True``: the same rule text
 that runs on raw NumPy arrays then runs on ember Tensors and is recorded, giving higher-order
 derivatives. Names and keywords follow the array API standard (``axis``, ``keepdims``): the
-op families provide those spellings (their ``ARRAY_API``), other names resolve to ember's
+op families declare those spellings (``ops/_surface.py``), other names resolve to ember's
 function of the same name (``exp``, ``where``, ``matmul``...).
 """
 from __future__ import annotations
@@ -11,20 +11,18 @@ from __future__ import annotations
 import sys
 
 from . import _creation, _dtypes, _xp
+from ._upcalls import upcalls
 from .ops import _surface
 
 
 def __getattr__(name):
     """Array-API spellings from the op families, else ember's function of the same name."""
-    from ._tensor_methods import FAMILIES  # lazy: the op families build on this namespace
+    import ember  # lazy: the package and its op families build on this namespace
     fn = _surface.ARRAY_API.get(name)
-    for family in FAMILIES:
-        fn = fn or getattr(family, "ARRAY_API", {}).get(name)
     extra = _xp.EXTRAS.get(name)
     if fn is None and extra is not None:
         fn = extra[1]
     if fn is None:
-        import ember  # lazy: the package imports the op families, which build on this
         fn = getattr(ember, name, None)
     if not callable(fn):
         raise AttributeError(f"ember's array namespace has no attribute {name!r}")
@@ -101,3 +99,6 @@ def zeros_like(x, dtype=None, device=None):
 def _dt(dtype):
     return dtype if isinstance(dtype, _dtypes.dtype) or dtype is None else \
         _dtypes.from_numpy_dtype(dtype)
+
+
+upcalls.array_namespace = sys.modules[__name__]  # what Tensor.__array_namespace__ returns

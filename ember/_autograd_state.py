@@ -5,7 +5,8 @@
 ``autograd`` module (where users and the rest of ember find it): grad mode's thread-local flag
 (``autograd.grad_mode._state``), the forward-AD level (``autograd.forward_ad.state``), the
 version bump of an in-place write with the note that names who wrote
-(``autograd.anomaly_mode.note_write``), and ``NO_ACCUMULATOR`` (``autograd.graph``).
+(``autograd.anomaly_mode.note_write``), ``NO_ACCUMULATOR`` and the handle a hook registration
+returns (``_RemovableHandle``; both ``autograd.graph``).
 """
 from __future__ import annotations
 
@@ -93,3 +94,14 @@ class writes_from:
     def __exit__(self, *exc):
         global _site
         _site = self.previous
+
+
+class _RemovableHandle:
+    __slots__ = ("_list", "_fn")
+
+    def __init__(self, lst, fn):
+        self._list, self._fn = lst, fn
+
+    def remove(self):
+        if self._fn in self._list:
+            self._list.remove(self._fn)

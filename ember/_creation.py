@@ -10,6 +10,7 @@ import numpy as np
 from . import _device, _dispatch, _dtypes, _errors, _memory_format, _random, _random_signatures
 from ._dtypes import _type_name, as_dtype
 from ._tensor import Tensor
+from ._upcalls import install
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -602,6 +603,7 @@ def randint_like(input: Tensor, *args: int | Tensor, low: int | Tensor | None = 
 # --------------------------------------------------------------------------- legacy types
 
 
+@install
 def legacy_new(dtype, args, device=None):
     """``torch.FloatTensor(data)`` or ``torch.FloatTensor(2, 3)`` (uninitialised)."""
     if len(args) == 1 and not isinstance(args[0], (int, np.integer)):

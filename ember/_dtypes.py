@@ -50,6 +50,13 @@ class dtype:
                 "complex128": "c10::complex<double>"}[self.name]
 
     @property
+    def _cpp_name(self):
+        """The C++ type name other messages print: ``_c_name`` with 'long int' and 'short int'
+        ('expected dtype long int for `end`')."""
+        name = self._c_name
+        return {"long": "long int", "short": "short int"}.get(name, name)
+
+    @property
     def is_floating_point(self):
         return self.category == _FLOAT
 

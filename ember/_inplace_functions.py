@@ -7,20 +7,24 @@ the argument parser's TypeError, as here.
 """
 from __future__ import annotations
 
+from . import _tensor_methods  # noqa: F401  (binds the in-place methods these functions call)
 from ._tensor import Tensor
 
-# PyTorch 2.13's ``torch.X_`` functions whose method ``Tensor.X_`` ember has (the others:
-# dropout variants, ``embedding_renorm_``, sparse and quantized forms, are not functions of
-# this kind in ember). tests/test_inplace_functions.py checks the list against PyTorch.
-NAMES = (
+# PyTorch 2.13's ``torch.X_`` functions that are its method ``Tensor.X_`` (dropout variants,
+# ``embedding_renorm_``, sparse and quantized forms are not functions of this kind; ``relu_``
+# is ``ops/nn/activation.py``'s own). tests/test_inplace_functions.py checks the list against
+# PyTorch. ember has those whose method it has: a new op's in-place form joins by itself.
+PYTORCH_NAMES = (
     "abs_", "acos_", "acosh_", "addmv_", "arccos_", "arccosh_", "arcsin_", "arcsinh_",
-    "arctan_", "arctanh_", "asin_", "asinh_", "atan_", "atanh_", "ceil_", "clamp_",
-    "clamp_max_", "clamp_min_", "clip_", "cos_", "cosh_", "deg2rad_", "detach_", "erf_",
-    "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_", "floor_", "frac_", "gcd_",
-    "index_put_", "lcm_", "log10_", "log1p_", "log2_", "log_", "logit_", "nan_to_num_", "neg_",
-    "negative_", "rad2deg_", "reciprocal_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_",
-    "sinh_", "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_"
+    "arctan_", "arctanh_", "as_strided_", "asin_", "asinh_", "atan_", "atanh_", "ceil_",
+    "clamp_", "clamp_max_", "clamp_min_", "clip_", "conj_physical_", "cos_", "cosh_",
+    "deg2rad_", "detach_", "erf_", "erfc_", "exp2_", "exp_", "expm1_", "fill_", "fix_",
+    "floor_", "frac_", "gcd_", "i0_", "index_put_", "lcm_", "ldexp_", "log10_", "log1p_",
+    "log2_", "log_", "logit_", "nan_to_num_", "neg_", "negative_", "rad2deg_", "reciprocal_",
+    "resize_as_", "resize_as_sparse_", "round_", "rsqrt_", "sigmoid_", "sin_", "sinc_", "sinh_",
+    "sqrt_", "square_", "tan_", "tanh_", "trunc_", "xlogy_", "zero_",
 )
+NAMES = tuple(name for name in PYTORCH_NAMES if hasattr(Tensor, name))
 
 
 def _function(name):

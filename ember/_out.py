@@ -91,8 +91,7 @@ def _write(rule, out, result, records=False, resized=False):
     if records:  # a composite's out: the copy is recorded, as PyTorch's copy_ is
         if resized:
             out._data = data.astype(target.dtype)
-        from .ops.indexing.writing import _copy  # lazy: op families import this module
-        out._inplace(_copy, result)
+        out.copy_(result)
         return out
     if resized:
         out._data = data.astype(target.dtype)  # new storage, as resizing gives

@@ -122,6 +122,8 @@ RULES.update(_group(Rule(composite=True), "floor_divide"))  # no derivative: no 
 RULES.update(_group(Rule(check="any"), "logical_and logical_or logical_xor logical_not"))
 RULES.update(_group(SAME, """abs absolute:abs ceil clamp clamp_max clamp_min clip:clamp
     fix:trunc floor frac hardshrink neg negative:neg round sgn sign trunc bitwise_not"""))
+RULES["conj_physical"] = Rule(aten="conj_physical", check="same", composite=True,
+                              message="Found dtype {out} but expected {result}")
 RULES["argsort"] = Rule(aten="sort", check="same", message=_EXACT, grad_of_inputs=True)
 RULES.update(_group(EXACT, """addmm addmv baddbmm bmm cross:linalg_cross gather index_add
     index_copy inverse:linalg_inv_ex matmul mm norm:linalg_vector_norm renorm scatter

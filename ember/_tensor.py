@@ -2,7 +2,10 @@
 
 The class holds the mechanics — metadata, conversions, Python protocols, in-place writes and
 view bookkeeping. The math lives in ``ember/ops/``; functions such as ``ember.exp`` are bound
-as methods in ``ember/_tensor_methods.py``, so ``x.exp()`` and ``ember.exp(x)`` are one function.
+as methods in ``ember/_tensor_methods.py``, so ``x.exp()`` and ``ember.exp(x)`` are one function
+(the operators too, indexing included). This module imports neither autograd nor the ops: the
+few methods that are their work (``backward``, the history of a view written in place...)
+call them through ``ember/_upcalls.py``, whose slots those layers fill when imported.
 """
 from __future__ import annotations
 
@@ -15,8 +18,9 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 import numpy as np
 
 from . import _autograd_state, _device, _dispatch, _dtypes, _errors, _memory_format, _xp
-from ._autograd_state import NO_ACCUMULATOR, note_write
+from ._autograd_state import NO_ACCUMULATOR, _RemovableHandle, note_write
 from ._printing import tensor_repr
+from ._upcalls import upcalls
 
 __all__ = ["Tensor", "Size", "layout", "strided"]
 
@@ -28,7 +32,7 @@ if TYPE_CHECKING:  # the methods bound at import, declared by tools/tensor_stub.
     from ._memory_format import memory_format as MemoryFormat
     from ._tensor_stub import TensorMethods as _BoundMethods
     from ._typing import DeviceLike, Number
-    from .autograd.graph import Node, _RemovableHandle
+    from .autograd.graph import Node
 else:
     _BoundMethods = object
 
@@ -36,13 +40,6 @@ _state = _autograd_state.grad_state  # (``autograd.grad_mode._state``)
 _forward = _autograd_state.forward_state  # (``autograd.forward_ad.state``)
 _dispatching = _dispatch.state
 _INEXACT = _dtypes._INEXACT_TYPES  # the classes of the floating and complex dtypes
-
-
-def _fresh(tensor):
-    """``autograd.views.fresh``: a view whose storage was written since gets its history anew
-    (called for views only)."""
-    from .autograd.views import fresh  # lazy: autograd builds on Tensor
-    fresh(tensor)
 
 
 class Size(tuple[int, ...]):
@@ -108,8 +105,7 @@ class Tensor(_BoundMethods):
     # ------------------------------------------------------------------ construction
     def __init__(self, *args: Any, device: DeviceLike = None) -> None:
         # Legacy ``torch.Tensor(data)`` / ``torch.Tensor(2, 3)``: the default dtype.
-        from . import _creation  # lazy: creation builds on Tensor
-        src = _creation.legacy_new(_dtypes.get_default_dtype(), args, device)
+        src = upcalls.legacy_new(_dtypes.get_default_dtype(), args, device)
         self._setup(src._data, None, False)
 
     def _setup(self, data, grad_fn, requires_grad):
@@ -261,12 +257,8 @@ class Tensor(_BoundMethods):
         data = self._data
         if data.size:
             st = tuple(s // data.itemsize for s in data.strides)
-        else:  # NumPy gives empty arrays zero strides; PyTorch the contiguous ones (sizes >= 1)
-            st, step = [], 1
-            for n in reversed(data.shape):
-                st.insert(0, step)
-                step *= max(n, 1)
-            st = tuple(st)
+        else:  # NumPy gives empty arrays zero strides; PyTorch the contiguous ones
+            st = _memory_format.contiguous_strides(data.shape)
         return st if dim is None else st[_wrap_dim(dim, data.ndim, False)]
 
     def data_ptr(self) -> int:
@@ -299,7 +291,7 @@ class Tensor(_BoundMethods):
     @property
     def output_nr(self) -> int:
         if self._base is not None:
-            _fresh(self)
+            upcalls.fresh(self)
         return self._output_nr
 
     @property
@@ -322,7 +314,7 @@ class Tensor(_BoundMethods):
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set whether autograd records ops on this leaf; returns self."""
         if self._base is not None:
-            _fresh(self)
+            upcalls.fresh(self)
         if self._grad_fn is not None:
             if not requires_grad:
                 raise RuntimeError(_errors.NONLEAF_REQUIRES_GRAD)
@@ -336,19 +328,19 @@ class Tensor(_BoundMethods):
     @property
     def is_leaf(self) -> bool:
         if self._base is not None:
-            _fresh(self)
+            upcalls.fresh(self)
         return self._grad_fn is None
 
     @property
     def grad_fn(self) -> Node | None:
         if self._base is not None:
-            _fresh(self)
+            upcalls.fresh(self)
         return self._grad_fn
 
     @property
     def grad(self) -> Tensor | None:
         if self._base is not None:
-            _fresh(self)
+            upcalls.fresh(self)
         if self._grad is None and self._grad_fn is not None and not self._retains_grad:
             warnings.warn(_errors.NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
         return self._grad
@@ -381,7 +373,7 @@ class Tensor(_BoundMethods):
     def retain_grad(self) -> None:
         """Keep ``.grad`` for this non-leaf tensor during backward (no-op on leaves)."""
         if self._base is not None:
-            _fresh(self)
+            upcalls.fresh(self)
         if self._grad_fn is None:
             if not self._rg:
                 raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -424,9 +416,8 @@ class Tensor(_BoundMethods):
         return self._add_hook(_PostAccumulateGradHook(hook))
 
     def _add_hook(self, hook, retain=False):
-        from .autograd.graph import _RemovableHandle  # lazy: autograd builds on Tensor
         if self._base is not None:
-            _fresh(self)
+            upcalls.fresh(self)
         if self._grad_fn is None:
             if self._hooks is None:
                 self._hooks = []
@@ -448,8 +439,7 @@ class Tensor(_BoundMethods):
         ``gradient`` is the vector in the vector-Jacobian product; it may be omitted only when
         ``self`` has one element (the implicit ``1.0``).
         """
-        from .autograd import backward  # lazy: autograd builds on Tensor
-        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        upcalls.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self) -> Tensor:
         """A tensor sharing storage and version counter, cut from the graph."""
@@ -571,8 +561,7 @@ class Tensor(_BoundMethods):
         return t
 
     def __array_namespace__(self, api_version: str | None = None) -> ModuleType:
-        from . import _array_api  # lazy: the namespace builds on creation, on Tensor
-        return _array_api
+        return upcalls.array_namespace
 
     # ------------------------------------------------------------------ in-place machinery
     def _check_inplace(self):
@@ -580,10 +569,9 @@ class Tensor(_BoundMethods):
         if _state.grad:
             base = self._base
             if base is not None:
-                _fresh(self)
+                upcalls.fresh(self)
                 if self._creation_meta is not None and self._rg:
-                    from .autograd.views import check_rebase  # lazy: autograd builds on Tensor
-                    check_rebase(self)
+                    upcalls.check_rebase(self)
                 if base._rg and base._grad_fn is None:
                     raise RuntimeError(_errors.VIEW_OF_LEAF_INPLACE)
             if self._rg and self._grad_fn is None:
@@ -594,8 +582,7 @@ class Tensor(_BoundMethods):
         (Never autocast: PyTorch's in-place ops run in their tensors' dtypes.)"""
         self._check_inplace()
         if _dispatching.active:  # (autocast may be on: in-place ops are never autocast)
-            from .ops.autocast import not_autocast  # lazy: ops build on Tensor
-            result = not_autocast(fn, self, *args, **kwargs)
+            result = upcalls.not_autocast(fn, self, *args, **kwargs)
         else:
             result = fn(self, *args, **kwargs)
         return self._assign(result, getattr(fn, "__name__", "").strip("_") + "_")
@@ -616,8 +603,7 @@ class Tensor(_BoundMethods):
         if node is not None and type(self._data.dtype) not in _INEXACT:
             node = None  # an integer or bool tensor never requires grad: the write is data only
         if node is not None and self._creation_meta is not None:
-            from .autograd.views import check_rebase  # lazy: autograd builds on Tensor
-            check_rebase(self)
+            upcalls.check_rebase(self)
         target = self._data
         if type(target) is np.ndarray and not target.flags.writeable:
             target = _xp.writable(target)
@@ -626,8 +612,7 @@ class Tensor(_BoundMethods):
         target[...] = out
         note_write(self, name or _inplace_name(node))
         if _forward.level is not None and (result._fw is not None or self._fw is not None):
-            from .autograd.forward_ad import write_tangent  # lazy: autograd builds on Tensor
-            write_tangent(self, result._fw)
+            upcalls.write_tangent(self, result._fw)
         if node is not None:
             if getattr(node, "_ans", None) is not None:
                 node._ans = self._data
@@ -636,19 +621,10 @@ class Tensor(_BoundMethods):
             if self._base is None:
                 self._grad_fn, self._output_nr, self._rg = node, 0, True
             else:
-                from .autograd.views import rebase_view  # lazy: autograd builds on Tensor
-                rebase_view(self, node)
+                upcalls.rebase_view(self, node)
             if self._retains_grad:
                 _move_retain_hook(old, self._grad_fn)
         return self
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        from .ops import indexing  # lazy: ops build on Tensor
-        indexing.setitem(self, key, value)
-
-    def __getitem__(self, key: Any) -> Tensor:
-        from .ops import indexing  # lazy: ops build on Tensor
-        return indexing.getitem(self, key)
 
 
 class _TensorHook:

@@ -17,7 +17,7 @@ from . import _creation, _device, _dtypes, _memory_format, _random
 from ._random_signatures import invalid
 from ._tensor import Tensor, _dtype_word
 from .cuda.streams import Stream
-from .ops import (
+from .ops import (  # noqa: F401  (importing a family runs its declarations: ops/_surface.py)
     _surface,
     complex,
     complex_views,
@@ -35,11 +35,7 @@ from .ops import (
     unary,
 )
 from .ops.indexing.writing import _copy
-from .ops.operands import _CPP_NAMES
 from .ops.registry import defop
-
-FAMILIES = (pointwise, unary, reduction, sorting, shape, linalg, indexing, nn,
-            gamma, legacy, histogram, complex_views, integer, complex)
 
 
 def _make_inplace(fn):
@@ -115,22 +111,9 @@ def numpy_keywords(fn):
 
 def add_numpy_keywords(namespace):
     """Give the public functions in ``namespace`` (``ember``'s) NumPy's keyword names."""
-    for family in FAMILIES:
-        for name in getattr(family, "__all__", ()):
-            if name not in _PYTHON_FUNCTIONS and namespace.get(name) is getattr(family, name):
-                namespace[name] = numpy_keywords(namespace[name])
     for name, fn in _surface.FUNCTIONS.items():
         if name not in _PYTHON_FUNCTIONS and namespace.get(name) is fn:
             namespace[name] = numpy_keywords(fn)
-
-
-for _family in FAMILIES:  # (the families that still list their surface by hand)
-    _methods = {name: fn if name in _PYTHON_METHODS else numpy_keywords(fn)
-                for name, fn in getattr(_family, "METHODS", {}).items()}
-    for _name, _fn in _methods.items():
-        setattr(Tensor, _name, _fn)
-    for _name in getattr(_family, "INPLACE", ()):
-        setattr(Tensor, _name + "_", _make_inplace(_methods[_name]))
 
 
 def _bind_declared():
@@ -265,6 +248,8 @@ Tensor.__pos__ = pointwise.positive
 Tensor.__hash__ = lambda self: id(self)
 Tensor.__invert__ = pointwise._invert
 Tensor.__abs__ = pointwise.abs
+Tensor.__getitem__ = indexing.getitem
+Tensor.__setitem__ = indexing.setitem
 
 # ------------------------------------------------------------------ conversions
 
@@ -464,7 +449,7 @@ def _uniform_(self, from_=0, to=1, *, generator=None):
     for label, v in (("from", from_), ("to", to)):
         if not -info.max <= v <= info.max:  # NaN and infinities too
             raise RuntimeError(f"{label} is out of bounds for "
-                               f"{_CPP_NAMES[np.dtype(info.dtype).name]}")
+                               f"{_dtypes.from_numpy_dtype(np.dtype(info.dtype))._cpp_name}")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found "
                            f"from={from_:g} > to={to:g}")
@@ -507,7 +492,7 @@ def _exponential_(self, lambd=1, *, generator=None):
 
 def _cauchy_(self, median=0, sigma=1, *, generator=None):
     """Fill with samples of the Cauchy distribution ``median + sigma * tan(pi (U - 1/2))``."""
-    _continuous_only(self, "Cauchy", _CPP_NAMES[self._data.dtype.name])
+    _continuous_only(self, "Cauchy", self.dtype._cpp_name)
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={sigma:g}")
     return _fill_random(self, "cauchy",
@@ -565,7 +550,7 @@ def _random_(self, from_=0, to=None, *, generator=None):
             info = np.iinfo(dt)
             for value, what in ((from_, "from"), (to - 1, "to - 1")):
                 if not info.min <= value <= info.max:
-                    raise RuntimeError(f"{what} is out of bounds for {_CPP_NAMES[dt.name]}")
+                    raise RuntimeError(f"{what} is out of bounds for {self.dtype._cpp_name}")
         high = to
     return _fill_random(self, "random",
                         lambda rng, s: rng.integers(from_, high - 1, s, endpoint=True), generator)

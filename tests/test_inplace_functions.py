@@ -15,6 +15,9 @@ def test_every_torch_inplace_function_with_an_ember_method_is_there(torch):
     want = {n for n in names if hasattr(ember.Tensor, n)}
     assert want <= {n for n in names if hasattr(ember, n)}
     assert set(_inplace_functions.NAMES) <= names
+    torch_functions = {n for n in names if callable(getattr(torch, n))
+                       and hasattr(torch.Tensor, n)} - {"relu_"}  # (ember's relu_: its own)
+    assert set(_inplace_functions.PYTORCH_NAMES) == torch_functions
 
 
 CASES = [("exp_", ()), ("sqrt_", ()), ("clamp_", (-0.5, 0.5)), ("fill_", (2.5,)),

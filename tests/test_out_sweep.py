@@ -53,6 +53,7 @@ UNARY = """abs absolute acos acosh arccos arccosh arcsin arcsinh arctan arctanh 
     atanh ceil cos cosh deg2rad erf erfc erfinv exp exp2 expm1 fix floor frac log log10 log1p
     log2 logit nan_to_num neg negative rad2deg reciprocal round rsqrt sgn sigmoid sign signbit
     sin sinc sinh sqrt square tan tanh trunc angle isneginf isposinf logical_not digamma
+    conj_physical
     lgamma""".split()
 BINARY = """add arctan2 atan2 copysign div divide eq float_power floor_divide fmax fmin fmod ge
     greater greater_equal gt heaviside hypot le less less_equal logaddexp logaddexp2 logical_and

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from .._tensor import Tensor
 from .graph import AccumulateGrad, gradient_edge
+from .graph import walk as walk  # (its home is graph.py, GraphTask's; read here too)
 
 NO_GRAPH = (
     "{fn}: {what} does not require grad and has no grad_fn, so there is no backward graph. "
@@ -40,21 +41,6 @@ def leaf_names(params):
         return {}
     items = params.items() if isinstance(params, dict) else params
     return {id(t): name for name, t in items}
-
-
-def walk(roots):
-    """Every node reachable from the ``roots`` edges, depth first (inputs in order), iteratively."""
-    seen, order = set(), []
-    stack = [fn for fn, _ in reversed(roots)]
-    while stack:
-        fn = stack.pop()
-        if fn in seen:
-            continue
-        seen.add(fn)
-        order.append(fn)
-        stack.extend(child for child, _ in reversed(fn.next_functions)
-                     if child is not None and child not in seen)
-    return order
 
 
 def is_leaf_node(node):

@@ -23,6 +23,7 @@ import numpy as np
 from .. import _errors
 from .._creation import as_tensor, from_numpy, ones_like
 from .._tensor import Tensor
+from ._reverse import backward
 from ._walk import as_list, is_leaf_node, leaf_names, root_edges, shape_text, walk
 from .graph import gradient_edge
 
@@ -135,7 +136,6 @@ def explain(output, gradient=None, inputs=None, max_elements=64, *, params=None,
         >>> steps[-1].grad
         tensor([2., 4.])
     """
-    from . import backward  # lazy: the package imports this module
     outputs = as_list(output)
     roots = root_edges(outputs, "explain()")
     nodes = walk(roots)

@@ -21,6 +21,7 @@ import itertools
 import weakref
 
 from .. import _autograd_state, _dispatch, _errors, _xp
+from .._upcalls import install
 
 __all__ = ["dual_level", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual",
            "UnpackedDualTensor"]
@@ -106,6 +107,7 @@ def set_tangent(tensor, tangent):
     state.duals.append(weakref.ref(getattr(tensor, "_value", tensor)))
 
 
+@install
 def write_tangent(tensor, tangent):
     """After an in-place op on ``tensor``: its tangent is now ``tangent`` (None: zero), and
     if it is a view, that region of its base's tangent too."""

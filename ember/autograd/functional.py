@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from .._creation import eye, zeros_like
 from .._tensor import Tensor
-from . import grad as _grad
+from ._reverse import grad as _grad
 from .grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]

@@ -23,7 +23,11 @@ import threading
 import weakref
 
 from .. import _errors
-from .._autograd_state import NO_ACCUMULATOR  # noqa: F401  (views and tensors mark with it)
+from .._autograd_state import (
+    NO_ACCUMULATOR,  # noqa: F401  (views and tensors mark with it)
+    _RemovableHandle,
+)
+from .._upcalls import upcalls
 from . import anomaly_mode
 
 __all__ = ["Node", "AccumulateGrad", "gradient_edge", "register_multi_grad_hook",
@@ -78,17 +82,6 @@ class Node:
 
     def __repr__(self):
         return f"<{type(self).__name__} object at {id(self):#x}>"
-
-
-class _RemovableHandle:
-    __slots__ = ("_list", "_fn")
-
-    def __init__(self, lst, fn):
-        self._list, self._fn = lst, fn
-
-    def remove(self):
-        if self._fn in self._list:
-            self._list.remove(self._fn)
 
 
 def hook_result(hook, result, original):
@@ -154,8 +147,7 @@ def new_node(cls, next_functions):
 def gradient_edge(tensor):
     """The ``(node, input_nr)`` edge a tensor's gradient flows into (None for no grad)."""
     if tensor._base is not None and tensor._vc[0] != tensor._vv:
-        from .views import fresh  # lazy: views.py builds on this module
-        fresh(tensor)
+        upcalls.fresh(tensor)  # (views.py, built on this module, fills it)
     if not tensor._rg:
         return (None, 0)
     fn = tensor._grad_fn
@@ -172,8 +164,7 @@ def check_version(tensor, saved_version, type_name=None, saved_by=None):
                 "CUDABoolType" if tensor.is_cuda else "CPUBoolType")
         fn = tensor._grad_fn
         if tensor._base is not None:  # a view names its history as made anew (AsStrided);
-            from .views import fresh  # lazy: views.py builds on this module
-            fresh(tensor)
+            upcalls.fresh(tensor)
             fn = tensor._grad_fn
         message = modified_error(type_name, tensor.shape, fn, tensor._output_nr, now,
                                  saved_version)
@@ -208,6 +199,21 @@ def new_sequence_nr():
     return next(sequence)
 
 
+def walk(roots):
+    """Every node reachable from the ``roots`` edges, depth first (inputs in order), iteratively."""
+    seen, order = set(), []
+    stack = [fn for fn, _ in reversed(roots)]
+    while stack:
+        fn = stack.pop()
+        if fn in seen:
+            continue
+        seen.add(fn)
+        order.append(fn)
+        stack.extend(child for child, _ in reversed(fn.next_functions)
+                     if child is not None and child not in seen)
+    return order
+
+
 class GraphTask:
     """One running backward, as hooks see it: which nodes it will execute.
 
@@ -228,7 +234,6 @@ class GraphTask:
         if self.runs is not None:
             return node in self.runs or node in self.targets
         if self._reachable is None:
-            from ._walk import walk  # lazy: _walk.py builds on this module
             self._reachable = set(walk(self.roots))
         return node in self._reachable
 

@@ -29,6 +29,7 @@ import numpy as np
 
 from .. import _array_api, _dtypes
 from .. import _xp as _raw
+from .._upcalls import install
 from . import grad_mode
 from .graph import NO_ACCUMULATOR, Node, _short_name, gradient_edge, new_node
 
@@ -66,6 +67,7 @@ def as_view(out, source, fn, multi_output=False):
     return out
 
 
+@install
 def fresh(view):
     """Make a view's history current before it is read (see the module docstring)."""
     if view._vc[0] != view._vv:
@@ -108,6 +110,7 @@ _REFUSAL = {
 }
 
 
+@install
 def check_rebase(view, indirect=False):
     """PyTorch's error for a recorded in-place write into a view it cannot rebase
     (``indirect``: the write went to its base or another view of it)."""
@@ -190,6 +193,7 @@ class AsStridedBackward0(Node):
         pass
 
 
+@install
 def rebase_view(view, node):
     """After ``node`` (an in-place op applied to ``view``) wrote into the base: rewire history."""
     base = view._base

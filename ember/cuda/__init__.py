@@ -34,7 +34,7 @@ from .random import (
     set_rng_state,
     set_rng_state_all,
 )
-from .streams import Event, Stream
+from .streams import Event, Stream, current_stream, default_stream
 
 __all__ = [
     "is_available", "device_count", "is_initialized", "init", "current_device", "set_device",
@@ -175,23 +175,6 @@ def is_bf16_supported(including_emulation=True):
 def get_arch_list():
     """The GPU architectures PyTorch was compiled for; ember compiles nothing ahead: []."""
     return []
-
-
-def _stream_of(cupy_stream):
-    return Stream(_cupy_stream=cupy_stream)
-
-
-def current_stream(device=None):
-    """The stream ember's kernels are queued on now."""
-    cp = require()
-    with cp.cuda.Device(device_index(device)):
-        return _stream_of(cp.cuda.get_current_stream())
-
-
-def default_stream(device=None):
-    """The GPU's default (null) stream."""
-    cp = require()
-    return _stream_of(cp.cuda.Stream.null)
 
 
 class StreamContext:

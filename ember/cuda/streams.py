@@ -3,8 +3,10 @@
 Without a GPU, constructing either raises PyTorch's RuntimeError, as a CPU build of PyTorch
 does. With CuPy, a ``Stream`` wraps a ``cupy.cuda.Stream`` and ``with torch.cuda.stream(s):``
 makes it CuPy's current stream, so ember's kernels in the block are queued on it.
+``current_stream`` and ``default_stream`` (``torch.cuda``'s, re-exported there) live here too,
+beside the ``Stream`` they return, which ``Event.wait`` uses.
 """
-from ._common import cupy, device_index
+from ._common import cupy, device_index, require
 
 __all__ = ["Stream", "Event"]
 
@@ -75,7 +77,6 @@ class Event:
 
     def wait(self, stream=None):
         """Make later work on ``stream`` wait for this event."""
-        from . import current_stream  # lazy: the ember.cuda package imports this module
         (stream or current_stream()).wait_event(self)
 
     def query(self):
@@ -90,3 +91,20 @@ class Event:
 
     def __repr__(self):
         return f"<torch.cuda.Event {self._event.ptr:#x}>"
+
+
+def _stream_of(cupy_stream):
+    return Stream(_cupy_stream=cupy_stream)
+
+
+def current_stream(device=None):
+    """The stream ember's kernels are queued on now."""
+    cp = require()
+    with cp.cuda.Device(device_index(device)):
+        return _stream_of(cp.cuda.get_current_stream())
+
+
+def default_stream(device=None):
+    """The GPU's default (null) stream."""
+    cp = require()
+    return _stream_of(cp.cuda.Stream.null)

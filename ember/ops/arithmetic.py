@@ -3,10 +3,13 @@
 ``sign``/``sgn``, and the Scalar overloads ``mul_scalar``/``div_scalar``/``add_scalar``.
 
 Each op: a forward on raw arrays, then one rule per input (see ``registry.py``); the public
-functions follow ``torch``'s signatures and take their operands through ``operands.py``. The
-family's surface (``__all__``, ``METHODS``...) is ``pointwise.py``.
+functions follow ``torch``'s signatures and take their operands through ``operands.py``, and
+each declares where it goes (``ember.<name>``, a Tensor method, its in-place form: ``@op.public``
+under its op, ``@public`` for the choice between several ops; see ``_surface.py``).
 """
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -22,23 +25,38 @@ from .operands import (
     _invalid_arguments,
     _operands,
     _promoted,
+    _result_checked,
     _subtraction,
     _underivable,
     _unsupported,
     _with_alpha,
 )
-from .registry import defop
+from .registry import array_api, defop, public
 
 # --------------------------------------------------------------------------- arithmetic
 
 
-@defop("add", n_in=2, promote=True, jvp="linear", batch="pointwise")
+@defop("add", n_in=2, promote=True, jvp="linear", batch="pointwise", inplace=True)
 def _add(xp, input, other, alpha):
     return xp.add(input, other) if alpha == 1 else xp.add(input, other * alpha)
 
 
 _add.defvjp(lambda xp, g, ans, input, other, alpha: g,
             lambda xp, g, ans, input, other, alpha: g if alpha == 1 else g * alpha)
+
+
+@_add.public
+def add(input, other, *, alpha=1):
+    """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        input, other = _operands(None, _ANY, input, other)
+    if alpha != 1 or type(alpha) is not int:
+        other, alpha = _with_alpha(input, other, alpha)
+    return _add(input, other, alpha) if isinstance(input, Tensor) else _radd(other, input, alpha)
+
+
+def _radd(tensor, scalar, alpha):
+    return _add(scalar, tensor, alpha)
 
 
 @defop("sub", n_in=2, promote=True, jvp="linear", batch="pointwise")
@@ -69,13 +87,22 @@ _rsub_tensor.defvjp(lambda xp, g, ans, input, other, alpha: -g if alpha == 1 els
                     lambda xp, g, ans, input, other, alpha: g)
 
 
-@defop("mul", promote=True, jvp="elementwise", batch="pointwise")
+@defop("mul", promote=True, jvp="elementwise", batch="pointwise", inplace=True,
+       aliases=("multiply",))
 def _mul(xp, input, other):
     return xp.multiply(input, other)
 
 
 _mul.defvjp(lambda xp, g, ans, input, other: g * other,
             lambda xp, g, ans, input, other: g * input)
+
+
+@_mul.public
+def mul(input, other):
+    """Elementwise product."""
+    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
+        input, other = _operands(None, _ANY, input, other)
+    return _mul(input, other)
 
 
 @defop("div", promote="float", jvp="elementwise", batch="pointwise")
@@ -132,7 +159,7 @@ def _floor_divide_raw(xp, input, other):
     return xp.where(other == 0, quotient, out)
 
 
-@defop("neg", jvp="linear", batch="pointwise")
+@defop("neg", jvp="linear", batch="pointwise", inplace=True, aliases=("negative",))
 def _neg(xp, input):
     return xp.negative(input)
 
@@ -140,12 +167,27 @@ def _neg(xp, input):
 _neg.defvjp(lambda xp, g, ans, input: -g)
 
 
-@defop("reciprocal", promote="float", jvp="elementwise", batch="pointwise")
+@_neg.public
+def neg(input):
+    """``-input``; bool tensors are refused, as in PyTorch."""
+    if input._data.dtype.kind == "b":
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
+                           "you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return _neg(input)
+
+
+@defop("reciprocal", promote="float", jvp="elementwise", batch="pointwise", inplace=True)
 def _reciprocal(xp, input):
     return xp.reciprocal(input)
 
 
 _reciprocal.defvjp(lambda xp, g, ans, input: -g * ans * ans)
+
+
+@_reciprocal.public
+def reciprocal(input):
+    return _reciprocal(input)
 
 
 def _sign_raw(xp, x):
@@ -155,7 +197,7 @@ def _sign_raw(xp, x):
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
-@defop("abs", jvp="elementwise", batch="pointwise")
+@defop("abs", jvp="elementwise", batch="pointwise", inplace=True, aliases=("absolute",))
 def _abs(xp, input):
     return xp.abs(input)
 
@@ -163,7 +205,16 @@ def _abs(xp, input):
 _abs.defvjp(lambda xp, g, ans, input: g * xp.sgn(input))  # 0 at 0: PyTorch's subgradient
 
 
-@defop("sign", jvp="elementwise", batch="pointwise")
+@_abs.public
+def abs(input):  # noqa: A001 - PyTorch's name
+    """``|input|``; its gradient at 0 is 0."""
+    _check_tensor("abs", input)
+    if input._data.dtype.kind == "b":
+        raise _unsupported("abs_cpu", input.dtype)
+    return _abs(input)
+
+
+@defop("sign", jvp="elementwise", batch="pointwise", inplace=True)
 def _sign(xp, input):
     return _sign_raw(xp, input)
 
@@ -171,8 +222,15 @@ def _sign(xp, input):
 _sign.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
 
 
-@defop("sgn", jvp="elementwise", holomorphic=False,
-       batch="pointwise")  # its rule is in PyTorch's convention
+@_sign.public
+def sign(input):
+    """-1, 0 or 1 by the sign of each element (0 for NaN); zero gradient."""
+    _check_tensor("sign", input)
+    return _sign(input)
+
+
+@defop("sgn", jvp="elementwise", holomorphic=False, batch="pointwise",
+       inplace=True)  # its rule is in PyTorch's convention
 def _sgn(xp, input):
     """``input / |input|`` (0 at 0) for complex inputs, ``sign`` for real ones."""
     if input.dtype.kind != "c":
@@ -192,6 +250,16 @@ def _sgn_grad(xp, g, ans, input):
 
 
 _sgn.defvjp(_sgn_grad)
+
+
+@_sgn.public
+def sgn(input):
+    """``sign`` for real tensors (PyTorch's complex-aware variant)."""
+    _check_tensor("sgn", input)
+    return _sgn(input)
+
+
+_xp.register_extra("sgn", _sgn.forward, sgn)  # (rules call ``xp.sgn``: ``abs``'s)
 
 
 def _fmod_raw(xp, input, other):
@@ -249,22 +317,31 @@ _floor_divide = defop("floor_divide", promote=True, batch="pointwise")(
     lambda xp, input, other: _floor_divide_raw(xp, input, other))
 
 
+@_floor_divide.public
+def floor_divide(input, other):
+    """``input // other``: division rounded down. Like PyTorch, it has no derivative: a result
+    that requires grad refuses backward."""
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two numbers give a 0-dim tensor of their promoted dtype.
+        return _floor_divide(_xp.NUMPY.asarray(input, _dtypes.result_type(input, other).np),
+                             other)
+    input, other = _operands("div_floor_cpu", "iuf", input, other)
+    return _underivable(_floor_divide(input, other), "floor_divide", input, other)
+
+
+@public(function=False, name="floor_divide_")
+def _floor_divide_(self, other):
+    """In-place ``floor_divide`` (its refusing node names ``floor_divide_``)."""
+    self._check_inplace()
+    _check_result_fits(self, other)
+    self, other = _operands("div_floor_cpu", "iuf", self, other)
+    return self._assign(_underivable(_floor_divide(self, other), "floor_divide_", self, other))
+
+
 # --------------------------------------------------------------------------- public API
 
 
-def add(input, other, *, alpha=1):
-    """``input + alpha * other``, broadcasting, with PyTorch's type promotion."""
-    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
-        input, other = _operands(None, _ANY, input, other)
-    if alpha != 1 or type(alpha) is not int:
-        other, alpha = _with_alpha(input, other, alpha)
-    return _add(input, other, alpha) if isinstance(input, Tensor) else _radd(other, input, alpha)
-
-
-def _radd(tensor, scalar, alpha):
-    return _add(scalar, tensor, alpha)
-
-
+@public(inplace=True, aliases=("subtract",))
 def sub(input, other, *, alpha=1):
     """``input - alpha * other``."""
     if isinstance(input, Tensor) and isinstance(other, Tensor) and alpha == 1 and \
@@ -285,9 +362,7 @@ def _number_minus(number, tensor, alpha):
     return _rsub(tensor, number, alpha)
 
 
-subtract = sub
-
-
+@public(method=False)
 def rsub(input, other, *, alpha=1):
     """``other - alpha * input``."""
     if not isinstance(input, Tensor):
@@ -349,16 +424,8 @@ def div_scalar(input, other):
     return _div_scalar(input if dt is input.dtype else input.to(dt), other)
 
 
-def mul(input, other):
-    """Elementwise product."""
-    if not (isinstance(input, Tensor) and isinstance(other, Tensor)):
-        input, other = _operands(None, _ANY, input, other)
-    return _mul(input, other)
-
-
-multiply = mul
-
-
+@public(inplace=functools.partial(_result_checked, true_division=True),
+        aliases=("divide", "true_divide"))
 def div(input, other, *, rounding_mode=None):
     """True division (integers give the default float dtype); ``rounding_mode`` 'trunc'/'floor'."""
     if rounding_mode is not None:
@@ -372,7 +439,8 @@ def div(input, other, *, rounding_mode=None):
     return _div(input, other)
 
 
-divide = true_divide = div
+# The array API's floor_divide for Tensors, as rules use it: a zero-gradient division.
+array_api("floor_divide")(lambda x1, x2: div(x1, x2, rounding_mode="floor"))
 
 
 def _rtruediv(self, other):
@@ -380,37 +448,7 @@ def _rtruediv(self, other):
     return mul(reciprocal(self), other)
 
 
-def floor_divide(input, other):
-    """``input // other``: division rounded down. Like PyTorch, it has no derivative: a result
-    that requires grad refuses backward."""
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        # Two numbers give a 0-dim tensor of their promoted dtype.
-        return _floor_divide(_xp.NUMPY.asarray(input, _dtypes.result_type(input, other).np),
-                             other)
-    input, other = _operands("div_floor_cpu", "iuf", input, other)
-    return _underivable(_floor_divide(input, other), "floor_divide", input, other)
-
-
-def _floor_divide_(self, other):
-    """In-place ``floor_divide`` (its refusing node names ``floor_divide_``)."""
-    self._check_inplace()
-    _check_result_fits(self, other)
-    self, other = _operands("div_floor_cpu", "iuf", self, other)
-    return self._assign(_underivable(_floor_divide(self, other), "floor_divide_", self, other))
-
-
-def neg(input):
-    """``-input``; bool tensors are refused, as in PyTorch."""
-    if input._data.dtype.kind == "b":
-        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If "
-                           "you are trying to invert a mask, use the `~` or `logical_not()` "
-                           "operator instead.")
-    return _neg(input)
-
-
-negative = neg
-
-
+@public
 def positive(input):
     """``+input``: the tensor itself; PyTorch refuses bool tensors."""
     if input.dtype is _dtypes.bool:
@@ -418,33 +456,7 @@ def positive(input):
     return input
 
 
-def reciprocal(input):
-    return _reciprocal(input)
-
-
-def abs(input):  # noqa: A001 - PyTorch's name
-    """``|input|``; its gradient at 0 is 0."""
-    _check_tensor("abs", input)
-    if input._data.dtype.kind == "b":
-        raise _unsupported("abs_cpu", input.dtype)
-    return _abs(input)
-
-
-absolute = abs
-
-
-def sign(input):
-    """-1, 0 or 1 by the sign of each element (0 for NaN); zero gradient."""
-    _check_tensor("sign", input)
-    return _sign(input)
-
-
-def sgn(input):
-    """``sign`` for real tensors (PyTorch's complex-aware variant)."""
-    _check_tensor("sgn", input)
-    return _sgn(input)
-
-
+@public(inplace=_result_checked)
 def fmod(input, other):
     """C's remainder: ``input - trunc(input / other) * other``, the sign of ``input``."""
     if not isinstance(input, Tensor) or not isinstance(other, (Tensor, int, float, complex,
@@ -458,6 +470,7 @@ def fmod(input, other):
     return _fmod_scalar(_promoted(input, other), other)
 
 
+@public(inplace=_result_checked)
 def remainder(input, other):
     """Python's modulo: ``input - floor(input / other) * other``, the sign of ``other``."""
     if not isinstance(input, Tensor):

@@ -34,6 +34,7 @@ import threading
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import _dispatch, _dtypes
+from .._upcalls import install
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -207,6 +208,7 @@ def run(policy, fn, args, kwargs=None):
         st.inside = False
 
 
+@install
 def not_autocast(fn, *args, **kwargs):
     """``fn(*args, **kwargs)`` with autocast off for everything it calls (in-place ops)."""
     st = state

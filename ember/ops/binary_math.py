@@ -1,14 +1,16 @@
 """Binary math with derivatives: ``pow`` (and ``float_power``), ``atan2``, ``hypot``,
 ``xlogy``, ``logaddexp``/``logaddexp2``, ``copysign``, and ``heaviside`` (no derivative).
 
-The family's surface (``__all__``, ``METHODS``...) is ``pointwise.py``.
+Each public function declares where it goes (``ember.<name>``, a Tensor method, its in-place
+form): ``@op.public`` under its op, ``@public`` for the choice between several ops
+(``_surface.py``).
 """
 from __future__ import annotations
 
 import cmath
 import math
 
-from .. import _dtypes
+from .. import _dtypes, _xp
 from .._tensor import Tensor, _dtype_word
 from .operands import (
     _check_tensor,
@@ -21,7 +23,7 @@ from .operands import (
     _require,
     _underivable,
 )
-from .registry import defop
+from .registry import defop, public
 
 # --------------------------------------------------------------------------- powers
 
@@ -139,7 +141,8 @@ def _log(x):
 # --------------------------------------------------------------------------- binary math
 
 
-@defop("atan2", promote="float", jvp="elementwise", batch="pointwise")
+@defop("atan2", promote="float", jvp="elementwise", batch="pointwise", inplace=True,
+       aliases=("arctan2",))
 def _atan2(xp, input, other):
     return xp.arctan2(input, other)
 
@@ -154,13 +157,27 @@ _atan2.defvjp(lambda xp, g, ans, input, other: g * other * _atan2_scale(xp, inpu
               lambda xp, g, ans, input, other: g * -input * _atan2_scale(xp, input, other))
 
 
-@defop("hypot", promote=True, jvp="elementwise", batch="pointwise")
+atan2 = _atan2.public(_of_two_tensors(
+    "atan2", _atan2,
+    "The angle of the point ``(other, input)``: ``atan(input / other)`` in all quadrants."))
+
+
+@defop("hypot", promote=True, jvp="elementwise", batch="pointwise", inplace=True)
 def _hypot(xp, input, other):
     return xp.hypot(input, other)
 
 
 _hypot.defvjp(lambda xp, g, ans, input, other: g * input / ans,
               lambda xp, g, ans, input, other: g * other / ans)
+
+
+@_hypot.public
+def hypot(input, other):
+    """``sqrt(input² + other²)`` without overflow; floating tensors only."""
+    _check_tensor("hypot", input)
+    _check_tensor("hypot", other, "other", 2)
+    _require("hypot_cpu", "f", input, other)
+    return _hypot(input, other)
 
 
 def _xlogy_raw(xp, x, y):
@@ -206,6 +223,7 @@ _NEGATIVE_POWER = "Integers to negative integer powers are not allowed."
 _REAL = frozenset((int, float))
 
 
+@public(inplace=True)
 def pow(input, exponent):
     """``input ** exponent`` for tensor/scalar on either side, in the two's result dtype (bool
     refused); integers take negative integer exponent tensors (see ``_power``) but not
@@ -234,20 +252,7 @@ def pow(input, exponent):
     return _pow_scalar(input, exponent)
 
 
-atan2 = _of_two_tensors("atan2", _atan2, "The angle of the point ``(other, input)``: "
-                        "``atan(input / other)`` in all quadrants.")
-
-arctan2 = atan2
-
-
-def hypot(input, other):
-    """``sqrt(input² + other²)`` without overflow; floating tensors only."""
-    _check_tensor("hypot", input)
-    _check_tensor("hypot", other, "other", 2)
-    _require("hypot_cpu", "f", input, other)
-    return _hypot(input, other)
-
-
+@public(inplace=True)
 def xlogy(input, other):
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
     if not isinstance(input, Tensor):
@@ -256,6 +261,9 @@ def xlogy(input, other):
     if not isinstance(other, Tensor):
         return _xlogy_scalar_other(input, other)
     return _xlogy(input, other)
+
+
+_xp.register_extra("xlogy", _xlogy_raw, xlogy)  # (rules call ``xp.xlogy``: ``_xlogy_input_rule``)
 
 
 # --------------------------------------------------------------------------- log-add, signs
@@ -272,6 +280,10 @@ _logaddexp.defvjp(lambda xp, g, ans, input, other: g / (1 + xp.exp(other - input
                   lambda xp, g, ans, input, other: g / (1 + xp.exp(input - other)))
 
 
+logaddexp = _logaddexp.public(_of_two_tensors(
+    "logaddexp", _logaddexp, "``log(exp(input) + exp(other))`` without overflow."))
+
+
 @defop("logaddexp2", promote="float", jvp="elementwise", batch="pointwise")
 def _logaddexp2(xp, input, other):
     return xp.logaddexp2(input, other)
@@ -281,10 +293,8 @@ _logaddexp2.defvjp(lambda xp, g, ans, input, other: g / (1 + 2.0 ** (other - inp
                    lambda xp, g, ans, input, other: g / (1 + 2.0 ** (input - other)))
 
 
-logaddexp = _of_two_tensors("logaddexp", _logaddexp,
-                            "``log(exp(input) + exp(other))`` without overflow.")
-logaddexp2 = _of_two_tensors("logaddexp2", _logaddexp2,
-                             "``log2(2**input + 2**other)`` without overflow.")
+logaddexp2 = _logaddexp2.public(_of_two_tensors(
+    "logaddexp2", _logaddexp2, "``log2(2**input + 2**other)`` without overflow."))
 
 
 def _copysign_input_rule(xp, g, ans, input, other):
@@ -303,6 +313,7 @@ _copysign_scalar = defop("copysign", n_in=1, promote="float", overload=1, jvp="e
     _copysign.forward).defvjp(_copysign_input_rule)
 
 
+@public(inplace=True)
 def copysign(input, other):
     """``|input|`` with the sign of ``other`` (a tensor or a number); always floating."""
     _check_tensor("copysign", input)
@@ -312,10 +323,11 @@ def copysign(input, other):
 
 
 # PyTorch's ``input == 0 ? values : input > 0``: NaN gives 0 (NumPy's heaviside gives NaN).
-_heaviside = defop("heaviside", promote=True, batch="pointwise")(lambda xp, input, values: xp.where(
-    input == 0, values, input > 0).astype(input.dtype))
+_heaviside = defop("heaviside", promote=True, batch="pointwise", inplace=True)(
+    lambda xp, input, values: xp.where(input == 0, values, input > 0).astype(input.dtype))
 
 
+@_heaviside.public
 def heaviside(input, values):
     """The step function: 0 below 0, 1 above, ``values`` at 0. Like PyTorch, it has no
     derivative: backward through it raises."""
@@ -326,6 +338,7 @@ def heaviside(input, values):
     return _underivable(_heaviside(input, values), "heaviside", input, values)
 
 
+@public
 def float_power(input, exponent):
     """``input ** exponent`` computed in double precision (complex128 for complex operands)."""
     operands = [v for v in (input, exponent) if isinstance(v, Tensor)]
@@ -340,6 +353,7 @@ def float_power(input, exponent):
     return pow(input, exponent)
 
 
+@public(function=False, name="float_power_")
 def _float_power_(self, exponent):
     """In-place ``float_power``: self must already have the result's (double) dtype."""
     wide = _dtypes.complex128 if self.is_complex() or getattr(exponent, "is_complex", bool)() \

@@ -1,7 +1,9 @@
 """The elementwise ops without derivative of two operands: comparisons (``eq``, ``lt``...),
 bitwise and logical ops, shifts; and ``isclose``/``allclose``/``equal``.
 
-The family's surface (``__all__``, ``METHODS``...) is ``pointwise.py``.
+Each public function declares where it goes (``ember.<name>``, a Tensor method, its in-place
+form): ``_elementwise`` and ``_logical`` declare those they make, ``@op.public`` or ``@public``
+the others (``_surface.py``).
 """
 from __future__ import annotations
 
@@ -14,9 +16,10 @@ from .operands import (
     _invalid_arguments,
     _of_two_tensors,
     _operands,
+    _result_checked,
     _unsupported,
 )
-from .registry import defop
+from .registry import defop, public
 
 # --------------------------------------------------------------------------- comparisons
 
@@ -47,12 +50,19 @@ _logical_or = _no_derivative("logical_or", "logical_or")
 _logical_xor = _no_derivative("logical_xor", "logical_xor")
 # PyTorch's logical_and/or/xor take two tensors only (the function and the method alike).
 _LOGICAL_DOC = "Elementwise logical {} of two tensors (nonzero is true); bool results."
-logical_and, logical_or, logical_xor = (
-    _of_two_tensors(op.name, op, _LOGICAL_DOC.format(op.name[8:].upper()))
-    for op in (_logical_and, _logical_or, _logical_xor))
-LOGICAL_METHODS = {op.name: _of_two_tensors(op.name, op, _LOGICAL_DOC.format(
-    op.name[8:].upper()), position=1) for op in (_logical_and, _logical_or, _logical_xor)}
-logical_not = _no_derivative("logical_not", "logical_not", n_in=1)
+
+
+def _logical(op):
+    """The public function of ``logical_and``/``or``/``xor``, and its method (whose TypeError
+    counts ``other`` as position 1)."""
+    doc = _LOGICAL_DOC.format(op.name[8:].upper())
+    return public(_of_two_tensors(op.name, op, doc), inplace=True,
+                  method=_of_two_tensors(op.name, op, doc, position=1))
+
+
+logical_and, logical_or, logical_xor = map(_logical, (_logical_and, _logical_or, _logical_xor))
+logical_not = public(_no_derivative("logical_not", "logical_not", n_in=1),
+                     inplace=True)  # (the op is its own public function)
 
 
 def _shift(xp, input, other, left):
@@ -75,9 +85,10 @@ _rshift = defop("bitwise_right_shift", promote=True, batch="pointwise")(
     lambda xp, input, other: _shift(xp, input, other, False))
 
 
-def _elementwise(name, op, kernel, kinds, number_first):
+def _elementwise(name, op, kernel, kinds, number_first, inplace=True):
     """The public function of a binary op without derivative (comparisons, bitwise ops):
-    PyTorch's overloads (a number first only where ``number_first``), then ``_operands``."""
+    PyTorch's overloads (a number first only where ``number_first``), then ``_operands``;
+    ``inplace``: its in-place form (``_surface.py``)."""
     tensor_first = ["Tensor input, Tensor other, *, Tensor out = None",
                     "Tensor input, Number other, *, Tensor out = None"]
 
@@ -98,7 +109,7 @@ def _elementwise(name, op, kernel, kinds, number_first):
 
     function.__name__ = function.__qualname__ = name
     function.__doc__ = f"Elementwise ``{name}`` with PyTorch's promotion and dtype checks."
-    return function
+    return public(function, inplace=inplace)
 
 
 eq = _elementwise("eq", _eq, "eq_cpu", _ANY, False)
@@ -112,13 +123,19 @@ gt = _elementwise("gt", _gt, "gt_cpu", "biuf", False)
 greater = _elementwise("greater", _gt, "gt_cpu", "biuf", False)
 ge = _elementwise("ge", _ge, "ge_cpu", "biuf", False)
 greater_equal = _elementwise("greater_equal", _ge, "ge_cpu", "biuf", False)
-bitwise_and = _elementwise("bitwise_and", _bitwise_and, "bitwise_and_cpu", "biu", True)
-bitwise_or = _elementwise("bitwise_or", _bitwise_or, "bitwise_or_cpu", "biu", True)
-bitwise_xor = _elementwise("bitwise_xor", _bitwise_xor, "bitwise_xor_cpu", "biu", True)
-bitwise_left_shift = _elementwise("bitwise_left_shift", _lshift, "lshift_cpu", "iu", True)
-bitwise_right_shift = _elementwise("bitwise_right_shift", _rshift, "rshift_cpu", "iu", True)
+bitwise_and = _elementwise("bitwise_and", _bitwise_and, "bitwise_and_cpu", "biu", True,
+                           inplace=_result_checked)
+bitwise_or = _elementwise("bitwise_or", _bitwise_or, "bitwise_or_cpu", "biu", True,
+                          inplace=_result_checked)
+bitwise_xor = _elementwise("bitwise_xor", _bitwise_xor, "bitwise_xor_cpu", "biu", True,
+                           inplace=_result_checked)
+bitwise_left_shift = _elementwise("bitwise_left_shift", _lshift, "lshift_cpu", "iu", True,
+                                  inplace=_result_checked)
+bitwise_right_shift = _elementwise("bitwise_right_shift", _rshift, "rshift_cpu", "iu", True,
+                                   inplace=_result_checked)
 
 
+@public(inplace=True)
 def bitwise_not(input):
     """``~input`` for integer and bool tensors."""
     _check_tensor("bitwise_not", input)
@@ -162,6 +179,7 @@ def _check_same_dtype(input, other):
                            f"{other.dtype._word}")
 
 
+@_isclose.public
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """``|input - other| <= atol + rtol * |other|`` elementwise (infinities: only if equal)."""
     _check_tensor("isclose", input)
@@ -173,6 +191,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _isclose(input, other, rtol, atol, equal_nan)
 
 
+@public
 def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     """Whether ``isclose`` holds everywhere, as a Python bool."""
     _check_tensor("allclose", input)
@@ -180,6 +199,7 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):
     return bool(isclose(input, other, rtol, atol, equal_nan).all())
 
 
+@public
 def equal(input, other):
     """Whether both have the same shape and elements, as a Python bool (NaN is unequal)."""
     _check_tensor("equal", input)

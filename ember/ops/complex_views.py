@@ -1,7 +1,8 @@
 """``view_as_real`` and ``view_as_complex``: a complex tensor seen as pairs of reals (a new
 last dim of size 2) and back. Both are views sharing storage with their input, as in PyTorch,
 so a write through one shows in the other; their nodes are ``ViewAsRealBackward0`` and
-``ViewAsComplexBackward0``, each derivative the other view's map."""
+``ViewAsComplexBackward0``, each derivative the other view's map. Both are functions only,
+not Tensor methods (their ops' ``method=False``: ``_surface.py``)."""
 from __future__ import annotations
 
 import numpy as np
@@ -29,13 +30,14 @@ def _as_complex(xp, a):
 # Neither map is holomorphic: the rules are stated in PyTorch's convention for complex
 # gradients (the gradient of a real part is the real part of the complex gradient, ...).
 _view_as_real = defop("view_as_real", n_in=1, jvp="linear", holomorphic=False,
-                      batch="loop")(_as_real)
+                      batch="loop", method=False)(_as_real)
 _view_as_real.defvjp(lambda xp, g, ans, input: g[..., 0] + 1j * g[..., 1])
 _view_as_complex = defop("view_as_complex", n_in=1, jvp="linear",
-                         holomorphic=False, batch="loop")(_as_complex)
+                         holomorphic=False, batch="loop", method=False)(_as_complex)
 _view_as_complex.defvjp(lambda xp, g, ans, input: xp.stack([xp.real(g), xp.imag(g)], axis=-1))
 
 
+@_view_as_real.public
 def view_as_real(input):
     """``input`` (complex) as a real tensor with a last dim of size 2: (real, imaginary)."""
     _check_tensor("view_as_real", input)
@@ -46,6 +48,7 @@ def view_as_real(input):
     return as_view(_view_as_real(input), input, _as_real)
 
 
+@_view_as_complex.public
 def view_as_complex(input):
     """``input`` (float, last dim of size 2 with stride 1) as a complex tensor."""
     _check_tensor("view_as_complex", input)
@@ -70,8 +73,3 @@ def view_as_complex(input):
     if input.storage_offset() % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
     return as_view(_view_as_complex(input), input, _as_complex)
-
-
-__all__ = ["view_as_real", "view_as_complex"]
-METHODS = {}
-INPLACE = ()

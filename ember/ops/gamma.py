@@ -20,6 +20,9 @@ NumPy has none of them. Here:
 All compute in float64 and round to the input's floating dtype; integer and bool inputs give
 the default float dtype. The raw functions are registered as namespace extras (like ``erf``),
 so derivative rules call ``xp.digamma`` and ``xp.polygamma`` on arrays and Tensors alike.
+
+Each function is ``ember.<name>``, a Tensor method (``polygamma``'s takes ``n`` second) and has
+an in-place form, as its declaration says (``_unary``'s, ``@op.public``: ``_surface.py``).
 """
 from __future__ import annotations
 
@@ -161,7 +164,12 @@ digamma = _unary("digamma", lambda xp, input: xp.digamma(input),
                  doc="The logarithmic derivative of the gamma function, ``psi``.")
 
 
-@defop("polygamma", n_in=1, promote="float", jvp="elementwise", batch="pointwise")
+def _polygamma_method(self, n):
+    return polygamma(n, self)
+
+
+@defop("polygamma", n_in=1, promote="float", jvp="elementwise", batch="pointwise",
+       method=_polygamma_method, inplace=True)  # (the method takes ``n`` second)
 def _polygamma(xp, input, n):
     return xp.polygamma(n, input)
 
@@ -169,6 +177,7 @@ def _polygamma(xp, input, n):
 _polygamma.defvjp(lambda xp, g, ans, input, n: g * xp.polygamma(n + 1, input))
 
 
+@_polygamma.public
 def polygamma(n, input, *, out=None):
     """The ``n``-th derivative of ``digamma``: ``polygamma(0, x)`` is ``digamma(x)``."""
     if not isinstance(n, int) or isinstance(n, bool):
@@ -182,11 +191,8 @@ def polygamma(n, input, *, out=None):
     return result if out is None else write_out("polygamma", out, result)
 
 
-def _polygamma_method(self, n):
-    return polygamma(n, self)
-
-
-@defop("mvlgamma", n_in=1, promote="float", jvp="elementwise", batch="pointwise")
+@defop("mvlgamma", n_in=1, promote="float", jvp="elementwise", batch="pointwise",
+       inplace=True)
 def _mvlgamma(xp, input, p):
     out = sum(xp.lgamma(input - i / 2) for i in range(p))
     return out + p * (p - 1) / 4 * _LOG_PI
@@ -196,6 +202,7 @@ _mvlgamma.defvjp(lambda xp, g, ans, input, p: g * sum(xp.digamma(input - i / 2)
                                                       for i in range(p)))
 
 
+@_mvlgamma.public
 def mvlgamma(input, p, *, out=None):
     """The multivariate log-gamma of dimension ``p``:
     ``sum(lgamma(input - i / 2) for i < p) + p (p - 1) / 4 * log(pi)``."""
@@ -207,12 +214,7 @@ def mvlgamma(input, p, *, out=None):
     return result if out is None else write_out("mvlgamma", out, result)
 
 
-# --------------------------------------------------------------------------- the family's surface
+# --------------------------------------------------------------------------- namespace extras
 _xp.register_extra("lgamma", _lgamma_raw, lgamma)
 _xp.register_extra("digamma", _digamma_raw, digamma)
 _xp.register_extra("polygamma", _polygamma_raw, polygamma)
-
-__all__ = ["lgamma", "digamma", "polygamma", "mvlgamma"]
-METHODS = {"lgamma": lgamma, "digamma": digamma, "polygamma": _polygamma_method,
-           "mvlgamma": mvlgamma}
-INPLACE = ("lgamma", "digamma", "polygamma", "mvlgamma")

@@ -5,6 +5,7 @@ the bin edges; no gradient (PyTorch's has none either).
 0.5 each way when they are equal, and [0, 1] for an empty tensor) or a 1-D tensor of increasing
 edges. Values on an inner edge fall in the bin to its right; the last bin includes its right
 edge. The result and edges have the input's dtype. NumPy's ``histogram`` does the counting.
+It is ``ember.histogram`` and a Tensor method (declared: ``_surface.py``); it is no op.
 """
 from __future__ import annotations
 
@@ -15,10 +16,12 @@ import numpy as np
 from .._tensor import Tensor
 from .operands import _check_tensor
 from .reduction import return_type
+from .registry import public
 
 _Histogram = return_type("histogram", ("hist", "bin_edges"))
 
 
+@public
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """``(hist, bin_edges)`` of ``input``'s values (see the module docstring)."""
     _check_tensor("histogram", input)
@@ -59,8 +62,3 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     make = Tensor._make
     return _Histogram((make(np.asarray(hist, dtype=x.dtype), None, False),
                        make(edges, None, False)))
-
-
-__all__ = ["histogram"]
-METHODS = {"histogram": histogram}
-INPLACE = ()

@@ -5,7 +5,8 @@
 
 Each is PyTorch's composite of the modern op, so results, ``grad_fn`` (``LinalgSvdBackward0``,
 ``TransposeBackward0`` for ``V``, ``SliceBackward0`` for split pieces, ``CopySlices`` after
-``fill_diagonal_``) and gradients are the modern op's.
+``fill_diagonal_``) and gradients are the modern op's. Each function declares where it goes
+(``ops/_surface.py``).
 """
 from __future__ import annotations
 
@@ -19,12 +20,14 @@ from . import shape as _shape
 from .linalg.products import linalg_multi_dot
 from .operands import _check_tensor
 from .reduction import return_type
+from .registry import public
 
 _SvdResult = return_type("svd", ("U", "S", "V"))
 _QrResult = return_type("qr", ("Q", "R"))
 _qr_warned = False
 
 
+@public
 def svd(input, some=True, compute_uv=True, *, out=None):
     """``U, S, V`` with ``input = U diag(S) V^H`` (``V``, where ``linalg.svd`` gives ``Vh``);
     ``some``: the reduced factors. Without ``compute_uv``, ``U`` and ``V`` are zeros of the
@@ -42,6 +45,7 @@ def svd(input, some=True, compute_uv=True, *, out=None):
                        S, zeros(*batch, n, n, dtype=input.dtype)))
 
 
+@public
 def qr(input, some=True, *, out=None):
     """``linalg.qr(input, 'reduced' if some else 'complete')``, with PyTorch's deprecation
     warning (once per process)."""
@@ -61,6 +65,7 @@ def qr(input, some=True, *, out=None):
     return _QrResult((Q, R))
 
 
+@public
 def pinverse(input, rcond=1e-15):
     """The pseudo-inverse: ``linalg.pinv(input, rcond)``."""
     _check_tensor("pinverse", input)
@@ -94,7 +99,7 @@ def _numpy_split(name, dim_of, least):
     split.__name__ = split.__qualname__ = name
     where = "1 (0 of a 1-D tensor)" if least == 1 else str(least - 1)
     split.__doc__ = f"``tensor_split`` along dim {where}; an int must divide that dim exactly."
-    return split
+    return public(split)
 
 
 hsplit = _numpy_split("hsplit", lambda t: 0 if t.ndim == 1 else 1, 1)
@@ -102,6 +107,7 @@ vsplit = _numpy_split("vsplit", lambda t: 0, 2)
 dsplit = _numpy_split("dsplit", lambda t: 2, 3)
 
 
+@public(function=False)
 def fill_diagonal_(self, fill_value, wrap=False):
     """Write ``fill_value`` on the main diagonal (all indices equal) in place; a tall matrix
     with ``wrap`` starts again every ``ncols + 1`` rows, as NumPy's ``fill_diagonal``."""
@@ -121,12 +127,6 @@ def fill_diagonal_(self, fill_value, wrap=False):
     for start in starts:
         _linalg.diagonal(self[start:], 0, 0, 1).fill_(fill_value)
     return self
-
-
-__all__ = ["svd", "qr", "pinverse", "hsplit", "vsplit", "dsplit"]
-METHODS = {"svd": svd, "qr": qr, "pinverse": pinverse, "hsplit": hsplit, "vsplit": vsplit,
-           "dsplit": dsplit, "fill_diagonal_": fill_diagonal_}
-INPLACE = ()
 
 
 # --------------------------------------------------------------------------- quantile
@@ -196,6 +196,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, ignore_nan):
     return values.unsqueeze_(0).transpose_(0, -1).squeeze_(-1)
 
 
+@public
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The ``q``-th quantiles of ``input`` (over ``dim``, or all of it), interpolating between
     the two nearest values as ``interpolation`` says; a NaN in a slice makes its quantile NaN.
@@ -205,6 +206,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
 
 
+@public
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """``quantile`` ignoring NaN values (NaN only where a slice is all NaN)."""
     if out is not None:
@@ -212,14 +214,11 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", ou
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
 
 
-__all__ += ["quantile", "nanquantile"]
-METHODS.update(quantile=quantile, nanquantile=nanquantile)
-
-
 # --------------------------------------------------------------------------- chain_matmul
 _chain_warned = False
 
 
+@public(method=False)
 def chain_matmul(*matrices, out=None):
     """The product of 2-D matrices: ``linalg.multi_dot`` (one matrix: a copy), with
     PyTorch's deprecation warning (once per process)."""
@@ -238,6 +237,3 @@ def chain_matmul(*matrices, out=None):
         _check_tensor("chain_matmul", matrices[0])
         return matrices[0].clone()
     return linalg_multi_dot(matrices)
-
-
-__all__ += ["chain_matmul"]

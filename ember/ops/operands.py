@@ -4,7 +4,8 @@ PyTorch's argument checks and their errors (``_check_tensor``, ``_invalid_argume
 ``_unsupported``...); the two operands of an elementwise kernel (``_operands``: the parser's
 limits on Python ints, type promotion, the dtypes a kernel takes, the cast of a Python number);
 the operands of ``add``/``sub`` (``alpha``, bool subtraction); the first check of in-place
-binary ops (``_check_result_fits``); and the node of ops without derivative (``_underivable``).
+binary ops (``_check_result_fits``, and ``_result_checked``, the in-place forms that make it);
+and the node of ops without derivative (``_underivable``).
 """
 from __future__ import annotations
 
@@ -71,13 +72,6 @@ def _require(kernel, kinds, *operands):
     if dt.kind not in kinds:
         raise _unsupported(kernel, dt)
     return dt
-
-
-# The C++ type names PyTorch prints in some dtype checks ("expected dtype float ...").
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
-              "uint8": "unsigned char", "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>", "bfloat16": "c10::BFloat16"}
 
 
 def _integral(v):
@@ -336,3 +330,17 @@ def _check_result_fits(self, other, true_division=False):
         if dt.category > self.dtype.category:
             raise RuntimeError(f"result type {_dtype_word(dt.np)} can't be cast to the desired "
                                f"output type {_dtype_word(self._data.dtype)}")
+
+
+def _result_checked(fn, name, *, true_division=False):
+    """The in-place method ``name`` of ``fn``, an op whose kernel refuses some dtypes: it first
+    checks that the result fits ``self`` (``true_division``: ``div``'s floating result when no
+    ``rounding_mode`` is given), as PyTorch does. A declaration's ``inplace=`` factory
+    (``_surface.py``)."""
+    def method(self, other, *args, **kwargs):
+        self._check_inplace()
+        _check_result_fits(self, other, true_division and kwargs.get("rounding_mode") is None)
+        return self._inplace(fn, other, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"In-place version of :func:`{name[:-1]}`."
+    return method

@@ -2,7 +2,9 @@
 ``fmax``/``fmin``, ``clamp`` (``clip``, ``clamp_min``, ``clamp_max``), ``where``, ``lerp``,
 ``addcmul`` and ``addcdiv``.
 
-The family's surface (``__all__``, ``METHODS``...) is ``pointwise.py``.
+Each public function declares where it goes (``ember.<name>``, a Tensor method, its in-place
+form): ``@op.public`` under its op, ``@public`` for the choice between several ops
+(``_surface.py``).
 """
 from __future__ import annotations
 
@@ -11,7 +13,6 @@ from .._broadcast import broadcast_shapes
 from .._tensor import Tensor, _dtype_word
 from . import batching
 from .operands import (
-    _CPP_NAMES,
     _check_tensor,
     _checked,
     _integral,
@@ -23,7 +24,7 @@ from .operands import (
     _require,
     _unsupported,
 )
-from .registry import defop, saves_also
+from .registry import array_api, defop, public, saves_also
 
 # --------------------------------------------------------------------------- selection
 
@@ -41,6 +42,11 @@ _maximum.defvjp(
                                               xp.where(input == other, g / 2, g)))
 
 
+maximum = _maximum.public(_of_two_tensors(
+    "maximum", _maximum,
+    "Elementwise maximum (NaN wins); where both are equal the gradient is split."))
+
+
 @defop("minimum", promote=True, jvp="elementwise", batch="pointwise")
 def _minimum(xp, input, other):
     return xp.minimum(input, other)
@@ -51,6 +57,11 @@ _minimum.defvjp(
                                               xp.where(input == other, g / 2, g)),
     lambda xp, g, ans, input, other: xp.where(input < other, 0,
                                               xp.where(input == other, g / 2, g)))
+
+
+minimum = _minimum.public(_of_two_tensors(
+    "minimum", _minimum,
+    "Elementwise minimum (NaN wins); where both are equal the gradient is split."))
 
 
 @defop("fmax", promote=True, jvp="elementwise", batch="pointwise")
@@ -64,6 +75,11 @@ _fmax.defvjp(
     lambda xp, g, ans, input, other: xp.where((input >= other) | xp.isnan(other), 0, g))
 
 
+fmax = _fmax.public(_of_two_tensors(
+    "fmax", _fmax,
+    "Elementwise maximum ignoring NaN (NaN only where both are NaN)."))
+
+
 @defop("fmin", promote=True, jvp="elementwise", batch="pointwise")
 def _fmin(xp, input, other):
     return xp.fmin(input, other)
@@ -72,6 +88,11 @@ def _fmin(xp, input, other):
 _fmin.defvjp(
     lambda xp, g, ans, input, other: xp.where((input <= other) | xp.isnan(other), g, 0),
     lambda xp, g, ans, input, other: xp.where((input <= other) | xp.isnan(other), 0, g))
+
+
+fmin = _fmin.public(_of_two_tensors(
+    "fmin", _fmin,
+    "Elementwise minimum ignoring NaN (NaN only where both are NaN)."))
 
 
 @defop("clamp", promote=True, jvp="elementwise", batch="pointwise")
@@ -140,6 +161,38 @@ _where.defvjp(lambda xp, g, ans, input, other, condition: xp.where(condition, g,
               lambda xp, g, ans, input, other, condition: xp.where(condition, 0, g))
 
 
+def _where_method(self, condition, other):
+    return where(condition, self, other)
+
+
+@public(method=_where_method)
+@batching.per_sample_with(batching.lined_up)
+def where(condition, input=None, other=None):
+    """Elements of ``input`` where ``condition`` holds, else of ``other``; the three broadcast
+    together, and ``input``/``other`` may be Python numbers. ``where(condition)`` alone is
+    ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        return condition.nonzero(as_tuple=True)  # (ops/indexing's)
+    _check_tensor("where", condition, "condition", 1)
+    if condition.dtype is not _dtypes.bool:
+        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {condition.dtype._word}")
+    broadcast_shapes(condition.shape, *(a.shape for a in (input, other)
+                                        if isinstance(a, Tensor)))
+    cond = condition._data
+    dt = _dtypes.result_type(input, other)
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        # Two numbers: their promoted dtype, on the condition's device.
+        input = _xp.namespace_of(cond).asarray(input, dtype=dt.np)
+    return saves_also(_where(_checked(input, dt), _checked(other, dt), cond), condition)
+
+
+# Rules may select with a mask saved as a raw array (``where``'s own condition).
+array_api("where")(lambda condition, x1, x2: where(
+    condition if isinstance(condition, Tensor) else Tensor._make(condition, None, False),
+    x1, x2))
+
+
 def _lerp_raw(xp, input, end, weight):
     """PyTorch's two-sided formula: exact at both ends, stable for weights near 1."""
     if hasattr(weight, "dtype") and weight.dtype != input.dtype:
@@ -170,7 +223,7 @@ _lerp.defvjp(lambda xp, g, ans, input, end, weight: g * (1 - weight),
              lambda xp, g, ans, input, end, weight: g * (end - input))
 
 
-@defop("addcmul", n_in=3, promote=True, jvp="elementwise", batch="pointwise")
+@defop("addcmul", n_in=3, promote=True, jvp="elementwise", batch="pointwise", inplace=True)
 def _addcmul(xp, input, tensor1, tensor2, value):
     if input.dtype.kind in "iu":
         value = int(value)
@@ -182,7 +235,17 @@ _addcmul.defvjp(lambda xp, g, ans, input, tensor1, tensor2, value: g,
                 lambda xp, g, ans, input, tensor1, tensor2, value: g * (tensor1 * value))
 
 
-@defop("addcdiv", n_in=3, promote=True, jvp="elementwise", batch="pointwise")
+@_addcmul.public
+def addcmul(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 * tensor2`` (broadcast, promoted)."""
+    _check_tensor("addcmul", input)
+    _check_tensor("addcmul", tensor1, "tensor1", 2)
+    _check_tensor("addcmul", tensor2, "tensor2", 3)
+    dt = _require("addcmul_cpu_out", "iuf", input, tensor1, tensor2)
+    return _addcmul(input, tensor1, tensor2, _checked(value, dt))
+
+
+@defop("addcdiv", n_in=3, promote=True, jvp="elementwise", batch="pointwise", inplace=True)
 def _addcdiv(xp, input, tensor1, tensor2, value):
     return _opmath(xp, lambda xp, a, b, c: a + value * b / c, input, tensor1, tensor2)
 
@@ -202,19 +265,35 @@ _ADDCDIV_INTEGER = (
     "for all dtypes.")
 
 
+@_addcdiv.public
+def addcdiv(input, tensor1, tensor2, *, value=1):
+    """``input + value * tensor1 / tensor2``; integer ``tensor1``/``tensor2`` are refused."""
+    _check_tensor("addcdiv", input)
+    _check_tensor("addcdiv", tensor1, "tensor1", 2)
+    _check_tensor("addcdiv", tensor2, "tensor2", 3)
+    if _integral(tensor1._data) and _integral(tensor2._data):
+        raise RuntimeError(_ADDCDIV_INTEGER)
+    return _addcdiv(input, tensor1, tensor2, value)
+
+
 # --------------------------------------------------------------------------- public API
 
 
-maximum = _of_two_tensors("maximum", _maximum, "Elementwise maximum (NaN wins); where both "
-                          "are equal the gradient is split.")
-minimum = _of_two_tensors("minimum", _minimum, "Elementwise minimum (NaN wins); where both "
-                          "are equal the gradient is split.")
-fmax = _of_two_tensors("fmax", _fmax, "Elementwise maximum ignoring NaN (NaN only where both "
-                       "are NaN).")
-fmin = _of_two_tensors("fmin", _fmin, "Elementwise minimum ignoring NaN (NaN only where both "
-                       "are NaN).")
+def _clamp_inplace(fn, name):
+    """``clamp_`` and friends: PyTorch words their cast error with C++ type names."""
+    def method(self, *args, **kwargs):
+        self._check_inplace()
+        result = fn(self, *args, **kwargs)
+        if result.dtype.category > self.dtype.category:
+            raise RuntimeError(f"result type {_dtype_word(result._data.dtype)} can't be cast "
+                               f"to the desired output type {self.dtype._cpp_name}")
+        return self._assign(result)
+    method.__name__ = name
+    method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
+    return method
 
 
+@public(inplace=_clamp_inplace, aliases=("clip",))
 def clamp(input, min=None, max=None):  # noqa: A002 - PyTorch's names
     """``input`` limited to ``[min, max]``: two numbers, or two tensors (broadcast); either
     bound may be None. Where ``min > max`` the result is ``max``."""
@@ -241,14 +320,13 @@ def _clamp_arguments(input, low, high):
         "Tensor input, Number min = None, Number max = None, *, Tensor out = None"])
 
 
-clip = clamp
-
-
+@public(inplace=_clamp_inplace)
 def clamp_min(input, min):  # noqa: A002
     """``max(input, min)``, ``min`` a number or a tensor."""
     return _one_sided("clamp_min", input, min, _clamp_min, _clamp_min_scalar)
 
 
+@public(inplace=_clamp_inplace)
 def clamp_max(input, max):  # noqa: A002
     """``min(input, max)``, ``max`` a number or a tensor."""
     return _one_sided("clamp_max", input, max, _clamp_max, _clamp_max_scalar)
@@ -268,46 +346,7 @@ def _one_sided(name, input, bound, tensor_op, scalar_op):
     return scalar_op(input, _checked(bound, input.dtype, floats=True))
 
 
-def _clamp_inplace(name, fn):
-    """``clamp_`` and friends: PyTorch words their cast error with C++ type names."""
-    def method(self, *args, **kwargs):
-        self._check_inplace()
-        result = fn(self, *args, **kwargs)
-        if result.dtype.category > self.dtype.category:
-            raise RuntimeError(f"result type {_dtype_word(result._data.dtype)} can't be cast "
-                               f"to the desired output type {_CPP_NAMES[self.dtype.name]}")
-        return self._assign(result)
-    method.__name__ = name
-    method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
-    return method
-
-
-@batching.per_sample_with(batching.lined_up)
-def where(condition, input=None, other=None):
-    """Elements of ``input`` where ``condition`` holds, else of ``other``; the three broadcast
-    together, and ``input``/``other`` may be Python numbers. ``where(condition)`` alone is
-    ``nonzero(condition, as_tuple=True)``."""
-    if input is None and other is None:
-        from .indexing import nonzero  # lazy: indexing's imports reach reduction, which uses where
-        return nonzero(condition, as_tuple=True)
-    _check_tensor("where", condition, "condition", 1)
-    if condition.dtype is not _dtypes.bool:
-        raise RuntimeError("where expected condition to be a boolean tensor, but got a tensor "
-                           f"with dtype {condition.dtype._word}")
-    broadcast_shapes(condition.shape, *(a.shape for a in (input, other)
-                                        if isinstance(a, Tensor)))
-    cond = condition._data
-    dt = _dtypes.result_type(input, other)
-    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
-        # Two numbers: their promoted dtype, on the condition's device.
-        input = _xp.namespace_of(cond).asarray(input, dtype=dt.np)
-    return saves_also(_where(_checked(input, dt), _checked(other, dt), cond), condition)
-
-
-def _where_method(self, condition, other):
-    return where(condition, self, other)
-
-
+@public(inplace=True)
 def lerp(input, end, weight):
     """``input + weight * (end - input)``; ``weight`` a number or a tensor (broadcast)."""
     if not isinstance(input, Tensor) or not isinstance(end, Tensor) or not (
@@ -316,32 +355,13 @@ def lerp(input, end, weight):
             "Tensor input, Tensor end, Tensor weight, *, Tensor out = None",
             "Tensor input, Tensor end, Number weight, *, Tensor out = None"])
     if end.dtype is not input.dtype:
-        raise RuntimeError(f"expected dtype {_CPP_NAMES[input.dtype.name]} for `end` but got "
-                           f"dtype {_CPP_NAMES[end.dtype.name]}")
+        raise RuntimeError(f"expected dtype {input.dtype._cpp_name} for `end` but got "
+                           f"dtype {end.dtype._cpp_name}")
     tensor_weight = isinstance(weight, Tensor)
     if tensor_weight and weight.ndim and weight.dtype is not input.dtype:
-        raise RuntimeError(f"expected dtype {_CPP_NAMES[input.dtype.name]} for `weight` but "
-                           f"got dtype {_CPP_NAMES[weight.dtype.name]}")
+        raise RuntimeError(f"expected dtype {input.dtype._cpp_name} for `weight` but "
+                           f"got dtype {weight.dtype._cpp_name}")
     kernel = "lerp_kernel_tensor" if tensor_weight else "lerp_kernel_scalar"
     if input.dtype.kind != "f":
         raise _unsupported(kernel, input.dtype)
     return _lerp(input, end, weight) if tensor_weight else _lerp_scalar(input, end, weight)
-
-
-def addcmul(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 * tensor2`` (broadcast, promoted)."""
-    _check_tensor("addcmul", input)
-    _check_tensor("addcmul", tensor1, "tensor1", 2)
-    _check_tensor("addcmul", tensor2, "tensor2", 3)
-    dt = _require("addcmul_cpu_out", "iuf", input, tensor1, tensor2)
-    return _addcmul(input, tensor1, tensor2, _checked(value, dt))
-
-
-def addcdiv(input, tensor1, tensor2, *, value=1):
-    """``input + value * tensor1 / tensor2``; integer ``tensor1``/``tensor2`` are refused."""
-    _check_tensor("addcdiv", input)
-    _check_tensor("addcdiv", tensor1, "tensor1", 2)
-    _check_tensor("addcdiv", tensor2, "tensor2", 3)
-    if _integral(tensor1._data) and _integral(tensor2._data):
-        raise RuntimeError(_ADDCDIV_INTEGER)
-    return _addcdiv(input, tensor1, tensor2, value)

@@ -12,7 +12,6 @@ from ... import _creation, _dtypes
 from ..._tensor import Tensor
 from ...ops import shape as _shape
 from ...ops.autocast import autocast_op
-from ...ops.linalg import _cpp  # C++ type names, as the kernel prints them
 from .. import attention as _attention
 from .activation import softmax
 from .dense import linear
@@ -46,7 +45,8 @@ def _check_sdpa_inputs(query, key, value, attn_mask):
     if not query.dtype == key.dtype == value.dtype:
         raise RuntimeError(
             "Expected query, key, and value to have the same dtype, but got query.dtype: "
-            f"{_cpp(query)} key.dtype: {_cpp(key)} and value.dtype: {_cpp(value)} instead.")
+            f"{query.dtype._cpp_name} key.dtype: {key.dtype._cpp_name} and value.dtype: "
+            f"{value.dtype._cpp_name} instead.")
     if min(query.ndim, key.ndim, value.ndim) < 2:
         raise RuntimeError(
             "Expected query, key, and value to all be  at least 2 dimensional, but got "
@@ -55,7 +55,8 @@ def _check_sdpa_inputs(query, key, value, attn_mask):
                                                          query.dtype):
         raise RuntimeError(
             "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
-            f"attn_mask.dtype: {_cpp(attn_mask)} and  query.dtype: {_cpp(query)} instead.")
+            f"attn_mask.dtype: {attn_mask.dtype._cpp_name} and  query.dtype: "
+            f"{query.dtype._cpp_name} instead.")
 
 
 def _expand_gqa(query, key, value):

@@ -15,37 +15,16 @@ the key for the written values and zeroes it there for the input.
 The family is split by concern: ``keys.py`` (key helpers, argument checks, parsing ``x[key]``),
 ``reading.py`` (getitem, gather, index_select, take, masked_select, nonzero),
 ``scattering.py`` (scatter, scatter_add, scatter_reduce) and ``writing.py`` (setitem,
-index_put, copy, fill, index_add / copy / fill, masked_fill / scatter, put). This module
-gathers the family's surface (``ops/__init__.py``).
+index_put, copy, fill, index_add / copy / fill, masked_fill / scatter, put). Each public
+function declares where it goes (``ops/_surface.py``); this module re-exports the functions
+other modules reach through the package.
 """
 from __future__ import annotations
 
-from .reading import (
-    argwhere,
-    gather,
-    index_select,
-    masked_select,
-    nonzero,
-    take,
-    take_along_dim,
-)
-from .reading import getitem as getitem  # (Tensor.__getitem__ and __setitem__ call these
-from .scattering import scatter, scatter_add, scatter_reduce
-from .writing import (
-    index_add,
-    index_copy,
-    index_fill,
-    index_put,
-    masked_fill,
-    masked_scatter,
-    put,
-)
-from .writing import setitem as setitem  # two through the package)
-
-# --------------------------------------------------------------------------- the family's surface
-__all__ = ["gather", "scatter", "scatter_add", "scatter_reduce", "take_along_dim",
-           "index_select", "index_add", "index_copy", "index_fill", "index_put", "masked_fill",
-           "masked_select", "masked_scatter", "take", "put", "nonzero", "argwhere"]
-METHODS = {name: globals()[name] for name in __all__}
-INPLACE = ("scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
-           "index_put", "masked_fill", "masked_scatter", "put")
+from . import reading, scattering, writing  # noqa: F401  (on import, each declares its functions)
+from .reading import gather as gather
+from .reading import getitem as getitem  # (Tensor.__getitem__ and __setitem__: _tensor_methods
+from .reading import index_select as index_select
+from .reading import masked_select as masked_select
+from .reading import nonzero as nonzero
+from .writing import setitem as setitem  # binds these two, through the package)

@@ -15,7 +15,7 @@ from ..._broadcast import broadcast_shapes
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.views import as_view
 from .. import batching
-from ..registry import defop, saves_also
+from ..registry import defop, public, saves_also
 from ..shape.views import _alias, expand, reshape
 from .keys import (
     _advanced_key,
@@ -71,6 +71,7 @@ _xp.register_extra("index_add_zeros", _index_add_zeros.forward, _index_add_zeros
 # --------------------------------------------------------------------------- gather / scatter
 
 
+@public
 def gather(input, dim, index, *, sparse_grad=False):
     """``out[i][j][k] = input[index[i][j][k]][j][k]`` (for ``dim=0``); index has input's rank."""
     key = _scatter_args("gather", input, dim, index)
@@ -81,6 +82,7 @@ def gather(input, dim, index, *, sparse_grad=False):
 
 
 
+@public
 def take_along_dim(input, indices, dim=None):
     """``gather`` with ``indices`` broadcast against ``input`` (flattened when ``dim`` is None)."""
     if indices.dtype != _dtypes.int64:
@@ -105,6 +107,7 @@ def take_along_dim(input, indices, dim=None):
 # --------------------------------------------------------------------------- index_*
 
 
+@public
 def index_select(input, dim, index):
     """The entries at ``index`` (a vector) along ``dim``; repeated indices repeat entries."""
     d = _wrap_dim(dim, input.ndim)
@@ -124,6 +127,7 @@ def index_select(input, dim, index):
 
 
 
+@public
 def masked_select(input, mask):
     """The entries of ``input`` where ``mask`` holds, as a vector (both broadcast)."""
     _check_mask(mask, "masked_select: expected BoolTensor for mask")
@@ -146,6 +150,7 @@ _take.defvjp(lambda xp, g, ans, input, index, in_shape: xp.reshape(
 
 
 
+@_take.public
 def take(input, index):
     """The entries of the flattened ``input`` at ``index`` (shaped like ``index``)."""
     return saves_also(_take(input, _flat_index("take", input, index), input.shape), index, input)
@@ -155,6 +160,7 @@ def take(input, index):
 # --------------------------------------------------------------------------- nonzero
 
 
+@public
 def nonzero(input, *, as_tuple=False):
     """Indices of the non-zero entries: an ``(n, ndim)`` int64 tensor, or one vector per dim."""
     data = input._data
@@ -165,6 +171,7 @@ def nonzero(input, *, as_tuple=False):
     return Tensor._make(xp.argwhere(data).astype("int64"), None, False)
 
 
+@public
 def argwhere(input):
     return nonzero(input)
 

@@ -13,7 +13,7 @@ from ... import _errors, _xp
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.graph import Node, gradient_edge, new_node
-from ..registry import defop, saves_also
+from ..registry import defop, public, saves_also
 from .keys import _scatter_args, _zeroed
 
 
@@ -71,7 +71,7 @@ def _scatter_value(xp, input, key, value):
 _scatter_value.defvjp(lambda xp, g, ans, input, key, value: _zeroed(xp, g, key))
 
 
-@defop("scatter_add", n_in=2, jvp="linear", batch="loop")
+@defop("scatter_add", n_in=2, jvp="linear", batch="loop", inplace=True)
 def _scatter_add(xp, input, src, key, src_shape):
     out = input.copy()
     xp.add_at(out, key, src[_block(key)])
@@ -80,6 +80,13 @@ def _scatter_add(xp, input, src, key, src_shape):
 
 _scatter_add.defvjp(lambda xp, g, ans, input, src, key, src_shape: g,
                     _src_rule("ScatterAddBackward0"))
+
+
+@_scatter_add.public
+def scatter_add(input, dim, index, src):
+    """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeats accumulate)."""
+    key = _scatter_args("scatter", input, dim, index, src)
+    return saves_also(_scatter_add(input, src, key, tuple(src.shape)), index)
 
 
 def _reduce_identity(reduce, dtype):
@@ -104,7 +111,7 @@ def _shape_of(key):
     return tuple(s.stop for s in _block(key))
 
 
-@defop("scatter_reduce", n_in=2, jvp="transpose", batch="loop")
+@defop("scatter_reduce", n_in=2, jvp="transpose", batch="loop", inplace=True)
 def _scatter_reduce(xp, input, src, key, src_shape, reduce, include_self):
     out = input.copy()
     src = src[_block(key)]
@@ -164,6 +171,24 @@ def _scatter_reduce_src(xp, g, ans, input, src, key, src_shape, reduce, include_
 _scatter_reduce.defvjp(_scatter_reduce_self, _scatter_reduce_src)
 
 
+_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
+
+
+@_scatter_reduce.public
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """Reduce ``src`` into a copy of ``input`` at ``index`` along ``dim``.
+
+    ``reduce``: 'sum', 'prod', 'mean', 'amax' or 'amin'; ``include_self``: whether the input's
+    own entries take part. Ties of amax/amin share the gradient equally, as in PyTorch.
+    """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
+    if reduce not in _REDUCTIONS:
+        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
+                           f"{reduce}")
+    key = _scatter_args("scatter", input, dim, index, src)
+    return saves_also(_scatter_reduce(input, src, key, tuple(src.shape), reduce, include_self),
+                      index)
+
 
 def _scatter_reduce_arg(reduce, kind):
     """The deprecated ``reduce=`` of ``scatter``: 'add' or 'multiply'."""
@@ -175,6 +200,7 @@ def _scatter_reduce_arg(reduce, kind):
                      "instead for more reduction options.")
 
 
+@public(inplace=True)
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """Write ``src`` (or the number ``value``) into a copy of ``input`` at ``index`` along ``dim``.
 
@@ -221,27 +247,3 @@ def _scatter_legacy(input, src, key, reduce):
     node = new_node(_NotImplemented, tuple(gradient_edge(t) for t in inputs))
     node._message = "derivative for aten::scatter is not implemented"
     return Tensor._make(out, node, True)
-
-
-def scatter_add(input, dim, index, src):
-    """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeats accumulate)."""
-    key = _scatter_args("scatter", input, dim, index, src)
-    return saves_also(_scatter_add(input, src, key, tuple(src.shape)), index)
-
-
-_REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
-
-
-def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    """Reduce ``src`` into a copy of ``input`` at ``index`` along ``dim``.
-
-    ``reduce``: 'sum', 'prod', 'mean', 'amax' or 'amin'; ``include_self``: whether the input's
-    own entries take part. Ties of amax/amin share the gradient equally, as in PyTorch.
-    """
-    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)
-    if reduce not in _REDUCTIONS:
-        raise RuntimeError("reduce argument must be either sum, prod, mean, amax or amin, got "
-                           f"{reduce}")
-    key = _scatter_args("scatter", input, dim, index, src)
-    return saves_also(_scatter_reduce(input, src, key, tuple(src.shape), reduce, include_self),
-                      index)

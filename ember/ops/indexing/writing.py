@@ -15,7 +15,7 @@ from ..._broadcast import broadcast_shapes
 from ..._tensor import Tensor, _wrap_dim
 from .. import batching
 from ..autocast import autocast_op
-from ..registry import defop, saves_also
+from ..registry import defop, public, saves_also
 from ..shape.layout import to_dtype
 from ..shape.views import expand, unsqueeze, view
 from .keys import (
@@ -105,7 +105,7 @@ _zero.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
 
 
 
-@defop("index_add", n_in=2, jvp="linear", batch="loop")
+@defop("index_add", n_in=2, jvp="linear", batch="loop", inplace=True)
 def _index_add(xp, input, source, key, alpha):
     out = input.copy()
     xp.add_at(out, key, source if alpha == 1 else source * alpha)
@@ -117,89 +117,7 @@ _index_add.defvjp(lambda xp, g, ans, input, source, key, alpha: g,
                       g[key] if alpha == 1 else g[key] * alpha)
 
 
-@defop("index_copy", n_in=2, jvp="linear", batch="loop")
-def _index_copy(xp, input, source, key):
-    out = input.copy()
-    out[key] = source
-    return out
-
-
-_index_copy.defvjp(lambda xp, g, ans, input, source, key: _zeroed(xp, g, key),
-                   lambda xp, g, ans, input, source, key: g[key])
-
-
-def _fill_at(xp, input, value, key):
-    out = input.copy()
-    out[key] = value
-    return out
-
-
-_index_fill = defop("index_fill", n_in=1, jvp="transpose", batch="loop")(
-    lambda xp, input, key, value: _fill_at(xp, input, value, key))
-_index_fill.defvjp(lambda xp, g, ans, input, key, value: _zeroed(xp, g, key))
-_index_fill_tensor = defop("index_fill", n_in=2, overload=1, jvp="linear", batch="loop")(_fill_at)
-_index_fill_tensor.defvjp(lambda xp, g, ans, input, value, key: _zeroed(xp, g, key),
-                          lambda xp, g, ans, input, value, key: xp.sum(g[key]))
-
-
-def _mask_fill(xp, input, value, mask):
-    return xp.where(mask, xp.asarray(value, dtype=input.dtype), input)
-
-
-_masked_fill = defop("masked_fill", n_in=1, jvp="transpose", batch="loop")(
-    lambda xp, input, mask, value: _mask_fill(xp, input, value, mask))
-# (``xp.where(mask, 0, g)``, not ``g * 0``: an infinite gradient where filled stays 0, not NaN)
-_masked_fill.defvjp(lambda xp, g, ans, input, mask, value: xp.where(mask, 0, g))
-_masked_fill_tensor = defop("masked_fill", n_in=2, overload=1, jvp="linear",
-                            batch="loop")(_mask_fill)
-_masked_fill_tensor.defvjp(lambda xp, g, ans, input, value, mask: xp.where(mask, 0, g),
-                           lambda xp, g, ans, input, value, mask: xp.sum(xp.where(mask, g, 0)))
-
-
-@defop("masked_scatter", n_in=2, jvp="linear", batch="loop")
-def _masked_scatter(xp, input, source, mask, source_shape):
-    out = xp.broadcast_to(input, mask.shape).copy()
-    out[mask] = xp.reshape(source, (-1,))[:int(mask.sum())]
-    return out
-
-
-def _masked_scatter_source(xp, g, ans, input, source, mask, source_shape):
-    """The gradient of the source entries used, in order; zero for those left over."""
-    used = g[mask]
-    rest = xp.new_zeros(g, (math.prod(source_shape) - used.shape[0],))
-    return xp.reshape(xp.concatenate([used, rest], axis=0), source_shape)
-
-
-_masked_scatter.defvjp(
-    lambda xp, g, ans, input, source, mask, source_shape: xp.where(mask, g * 0, g),
-    _masked_scatter_source)
-
-
-
-@defop("put", n_in=2, jvp="linear", batch="loop")
-def _put(xp, input, source, index, accumulate, source_shape):
-    out = input.copy()
-    flat = out.reshape(-1)  # a view: the copy is contiguous
-    if accumulate:
-        xp.add_at(flat, (index,), xp.reshape(source, (-1,)))
-    else:
-        flat[index] = xp.reshape(source, (-1,))
-    return out
-
-
-def _put_self(xp, g, ans, input, source, index, accumulate, source_shape):
-    if accumulate:
-        return g
-    g = g.copy() if hasattr(g, "copy") else g.clone()
-    xp.reshape(g, (-1,))[index] = 0
-    return g
-
-
-_put.defvjp(_put_self, lambda xp, g, ans, input, source, index, accumulate, source_shape:
-            xp.reshape(xp.reshape(g, (-1,))[index], source_shape))
-
-
-
+@_index_add.public
 def index_add(input, dim, index, source, *, alpha=1):
     """Add ``alpha * source`` into a copy of ``input`` at ``index`` along ``dim``."""
     d = _wrap_dim(dim, input.ndim)
@@ -222,6 +140,18 @@ def index_add(input, dim, index, source, *, alpha=1):
     return saves_also(_index_add(input, source, _dim_key(input.ndim, d, idx), alpha), index)
 
 
+@defop("index_copy", n_in=2, jvp="linear", batch="loop", inplace=True)
+def _index_copy(xp, input, source, key):
+    out = input.copy()
+    out[key] = source
+    return out
+
+
+_index_copy.defvjp(lambda xp, g, ans, input, source, key: _zeroed(xp, g, key),
+                   lambda xp, g, ans, input, source, key: g[key])
+
+
+@_index_copy.public
 @autocast_op("index_copy")
 def index_copy(input, dim, index, source):
     """Copy ``source`` into a copy of ``input`` at ``index`` along ``dim`` (last write wins)."""
@@ -244,6 +174,21 @@ def index_copy(input, dim, index, source):
     return saves_also(_index_copy(input, source, _dim_key(input.ndim, d, idx)), index)
 
 
+def _fill_at(xp, input, value, key):
+    out = input.copy()
+    out[key] = value
+    return out
+
+
+_index_fill = defop("index_fill", n_in=1, jvp="transpose", batch="loop")(
+    lambda xp, input, key, value: _fill_at(xp, input, value, key))
+_index_fill.defvjp(lambda xp, g, ans, input, key, value: _zeroed(xp, g, key))
+_index_fill_tensor = defop("index_fill", n_in=2, overload=1, jvp="linear", batch="loop")(_fill_at)
+_index_fill_tensor.defvjp(lambda xp, g, ans, input, value, key: _zeroed(xp, g, key),
+                          lambda xp, g, ans, input, value, key: xp.sum(g[key]))
+
+
+@public(inplace=True)  # (the op of each overload above)
 def index_fill(input, dim, index, value):
     """A copy of ``input`` with the entries at ``index`` along ``dim`` set to ``value``."""
     d = _wrap_dim(dim, input.ndim)
@@ -267,11 +212,24 @@ def index_fill(input, dim, index, value):
     return saves_also(_index_fill(input, key, value), index)
 
 
-
 # --------------------------------------------------------------------------- masks
 
 
+def _mask_fill(xp, input, value, mask):
+    return xp.where(mask, xp.asarray(value, dtype=input.dtype), input)
 
+
+_masked_fill = defop("masked_fill", n_in=1, jvp="transpose", batch="loop")(
+    lambda xp, input, mask, value: _mask_fill(xp, input, value, mask))
+# (``xp.where(mask, 0, g)``, not ``g * 0``: an infinite gradient where filled stays 0, not NaN)
+_masked_fill.defvjp(lambda xp, g, ans, input, mask, value: xp.where(mask, 0, g))
+_masked_fill_tensor = defop("masked_fill", n_in=2, overload=1, jvp="linear",
+                            batch="loop")(_mask_fill)
+_masked_fill_tensor.defvjp(lambda xp, g, ans, input, value, mask: xp.where(mask, 0, g),
+                           lambda xp, g, ans, input, value, mask: xp.sum(xp.where(mask, g, 0)))
+
+
+@public(inplace=True)  # (the op of each overload above)
 @batching.per_sample_with(batching.lined_up_first)
 def masked_fill(input, mask, value):
     """``input`` with ``value`` where ``mask`` holds (input and mask broadcast together)."""
@@ -295,7 +253,26 @@ def _mask_dtype_words(mask):
             "float16": "c10::Half"}.get(mask._data.dtype.name, mask._data.dtype.name)
 
 
+@defop("masked_scatter", n_in=2, jvp="linear", batch="loop", inplace=True)
+def _masked_scatter(xp, input, source, mask, source_shape):
+    out = xp.broadcast_to(input, mask.shape).copy()
+    out[mask] = xp.reshape(source, (-1,))[:int(mask.sum())]
+    return out
 
+
+def _masked_scatter_source(xp, g, ans, input, source, mask, source_shape):
+    """The gradient of the source entries used, in order; zero for those left over."""
+    used = g[mask]
+    rest = xp.new_zeros(g, (math.prod(source_shape) - used.shape[0],))
+    return xp.reshape(xp.concatenate([used, rest], axis=0), source_shape)
+
+
+_masked_scatter.defvjp(
+    lambda xp, g, ans, input, source, mask, source_shape: xp.where(mask, g * 0, g),
+    _masked_scatter_source)
+
+
+@_masked_scatter.public
 def masked_scatter(input, mask, source):
     """``input`` with the first entries of ``source``, in order, where ``mask`` holds."""
     _check_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype "
@@ -312,7 +289,30 @@ def masked_scatter(input, mask, source):
     return saves_also(_masked_scatter(input, source, m, tuple(source.shape)), mask)
 
 
+@defop("put", n_in=2, jvp="linear", batch="loop", inplace=True)
+def _put(xp, input, source, index, accumulate, source_shape):
+    out = input.copy()
+    flat = out.reshape(-1)  # a view: the copy is contiguous
+    if accumulate:
+        xp.add_at(flat, (index,), xp.reshape(source, (-1,)))
+    else:
+        flat[index] = xp.reshape(source, (-1,))
+    return out
 
+
+def _put_self(xp, g, ans, input, source, index, accumulate, source_shape):
+    if accumulate:
+        return g
+    g = g.copy() if hasattr(g, "copy") else g.clone()
+    xp.reshape(g, (-1,))[index] = 0
+    return g
+
+
+_put.defvjp(_put_self, lambda xp, g, ans, input, source, index, accumulate, source_shape:
+            xp.reshape(xp.reshape(g, (-1,))[index], source_shape))
+
+
+@_put.public
 def put(input, index, source, accumulate=False):
     """A copy of ``input`` with ``source`` written (or added) at flat positions ``index``."""
     if source.numel() != index.numel():
@@ -416,6 +416,7 @@ def _index_put_key(input, indices):
     return _advanced_key(input, entries)
 
 
+@public(inplace=True)
 def index_put(input, indices, values, accumulate=False):
     """A copy of ``input`` with ``values`` written (or added) at the tensor indices."""
     key = _index_put_key(input, indices)

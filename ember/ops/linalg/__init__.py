@@ -18,59 +18,29 @@ The family is one package, a file per concern:
   array namespace so second derivatives come from recording the first ones;
 - ``_common.py``: what they share (checks, messages, ember's own LU factors).
 
-Gradients are for real inputs (complex inputs run forward only). This module gathers the
-family's surface (``ember/ops/__init__.py``) from the files.
+Gradients are for real inputs (complex inputs run forward only). Each file declares its public
+functions where it writes them (``ops/_surface.py``); this module imports the files and
+re-exports what other modules import through the package (``ember.linalg``'s functions...).
 """
 from __future__ import annotations
 
-from ._common import _cpp, _LinAlgError  # noqa: F401  (importers: nn.functional, ember.linalg)
-from .addmm import _in_place, addbmm, addmm, addmv, addr, baddbmm
-from .decompositions import (  # noqa: F401
-    linalg_cholesky,
-    linalg_eigh,
-    linalg_eigvalsh,
-    linalg_pinv,
-    linalg_qr,
-    linalg_svd,
-    linalg_svdvals,
-)
-from .diagonals import diag, diag_embed, diagflat, diagonal, trace, tril, triu
-from .einsum import einsum, kron, tensordot
-from .norms import cdist, linalg_matrix_norm, linalg_norm  # noqa: F401
-from .products import (  # noqa: F401
-    bmm,
-    cross,
-    dot,
-    ger,
-    inner,
-    linalg_cross,
-    linalg_matrix_power,
-    matmul,
-    matrix_power,
-    mm,
-    mv,
-    outer,
-    vdot,
-)
-from .solvers import (  # noqa: F401
-    det,
-    inverse,
-    linalg_det,
-    linalg_inv,
-    linalg_slogdet,
-    linalg_solve,
-    linalg_solve_triangular,
-    logdet,
-    slogdet,
-)
-
-__all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "outer", "ger", "addmm", "addmv",
-           "baddbmm", "einsum", "tensordot", "kron", "trace", "diag", "diagonal", "diag_embed",
-           "tril", "triu", "det", "inverse", "slogdet", "logdet", "matrix_power", "cross",
-           "addr", "inner", "diagflat", "addbmm", "cdist"]
-METHODS = {name: globals()[name] for name in __all__
-           if name not in ("einsum", "tensordot", "cdist")}
-METHODS.update({name + "_": _in_place(globals()[name])
-                for name in ("addmm", "addmv", "baddbmm", "addr", "addbmm")})
-INPLACE = ("tril", "triu")
-ARRAY_API = {}
+from . import addmm, einsum  # noqa: F401  (their declarations: ops/_surface.py)
+from ._common import _LinAlgError as _LinAlgError
+from .decompositions import linalg_cholesky as linalg_cholesky
+from .decompositions import linalg_eigh as linalg_eigh
+from .decompositions import linalg_eigvalsh as linalg_eigvalsh
+from .decompositions import linalg_pinv as linalg_pinv
+from .decompositions import linalg_qr as linalg_qr
+from .decompositions import linalg_svd as linalg_svd
+from .decompositions import linalg_svdvals as linalg_svdvals
+from .diagonals import diagonal as diagonal
+from .norms import linalg_matrix_norm as linalg_matrix_norm
+from .norms import linalg_norm as linalg_norm
+from .products import linalg_cross as linalg_cross
+from .products import linalg_matrix_power as linalg_matrix_power
+from .products import matmul as matmul
+from .solvers import linalg_det as linalg_det
+from .solvers import linalg_inv as linalg_inv
+from .solvers import linalg_slogdet as linalg_slogdet
+from .solvers import linalg_solve as linalg_solve
+from .solvers import linalg_solve_triangular as linalg_solve_triangular

@@ -33,12 +33,6 @@ def _absent(xp, g):
     return not bool(xp.any(g != 0))
 
 
-def _cpp(t):
-    """The C++ type name some kernels print: 'float', 'double', 'long int'..."""
-    name = t.dtype._c_name
-    return {"long": "long int", "short": "short int"}.get(name, name)
-
-
 def _permute(input, dims):
     return _shape.permute(input, tuple(dims))
 

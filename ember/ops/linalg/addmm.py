@@ -11,7 +11,7 @@ from .. import reduction as _reduction
 from .. import shape as _shape
 from ..autocast import autocast_op
 from ..registry import defop
-from ._common import _cpp, _in_vmap, _mT
+from ._common import _in_vmap, _mT
 from .products import _check_batch2, _column_major, _mat1_grad, _mat2_grad, _matmul, matmul
 
 
@@ -50,7 +50,24 @@ def _check_expandable(input, shape):
                 f"Tensor sizes: {list(sizes)}")
 
 
-@defop("addmm", n_in=3, jvp="transpose", batch="matmul")
+def _in_place(fn, name):
+    """``x.fn_(...)``: ``fn`` computed out of place and written into ``x``, whose shape the
+    result must have (the product's shape is not broadcast back)."""
+    def compute(input, *args, **kwargs):
+        out = fn(input, *args, **kwargs)
+        if out.shape != input.shape:
+            raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and "
+                               f"output tensor size {list(out.shape)} should match")
+        return out
+
+    def method(self, *args, **kwargs):
+        return self._inplace(compute, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
+    return method
+
+
+@defop("addmm", n_in=3, jvp="transpose", batch="matmul", inplace=_in_place)
 def _addmm(xp, input, mat1, mat2, beta, alpha, column_major):
     """``column_major``: as for ``mm``, of ``mat1`` and ``mat2``."""
     return _add_scaled(input, _matmul(xp, mat1, mat2), beta, alpha)
@@ -64,6 +81,7 @@ _addmm.defvjp(
         _scaled(_mat2_grad(xp, g, mat1, column_major[1]), alpha))
 
 
+@_addmm.public
 @autocast_op("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape."""
@@ -86,7 +104,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
                   (_column_major(mat1), _column_major(mat2)))
 
 
-@defop("addmv", n_in=3, jvp="transpose", batch="matmul")
+@defop("addmv", n_in=3, jvp="transpose", batch="matmul", inplace=_in_place)
 def _addmv(xp, input, mat, vec, beta, alpha):
     return _add_scaled(input, xp.matmul(mat, vec), beta, alpha)
 
@@ -98,6 +116,7 @@ _addmv.defvjp(
     lambda xp, g, ans, input, mat, vec, beta, alpha: _scaled(xp.matmul(mat.T, g), alpha))
 
 
+@_addmv.public
 def addmv(input, mat, vec, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat @ vec)``."""
     if input.ndim > 1 or mat.ndim != 2 or vec.ndim != 1:
@@ -113,7 +132,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1):
     return _addmv(input, mat, vec, *_integral_scalars(input, beta, alpha))
 
 
-@defop("baddbmm", n_in=3, jvp="transpose", batch="matmul")
+@defop("baddbmm", n_in=3, jvp="transpose", batch="matmul", inplace=_in_place)
 def _baddbmm(xp, input, batch1, batch2, beta, alpha):
     return _add_scaled(input, xp.matmul(batch1, batch2), beta, alpha)
 
@@ -126,6 +145,7 @@ _baddbmm.defvjp(
         _scaled(xp.matmul(_mT(xp, batch1), g), alpha))
 
 
+@_baddbmm.public
 @autocast_op("baddbmm")
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * bmm(batch1, batch2)``."""
@@ -135,8 +155,8 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
             raise RuntimeError(f"{name} must be a 3D tensor")
     _check_batch2(batch1, batch2)
     if input.dtype != batch1.dtype:
-        raise RuntimeError(f"Input dtypes must be the same, got: input {_cpp(input)}, batch1: "
-                           f"{_cpp(batch1)}, batch2: {_cpp(batch2)}")
+        raise RuntimeError(f"Input dtypes must be the same, got: input {input.dtype._cpp_name}, "
+                           f"batch1: {batch1.dtype._cpp_name}, batch2: {batch2.dtype._cpp_name}")
     if batch1.dtype != batch2.dtype:
         raise RuntimeError(f"expected scalar type {batch1.dtype._word} but found "
                            f"{batch2.dtype._word}")
@@ -144,7 +164,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _baddbmm(input, batch1, batch2, *_integral_scalars(input, beta, alpha))
 
 
-@defop("addbmm", n_in=3, jvp="transpose", batch="loop")
+@defop("addbmm", n_in=3, jvp="transpose", batch="loop", inplace=_in_place)
 def _addbmm(xp, input, batch1, batch2, beta, alpha):
     return _add_scaled(input, xp.sum(xp.matmul(batch1, batch2), axis=0), beta, alpha)
 
@@ -157,6 +177,7 @@ _addbmm.defvjp(
         _scaled(xp.matmul(_mT(xp, batch1), xp.expand_dims(g, 0)), alpha))
 
 
+@_addbmm.public
 @autocast_op("addbmm")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     """``beta * input + alpha * sum_b batch1[b] @ batch2[b]``."""
@@ -182,7 +203,8 @@ def addbmm(input, batch1, batch2, *, beta=1, alpha=1):
     return _addbmm(input, batch1, batch2, beta, alpha)
 
 
-@defop("addr", n_in=3, promote=True, jvp="transpose", batch="matmul")
+@defop("addr", n_in=3, promote=True, jvp="transpose", batch="matmul",
+       inplace=_in_place)
 def _addr(xp, input, vec1, vec2, beta, alpha):
     if vec1.dtype == bool:  # (promoted: all three are bool) PyTorch's logical form
         product = vec1[:, None] & vec2[None, :] if alpha else xp.zeros(
@@ -197,6 +219,7 @@ _addr.defvjp(lambda xp, g, ans, input, vec1, vec2, beta, alpha: g * beta,
              lambda xp, g, ans, input, vec1, vec2, beta, alpha: alpha * (vec1 @ g))
 
 
+@_addr.public
 def addr(input, vec1, vec2, *, beta=1, alpha=1):
     """``beta * input + alpha * outer(vec1, vec2)``; ``input`` is ignored when ``beta`` is 0."""
     for name, t in (("vec1", vec1), ("vec2", vec2)):
@@ -205,19 +228,3 @@ def addr(input, vec1, vec2, *, beta=1, alpha=1):
     _check_expandable(input, (vec1.shape[0], vec2.shape[0]))
     return _addr(input, vec1, vec2, beta, alpha)
 
-
-def _in_place(fn):
-    """``x.fn_(...)``: ``fn`` computed out of place and written into ``x``, whose shape the
-    result must have (the product's shape is not broadcast back)."""
-    def compute(input, *args, **kwargs):
-        out = fn(input, *args, **kwargs)
-        if out.shape != input.shape:
-            raise RuntimeError(f"Bad in-place call: input tensor size {list(input.shape)} and "
-                               f"output tensor size {list(out.shape)} should match")
-        return out
-
-    def method(self, *args, **kwargs):
-        return self._inplace(compute, *args, **kwargs)
-    method.__name__ = fn.__name__ + "_"
-    method.__doc__ = f"In-place version of :func:`{fn.__name__}`."
-    return method

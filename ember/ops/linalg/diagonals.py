@@ -12,7 +12,7 @@ from ...autograd.views import as_view
 from .. import batching
 from .. import shape as _shape
 from ..autocast import autocast_op
-from ..registry import defop
+from ..registry import defop, public
 from ._common import _writable_diagonal
 
 
@@ -32,6 +32,7 @@ _diagonal.defvjp(lambda xp, g, ans, input, offset, dim1, dim2, shape:
                  xp.diagonal_backward(g, shape, offset, dim1, dim2))
 
 
+@_diagonal.public
 def diagonal(input, offset=0, dim1=0, dim2=1):
     """The diagonal ``offset`` of the (``dim1``, ``dim2``) planes, as a view, appended as the
     last dim (``offset > 0``: above the main diagonal)."""
@@ -73,6 +74,7 @@ _diag_embed.defvjp(lambda xp, g, ans, input, offset, dim1, dim2:
                    xp.diagonal(g, offset, dim1, dim2))
 
 
+@_diag_embed.public
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
     """Matrices (in dims ``dim1``, ``dim2`` of the result) with the last dim of ``input`` on
     their diagonal ``offset``; zeros elsewhere."""
@@ -91,6 +93,7 @@ _diagonal_copy.defvjp(*_diagonal.rules)
 _diagonal_copy.node_cls.__name__ = _diagonal_copy.node_cls.__qualname__ = "DiagonalBackward0_copy"
 
 
+@public
 def diag(input, diagonal=0):
     """A vector -> the matrix with it on diagonal ``diagonal``; a matrix -> that diagonal."""
     if input.ndim == 1:
@@ -100,6 +103,7 @@ def diag(input, diagonal=0):
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {input.ndim}D")
 
 
+@public
 def diagflat(input, offset=0):
     """The matrix with ``input`` (flattened) on its diagonal ``offset``."""
     return _diag_embed(_shape.reshape(input, -1), offset, 0, 1)
@@ -115,6 +119,7 @@ def _trace(xp, input, shape):
 _trace.defvjp(lambda xp, g, ans, input, shape: xp.diagonal_backward(g, shape, 0, 0, 1))
 
 
+@_trace.public
 @autocast_op("trace")
 def trace(input):
     """Sum of the main diagonal of a matrix (integers sum to int64)."""
@@ -125,7 +130,7 @@ def trace(input):
     return _trace(input, input.shape)
 
 
-@defop("tril", n_in=1, jvp="linear", batch="unchanged")
+@defop("tril", n_in=1, jvp="linear", batch="unchanged", inplace=True)
 def _tril(xp, input, diagonal):
     return xp.tril(input, diagonal)
 
@@ -133,6 +138,7 @@ def _tril(xp, input, diagonal):
 _tril.defvjp(lambda xp, g, ans, input, diagonal: xp.tril(g, diagonal))
 
 
+@_tril.public
 def tril(input, diagonal=0):
     """The lower triangle (on and below diagonal ``diagonal``) of the last two dims."""
     if input.ndim < 2:
@@ -140,7 +146,7 @@ def tril(input, diagonal=0):
     return _tril(input, diagonal)
 
 
-@defop("triu", n_in=1, jvp="linear", batch="unchanged")
+@defop("triu", n_in=1, jvp="linear", batch="unchanged", inplace=True)
 def _triu(xp, input, diagonal):
     return xp.triu(input, diagonal)
 
@@ -148,6 +154,7 @@ def _triu(xp, input, diagonal):
 _triu.defvjp(lambda xp, g, ans, input, diagonal: xp.triu(g, diagonal))
 
 
+@_triu.public
 def triu(input, diagonal=0):
     """The upper triangle (on and above diagonal ``diagonal``) of the last two dims."""
     if input.ndim < 2:

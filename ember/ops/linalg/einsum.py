@@ -13,6 +13,7 @@ import numpy as np
 from ..._tensor import Tensor, _wrap_dim
 from .. import reduction as _reduction
 from .. import shape as _shape
+from ..registry import public
 from ..shape.views import _unsafe_view
 from ._common import _permute
 from .diagonals import diagonal
@@ -182,6 +183,7 @@ def _align(i, op, labels, position, ell_index, ell_ndim, n_dims, sizes, ell_size
     return _permute(op, perm)
 
 
+@public(method=False)
 def einsum(*args):
     """Einstein summation: ``einsum('ij,jk->ik', a, b)``, implicit outputs, ``...``, repeated
     labels (``'ii->i'``), any number of operands, and the sublist form
@@ -279,6 +281,7 @@ def _einsum(equation, operands):
     return result
 
 
+@public(method=False)
 def tensordot(a, b, dims=2):
     """Contract ``dims`` (an int: the last ``dims`` of ``a`` with the first of ``b``; or two
     lists of dims) as one matrix product."""
@@ -344,6 +347,7 @@ def _distinct(dims):
         seen.add(d)
 
 
+@public
 def kron(input, other):
     """Kronecker product: every element of ``input`` times the whole of ``other``."""
     ndim = max(input.ndim, other.ndim)

@@ -12,7 +12,7 @@ from ..._tensor import _wrap_dim
 from .. import reduction as _reduction
 from .. import shape as _shape
 from ..autocast import autocast_op
-from ..registry import defop
+from ..registry import defop, public
 from ._common import _in_vmap, _mT, _permute
 from .decompositions import linalg_svdvals
 
@@ -174,6 +174,7 @@ _CDIST_MODES = (None, "use_mm_for_euclid_dist_if_necessary", "use_mm_for_euclid_
                 "donot_use_mm_for_euclid_dist")
 
 
+@public(method=False)
 @autocast_op("cdist")
 def cdist(x1, x2, p=2.0, compute_mode=None):
     """Distances between the rows of ``x1`` and of ``x2`` (batched over leading dims) in the

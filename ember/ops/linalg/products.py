@@ -17,9 +17,9 @@ from .. import batching
 from .. import shape as _shape
 from ..autocast import autocast_op
 from ..operands import _check_tensor
-from ..registry import defop
+from ..registry import defop, public
 from ..shape.views import _squeeze_matmul, _unsafe_view
-from ._common import _check_matrix, _cpp, _mT
+from ._common import _check_matrix, _mT
 from .solvers import linalg_inv
 
 
@@ -71,6 +71,7 @@ _mm.defvjp(lambda xp, g, ans, input, mat2, column_major:
            _mat2_grad(xp, g, input, column_major[1]))
 
 
+@_mm.public
 @autocast_op("mm")
 def mm(input, mat2):
     """Matrix product of two 2-d tensors."""
@@ -81,7 +82,7 @@ def mm(input, mat2):
             a0=input.shape[0], a1=input.shape[1], b0=mat2.shape[0], b1=mat2.shape[1]))
     if input.dtype != mat2.dtype:
         raise RuntimeError("expected m1 and m2 to have the same dtype, but got: "
-                           f"{_cpp(input)} != {_cpp(mat2)}")
+                           f"{input.dtype._cpp_name} != {mat2.dtype._cpp_name}")
     _no_bool("addmm_impl_cpu_", input, input.shape[0] * mat2.shape[1])
     return _mm(input, mat2, (_column_major(input), _column_major(mat2)))
 
@@ -103,6 +104,7 @@ _bmm.defvjp(lambda xp, g, ans, input, mat2: xp.matmul(g, _mT(xp, mat2)),
             lambda xp, g, ans, input, mat2: xp.matmul(_mT(xp, input), g))
 
 
+@_bmm.public
 @autocast_op("bmm")
 def bmm(input, mat2):
     """Batched matrix product of two 3-d tensors ``(b, n, k) @ (b, k, m)``."""
@@ -125,6 +127,7 @@ _mv.defvjp(lambda xp, g, ans, input, vec: xp.reshape(g, (-1, 1)) * xp.reshape(ve
            lambda xp, g, ans, input, vec: xp.matmul(input.T, g))
 
 
+@_mv.public
 def mv(input, vec):
     """Matrix-vector product."""
     if input.ndim != 2 or vec.ndim != 1:
@@ -162,6 +165,7 @@ _dot.defvjp(lambda xp, g, ans, input, other: g * other,
             lambda xp, g, ans, input, other: g * input)
 
 
+@_dot.public
 def dot(input, other):
     """Inner product of two 1-d tensors."""
     _check_vectors(input, other)
@@ -178,12 +182,14 @@ _vdot.defvjp(lambda xp, g, ans, input, other: g * other,
              lambda xp, g, ans, input, other: g * input)
 
 
+@_vdot.public
 def vdot(input, other):
     """Inner product of two 1-d tensors, conjugating the first (the same as ``dot`` for reals)."""
     _check_vectors(input, other)
     return _vdot(input, other)
 
 
+@public
 def outer(input, vec2):
     """Outer product of two vectors: ``input[:, None] * vec2``."""
     for name, t in (("self", input), ("vec2", vec2)):
@@ -192,6 +198,7 @@ def outer(input, vec2):
     return _shape.reshape(input, input.shape[0], 1) * vec2
 
 
+@public
 def ger(input, vec2):
     """``outer``, under its deprecated name (PyTorch warns on each call)."""
     _errors.warn("torch.ger is deprecated and will be removed in a future PyTorch release. Use "
@@ -199,6 +206,7 @@ def ger(input, vec2):
     return outer(input, vec2)
 
 
+@public
 def inner(input, other):
     """The sum of products over the last dims: ``input[..., k] * other[..., k]`` summed."""
     if input.ndim == 0 or other.ndim == 0:
@@ -213,6 +221,7 @@ def inner(input, other):
     return _shape.view(out, input.shape[:-1] + other.shape[:-1])
 
 
+@public
 @autocast_op("matmul")
 def matmul(input, other):
     """PyTorch's ``matmul``: dot, mv, mm and vector-matrix products; a batch against a matrix
@@ -323,6 +332,7 @@ def linalg_matrix_power(A, n):
     return result
 
 
+@public
 def matrix_power(input, n):
     """``input`` to the integer power ``n`` (``torch.linalg.matrix_power``)."""
     return linalg_matrix_power(input, n)
@@ -360,6 +370,7 @@ def linalg_cross(input, other, *, dim=-1):
     return _cross(input, other, d)
 
 
+@public
 def cross(input, other, dim=None):
     """``torch.cross``: as ``linalg.cross``; without ``dim``, the first dim of size 3."""
     if dim is None:
@@ -414,7 +425,7 @@ def linalg_multi_dot(tensors, *, out=None):
     for i, t in enumerate(tensors[1:], 1):
         if t.dtype != first.dtype:
             raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
-                               f"0 is {_cpp(first)} and tensor {i} {_cpp(t)}")
+                               f"0 is {first.dtype._cpp_name} and tensor {i} {t.dtype._cpp_name}")
     out_shape = ([first.shape[0]] if first.dim() == 2 else []) + \
         ([last.shape[1]] if last.dim() == 2 else [])
     mats = tensors[:]

@@ -16,7 +16,7 @@ from ..._broadcast import broadcast_shapes
 from .. import reduction as _reduction
 from ..autocast import autocast_op
 from ..pointwise import where
-from ..registry import defop
+from ..registry import defop, public
 from ._common import (
     _SINGULAR,
     _SOLVE_SINGULAR,
@@ -55,6 +55,7 @@ def linalg_inv(A):
     return _inv(A)
 
 
+@public
 @autocast_op("inverse")
 def inverse(input):
     """The inverse (``torch.linalg.inv``)."""
@@ -123,6 +124,7 @@ def linalg_det(A):
 _xp.register_extra("linalg_det", lambda xp, A: xp.linalg.det(A), linalg_det)
 
 
+@public
 def det(input):
     """The determinant (``torch.linalg.det``)."""
     return linalg_det(input)
@@ -161,6 +163,7 @@ def linalg_slogdet(A):
     return _SlogdetResult(_slogdet(A))
 
 
+@public
 def slogdet(input):
     """``(sign, log|det|)`` (``torch.linalg.slogdet``, as ``torch.return_types.slogdet``)."""
     _check_matrix(input, "linalg.slogdet")
@@ -168,6 +171,7 @@ def slogdet(input):
     return _reduction.return_type("slogdet", ("sign", "logabsdet"))(_slogdet(input))
 
 
+@public
 def logdet(input):
     """``log(det(input))``: NaN for a negative determinant, -inf for a singular matrix."""
     _check_matrix(input, "logdet")

@@ -15,15 +15,9 @@ The kernels work on raw arrays, vectorised over output positions (one pass per k
 for the layers), and every derivative is an op or array-API code, so derivatives of any order
 work.
 
-As an op family (``ember/ops/__init__.py``) the package's surface is its modules' together.
+The modules declare their public functions where they write them (``ops/_surface.py``:
+``torch.relu``, ``torch.binary_cross_entropy_with_logits``...); the package imports them all.
 """
 from __future__ import annotations
 
-from . import activation, conv, loss, normalization, pooling, resampling, sparse
-from .activation import *  # noqa: F403
-from .loss import *  # noqa: F403
-
-_FAMILIES = (loss, activation, conv, pooling, resampling, normalization, sparse)
-__all__ = [name for family in _FAMILIES for name in family.__all__]
-METHODS = {name: fn for family in _FAMILIES for name, fn in family.METHODS.items()}
-INPLACE = tuple(name for family in _FAMILIES for name in family.INPLACE)
+from . import activation, conv, loss, normalization, pooling, resampling, sparse  # noqa: F401

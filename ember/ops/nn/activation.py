@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import _xp
 from ..autocast import autocast_op
-from ..registry import defop
+from ..registry import defop, public
 
 # --------------------------------------------------------------------------- activations
 
@@ -347,69 +347,74 @@ def _functional():
 _F = None  # ember.nn.functional.activation, once imported
 
 
+@public(inplace=True)
 def relu(input):
     """``max(input, 0)``: :func:`ember.nn.functional.relu`."""
     return _functional().relu(input)
 
 
+@public(method=False)
 def relu_(input):
     """In-place :func:`relu`."""
     return _functional().relu_(input)
 
 
+@public(method=False)
 def selu(input):
     """:func:`ember.nn.functional.selu`."""
     return _functional().selu(input)
 
 
+@public(method=False)
 def selu_(input):
     """In-place :func:`selu`."""
     return _functional().selu_(input)
 
 
+@public(method=False)
 def celu(input, alpha=1.0):
     """:func:`ember.nn.functional.celu`."""
     return _functional().celu(input, alpha)
 
 
+@public(method=False)
 def celu_(input, alpha=1.0):
     """In-place :func:`celu`."""
     return _functional().celu_(input, alpha)
 
 
+@public(method=False)
 def threshold(input, threshold, value):
     """``value`` where ``input <= threshold``: :func:`ember.nn.functional.threshold`."""
     return _functional().threshold(input, threshold, value)
 
 
+@public(method=False)
 def threshold_(input, threshold, value):
     """In-place :func:`threshold`."""
     return _functional().threshold_(input, threshold, value)
 
 
+@public
 def hardshrink(input, lambd=0.5):
     """:func:`ember.nn.functional.hardshrink`."""
     return _functional().hardshrink(input, lambd)
 
 
+@public
 @autocast_op("prelu")
 def prelu(input, weight):
     """:func:`ember.nn.functional.prelu`."""
     return _functional().prelu(input, weight)
 
 
+@public(method=False)
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     """:func:`ember.nn.functional.rrelu`, its random slopes from ``generator``."""
     return _functional()._rrelu(input, lower, upper, training, False, generator)
 
 
+@public(method=False)
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False, generator=None):
     """In-place :func:`rrelu`."""
     return _functional()._rrelu(input, lower, upper, training, True, generator)
-
-
-# --------------------------------------------------------------------------- the family's surface
-__all__ = ["relu", "relu_", "selu", "selu_", "celu", "celu_",
-           "threshold", "threshold_", "hardshrink", "prelu", "rrelu", "rrelu_"]
-METHODS = {"relu": relu, "hardshrink": hardshrink, "prelu": prelu}
-INPLACE = ("relu",)

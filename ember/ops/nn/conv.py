@@ -233,9 +233,3 @@ def transposed_size(sizes, kernel, stride, pads, dilation, out_pad):
     """The spatial size of a transposed convolution's output."""
     return [(i - 1) * s - 2 * p + d * (k - 1) + o + 1
             for i, k, s, p, d, o in zip(sizes, kernel, stride, pads, dilation, out_pad)]
-
-
-# --------------------------------------------------------------------------- the family's surface
-__all__ = []
-METHODS = {}
-INPLACE = ()

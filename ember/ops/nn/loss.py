@@ -208,7 +208,8 @@ def _softplus_neg(xp, x):
     return xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(-x, 0 * x)
 
 
-@defop("binary_cross_entropy_with_logits", n_in=2, promote=True, jvp="transpose", batch="loss")
+@defop("binary_cross_entropy_with_logits", n_in=2, promote=True, jvp="transpose", batch="loss",
+       method=False)
 def _bce_logits(xp, input, target, weight, pos_weight, reduction):
     sp = _softplus_neg(xp, input)
     if pos_weight is None:
@@ -248,6 +249,7 @@ def _bce_target_rule(xp, g, ans, input, target, weight, pos_weight, reduction):
 _bce_logits.defvjp(_bce_input_rule, _bce_target_rule)
 
 
+@_bce_logits.public
 @autocast_op("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input: Tensor, target: Tensor, weight: Tensor | None = None,
                                      size_average: bool | None = None,
@@ -312,9 +314,3 @@ def _rule(xp, g, ans, input, onehot, scale, p, margin, reduction, shape):
 
 
 _multi_margin_loss.defvjp(_rule)
-
-
-# --------------------------------------------------------------------------- the family's surface
-__all__ = ["binary_cross_entropy_with_logits"]
-METHODS = {}
-INPLACE = ()

@@ -203,9 +203,3 @@ _batch_norm.defvjp(
     _bn_input_rule, _bn_weight_rule,
     lambda xp, g, ans, input, weight, bias, running_mean, running_var, training, momentum, eps,
     saved: _channel_sum(xp, g))
-
-
-# --------------------------------------------------------------------------- the family's surface
-__all__ = []
-METHODS = {}
-INPLACE = ()

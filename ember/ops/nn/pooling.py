@@ -300,9 +300,3 @@ _max_unpool2d = defop("max_unpool2d", n_in=1, jvp="linear", batch="loop")(_scatt
 _max_unpool2d.defvjp(_gather_rule)
 _max_unpool3d = defop("max_unpool3d", n_in=1, jvp="linear", batch="loop")(_scatter)
 _max_unpool3d.defvjp(_gather_rule)
-
-
-# --------------------------------------------------------------------------- the family's surface
-__all__ = []
-METHODS = {}
-INPLACE = ()

@@ -240,9 +240,3 @@ def _channel_shuffle(xp, input, groups):
 
 _channel_shuffle.defvjp(lambda xp, g, ans, input, groups:
                         _apply(_channel_shuffle, xp, g, input.shape[1] // groups))
-
-
-# --------------------------------------------------------------------------- the family's surface
-__all__ = []
-METHODS = {}
-INPLACE = ()

@@ -100,9 +100,3 @@ def _psw_rule(xp, g, ans, weight, psw, indices, bag_of, nbags, coef, divisor,
 
 
 _embedding_bag.defvjp(_weight_rule, _psw_rule)
-
-
-# --------------------------------------------------------------------------- the family's surface
-__all__ = []
-METHODS = {}
-INPLACE = ()

@@ -12,73 +12,21 @@ The family is split by concern: ``common.py`` (dims, shapes, return types), ``su
 mean, prod, nansum, logsumexp, softmax, count_nonzero, all / any), ``extremes.py`` (max / min,
 amax / amin, aminmax, argmax / argmin, and the value-selection helpers), ``statistics.py``
 (var / std and their ``*_mean`` forms, cov, corrcoef), ``norms.py`` (vector_norm, norm, dist,
-renorm) and ``integration.py`` (trapezoid, cumulative_trapezoid). This module gathers the
-family's surface (``ops/__init__.py``).
+renorm) and ``integration.py`` (trapezoid, cumulative_trapezoid). Each file declares its
+public functions where it writes them (``ops/_surface.py``); this module imports the files and
+re-exports what other modules import through the package.
 """
 from __future__ import annotations
 
-from ... import _dtypes
+from . import integration, statistics  # noqa: F401  (their declarations: ops/_surface.py)
+from .common import _api_dtype as _api_dtype  # (ops/sorting/ imports it through the package)
 from .common import return_type as return_type  # (imported through the package)
-from .common import return_types
-from .extremes import amax, amin, aminmax, argmax, argmin, max, min
-from .integration import cumulative_trapezoid, trapezoid, trapz
-from .norms import dist, norm, renorm
+from .common import return_types as return_types  # (the pickled return types' home)
+from .extremes import amax as amax
+from .extremes import amin as amin
+from .extremes import argmax as argmax
 from .norms import vector_norm as vector_norm  # (ember.linalg imports it through the package)
-from .statistics import corrcoef, cov, std, std_mean, var, var_mean
-from .sums import (
-    all,
-    any,
-    count_nonzero,
-    log_softmax,
-    logsumexp,
-    mean,
-    nanmean,
-    nansum,
-    prod,
-    softmax,
-    sum,
-)
-
-# --------------------------------------------------------------------------- the family's surface
-__all__ = ["sum", "mean", "prod", "max", "min", "amax", "amin", "argmax", "argmin", "var", "std",
-           "var_mean", "std_mean", "logsumexp", "softmax", "log_softmax", "norm",
-           "count_nonzero", "all", "any", "return_types", "nansum", "nanmean", "aminmax",
-           "dist", "renorm", "trapezoid", "trapz", "cumulative_trapezoid", "cov",
-           "corrcoef"]
-METHODS = {name: globals()[name] for name in __all__
-           if name not in ("var_mean", "std_mean", "return_types", "trapezoid", "trapz",
-                           "cumulative_trapezoid")}
-INPLACE = ("renorm",)
-
-
-def _api_dtype(dtype):
-    return dtype if dtype is None or isinstance(dtype, _dtypes.dtype) else \
-        _dtypes.from_numpy_dtype(dtype)
-
-
-def _api_reduction(fn):
-    """``fn`` with the array API's spelling; there ``axis=()`` reduces nothing (in PyTorch an
-    empty ``dim`` means every dim)."""
-    def reduce(x, axis=None, keepdims=False, dtype=None):
-        if axis == ():
-            return x if dtype is None else x.to(_api_dtype(dtype))
-        extra = {} if dtype is None else {"dtype": _api_dtype(dtype)}
-        return fn(x, axis, keepdims, **extra)
-    return reduce
-
-
-ARRAY_API = {
-    "sum": _api_reduction(sum),
-    "mean": _api_reduction(mean),
-    "prod": _api_reduction(prod),
-    "max": _api_reduction(amax),
-    "min": _api_reduction(amin),
-    "argmax": lambda x, axis=None, keepdims=False: argmax(x, axis, keepdims),
-    "argmin": lambda x, axis=None, keepdims=False: argmin(x, axis, keepdims),
-    "var": lambda x, axis=None, correction=0, keepdims=False: var(
-        x, axis, keepdim=keepdims, correction=correction),
-    "std": lambda x, axis=None, correction=0, keepdims=False: std(
-        x, axis, keepdim=keepdims, correction=correction),
-    "all": lambda x, axis=None, keepdims=False: all(x, axis, keepdims),
-    "any": lambda x, axis=None, keepdims=False: any(x, axis, keepdims),
-}
+from .sums import all as all
+from .sums import log_softmax as log_softmax
+from .sums import softmax as softmax
+from .sums import sum as sum

@@ -1,6 +1,7 @@
 """What the reductions share: dims and shapes (``_dims``, ``_unreduce``...), PyTorch's errors
 for empty reductions, the accumulation dtype, and the ``torch.return_types.X`` classes of
-results that come as named tuples (``return_type``; ``ops/sorting/`` and ``linalg`` use them too).
+results that come as named tuples (``return_type``; ``ops/sorting/`` and ``linalg`` use them too),
+and the array API's spelling of a reduction (``_api_reduction``).
 """
 from __future__ import annotations
 
@@ -115,3 +116,22 @@ def return_type(name, fields):
         cls.__module__, cls.__qualname__ = __package__, f"return_types.{name}"  # picklable
         setattr(return_types, name, cls)
     return cls
+
+
+# --------------------------------------------------------------------------- the array API
+
+
+def _api_dtype(dtype):
+    return dtype if dtype is None or isinstance(dtype, _dtypes.dtype) else \
+        _dtypes.from_numpy_dtype(dtype)
+
+
+def _api_reduction(fn):
+    """``fn`` with the array API's spelling; there ``axis=()`` reduces nothing (in PyTorch an
+    empty ``dim`` means every dim)."""
+    def reduce(x, axis=None, keepdims=False, dtype=None):
+        if axis == ():
+            return x if dtype is None else x.to(_api_dtype(dtype))
+        extra = {} if dtype is None else {"dtype": _api_dtype(dtype)}
+        return fn(x, axis, keepdims, **extra)
+    return reduce

@@ -12,9 +12,10 @@ import numpy as np
 from ... import _xp
 from ..._tensor import Tensor, _wrap_dim
 from .. import batching, pointwise
-from ..registry import defop
+from ..registry import array_api, defop, public
 from .common import (
     _all_dims,
+    _api_reduction,
     _check_nonempty,
     _no_dim_error,
     _no_dims,
@@ -159,8 +160,10 @@ def _pointwise(name):
     return get
 
 
-max = _extreme("max", _max_all, _max_dim, _pointwise("maximum"))  # noqa: A001 - PyTorch's name
-min = _extreme("min", _min_all, _min_dim, _pointwise("minimum"))  # noqa: A001
+max = public(_extreme("max", _max_all, _max_dim,  # noqa: A001 - PyTorch's name
+                      _pointwise("maximum")))
+min = public(_extreme("min", _min_all, _min_dim,  # noqa: A001
+                      _pointwise("minimum")))
 
 
 def _amax_public(name, op):
@@ -172,11 +175,13 @@ def _amax_public(name, op):
     public.__name__ = public.__qualname__ = name
     public.__doc__ = (f"The {name[1:]}imum over ``dim`` (every dim by default); tied elements "
                       "share the gradient equally.")
-    return public
+    return op.public(public)
 
 
 amax = _amax_public("amax", _amax)
 amin = _amax_public("amin", _amin)
+array_api("max")(_api_reduction(amax))
+array_api("min")(_api_reduction(amin))
 
 
 @defop("aminmax", n_in=1, nout=2, jvp="transpose", batch="moved")
@@ -189,6 +194,7 @@ _aminmax.defvjp(lambda xp, g, ans, input, dims, keepdim:
                 _amax.rules[0](xp, g[1], ans[1], input, dims, keepdim))
 
 
+@_aminmax.public
 def aminmax(input, *, dim=None, keepdim=False):
     """``(min, max)`` over ``dim`` (every dim by default); ties share the gradient."""
     if dim is None:
@@ -224,8 +230,10 @@ def _arg_op(name):
     public.__name__ = public.__qualname__ = name
     public.__doc__ = (f"Index of the {name[3:]}imum (the first on ties), over the flattened "
                       "input or along ``dim``; int64, without gradient.")
-    return public
+    return op.public(public)
 
 
 argmax = _arg_op("argmax")
 argmin = _arg_op("argmin")
+array_api("argmax")(lambda x, axis=None, keepdims=False: argmax(x, axis, keepdims))
+array_api("argmin")(lambda x, axis=None, keepdims=False: argmin(x, axis, keepdims))

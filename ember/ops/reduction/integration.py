@@ -8,6 +8,7 @@ import numpy as np
 from ... import _xp
 from ..._tensor import Tensor, _wrap_dim
 from ..pointwise import div_scalar, mul_scalar
+from ..registry import public
 
 # --------------------------------------------------------------------------- integration
 # Composites, written as PyTorch writes them (Integration.cpp), so the nodes recorded and the
@@ -57,6 +58,7 @@ def _invalid_trapezoid_args(name, y, x, dx):
         "int dim = -1)\n")
 
 
+@public(method=False)
 def trapezoid(y, x=None, *, dx=None, dim=-1):
     """The trapezoidal rule along ``dim``: with sample points ``x``, or spacing ``dx``
     (default 1); no samples integrate to 0."""
@@ -75,11 +77,13 @@ def trapezoid(y, x=None, *, dx=None, dim=-1):
     return mul_scalar(y.sum(d) - mul_scalar(y.select(d, 0) + y.select(d, -1), 0.5), step)
 
 
+@public(method=False)
 def trapz(y, x=None, *, dx=None, dim=-1):
     """``trapezoid`` under its older name."""
     return trapezoid(y, x, dx=dx, dim=dim)
 
 
+@public(method=False)
 def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
     """The running trapezoidal integral along ``dim`` (one element fewer than ``y``)."""
     if x is not None and (dx is not None or not isinstance(x, Tensor)):

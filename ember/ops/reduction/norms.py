@@ -11,7 +11,7 @@ from ..._tensor import _wrap_dim
 from .. import batching
 from ..operands import _BOOL_SUB
 from ..pointwise import where
-from ..registry import defop
+from ..registry import defop, public
 from .common import _all_dims, _no_dims, _unreduce
 
 # --------------------------------------------------------------------------- norms
@@ -70,7 +70,7 @@ def _other_dims(ndim, dim):
     return tuple(d for d in range(ndim) if d != dim)
 
 
-@defop("renorm", n_in=1, jvp="transpose", batch="loop")
+@defop("renorm", n_in=1, jvp="transpose", batch="loop", inplace=True)
 def _renorm(xp, input, p, dim, maxnorm):
     norm = _vector_norm.forward(xp, input, p, _other_dims(input.ndim, dim), True, None)
     return input * xp.where(norm > maxnorm, maxnorm / (norm + 1e-7), 1.0)
@@ -91,6 +91,7 @@ def _renorm_rule(xp, g, ans, input, p, dim, maxnorm):
 _renorm.defvjp(_renorm_rule)
 
 
+@_renorm.public
 def renorm(input, p, dim, maxnorm):
     """Each slice along ``dim`` whose ``p``-norm exceeds ``maxnorm`` scaled down to (just
     under) ``maxnorm``; the other slices unchanged."""
@@ -134,6 +135,7 @@ _dist.defvjp(_dist_rule, lambda xp, g, ans, input, other, p:
              None if p == 0 else -_dist_rule(xp, g, ans, input, other, p))
 
 
+@_dist.public
 def dist(input, other, p=2):
     """The ``p``-norm of ``input - other`` (broadcast)."""
     if input.dtype is _dtypes.bool and other.dtype is _dtypes.bool:
@@ -176,6 +178,7 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return _vector_norm(x, float(ord), dims, keepdim, None if dtype is None else dtype.np)
 
 
+@public
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """``torch.norm``: vector norms (``p`` a number, or 'fro' over at most two dims) through
     :func:`vector_norm`; other string orders ('nuc') are matrix norms (``ember.linalg``)."""

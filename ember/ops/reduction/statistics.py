@@ -13,7 +13,7 @@ import numpy as np
 from ... import _dtypes, _errors
 from ..._tensor import Tensor
 from ..pointwise import div
-from ..registry import defop
+from ..registry import array_api, defop, public
 from .common import _count, _dims, _expand_back, _unreduce
 
 # --------------------------------------------------------------------------- variance
@@ -95,7 +95,7 @@ def _std(xp, input, dims, correction, keepdim):
 _std.defvjp(_std_grad)
 
 
-@defop("var_mean", n_in=1, nout=2, jvp="transpose", batch="moved")
+@defop("var_mean", n_in=1, nout=2, jvp="transpose", batch="moved", method=False)
 def _var_mean(xp, input, dims, correction, keepdim):
     return (_variance(xp, input, dims, correction, keepdim),
             _mean_raw(xp, input, dims, keepdim))
@@ -116,7 +116,7 @@ _var_mean.defvjp(lambda xp, g, ans, input, dims, correction, keepdim: _with_mean
 _var_mean.missing_grads_as_none = True
 
 
-@defop("std_mean", n_in=1, nout=2, jvp="transpose", batch="moved")
+@defop("std_mean", n_in=1, nout=2, jvp="transpose", batch="moved", method=False)
 def _std_mean(xp, input, dims, correction, keepdim):
     return (_variance(xp, input, dims, correction, keepdim) ** 0.5,
             _mean_raw(xp, input, dims, keepdim))
@@ -149,7 +149,7 @@ def _moments(name, op):
         return op(input, dims, c, keepdim)
 
     public.__name__ = public.__qualname__ = name
-    return public
+    return op.public(public)
 
 
 var = _moments("var", _var)
@@ -161,6 +161,10 @@ var.__doc__ = ("Variance over ``dim`` (every dim by default) with Bessel's ``cor
 std.__doc__ = "Standard deviation: the square root of :func:`var`, same arguments."
 var_mean.__doc__ = "``(var, mean)`` in one pass, same arguments as :func:`var`."
 std_mean.__doc__ = "``(std, mean)`` in one pass, same arguments as :func:`var`."
+array_api("var")(lambda x, axis=None, correction=0, keepdims=False: var(
+    x, axis, keepdim=keepdims, correction=correction))
+array_api("std")(lambda x, axis=None, correction=0, keepdims=False: std(
+    x, axis, keepdim=keepdims, correction=correction))
 
 
 
@@ -171,6 +175,7 @@ COV_DOF = ("cov(): degrees of freedom is <= 0. Correction should be strictly les
            "number of observations.")
 
 
+@public
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in the rows of ``input`` (observations in the
     columns), optionally weighted by integer ``fweights`` and real ``aweights``."""
@@ -217,6 +222,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     return div(c, norm).squeeze()
 
 
+@public
 def corrcoef(input):
     """Pearson correlation coefficients of the rows of ``input``, clipped to ``[-1, 1]``."""
     if input.ndim > 2:

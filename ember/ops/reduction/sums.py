@@ -15,10 +15,11 @@ from ..._tensor import _wrap_dim
 from .. import batching
 from ..autocast import autocast_op
 from ..reduced import round_reduced
-from ..registry import defop
+from ..registry import array_api, defop, public
 from .common import (
     _accumulation_dtype,
     _all_dims,
+    _api_reduction,
     _count,
     _dims,
     _expand_back,
@@ -56,6 +57,7 @@ _sum_dim.defvjp(lambda xp, g, ans, input, dims, keepdim, shape, dtype:
                 _expand_back(xp, g, shape, dims, keepdim))
 
 
+@public
 def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch's name
     """Sum of all elements, or over ``dim`` (an int or tuple); integers sum to int64."""
     dtype = _dtypes.as_dtype(dtype, "sum")
@@ -63,6 +65,9 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - PyTorch'
     if dim is None:
         return _sum_all(input, input.shape, dt)
     return _sum_dim(input, _all_dims(dim, input.ndim), keepdim, input.shape, dt)
+
+
+array_api("sum")(_api_reduction(sum))
 
 
 @defop("mean", n_in=1, jvp="linear",
@@ -93,6 +98,7 @@ def _check_mean_dtype(name, dtype):
                            f"either a floating point or complex dtype. Got: {dtype._word}")
 
 
+@public
 def mean(input, dim=None, keepdim=False, *, dtype=None):
     """Arithmetic mean; floating and complex inputs only, as in PyTorch."""
     _check_mean_dtype("mean", dtype)
@@ -105,6 +111,9 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     if dim is None:
         return _mean_all(input, input.shape)
     return _mean_dim(input, _all_dims(dim, input.ndim), keepdim, input.shape)
+
+
+array_api("mean")(_api_reduction(mean))
 
 
 def _prod_of_others(xp, x, axis):
@@ -159,6 +168,7 @@ def _prod_dim_rule(xp, g, ans, input, dim, keepdim, dtype):
 _prod_dim.defvjp(_prod_dim_rule)
 
 
+@public
 @autocast_op("prod")
 def prod(input, dim=None, keepdim=False, *, dtype=None):
     """Product of all elements, or over one ``dim``; integers multiply to int64."""
@@ -168,6 +178,9 @@ def prod(input, dim=None, keepdim=False, *, dtype=None):
         return _prod_all(input, dt)
     d = _wrap_dim(dim, input.ndim)
     return _prod_dim(input, d if input.ndim else None, keepdim, dt)
+
+
+array_api("prod")(_api_reduction(prod))
 
 
 # --------------------------------------------------------------------------- NaN-ignoring
@@ -182,12 +195,14 @@ _nansum.defvjp(lambda xp, g, ans, input, dims, keepdim, dtype: xp.where(
     xp.isnan(input), 0, _expand_back(xp, g, input.shape, dims, keepdim)))
 
 
+@_nansum.public
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
     """``sum`` with NaNs counted as zero."""
     dtype = _dtypes.as_dtype(dtype, "nansum")
     return _nansum(input, _all_dims(dim, input.ndim), keepdim, _accumulation_dtype(input, dtype))
 
 
+@public
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     """The mean of the elements that are not NaN (``nansum`` over their count)."""
     _check_mean_dtype("nanmean", dtype)
@@ -221,6 +236,7 @@ def _logsumexp_rule(xp, g, ans, input, dims, keepdim):
 _logsumexp.defvjp(_logsumexp_rule)
 
 
+@_logsumexp.public
 def logsumexp(input, dim, keepdim=False):
     """``log(sum(exp(input)))`` over ``dim``, computed without overflow."""
     if _no_dims(dim) and not keepdim and input.ndim and input.numel():
@@ -272,7 +288,7 @@ def _softmax_public(name: str, op: Any) -> _Softmax:
         return op(input, d if input.ndim else None)
 
     public.__name__ = public.__qualname__ = name
-    return public
+    return op.public(public)
 
 
 softmax = _softmax_public("softmax", _softmax)
@@ -291,6 +307,7 @@ def _count_nonzero(xp, input, dims):
     return xp.sum(input != 0, axis=dims, dtype=np.int64)
 
 
+@_count_nonzero.public
 def count_nonzero(input, dim=None):
     """How many elements are not zero, over ``dim`` (every dim by default); int64."""
     return _count_nonzero(input, _all_dims(dim, input.ndim))
@@ -308,8 +325,10 @@ def _logical_reduce(name):
     public.__name__ = public.__qualname__ = name
     public.__doc__ = (f"Whether {name} elements (over ``dim``: an int or a tuple) are true, as "
                       "a bool tensor (uint8 for uint8 input, as in PyTorch).")
-    return public
+    return reduce.public(public)
 
 
 all = _logical_reduce("all")  # noqa: A001 - PyTorch's name
 any = _logical_reduce("any")  # noqa: A001
+array_api("all")(lambda x, axis=None, keepdims=False: all(x, axis, keepdims))
+array_api("any")(lambda x, axis=None, keepdims=False: any(x, axis, keepdims))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ... import _xp
 from ..._tensor import Tensor, _wrap_dim
 from .. import batching
-from ..registry import defop
+from ..registry import array_api, defop, public
 from .helpers import _int_list, _shape_args, _unique_dims
 from .layout import _clone
 from .views import expand, flatten, reshape, unsqueeze
@@ -30,6 +30,7 @@ def _repeat_rule(xp, g, ans, input, repeats, in_shape):
 _repeat.defvjp(_repeat_rule)
 
 
+@_repeat.public
 def repeat(input, *sizes, repeats=None):
     """Tile the tensor ``sizes[i]`` times along each dim (new leading dims as needed)."""
     sizes = _shape_args(sizes, repeats, "repeat", "repeats")
@@ -44,12 +45,17 @@ def repeat(input, *sizes, repeats=None):
     return _repeat(input, sizes, input.shape)
 
 
+@public
 def tile(input, *args, dims=None):
     """``repeat`` with missing leading repeats taken as 1."""
     dims = _shape_args(args, dims, "tile", "dims")
     return repeat(input, (1,) * (input.ndim - len(dims)) + dims)
 
 
+array_api("tile")(lambda x, reps: tile(x, tuple(reps)))
+
+
+@public
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element (or slice along ``dim``) ``repeats`` times, in place order.
 
@@ -78,7 +84,6 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
 
 def _repeat_interleave_tensor(input, repeats, d, dim):
     """``index_select`` of each index repeated (``d`` is ``dim`` wrapped)."""
-    from .. import indexing  # lazy: ops/indexing imports this package (a cycle)
     size = input.shape[d] if input.ndim else 1
     if repeats.ndim > 1:
         raise RuntimeError("repeats must be 0-dim or 1-dim tensor")
@@ -87,7 +92,7 @@ def _repeat_interleave_tensor(input, repeats, d, dim):
     elif repeats.shape[0] != size:
         raise RuntimeError("repeats must have the same size as input along dim, but got "
                            f"repeats.size(0) = {repeats.shape[0]} and input.size({dim}) = {size}")
-    return indexing.index_select(input, d, _repeated_indices(repeats, size))
+    return input.index_select(d, _repeated_indices(repeats, size))  # (ops/indexing's)
 
 
 def _repeated_indices(repeats, size):
@@ -114,6 +119,7 @@ def _flip(xp, input, dims):
 _flip.defvjp(lambda xp, g, ans, input, dims: xp.flip(g, axis=dims))
 
 
+@_flip.public
 def flip(input, *args, dims=None):
     """A copy with the order of entries reversed along each of ``dims``."""
     if dims is not None and args:
@@ -124,12 +130,18 @@ def flip(input, *args, dims=None):
     return _flip(input, dims if input.ndim else ())
 
 
+array_api("flip")(lambda x, axis=None: flip(x, tuple(range(x.ndim)) if axis is None else
+                                             axis))
+
+
+@public
 def fliplr(input):
     if input.ndim < 2:
         raise RuntimeError("Input must be >= 2-d.")
     return _flip(input, (1,))
 
 
+@public
 def flipud(input):
     if input.ndim < 1:
         raise RuntimeError("Input must be >= 1-d.")
@@ -148,6 +160,7 @@ def _negated(shifts):
     return -shifts if isinstance(shifts, int) else tuple(-s for s in shifts)
 
 
+@_roll.public
 def roll(input, shifts, dims=None):
     """Shift entries cyclically by ``shifts`` along ``dims`` (over the flattened tensor if None)."""
     shifts = _int_list(shifts)
@@ -164,6 +177,9 @@ def roll(input, shifts, dims=None):
     return _roll(input, shifts, tuple(_wrap_dim(d, input.ndim) for d in dims))
 
 
+array_api("roll")(lambda x, shift, axis=None: roll(x, shift, axis))
+
+
 @defop("rot90", n_in=1, jvp="linear", batch="moved")
 def _rot90(xp, input, k, dims):
     return xp.rot90(input, k, axes=dims).copy()
@@ -172,6 +188,7 @@ def _rot90(xp, input, k, dims):
 _rot90.defvjp(lambda xp, g, ans, input, k, dims: xp.rot90(g, -k, axes=dims))
 
 
+@_rot90.public
 def rot90(input, k=1, dims=(0, 1)):
     """Rotate by ``k`` quarter turns in the plane of ``dims``, from the first towards the second."""
     dims = tuple(dims)
@@ -187,7 +204,11 @@ def rot90(input, k=1, dims=(0, 1)):
     return _rot90(input, k % 4, wrapped)
 
 
+array_api("rot90")(lambda x, k=1, axes=(0, 1): rot90(x, k, axes))
 
+
+
+@public(function=False)
 def sum_to_size(input, *size):
     """``input`` summed down to ``size`` (which must expand to ``input``'s shape)."""
     size = _shape_args(size)

@@ -12,7 +12,7 @@ from ..._creation import empty, zeros
 from ..._tensor import Size, Tensor, _wrap_dim
 from .. import batching
 from ..autocast import autocast_op
-from ..registry import defop
+from ..registry import array_api, defop, public
 from ..sorting import cumprod
 from .copies import flip
 from .helpers import _warn_once
@@ -42,7 +42,8 @@ def _joined_batched(op, args, levels):
     return batching.wrap(cat(values, batching.shift(dim, ndim, nb)), levels)
 
 
-@defop("cat", variadic=2, jvp="linear", batch=_joined_batched)
+@defop("cat", variadic=2, jvp="linear", batch=_joined_batched, method=False,
+       aliases=("concat", "concatenate"))
 def _cat(xp, *args):
     *tensors, dim, shapes = args
     ndim = max(t.ndim for t in tensors)
@@ -66,6 +67,7 @@ def _common_dtype(tensors):
     return [to_dtype(t, dt) for t in tensors]
 
 
+@_cat.public
 @autocast_op("cat")
 def cat(tensors, dim=0):
     """Join tensors along an existing dim (all other dims must match)."""
@@ -95,10 +97,11 @@ def cat(tensors, dim=0):
     return _cat(*tensors, d, tuple(tuple(t.shape) for t in tensors))
 
 
-concat = concatenate = cat
+array_api("concat")(lambda arrays, axis=0: cat(arrays, dim=axis))
+array_api("concatenate")(lambda arrays, axis=0: cat(arrays, dim=axis))
 
 
-@defop("stack", variadic=1, jvp="linear", batch=_joined_batched)
+@defop("stack", variadic=1, jvp="linear", batch=_joined_batched, method=False)
 def _stack(xp, *args):
     *tensors, dim = args
     return xp.stack(tensors, axis=dim)
@@ -107,6 +110,7 @@ def _stack(xp, *args):
 _stack.defvjp(lambda xp, g, ans, i, inputs, dim: g[(slice(None),) * dim + (i, Ellipsis)])
 
 
+@_stack.public
 @autocast_op("stack")
 def stack(tensors, dim=0):
     """Join same-shaped tensors along a new dim."""
@@ -120,6 +124,9 @@ def stack(tensors, dim=0):
                                f"at entry {k}")
     tensors = _common_dtype(tensors)
     return _stack(*tensors, _wrap_dim(dim, tensors[0].ndim + 1))
+
+
+array_api("stack")(lambda arrays, axis=0: stack(arrays, dim=axis))
 
 
 def _at_least(tensors, fn):
@@ -147,14 +154,17 @@ def _atleast_3d(t):
     return unsqueeze(t, -1) if t.ndim == 2 else t
 
 
+@public(method=False)
 def atleast_1d(*tensors):
     return _at_least(tensors, _atleast_1d)
 
 
+@public(method=False)
 def atleast_2d(*tensors):
     return _at_least(tensors, _atleast_2d)
 
 
+@public(method=False)
 def atleast_3d(*tensors):
     return _at_least(tensors, _atleast_3d)
 
@@ -166,25 +176,26 @@ def _nonempty(tensors, name):
     return tensors
 
 
+@public(method=False)
 def hstack(tensors):
     """Join along dim 1 (dim 0 for vectors); scalars count as vectors."""
     tensors = [_atleast_1d(t) for t in _nonempty(tensors, "hstack")]
     return cat(tensors, 0 if tensors[0].ndim == 1 else 1)
 
 
+@public(method=False, aliases=("row_stack",))
 def vstack(tensors):
     """Stack rows: join along dim 0, vectors becoming ``1 x n`` rows."""
     return cat([_atleast_2d(t) for t in _nonempty(tensors, "vstack")], 0)
 
 
-row_stack = vstack
-
-
+@public(method=False)
 def dstack(tensors):
     """Join along the third dim, lower-rank inputs raised to 3 dims."""
     return cat([_atleast_3d(t) for t in _nonempty(tensors, "dstack")], 2)
 
 
+@public(method=False)
 def column_stack(tensors):
     """Join columns: vectors (and scalars) become ``n x 1`` columns, then join along dim 1."""
     tensors = _nonempty(tensors, "column_stack")
@@ -192,6 +203,7 @@ def column_stack(tensors):
 
 
 
+@public
 def diff(input, n=1, dim=-1, prepend=None, append=None):
     """The ``n``-th forward difference along ``dim`` (``prepend``/``append`` joined first)."""
     if input.ndim == 0:
@@ -212,6 +224,7 @@ MESHGRID_INDEXING = (
     "torch.meshgrid: in an upcoming release, it will be required to pass the indexing argument.")
 
 
+@public(method=False)
 def meshgrid(*tensors, indexing=None):
     """Coordinate grids: output ``i`` is input ``i`` viewed along dim ``i`` and expanded to
     the grid (``'xy'`` swaps the first two dims). PyTorch warns once when ``indexing`` is
@@ -252,6 +265,7 @@ def _check_vector(t):
         raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
 
 
+@public(method=False)
 def cartesian_prod(*tensors):
     """The rows of all combinations of one element of each vector (``itertools.product``)."""
     for t in tensors:
@@ -261,10 +275,10 @@ def cartesian_prod(*tensors):
     return stack([flatten(g) for g in meshgrid(*tensors, indexing="ij")], 1)
 
 
+@public(method=False)
 def combinations(input, r=2, with_replacement=False):
     """The rows of all length-``r`` combinations of the vector's elements
     (``itertools.combinations``, or ``combinations_with_replacement``)."""
-    from ..indexing import masked_select  # lazy: ops/indexing imports this package (a cycle)
     _check_vector(input)
     if r < 0:
         raise RuntimeError(f"Expect a non-negative number, but got {r}")
@@ -278,10 +292,10 @@ def combinations(input, r=2, with_replacement=False):
     for a, b in zip(idx, idx[1:]):  # PyTorch's triu mask: indices in order
         keep &= (a <= b) if with_replacement else (a < b)
     mask = Tensor._make(keep, None, False)
-    return stack([masked_select(g, mask) for g in meshgrid(*([input] * r), indexing="ij")], 1)
+    return stack([g.masked_select(mask) for g in meshgrid(*([input] * r), indexing="ij")], 1)
 
 
-@defop("block_diag", variadic=2, jvp="linear", batch="loop")
+@defop("block_diag", variadic=2, jvp="linear", batch="loop", method=False)
 def _block_diag(xp, *args):
     *tensors, dtype, corners = args
     rows = corners[-1][0] if corners else 1
@@ -305,6 +319,7 @@ def _block_diag_rule(xp, g, ans, i, inputs, dtype, corners):
 _block_diag.defvjp(_block_diag_rule)
 
 
+@_block_diag.public
 def block_diag(*tensors):
     """The tensors (at most 2-d; a vector is a row) as blocks along the diagonal."""
     for k, t in enumerate(tensors):
@@ -333,6 +348,7 @@ def _block_diag_batched(tensors, dtype, corners):
     return cat(rows, 0)
 
 
+@public(method=False)
 def broadcast_shapes(*shapes):
     """The ``torch.Size`` that tensors of ``shapes`` broadcast to (ints stand for 1-d shapes);
     PyTorch's errors, which name the offending argument."""
@@ -364,6 +380,7 @@ def broadcast_shapes(*shapes):
     return Size(common)
 
 
+@public(method=False)
 def vander(x, N=None, increasing=False):
     """The Vandermonde matrix of a vector: columns ``x**0 .. x**(N-1)`` (decreasing powers
     unless ``increasing``); integers give int64. Built as PyTorch builds it (ones, a running

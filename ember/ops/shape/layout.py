@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import warnings
 
+import numpy as np
+
 from ... import _memory_format
-from ..registry import defop
+from ..registry import array_api, defop, public
 
 
 @defop("clone", jvp="linear", batch="pointwise")
@@ -19,6 +21,7 @@ _clone.defvjp(lambda xp, g, ans, input: g)
 
 
 
+@public
 def clone(input, *, memory_format=None):
     """A copy that stays in the graph (``CloneBackward0``), laid out as ``memory_format``
     asks; the default ``preserve_format`` keeps ``input``'s stride order."""
@@ -42,6 +45,7 @@ def _clone_as(xp, input, fmt):
 _clone_as.defvjp(lambda xp, g, ans, input, fmt: g)
 
 
+@public
 def contiguous(input, *args, memory_format=None):
     """``input`` itself when it is laid out as ``memory_format`` (default
     ``contiguous_format``) asks, otherwise such a copy."""
@@ -76,3 +80,9 @@ def to_dtype(input, dtype, copy=False):
         warnings.warn("Casting complex values to real discards the imaginary part",
                       UserWarning, stacklevel=3)
     return _to_copy(input, dtype.np)
+
+
+# Rules' casts (a complex gradient reaching a real input) keep the real part silently.
+array_api("astype")(
+    lambda x, dtype: x if x._data.dtype == np.dtype(getattr(dtype, "np", dtype))
+    else _to_copy(x, np.dtype(getattr(dtype, "np", dtype))))

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ... import _dtypes
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.views import as_view
-from ..registry import defop
+from ..registry import defop, public
 from .helpers import _embed
 from .views import unsqueeze
 
@@ -53,6 +53,7 @@ def _split_views(op, input, dim, sizes):
                  for o, b in zip(outs, bounds))
 
 
+@public
 def split(tensor, split_size_or_sections, dim=0):
     """Pieces of ``split_size`` along ``dim`` (the last may be smaller), or of the listed sizes.
 
@@ -76,6 +77,7 @@ def split(tensor, split_size_or_sections, dim=0):
     return _split_views(_split, tensor, d, sizes)
 
 
+@public
 def split_with_sizes(input, split_sizes, dim=0):
     """Pieces of the given sizes along ``dim`` (they must add up to its length); views."""
     sizes = list(split_sizes)
@@ -92,6 +94,7 @@ def split_with_sizes(input, split_sizes, dim=0):
     return _split_views(_split_with_sizes, input, d, sizes)
 
 
+@public
 def chunk(input, chunks, dim=0):
     """At most ``chunks`` equal pieces along ``dim`` (the last may be smaller); views."""
     if input.ndim == 0:
@@ -105,6 +108,7 @@ def chunk(input, chunks, dim=0):
     return split(input, -(-length // chunks), d)
 
 
+@public
 def tensor_split(input, indices_or_sections, dim=0):
     """Split into ``sections`` near-equal pieces, or at the given indices; slice views."""
     if input.ndim == 0:
@@ -141,6 +145,7 @@ def _unbind(xp, input, dim):
 _unbind.defvjp(lambda xp, g, ans, input, dim: xp.stack(g, axis=dim))
 
 
+@_unbind.public
 def unbind(input, dim=0):
     """The slices along ``dim``, as a tuple of views."""
     d = _wrap_dim(dim, input.ndim)
@@ -151,6 +156,7 @@ def unbind(input, dim=0):
                  for k, o in enumerate(outs))
 
 
+@public
 def narrow(input, dim, start, length):
     """``length`` entries of dim ``dim`` from ``start`` on (a view)."""
     if input.ndim == 0:
@@ -204,6 +210,7 @@ def _unfold_rule(xp, g, ans, input, dim, size, step):
 _unfold.defvjp(_unfold_rule)
 
 
+@public(function=False)  # (Tensor.unfold only: torch.unfold is no function)
 def unfold(input, dimension, size, step):
     """``Tensor.unfold``: the windows of ``size`` elements along ``dimension``, ``step``
     apart, as a view with a new last dim."""
@@ -224,9 +231,9 @@ def unfold(input, dimension, size, step):
 # --------------------------------------------------------------------------- select, complex
 
 
+@public
 def select(input, dim, index):
     """The slice at ``index`` along ``dim`` (a view with one dim fewer): ``input[..., index]``."""
-    from .. import indexing  # lazy: ops/indexing imports this package (a cycle)
     if input.ndim == 0:
         raise IndexError("select() cannot be applied to a 0-dim tensor.")
     d = _wrap_dim(dim, input.ndim)
@@ -234,7 +241,7 @@ def select(input, dim, index):
     if not -size <= index < size:
         raise IndexError(f"select(): index {index} out of range for tensor of size "
                          f"{list(input.shape)} at dimension {d}")
-    return indexing.getitem(input, (slice(None),) * d + (index,))
+    return input[(slice(None),) * d + (index,)]  # (ops/indexing's getitem)
 
 
 
@@ -255,8 +262,14 @@ def real(input):
     return as_view(_real(input), input, lambda xp, a: a.real)
 
 
+public(real, method=property(real))  # Tensor.real is a property
+
+
 def imag(input):
     """The imaginary part (a view) of a complex tensor."""
     if not input.is_complex():
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return as_view(_imag(input), input, lambda xp, a: a.imag)
+
+
+public(imag, method=property(imag))  # Tensor.imag is a property

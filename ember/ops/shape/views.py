@@ -15,7 +15,7 @@ from ...autograd import forward_ad
 from ...autograd.views import as_view
 from .. import batching
 from ..dtype_view import view_dtype
-from ..registry import defop
+from ..registry import array_api, defop, public
 from .helpers import (
     T_DEPRECATED,
     ZERO_DIM_DEPRECATED,
@@ -72,6 +72,7 @@ def _reshaped_view(input, shape, op=_view):
     return as_view(out, input, lambda xp, a: xp.reshape(a, shape))
 
 
+@public
 def view(input, *shape, size=None):
     """A view with a new shape (one dim may be -1); the storage must allow it."""
     if len(shape) == 1 and not isinstance(shape[0], (tuple, list, int)):
@@ -82,6 +83,7 @@ def view(input, *shape, size=None):
     return _reshaped_view(input, shape)
 
 
+@public
 def reshape(input, *args, shape=None):
     """``view`` when the storage allows it, otherwise a copy."""
     shape = infer_size(_shape_args(args, shape, "reshape", "shape"), input.numel())
@@ -91,14 +93,20 @@ def reshape(input, *args, shape=None):
     return _unsafe_view(_clone(input), shape, input.shape)
 
 
+array_api("reshape")(lambda x, shape, copy=None: reshape(x, tuple(shape)))
+
+
+@public
 def view_as(input, other):
     return view(input, other.shape)
 
 
+@public
 def reshape_as(input, other):
     return reshape(input, other.shape)
 
 
+@public
 def flatten(input, start_dim=0, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` into one (a view when the storage allows it)."""
     start, end = _wrap_dim(start_dim, input.ndim), _wrap_dim(end_dim, input.ndim)
@@ -112,11 +120,13 @@ def flatten(input, start_dim=0, end_dim=-1):
     return reshape(input, shape[:start] + (math.prod(shape[start:end + 1]),) + shape[end + 1:])
 
 
+@public
 def ravel(input):
     """The entries as a vector (PyTorch views a contiguous copy when it must copy)."""
     return reshape(contiguous(input), (-1,))
 
 
+@public
 def unflatten(input, dim, sizes):
     """Split dim ``dim`` into ``sizes`` (one may be -1); always a view."""
     if input.ndim == 0:
@@ -146,9 +156,13 @@ def _unsqueeze(xp, input, dim):
 _unsqueeze.defvjp(lambda xp, g, ans, input, dim: xp.squeeze(g, axis=dim))
 
 
+@_unsqueeze.public
 def unsqueeze(input, dim):
     dim = _wrap_dim(dim, input.ndim + 1)
     return as_view(_unsqueeze(input, dim), input, lambda xp, a: xp.expand_dims(a, dim))
+
+
+array_api("expand_dims")(lambda x, axis: unsqueeze(x, axis))
 
 
 def _squeezed_shape(shape, dims):
@@ -183,6 +197,7 @@ _squeeze_matmul = defop("squeeze", n_in=1, overload=4, jvp="linear",
     _squeeze_rule)
 
 
+@public
 def squeeze(input, dim=None):
     """Drop size-1 dims: all of them, one (``dim``), or those in a tuple of dims."""
     if dim is None:
@@ -193,6 +208,9 @@ def squeeze(input, dim=None):
         out = _squeeze_dim(input, _wrap_dim(dim, input.ndim), input.shape)
     shape = out.shape
     return as_view(out, input, lambda xp, a: xp.reshape(a, shape))
+
+
+array_api("squeeze")(lambda x, axis: squeeze(x, axis))
 
 
 @defop("alias", n_in=1, jvp="linear", batch="pointwise")
@@ -216,6 +234,7 @@ _permute.defvjp(lambda xp, g, ans, input, dims:
                 xp.transpose(g, tuple(sorted(range(len(dims)), key=dims.__getitem__))))
 
 
+@_permute.public
 def permute(input, *args, dims=None):
     """Reorder the dims (a view): output dim ``i`` is input dim ``dims[i]``."""
     if not args and dims is None:
@@ -232,6 +251,10 @@ def permute(input, *args, dims=None):
     return as_view(_permute(input, dims), input, lambda xp, a: xp.transpose(a, dims))
 
 
+array_api("transpose")(lambda x, axes=None: permute(x, tuple(range(x.ndim - 1, -1, -1))
+                                                  if axes is None else tuple(axes)))
+
+
 def _t_batched(op, x, value, params, nb, batch, levels):
     """The batching rule of ``t``: the last two dims swapped (a vector or scalar as it is)."""
     out = value.transpose(-1, -2) if x.ndim == 2 else value.view_as(value)
@@ -246,6 +269,7 @@ def _t(xp, input):
 _t.defvjp(lambda xp, g, ans, input: xp.swapaxes(g, 0, 1) if g.ndim == 2 else g)
 
 
+@_t.public
 def t(input):
     """Transpose of a tensor of at most 2 dims (a view)."""
     if input.ndim > 2:
@@ -258,7 +282,7 @@ def _swapaxes(xp, a, dim0, dim1):
     return xp.swapaxes(a, dim0, dim1) if a.ndim else a[...]
 
 
-@defop("transpose", n_in=1, overload=0, jvp="linear", batch="moved")
+@defop("transpose", n_in=1, overload=0, jvp="linear", batch="moved", aliases=("swapdims",))
 def _transpose(xp, input, dim0, dim1):
     return _swapaxes(xp, input, dim0, dim1)
 
@@ -266,6 +290,7 @@ def _transpose(xp, input, dim0, dim1):
 _transpose.defvjp(lambda xp, g, ans, input, dim0, dim1: _swapaxes(xp, g, dim0, dim1))
 
 
+@_transpose.public
 def transpose(input, dim0, dim1):
     """Swap two dims (a view)."""
     d0, d1 = _wrap_dim(dim0, input.ndim), _wrap_dim(dim1, input.ndim)
@@ -273,12 +298,13 @@ def transpose(input, dim0, dim1):
                    lambda xp, a: _swapaxes(xp, a, d0, d1))
 
 
-swapdims = transpose
-
-
+@public
 def swapaxes(input, axis0, axis1):
     """``transpose`` under NumPy's name (and argument names)."""
     return transpose(input, axis0, axis1)
+
+
+array_api("swapaxes")(lambda x, axis1, axis2: transpose(x, axis1, axis2))
 
 
 @defop("conj", n_in=1, jvp="linear", batch="pointwise")
@@ -289,6 +315,44 @@ def _conj(xp, input):
 _conj.defvjp(lambda xp, g, ans, input: xp.conj(g))
 
 
+@_conj.public
+def conj(input):
+    """The complex conjugate; real tensors are returned as they are. ember computes it at
+    once, but reports ``is_conj()`` as PyTorch's lazy conjugate would until resolved."""
+    if not input.is_complex():
+        return input
+    out = _conj(input)
+    out.__dict__["_lazy_conj"] = True
+    return out
+
+
+array_api("conj")(lambda x: _conj(x) if x.is_complex() else x)
+
+
+@public
+def resolve_conj(input):
+    """A tensor with its conjugation materialised: a copy of a ``conj()`` result, else itself."""
+    return _clone(input) if input.is_conj() else input
+
+
+@public
+def resolve_neg(input):
+    """Itself: ember has no lazily negated tensors."""
+    return input
+
+
+@public(function=False, name="is_conj")
+def _is_conj(input):
+    return input.__dict__.get("_lazy_conj", False)
+
+
+@public(function=False, name="is_neg")
+def _is_neg(input):
+    return False
+
+
+@public(function=False, name="T")
+@property
 def _numpy_T(input):
     """``x.T``: all dims reversed (PyTorch deprecates it for anything but matrices)."""
     if input.ndim != 2:
@@ -314,19 +378,26 @@ def _matrix_transpose(input, name, conjugate):
     return _conj(out) if conjugate and input.is_complex() else out
 
 
+@public(function=False, name="mT")
+@property
 def _mT(input):
     return _matrix_transpose(input, "mT", False)
 
 
+@public(function=False, name="mH")
+@property
 def _mH(input):
     return _matrix_transpose(input, "mH", True)
 
 
+@public
 def adjoint(input):
     """The conjugate transpose of the last two dims."""
     return _matrix_transpose(input, "adjoint()", True)
 
 
+@public(function=False, name="H")
+@property
 def _matrix_H(input):
     """``x.H``: the conjugate transpose of a matrix."""
     if input.ndim == 0:
@@ -339,6 +410,7 @@ def _matrix_H(input):
     return _matrix_transpose(input, "H", True)
 
 
+@public(aliases=("moveaxis",))
 def movedim(input, source, destination):
     """Move dims ``source`` to positions ``destination``; the others keep their order."""
     src, dst = _int_list(source), _int_list(destination)
@@ -360,38 +432,6 @@ def movedim(input, source, destination):
     return permute(input, tuple(o if o is not None else next(rest) for o in order))
 
 
-moveaxis = movedim
-
-
-
-def conj(input):
-    """The complex conjugate; real tensors are returned as they are. ember computes it at
-    once, but reports ``is_conj()`` as PyTorch's lazy conjugate would until resolved."""
-    if not input.is_complex():
-        return input
-    out = _conj(input)
-    out.__dict__["_lazy_conj"] = True
-    return out
-
-
-def resolve_conj(input):
-    """A tensor with its conjugation materialised: a copy of a ``conj()`` result, else itself."""
-    return _clone(input) if input.is_conj() else input
-
-
-def resolve_neg(input):
-    """Itself: ember has no lazily negated tensors."""
-    return input
-
-
-def _is_conj(input):
-    return input.__dict__.get("_lazy_conj", False)
-
-
-def _is_neg(input):
-    return False
-
-
 
 # --------------------------------------------------------------------------- broadcasting
 
@@ -404,6 +444,7 @@ def _expand(xp, input, shape):
 _expand.defvjp(lambda xp, g, ans, input, shape: g)  # the engine sums g back to input's shape
 
 
+@_expand.public
 def expand(input, *sizes, size=None):
     """A broadcast view with ``sizes`` (-1 keeps a dim); no memory is copied."""
     sizes = _shape_args(sizes, size, "expand", "size")
@@ -434,14 +475,20 @@ def expand(input, *sizes, size=None):
     return as_view(_expand(input, shape), input, lambda xp, a: xp.broadcast_to(a, shape))
 
 
+@public
 def expand_as(input, other):
     return expand(input, other.shape)
 
 
+@public
 def broadcast_to(input, size):
     return expand(input, size)
 
 
+array_api("broadcast_to")(lambda x, shape: expand(x, tuple(shape)))
+
+
+@public(method=False)
 def broadcast_tensors(*tensors):
     """The tensors expanded to their common shape (those already of that shape as they are)."""
     shape = _broadcast.broadcast_shapes(*(tuple(t.shape) for t in tensors))
@@ -485,6 +532,7 @@ def _reshape_in_place(self, op, params, view):
     return self
 
 
+@public(function=False)
 def unsqueeze_(self, dim):
     """In-place ``unsqueeze``: a size-1 dim inserted at ``dim``."""
     dim = _wrap_dim(dim, self.ndim + 1)
@@ -492,6 +540,7 @@ def unsqueeze_(self, dim):
                              lambda xp, a: xp.expand_dims(a, dim))
 
 
+@public(function=False)
 def squeeze_(self, dim=None):
     """In-place ``squeeze``: size-1 dims dropped (all, ``dim``, or a tuple of dims)."""
     if dim is None:
@@ -505,6 +554,7 @@ def squeeze_(self, dim=None):
     return _reshape_in_place(self, op, params, lambda xp, a: xp.reshape(a, shape))
 
 
+@public(function=False)
 def t_(self):
     """In-place ``t``: a matrix transposed."""
     if self.ndim > 2:
@@ -512,6 +562,7 @@ def t_(self):
     return _reshape_in_place(self, _t_inplace, (), lambda xp, a: a.T)
 
 
+@public(function=False, aliases=("swapdims_",))
 def transpose_(self, dim0, dim1):
     """In-place ``transpose``: two dims swapped."""
     d0, d1 = _wrap_dim(dim0, self.ndim), _wrap_dim(dim1, self.ndim)
@@ -519,8 +570,6 @@ def transpose_(self, dim0, dim1):
                              lambda xp, a: _swapaxes(xp, a, d0, d1))
 
 
-swapdims_ = transpose_
-
-
+@public(function=False)
 def swapaxes_(self, axis0, axis1):
     return transpose_(self, axis0, axis1)

@@ -14,7 +14,7 @@ from .. import batching
 from .._cpp_sort import mode_index
 from ..reduction.common import _check_nonempty, return_type
 from ..reduction.extremes import _evenly_distribute, _unselect, picked
-from ..registry import defop
+from ..registry import array_api, defop, public
 
 _sort_result = return_type("sort", ("values", "indices"))
 _topk_result = return_type("topk", ("values", "indices"))
@@ -76,17 +76,28 @@ def _argsort(xp, input, dim, descending):
     return _order(xp, input, dim, descending)
 
 
+@_argsort.public
+def argsort(input, dim=-1, descending=False, stable=False):
+    """The indices that sort ``input`` along ``dim`` (stable)."""
+    return _argsort(input, _wrap_dim(dim, input.ndim), bool(descending))
+
+
+array_api("argsort")(lambda x, axis=-1, descending=False, stable=True:
+                     argsort(x, axis, descending))
+
+
+@public
 def sort(input, dim=-1, descending=False, stable=None):
     """``(values, indices)`` sorted along ``dim``; always stable (equal elements keep order)."""
     op = _sort if stable is None else _sort_stable
     return _sort_result(op(input, _wrap_dim(dim, input.ndim), bool(descending)))
 
 
-def argsort(input, dim=-1, descending=False, stable=False):
-    """The indices that sort ``input`` along ``dim`` (stable)."""
-    return _argsort(input, _wrap_dim(dim, input.ndim), bool(descending))
+array_api("sort")(lambda x, axis=-1, descending=False, stable=True:
+                  sort(x, axis, descending).values)
 
 
+@public
 def msort(input):
     """``input`` sorted along its first dim."""
     return sort(input, 0).values
@@ -108,6 +119,7 @@ _topk.defvjp(lambda xp, g, ans, input, k, dim, largest, shape:
 _topk.saved_outputs = (1,)
 
 
+@_topk.public
 def topk(input, k, dim=-1, largest=True, sorted=True):
     """``(values, indices)`` of the ``k`` largest (or smallest) elements along ``dim``, in order.
 
@@ -196,6 +208,7 @@ _kthvalue.defvjp(lambda xp, g, ans, input, k, dim, keepdim, shape:
 _kthvalue.saved_outputs = (1,)
 
 
+@_kthvalue.public
 def kthvalue(input, k, dim=-1, keepdim=False):
     """``(values, indices)`` of the ``k``-th smallest element along ``dim``."""
     d = _wrap_dim(dim, input.ndim)
@@ -247,6 +260,7 @@ _median_dim.defvjp(lambda xp, g, ans, input, dim, keepdim, shape:
 _median_dim.saved_outputs = (1,)
 
 
+@public
 def median(input, dim=None, keepdim=False):
     """The lower median of all elements (ties share the gradient), or ``(values, indices)``
     along ``dim``; NaN if a NaN is present."""
@@ -276,6 +290,7 @@ _mode.defvjp(lambda xp, g, ans, input, dim, keepdim, shape:
 _mode.saved_outputs = (1,)
 
 
+@_mode.public
 def mode(input, dim=-1, keepdim=False):
     """``(values, indices)``: the most frequent value along ``dim`` (the smallest of those
     equally frequent) and where it occurs (the position PyTorch's CPU kernel reports)."""

@@ -7,8 +7,9 @@ import numpy as np
 
 from ... import _dtypes, _xp
 from ..._tensor import Tensor, _wrap_dim
+from ..reduction import _api_dtype
 from ..reduction.common import _accumulation_dtype, _raw, return_type
-from ..registry import defop
+from ..registry import array_api, defop, public
 
 # --------------------------------------------------------------------------- scans
 
@@ -91,14 +92,23 @@ def _scan(name, op, input, dim, dtype):
     return op(input, _wrap_dim(dim, input.ndim), _accumulation_dtype(input, dtype))
 
 
+@public(inplace=True)
 def cumsum(input, dim, *, dtype=None):
     """Running sum along ``dim``; integers accumulate in int64."""
     return _scan("cumsum", _cumsum, input, dim, dtype)
 
 
+array_api("cumsum")(lambda x, axis=None, dtype=None: cumsum(x, axis, dtype=_api_dtype(dtype)))
+
+
+@public(inplace=True)
 def cumprod(input, dim, *, dtype=None):
     """Running product along ``dim``; integers accumulate in int64; gradients exact at zeros."""
     return _scan("cumprod", _cumprod, input, dim, dtype)
+
+
+array_api("cumprod")(lambda x, axis=None, dtype=None: cumprod(x, axis,
+                                                             dtype=_api_dtype(dtype)))
 
 
 @defop("logcumsumexp", n_in=1, batch="loop")
@@ -148,6 +158,7 @@ _logcumsumexp.defvjp(_logcumsumexp_rule)
 _logcumsumexp.defjvp(_logcumsumexp_jvp)
 
 
+@_logcumsumexp.public
 def logcumsumexp(input, dim):
     """``log(cumsum(exp(input)))`` along ``dim``, computed without overflow."""
     if not _dtypes.is_inexact(input._data.dtype):
@@ -205,7 +216,7 @@ def _running_extreme(name, better):
     public.__name__ = public.__qualname__ = name
     public.__doc__ = (f"``(values, indices)``: the running {name[3:]}imum along ``dim`` and "
                       "the index where it was (last) reached.")
-    return public
+    return op.public(public)
 
 
 def _scatter_key(index, dim):

@@ -11,6 +11,7 @@ from ..._tensor import Tensor, _wrap_dim
 from ...autograd import grad_mode
 from ...autograd.graph import Node, gradient_edge, new_node
 from ..operands import _underivable
+from ..registry import public
 
 # --------------------------------------------------------------------------- sets and counts
 # Not differentiable. ``unique`` records PyTorch's node for a float input that requires grad,
@@ -62,6 +63,7 @@ def _check_unique_dim(input, dim):
     return d
 
 
+@public
 def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=None):
     """The distinct elements (or slices along ``dim``), sorted (PyTorch's CPU kernel sorts
     whatever ``sorted`` says); each NaN is distinct. Optionally the index of each input element
@@ -93,6 +95,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
                           return_counts)
 
 
+@public
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """The input with each run of equal consecutive elements (or slices along ``dim``)
     replaced by one; optionally the run index of each element and each run's length."""
@@ -115,6 +118,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
                           return_inverse, return_counts)
 
 
+@public
 def bincount(input, weights=None, minlength=0):
     """How often each value ``0..max`` occurs in a vector of non-negative integers (summing
     ``weights`` instead of ones: float32/float64 weights keep their dtype, others give
@@ -142,6 +146,7 @@ def _edge_text(v):
     return "-nan" if v != v else f"{v:g}"
 
 
+@public
 def histc(input, bins=100, min=0, max=0):
     """A histogram of the elements in ``bins`` equal bins over ``[min, max]`` (the elements'
     own range when both are equal); elements outside the range are ignored."""
@@ -202,6 +207,7 @@ def _bounds_search(xp, boundaries, values, right, sorter):
     return xp.reshape(start, values.shape)
 
 
+@public(method=False)
 def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=None,
                  sorter=None):
     """Where ``values`` would be inserted into the (last dim of) ``sorted_sequence`` to keep
@@ -239,6 +245,7 @@ def searchsorted(sorted_sequence, values, *, out_int32=False, right=False, side=
     return Tensor._make(index.astype(np.int32 if out_int32 else np.int64), None, False)
 
 
+@public(method=False)
 def bucketize(input, boundaries, *, out_int32=False, right=False):
     """The bucket of each element given the sorted 1-d ``boundaries`` (``right``: a value equal
     to a boundary goes to the bucket above it)."""
@@ -248,6 +255,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False):
                         right=right)
 
 
+@public(method=False)
 def isin(elements, test_elements, *, assume_unique=False, invert=False):
     """Whether each element of ``elements`` occurs in ``test_elements`` (NaN never does);
     either may be a Python number."""
