@@ -7,7 +7,9 @@ A spec (``tests/opspec.py``) is a function of a few tensors with the shapes it i
 Here each spec's largest case is scaled to about ``--small`` (1K) and ``--large`` (1M)
 elements: every dim longer than one is stretched by the same factor, so dims that are equal
 stay equal and the shapes still broadcast and multiply. (A spec whose function fixes a shape
-of its own — a ``view(3, 2)`` — cannot be scaled; it is listed as skipped.) The step is the
+of its own — a ``view(3, 2)`` — cannot be scaled; it is listed as skipped. An op whose
+output outgrows its inputs — ``diag_embed``, ``kron`` — gets inputs small enough that its
+output holds about as many elements.) The step is the
 spec's function, a weighted sum of its float outputs, and ``backward()``; before timing, ember's
 outputs and gradients are compared with PyTorch's (a disagreement is reported, not timed).
 The table is sorted by the ratio ember/PyTorch, worst first, and ends with the median ratio
@@ -149,9 +151,34 @@ def agree(spec, ember_run, torch_run):
     return True
 
 
+def _numel(res):
+    return sum(o.numel() for o in (res if isinstance(res, tuple) else (res,)))
+
+
+def input_target(spec, target, lib):
+    """How many input elements give a case whose inputs and outputs both hold at most about
+    ``target`` elements: the outputs' growth is measured on two small cases (``diag_embed``
+    of n elements makes n^2, ``kron`` of two makes their product)."""
+    sizes = []
+    for probe in (250, 1000):
+        shapes, int_args = scaled(spec, probe)
+        xs = make_inputs(lib, spec, shapes, int_args)
+        sizes.append((sum(math.prod(s) for s in shapes), _numel(spec.fn(lib, *xs))))
+    (in1, out1), (in2, out2) = sizes
+    if out2 <= max(in2, 1) or in2 == in1:
+        return target
+    growth = max(math.log(out2 / max(out1, 1)) / math.log(in2 / in1), 1.0)
+    return min(target, in2 * (target / out2) ** (1 / growth))
+
+
 def measure(spec, size, libs, harness, args):
     """One row: the spec at one size, or why it was not timed."""
-    shapes, int_args = scaled(spec, SIZES[size])
+    try:
+        target = input_target(spec, SIZES[size], libs["ember"])
+    except Exception as exc:  # noqa: BLE001 - a spec that does not scale is skipped
+        return {"op": spec.name, "size": size, "shapes": [],
+                "skipped": f"ember: {type(exc).__name__}: {str(exc)[:80]}"}
+    shapes, int_args = scaled(spec, target)
     row = {"op": spec.name, "size": size, "shapes": [list(s) for s in shapes]}
     runs, steps = {}, {}
     for name, lib in libs.items():
