@@ -4,6 +4,7 @@ No timing is asserted: the quick sizes are too small to mean anything, and the m
 shared. What must hold is that every workload runs, ember agrees with the NumPy floor (and
 PyTorch, when installed) on the loss and every gradient, and the table has a row per workload.
 """
+import importlib.util
 import json
 import re
 import subprocess
@@ -110,3 +111,35 @@ def test_time_case_interleaves_rounds():
     assert numbers == {"ember": 1, "numpy": 1}  # one warm-up call each, then three rounds
     assert calls == ["ember", "numpy"] + ["ember", "numpy"] * 3
     assert all(len(s) == 3 and min(s) >= 0 for s in samples.values())
+
+
+# --------------------------------------------------------------------------- bench/ops.py
+
+
+def test_ops_bench_scales_a_spec_consistently():
+    """A spec's largest case stretched to about the size asked: dims that were equal stay
+    equal (the shapes still broadcast and multiply), dims of one stay one."""
+    from bench import ops
+    from tests.opspec import BINARY_SHAPES, Spec
+
+    spec = Spec("probe", lambda L, a, b: a * b, BINARY_SHAPES + [((2, 3), (3, 4))])
+    shapes, _ = ops.scaled(spec, 10_000)
+    (m, k), (k2, n) = shapes
+    assert k == k2 and 8_000 <= m * k + k2 * n <= 12_000
+    shapes, _ = ops.scaled(Spec("one", lambda L, a: a, [((2, 1),)]), 1_000)
+    assert shapes[0][1] == 1 and 900 <= shapes[0][0] <= 1_100
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None,
+                    reason="bench/ops.py compares with PyTorch")
+def test_ops_bench_runs_and_checks_agreement(tmp_path):
+    out = tmp_path / "ops.json"
+    proc = subprocess.run([sys.executable, str(ROOT / "bench" / "ops.py"), "--only",
+                           "mul,softmax", "--size", "small", "--repeat", "1", "--min-time",
+                           "0", "--json", str(out)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    rows = json.loads(out.read_text())["rows"]
+    assert sorted(r["op"] for r in rows) == ["mul", "softmax"]
+    assert all("ratio" in r and r["ember"] > 0 and r["torch"] > 0 for r in rows), rows
+    assert re.search(r"small: 2 ops timed, median ember/torch \d+\.\d\dx", proc.stdout)
