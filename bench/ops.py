@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import resource
 import statistics
 import sys
 from pathlib import Path
@@ -39,7 +40,12 @@ def parse_args(argv):
     parser.add_argument("--repeat", type=int, default=5, help="interleaved rounds (default 5)")
     parser.add_argument("--min-time", type=float, default=0.02,
                         help="seconds each timing sample lasts at least (default 0.02)")
-    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the results as JSON (after every spec: a run cut "
+                             "short keeps what it measured)")
+    parser.add_argument("--memory-gb", type=float, default=8.0,
+                        help="address-space cap: an op that would need more raises (and is "
+                             "listed as not timed) instead of exhausting the machine")
     args = parser.parse_args(argv)
     args.no_torch = False
     return args
@@ -197,8 +203,12 @@ def measure(spec, size, libs, harness, args):
     class _C:  # what harness.time_case times
         def __init__(self, step):
             self.step = step
-    samples, _ = harness.time_case({n: _C(s) for n, s in steps.items()}, args.repeat,
-                                   args.min_time)
+    try:
+        samples, _ = harness.time_case({n: _C(s) for n, s in steps.items()}, args.repeat,
+                                       args.min_time)
+    except (MemoryError, RuntimeError) as exc:  # over --memory-gb
+        row["skipped"] = f"timing: {type(exc).__name__}: {str(exc)[:80]}"
+        return row
     row.update({n: statistics.median(s) * 1e6 for n, s in samples.items()})
     row["ratio"] = row["ember"] / row["torch"]
     return row
@@ -242,16 +252,18 @@ def main(argv=None):
     for label, text in info.items():
         print(f"{label:12} : {text}")
     libs = {"ember": ember, "torch": torch}
+    limit = int(args.memory_gb * 2**30)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
     rows = []
     chosen = [s for s in specs() if args.only is None or s.name in args.only]
     for k, spec in enumerate(chosen):
         for size in args.size:
             rows.append(measure(spec, size, libs, harness, args))
         print(f"\r{k + 1}/{len(chosen)} specs", end="", file=sys.stderr, flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
     print(file=sys.stderr)
     print(table(rows))
-    if args.json:
-        Path(args.json).write_text(json.dumps({"machine": info, "rows": rows}, indent=1))
     return 0
 
 
