@@ -46,6 +46,37 @@ def _zero_where(xp, cond, x):
     return mask.view(x.dtype)
 
 
+def _fast(*arrays):
+    """Whether the kernels below may take their NumPy path: large float NumPy arrays of one
+    shape (in a recorded backward the rules get Tensors, and CuPy's ``where`` is no branch)."""
+    first = arrays[0]
+    return all(type(a) is np.ndarray and a.shape == first.shape for a in arrays) \
+        and first.dtype.char in "efd" and first.size >= _MASK_MIN_SIZE
+
+
+def _select(xp, cond, a, b):
+    """``where(cond, a, b)`` bit for bit; ``a`` and ``b`` arrays of ``cond``'s shape and one
+    float dtype, or numbers (NumPy scalars of that dtype where both are).
+
+    As ``_zero_where``: on large NumPy arrays the bits are blended as words, ``b ^ (cond *
+    (a ^ b))``, three branch-free passes (four with two arrays); ``where`` costs about 5x that
+    on a random mask.
+    """
+    arrays = [v for v in (a, b) if getattr(v, "ndim", 0)]
+    if (type(cond) is not np.ndarray or cond.size < _MASK_MIN_SIZE
+            or any(type(v) is not np.ndarray or v.shape != cond.shape for v in arrays)):
+        return xp.where(cond, a, b)
+    dtype = getattr(arrays[0] if arrays else a, "dtype", None)
+    if dtype is None or dtype.char not in "efd" or any(v.dtype != dtype for v in arrays):
+        return xp.where(cond, a, b)
+    word = np.dtype(f"u{dtype.itemsize}")
+    av, bv = (np.asarray(v, dtype).view(word) for v in (a, b))
+    mask = cond.astype(word)  # 1 where cond holds, else 0
+    mask *= av ^ bv
+    mask ^= bv
+    return mask.view(dtype)
+
+
 def _backward_op(name, forward):
     """A piecewise-linear activation's derivative as an op of its own, as PyTorch declares
     ``name(grad, self, ...)``: linear in ``grad``, a function of ``self`` only through where
@@ -64,8 +95,14 @@ _backward_op("threshold_backward",
              lambda xp, grad, self, threshold: _zero_where(xp, self <= threshold, grad))
 _backward_op("hardtanh_backward", lambda xp, grad, self, low, high: _zero_where(
     xp, (self <= low) | (self >= high), grad))
-_backward_op("leaky_relu_backward",
-             lambda xp, grad, self, slope: xp.where(self > 0, grad, grad * slope))
+def _leaky_relu_backward(xp, grad, self, slope):
+    if _fast(grad, self):  # grad times 1 or slope: the factor's words picked, one multiply
+        one = grad.dtype.type(1)
+        return grad * _select(xp, self > 0, one, grad.dtype.type(slope))
+    return xp.where(self > 0, grad, grad * slope)
+
+
+_backward_op("leaky_relu_backward", _leaky_relu_backward)
 
 
 # relu keeps integer dtypes, NaN and -0.0, as PyTorch's; negative numbers give 0 (not -0).
@@ -77,7 +114,11 @@ _relu = defop("relu", n_in=1, jvp="elementwise", batch="pointwise")(
 
 @defop("leaky_relu", n_in=1, jvp="elementwise", batch="pointwise")
 def _leaky_relu(xp, input, slope):
-    return xp.where(input > 0, input, input * slope)
+    # With 0 < slope <= 1, input * slope is the larger of the two exactly below 0 (and at
+    # +-0, +-inf and NaN as well): a maximum, no branch, 4x faster than where at 1M.
+    if 0 < slope <= 1:
+        return xp.maximum(input, input * slope)
+    return _select(xp, input > 0, input, input * slope)
 
 
 def _leaky_relu_rule(xp, g, ans, input, slope):
@@ -136,11 +177,28 @@ _rrelu_ = defop("rrelu_with_noise", n_in=1, overload=1, jvp="elementwise", batch
 # above 0, ``alpha * scale * (exp(x * input_scale) - 1)`` at and below; the derivative at 0 is
 # the lower branch's, and NaN takes the upper one.
 def _elu_forward(xp, input, alpha, scale, input_scale):
+    if _fast(input):  # (as below, where's branches and copies replaced: 3.5x faster at 1M)
+        below = input <= 0
+        low = input * below  # the input where it is taken (inf * 0 = NaN elsewhere: not)
+        if input_scale != 1:
+            low *= input_scale
+        np.expm1(low, out=low)
+        if alpha * scale != 1:
+            low *= alpha * scale
+        return _select(xp, below, low, input * scale if scale != 1 else input)
     below = xp.where(input <= 0, input, 0)  # (no overflow above 0; -0.0 kept)
     return xp.where(input <= 0, xp.expm1(below * input_scale) * (alpha * scale), input * scale)
 
 
 def _elu_rule(xp, g, ans, input, alpha, scale, input_scale):
+    if _fast(input, g):  # the same values as below, in place on two buffers
+        below = input <= 0
+        low = input * below
+        if input_scale != 1:
+            low *= input_scale
+        np.exp(low, out=low)
+        low *= g * (input_scale * alpha * scale)
+        return _select(xp, below, low, g * scale if scale != 1 else g)
     # (``input < 0`` inside: at 0 the slope is a constant, so the second derivative there is
     # 0, as PyTorch's elu_double_backward masks it)
     below = xp.exp(xp.where(input < 0, input, 0) * input_scale)
@@ -151,6 +209,12 @@ def _elu_result_rule(xp, g, ans, input, alpha, scale, input_scale):
     if alpha < 0:
         raise RuntimeError(_NEGATIVE_SLOPE.format(name="elu"))
     # alpha * scale * exp(x * input_scale) = result + alpha * scale
+    if _fast(ans, g):  # the same values as below, in place on two buffers
+        below = ans <= 0
+        low = ans * below
+        low += alpha * scale
+        low *= g * input_scale if input_scale != 1 else g
+        return _select(xp, below, low, g * scale if scale != 1 else g)
     return xp.where(ans <= 0, g * input_scale * (xp.where(ans < 0, ans, 0) + alpha * scale),
                     g * scale)
 
@@ -199,13 +263,33 @@ def _gelu_rule(xp, g, ans, input, approximate):
 
 _gelu.defvjp(_gelu_rule)
 
-_silu = _act("silu", lambda xp, input: input / (1 + xp.exp(-input)),  # PyTorch's formula
-             lambda xp, g, ans, input: g * xp.sigmoid(input)
-             * (1 + input * (1 - xp.sigmoid(input))))
+def _silu_forward(xp, input):  # PyTorch's formula
+    if _fast(input):  # the same, in place on one buffer
+        out = np.negative(input)
+        np.exp(out, out=out)
+        out += 1
+        return np.divide(input, out, out=out)
+    return input / (1 + xp.exp(-input))
+
+
+def _silu_rule(xp, g, ans, input):
+    s = xp.sigmoid(input)  # (once)
+    if _fast(g, input):  # the same, in place on two buffers
+        t = 1 - s
+        t *= input
+        t += 1
+        s *= g
+        s *= t
+        return s
+    return g * s * (1 + input * (1 - s))
+
+
+_silu = _act("silu", _silu_forward, _silu_rule)
 
 
 def _softplus_raw(xp, x):
-    return xp.log1p(xp.exp(-xp.abs(x))) + xp.where(x > 0, x, 0)  # (max(x, 0 * x): NaN at -inf)
+    # (maximum(x, 0): only NaN differs from max(x, 0 * x), and the sum is NaN there anyway)
+    return xp.log1p(xp.exp(-xp.abs(x))) + xp.maximum(x, 0)
 
 
 def _mish_rule(xp, g, ans, input):
@@ -213,7 +297,7 @@ def _mish_rule(xp, g, ans, input):
     # |x| and max(x, 0) in it, whose second derivatives vanish at 0 and give wrong Hessians)
     s = xp.sigmoid(input)
     tsp = s * (2 - s) / (1 + (1 - s) * (1 - s))
-    return g * (tsp + input * xp.sigmoid(input) * (1 - tsp * tsp))
+    return g * (tsp + input * s * (1 - tsp * tsp))
 
 
 _mish = _act("mish", lambda xp, input: input * xp.tanh(_softplus_raw(xp, input)), _mish_rule)
@@ -221,12 +305,25 @@ _mish = _act("mish", lambda xp, input: input * xp.tanh(_softplus_raw(xp, input))
 
 @defop("softplus", n_in=1, jvp="elementwise", batch="pointwise")
 def _softplus(xp, input, beta, threshold):
+    # PyTorch's formula: log1p(exp(beta * x)) / beta, x itself above the threshold
     bx = input * beta
-    return xp.where(bx > threshold, input, _softplus_raw(xp, bx) / beta)
+    if input.dtype.char not in "fd":  # (exp would overflow float16 below the threshold)
+        return _select(xp, bx > threshold, input, _softplus_raw(xp, bx) / beta)
+    above = bx > threshold
+    bx = xp.asarray(bx)  # (NumPy gives scalars for 0-d results: a buffer to write into)
+    xp.exp(bx, out=bx)
+    xp.log1p(bx, out=bx)
+    if beta != 1:
+        bx /= beta
+    return _select(xp, above, input, bx)
 
 
-_softplus.defvjp(lambda xp, g, ans, input, beta, threshold:
-                 xp.where(input * beta > threshold, g, g * xp.sigmoid(input * beta)))
+def _softplus_rule(xp, g, ans, input, beta, threshold):
+    bx = input * beta
+    return _select(xp, bx > threshold, g, g * xp.sigmoid(bx))
+
+
+_softplus.defvjp(_softplus_rule)
 
 _log_sigmoid = _act("log_sigmoid",  # PyTorch's formula
                     lambda xp, input: xp.minimum(input, 0) - xp.log1p(xp.exp(-xp.abs(input))),
@@ -246,18 +343,34 @@ _hardtanh.defvjp(lambda xp, g, ans, input, low, high: xp.hardtanh_backward(g, in
 # put them (hardsigmoid's slope 1/6 is a C float there, in every dtype).
 _ONE_SIXTH_F32 = float(np.float32(1 / 6))
 
-_backward_op("hardsigmoid_backward", lambda xp, grad, self: xp.where(
-    (self > -3) & (self < 3), grad * _ONE_SIXTH_F32, 0))
-_hardsigmoid = _act("hardsigmoid", lambda xp, input: xp.clip(input + 3, 0, 6) / 6,
+_backward_op("hardsigmoid_backward", lambda xp, grad, self: _zero_where(
+    xp, ~((self > -3) & (self < 3)), grad * _ONE_SIXTH_F32))
+
+
+def _hardsigmoid_forward(xp, input):
+    out = xp.asarray(input + 3)  # (in place on one buffer)
+    xp.clip(out, 0, 6, out=out)
+    out /= 6
+    return out
+
+
+_hardsigmoid = _act("hardsigmoid", _hardsigmoid_forward,
                     lambda xp, g, ans, input: xp.hardsigmoid_backward(g, input))
 
 
+def _hardswish_forward(xp, input):
+    out = xp.asarray(input + 3)  # input * clip(input + 3, 0, 6) / 6, in place on one buffer
+    xp.clip(out, 0, 6, out=out)
+    out *= input
+    out /= 6
+    return out
+
+
 def _hardswish_rule(xp, g, ans, input):
-    return _zero_where(xp, input <= -3, xp.where(input < 3, g * (input / 3 + 0.5), g))
+    return _zero_where(xp, input <= -3, _select(xp, input < 3, g * (input / 3 + 0.5), g))
 
 
-_hardswish = _act("hardswish", lambda xp, input: input * xp.clip(input + 3, 0, 6) / 6,
-                  _hardswish_rule)
+_hardswish = _act("hardswish", _hardswish_forward, _hardswish_rule)
 
 
 def _shrunk(input, lambd):
@@ -274,9 +387,13 @@ _hardshrink = _act("hardshrink", lambda xp, input, lambd: _zero_where(
     lambda xp, g, ans, input, lambd: xp.hardshrink_backward(g, input, lambd))
 
 
-def _softshrink_forward(xp, input, lambd):  # input * 0 inside: -0.0, NaN kept (PyTorch's)
-    return xp.where(input > lambd, input - lambd,
-                    xp.where(input < -lambd, input + lambd, input * 0))
+def _softshrink_forward(xp, input, lambd):
+    # input - lambd above, input + lambd below and input * 0 inside (-0.0, NaN kept) as
+    # PyTorch's: each is input - clip(input, -lambd, lambd), its sign input's (lambd >= 0).
+    # No branch: 6x faster than two wheres at 1M.
+    out = xp.asarray(xp.clip(input, -lambd, lambd))
+    xp.subtract(input, out, out=out)
+    return xp.copysign(out, input, out=out)
 
 
 _softshrink = _act("softshrink", _softshrink_forward,
@@ -291,7 +408,7 @@ def _threshold_rule(xp, g, ans, input, threshold, value):
 
 @defop("threshold", n_in=1, jvp="elementwise", batch="pointwise")
 def _threshold(xp, input, threshold, value):
-    return xp.where(input <= threshold, value, input)
+    return _select(xp, input <= threshold, value, input)
 
 
 _threshold.defvjp(_threshold_rule)
@@ -303,10 +420,10 @@ _threshold_ = defop("threshold", n_in=1, overload=1, jvp="elementwise", batch="p
 # weight's gradient back to its shape.
 @defop("_prelu_kernel", n_in=2, jvp="elementwise", batch="pointwise")
 def _prelu_kernel(xp, input, weight):
-    return xp.where(input > 0, input, weight * input)
+    return _select(xp, input > 0, input, weight * input)
 
 
-_prelu_kernel.defvjp(lambda xp, g, ans, input, weight: xp.where(input > 0, g, weight * g),
+_prelu_kernel.defvjp(lambda xp, g, ans, input, weight: _select(xp, input > 0, g, weight * g),
                      lambda xp, g, ans, input, weight: _zero_where(xp, input > 0, input * g))
 
 

@@ -16,6 +16,7 @@ from ...autograd import grad_mode
 from .. import batching
 from ..autocast import autocast_op
 from ..registry import defop
+from .activation import _select
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -54,15 +55,23 @@ _mse_loss.defvjp(_mse_grad, lambda xp, g, ans, input, target, reduction:
 
 @defop("smooth_l1_loss", n_in=2, promote=True, jvp="transpose", batch="loss")
 def _smooth_l1_loss(xp, input, target, reduction, beta):
-    z = xp.abs(input - target)
-    return _reduce(xp, xp.where(z < beta, 0.5 * z * z / beta, z - 0.5 * beta), reduction)
+    z = xp.asarray(input - target)  # (in place from here: a buffer, also for 0-d)
+    xp.abs(z, out=z)
+    quadratic = 0.5 * z
+    quadratic *= z
+    if beta != 1:  # (exact either way)
+        quadratic /= beta
+    return _reduce(xp, _select(xp, z < beta, quadratic, z - 0.5 * beta), reduction)
 
 
 def _smooth_l1_grad(xp, g, ans, input, target, reduction, beta):
     # d/dd of the loss: d / beta strictly inside (-beta, beta), the sign of d elsewhere (so
     # the second derivative is 1 / beta strictly inside only, as PyTorch's double backward).
+    # That is d / beta clipped to [-1, 1] (|d| = beta gives exactly 1): no branch, no where.
     d = input - target
-    return g * _mean_scale(xp.where(xp.abs(d) < beta, d / beta, xp.sign(d)), reduction)
+    if isinstance(d, Tensor):  # recording: clip's derivative would pass at |d| = beta too
+        return g * _mean_scale(xp.where(xp.abs(d) < beta, d / beta, xp.sign(d)), reduction)
+    return g * _mean_scale(xp.clip(d / beta, -1, 1), reduction)
 
 
 _smooth_l1_loss.defvjp(_smooth_l1_grad, lambda xp, g, ans, input, target, reduction, beta:
@@ -87,8 +96,11 @@ _soft_margin_loss.defvjp(_soft_margin_grad)
 
 @defop("huber_loss", n_in=2, promote=True, jvp="transpose", batch="loss")
 def _huber_loss(xp, input, target, reduction, delta):
-    z = xp.abs(input - target)
-    return _reduce(xp, xp.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta)), reduction)
+    z = xp.asarray(input - target)  # (in place from here: a buffer, also for 0-d)
+    xp.abs(z, out=z)
+    quadratic = 0.5 * z
+    quadratic *= z
+    return _reduce(xp, _select(xp, z < delta, quadratic, delta * (z - 0.5 * delta)), reduction)
 
 
 def _huber_grad(xp, g, ans, input, target, reduction, delta):
