@@ -157,3 +157,21 @@ def test_signed_zeros_large(name):
     e = UNARY[name](ember, ember.tensor(x)).numpy()
     t = UNARY[name](torch, torch.tensor(x)).numpy()
     np.testing.assert_array_equal(np.signbit(e), np.signbit(t))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("delta", [1.0, 0.7, 2.5])
+def test_huber_formula_bits(delta, dtype):
+    """Huber's loss is computed branch-free as ``c * (z - 0.5 * c)``, ``c = min(z, delta)``:
+    bit for bit PyTorch's two formulas (and smooth L1's with beta 1)."""
+    a, b = _values(dtype, 0), _values(dtype, 1, finite=True)
+    b[:300] = a[:300] - np.resize(np.array([delta, -delta, 0.0, 1e-40, 3e-45], dtype), 300)
+    z = np.abs(a - b)
+    with np.errstate(all="ignore"):
+        want = np.where(z < delta, 0.5 * z * z, delta * (z - 0.5 * delta))
+    for size in (N, 100):  # the fast path and the small one
+        x, y = ember.tensor(a[:size]), ember.tensor(b[:size])
+        _same_bits(fn(ember).huber_loss(x, y, reduction="none", delta=delta).numpy(),
+                   want[:size])
+        if delta == 1.0:
+            _same_bits(fn(ember).smooth_l1_loss(x, y, reduction="none").numpy(), want[:size])

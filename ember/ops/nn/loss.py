@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ... import _xp
 from ..._tensor import Tensor
 from ...autograd import grad_mode
@@ -34,6 +36,18 @@ def _mean_scale(grad, reduction):
     return grad / math.prod(grad.shape) if reduction == "mean" else grad
 
 
+def _times_g(g, grad, reduction):
+    """``g * _mean_scale(grad, reduction)``, in place on ``grad`` where it is a NumPy buffer
+    the result fits (the same values, two temporaries fewer)."""
+    if (type(grad) is not np.ndarray or not grad.ndim
+            or not isinstance(g, (np.ndarray, np.generic))  # (-g of 0-d: a NumPy scalar)
+            or (g.ndim and g.shape != grad.shape) or g.dtype != grad.dtype):
+        return g * _mean_scale(grad, reduction)
+    if reduction == "mean":
+        grad /= math.prod(grad.shape)
+    return np.multiply(g, grad, out=grad)
+
+
 # --------------------------------------------------------------------------- regression losses
 # Input and target are differentiable (the target's gradient is minus the input's); the
 # forwards get tensors already broadcast to one shape.
@@ -46,15 +60,34 @@ def _mse_loss(xp, input, target, reduction):
 
 
 def _mse_grad(xp, g, ans, input, target, reduction):
-    return g * _mean_scale(2 * (input - target), reduction)
+    d = input - target
+    if type(d) is np.ndarray:  # (in place: 2 * d is d + d)
+        return _times_g(g, np.add(d, d, out=d), reduction)
+    return g * _mean_scale(2 * d, reduction)
 
 
+# (the target's: (-g) * x is -(g * x) exactly, and -g is a number for 'mean' and 'sum')
 _mse_loss.defvjp(_mse_grad, lambda xp, g, ans, input, target, reduction:
-                 -_mse_grad(xp, g, None, input, target, reduction))
+                 _mse_grad(xp, -g, None, input, target, reduction))
+
+
+def _huber_raw(xp, input, target, delta):
+    """Huber's loss elementwise, PyTorch's ``0.5 * z * z`` below ``delta`` and ``delta * (z -
+    0.5 * delta)`` above (``z = |input - target|``), bit for bit, without a branch: both are
+    ``c * (z - 0.5 * c)`` with ``c = min(z, delta)`` (below, z - 0.5 * z is exactly 0.5 * z).
+    Six passes in place on two buffers; a where() on the random mask cost 3x that."""
+    z = xp.asarray(input - target)  # (a buffer, also for 0-d)
+    xp.abs(z, out=z)
+    c = xp.asarray(xp.minimum(z, delta))
+    z -= 0.5 * c
+    z *= c
+    return z
 
 
 @defop("smooth_l1_loss", n_in=2, promote=True, jvp="transpose", batch="loss")
 def _smooth_l1_loss(xp, input, target, reduction, beta):
+    if beta == 1:  # Huber's loss with delta 1, exactly
+        return _reduce(xp, _huber_raw(xp, input, target, 1), reduction)
     z = xp.asarray(input - target)  # (in place from here: a buffer, also for 0-d)
     xp.abs(z, out=z)
     quadratic = 0.5 * z
@@ -71,11 +104,14 @@ def _smooth_l1_grad(xp, g, ans, input, target, reduction, beta):
     d = input - target
     if isinstance(d, Tensor):  # recording: clip's derivative would pass at |d| = beta too
         return g * _mean_scale(xp.where(xp.abs(d) < beta, d / beta, xp.sign(d)), reduction)
-    return g * _mean_scale(xp.clip(d / beta, -1, 1), reduction)
+    d = xp.asarray(d)
+    if beta != 1:  # (exact either way)
+        d /= beta
+    return _times_g(g, xp.clip(d, -1, 1, out=d), reduction)
 
 
 _smooth_l1_loss.defvjp(_smooth_l1_grad, lambda xp, g, ans, input, target, reduction, beta:
-                       -_smooth_l1_grad(xp, g, None, input, target, reduction, beta))
+                       _smooth_l1_grad(xp, -g, None, input, target, reduction, beta))
 
 
 @defop("soft_margin_loss", n_in=1, jvp="transpose",
@@ -96,19 +132,18 @@ _soft_margin_loss.defvjp(_soft_margin_grad)
 
 @defop("huber_loss", n_in=2, promote=True, jvp="transpose", batch="loss")
 def _huber_loss(xp, input, target, reduction, delta):
-    z = xp.asarray(input - target)  # (in place from here: a buffer, also for 0-d)
-    xp.abs(z, out=z)
-    quadratic = 0.5 * z
-    quadratic *= z
-    return _reduce(xp, _select(xp, z < delta, quadratic, delta * (z - 0.5 * delta)), reduction)
+    return _reduce(xp, _huber_raw(xp, input, target, delta), reduction)
 
 
 def _huber_grad(xp, g, ans, input, target, reduction, delta):
-    return g * _mean_scale(xp.clip(input - target, -delta, delta), reduction)
+    d = input - target
+    if type(d) is np.ndarray:  # (in place)
+        return _times_g(g, np.clip(d, -delta, delta, out=d), reduction)
+    return g * _mean_scale(xp.clip(d, -delta, delta), reduction)
 
 
 _huber_loss.defvjp(_huber_grad, lambda xp, g, ans, input, target, reduction, delta:
-                   -_huber_grad(xp, g, None, input, target, reduction, delta))
+                   _huber_grad(xp, -g, None, input, target, reduction, delta))
 
 
 # --------------------------------------------------------------------------- classification
