@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtypes, _xp
 from .._tensor import Tensor
+from ._select import _select
 from .operands import (
     _ANY,
     _NP_BOOL,
@@ -148,15 +149,19 @@ def _floor_divide_raw(xp, input, other):
         return xp.floor_divide(input, other)
     # PyTorch's float algorithm (CuPy's differs at infinities): the quotient of the exact
     # multiple ``input - fmod(input, other)``, moved down when the remainder has the other
-    # sign, then snapped to the nearest integer.
-    mod = xp.fmod(input, other)
+    # sign, then snapped to the nearest integer. Its where()s are written branch-free with the
+    # same results (subtracting or adding a bool is x - 1 or x - 0 exactly; the snapped floor
+    # is zero exactly where ``div`` is, and elsewhere has the quotient's sign, so PyTorch's
+    # ``copysign(0, quotient)`` there is ``copysign(floor, quotient)`` everywhere): 4x faster.
+    mod = _fmod_raw(xp, input, other)
     div = (input - mod) / other
-    div = xp.where((mod != 0) & ((other < 0) != (mod < 0)), div - 1, div)
+    div = div - ((mod != 0) & ((other < 0) != (mod < 0)))
     floor = xp.floor(div)
-    floor = xp.where(div - floor > 0.5, floor + 1, floor)
+    floor = floor + ((div - floor) > 0.5)
     quotient = input / other
-    out = xp.where(div == 0, xp.copysign(0.0, quotient), floor)
-    return xp.where(other == 0, quotient, out)
+    out = xp.copysign(floor, quotient)
+    by_zero = other == 0
+    return _select(xp, by_zero, quotient, out) if xp.any(by_zero) else out
 
 
 @defop("neg", jvp="linear", batch="pointwise", inplace=True, aliases=("negative",))
@@ -264,7 +269,47 @@ _xp.register_extra("sgn", _sgn.forward, sgn)  # (rules call ``xp.sgn``: ``abs``'
 
 def _fmod_raw(xp, input, other):
     _check_divisor(xp, input, other)
-    return xp.fmod(input, other)
+    out = _fmod_float32(input, other)
+    return xp.fmod(input, other) if out is None else out
+
+
+_FMOD_EXACT = 2.0 ** 29  # (see _fmod_float32)
+
+
+def _fmod_float32(input, other):
+    """``np.fmod`` of a large float32 array, bit for bit, 5x faster (NumPy's float32 fmod
+    calls C's fmodf once per element, about 60 ns); None where it does not apply.
+
+    Through float64: the quotient of two float32 numbers, if not an integer, is at least
+    2**-24 from one, and its rounding moves it by at most |q| * 2**-53; so below 2**29 its
+    truncation is exact, as are q * other (29 + 24 bits) and input - q * other (the remainder,
+    a float32 number). Larger quotients and infinite divisors go to ``np.fmod``.
+    """
+    if type(input) is not np.ndarray or input.dtype != np.float32 or input.size < 4096:
+        return None
+    if type(other) is np.ndarray:
+        if other.dtype != np.float32 or other.shape != input.shape:
+            return None
+        b = other.astype(np.float64)
+    elif isinstance(other, (int, float)) and not isinstance(other, bool):
+        other = np.float32(other)  # (PyTorch's number operand, in the tensor's dtype)
+        b = np.float64(other)
+    else:
+        return None
+    a = input.astype(np.float64)
+    q = a / b
+    np.trunc(q, out=q)
+    slow = not (-_FMOD_EXACT < q.min() and q.max() < _FMOD_EXACT) or bool(np.isinf(b).any())
+    if slow:  # (rare: NaN, infinities, huge quotients)
+        redo = ~(np.abs(q) < _FMOD_EXACT) | np.isinf(b)
+    q *= b
+    np.subtract(a, q, out=q)
+    out = q.astype(np.float32)
+    np.copysign(out, input, out=out)  # a zero remainder has input's sign (x - x is +0)
+    if slow:
+        at = np.flatnonzero(redo)
+        out[at] = np.fmod(input[at], other[at] if other.ndim else other)
+    return out
 
 
 @defop("fmod", n_in=1, jvp="elementwise", batch="pointwise")
@@ -289,8 +334,8 @@ def _remainder_raw(xp, input, other):
     _check_divisor(xp, input, other)
     if _integral(input) and _integral(other):
         return xp.remainder(input, other)
-    r = xp.fmod(input, other)
-    return xp.where((r != 0) & ((r < 0) != (other < 0)), r + other, r)
+    r = _fmod_raw(xp, input, other)
+    return _select(xp, (r != 0) & ((r < 0) != (other < 0)), r + other, r)
 
 
 @defop("remainder", n_in=1, jvp="elementwise", batch="pointwise")
@@ -306,8 +351,13 @@ def _remainder(xp, input, other):
     return _remainder_raw(xp, input, other)
 
 
-_remainder.defvjp(lambda xp, g, ans, input, other: g,
-                  lambda xp, g, ans, input, other: -g * xp.floor_divide(input, other))
+def _remainder_other_rule(xp, g, ans, input, other):
+    if isinstance(input, Tensor) or isinstance(other, Tensor):  # (recording)
+        return -g * xp.floor_divide(input, other)
+    return -g * _floor_divide_raw(xp, input, other)  # (the same values; NumPy's is 10x slower)
+
+
+_remainder.defvjp(lambda xp, g, ans, input, other: g, _remainder_other_rule)
 
 # Ops that PyTorch records with a NotImplemented node (see ``_underivable``).
 _remainder_scalar_self = defop("remainder", promote=True, overload=2, jvp="elementwise",

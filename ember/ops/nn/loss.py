@@ -16,9 +16,9 @@ from ... import _xp
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from .. import batching
+from .._select import _select
 from ..autocast import autocast_op
 from ..registry import defop
-from .activation import _select
 
 _REDUCTIONS = ("none", "mean", "sum")
 

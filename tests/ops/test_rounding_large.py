@@ -1,0 +1,105 @@
+"""fmod, remainder and floor division of large float32 arrays, where ember computes fmod
+through float64 (``ops/arithmetic.py``'s ``_fmod_float32``) and floor division without
+where(): bit for bit NumPy's fmod and PyTorch's algorithms, on a grid of awkward values
+(signed zeros, subnormals, the largest floats, infinities, NaN, huge quotients) and on
+random numbers of every magnitude; and the gradients against PyTorch.
+"""
+import numpy as np
+import pytest
+
+import ember
+
+try:
+    import torch
+except ImportError:  # pragma: no cover
+    torch = None
+
+AWKWARD = np.array([0.0, -0.0, 1e-45, -1e-45, 1e-38, -1e-38, 3e38, -3e38, np.inf, -np.inf,
+                    np.nan, 1.5, -1.5, 3.0, -3.0, 4.5, 1e10, -1e10, 7.0, 0.1, -0.1, 2.0 ** 29,
+                    -(2.0 ** 30), 16777217.0, 0.75, 1e-20], np.float32)
+
+
+def _pairs():
+    rng = np.random.default_rng(0)
+    a, b = np.repeat(AWKWARD, len(AWKWARD)), np.tile(AWKWARD, len(AWKWARD))
+    n = 20_000
+    ra = rng.standard_normal(n) * 10.0 ** rng.integers(-30, 30, n)
+    rb = rng.standard_normal(n) * 10.0 ** rng.integers(-30, 30, n)
+    near = rng.uniform(-50, 50, n), rng.uniform(0.5, 2, n) * rng.choice([-1, 1], n)
+    return (np.concatenate([a, ra, near[0]]).astype(np.float32),
+            np.concatenate([b, rb, near[1]]).astype(np.float32))
+
+
+def _same_bits(a, b):
+    a, b = np.asarray(a).reshape(-1), np.asarray(b).reshape(-1)
+    assert a.dtype == b.dtype
+    nan = np.isnan(a)
+    np.testing.assert_array_equal(nan, np.isnan(b))
+    np.testing.assert_array_equal(a[~nan].view(np.uint32), b[~nan].view(np.uint32))
+
+
+def _remainder_ref(a, b):
+    r = np.fmod(a, b)
+    return np.where((r != 0) & ((r < 0) != (b < 0)), r + b, r)
+
+
+def _floor_div_ref(a, b):
+    """PyTorch's float algorithm, with where()s, as ember wrote it before."""
+    mod = np.fmod(a, b)
+    div = (a - mod) / b
+    div = np.where((mod != 0) & ((b < 0) != (mod < 0)), div - 1, div)
+    floor = np.floor(div)
+    floor = np.where(div - floor > 0.5, floor + 1, floor)
+    quotient = a / b
+    out = np.where(div == 0, np.copysign(0.0, quotient).astype(a.dtype), floor)
+    return np.where(b == 0, quotient, out)
+
+
+@pytest.fixture(scope="module")
+def pairs():
+    return _pairs()
+
+
+def test_fmod_bits(pairs):
+    a, b = pairs
+    with np.errstate(all="ignore"):
+        _same_bits(ember.fmod(ember.tensor(a), ember.tensor(b)).numpy(), np.fmod(a, b))
+        for s in (-1.5, 0.1, 3, 1e30, 1e-30, float("inf"), 0.0):
+            _same_bits(ember.fmod(ember.tensor(a), s).numpy(), np.fmod(a, np.float32(s)))
+
+
+def test_remainder_bits(pairs):
+    a, b = pairs
+    with np.errstate(all="ignore"):
+        _same_bits(ember.remainder(ember.tensor(a), ember.tensor(b)).numpy(),
+                   _remainder_ref(a, b))
+        for s in (-1.5, 0.1, 3, 1e30, float("inf")):
+            _same_bits((ember.tensor(a) % s).numpy(), _remainder_ref(a, np.float32(s)))
+
+
+def test_floor_divide_bits(pairs):
+    a, b = pairs
+    with np.errstate(all="ignore"):
+        want = _floor_div_ref(a, b)
+        _same_bits(ember.div(ember.tensor(a), ember.tensor(b), rounding_mode="floor").numpy(),
+                   want)
+        _same_bits(ember.floor_divide(ember.tensor(a), ember.tensor(b)).numpy(), want)
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch not installed")
+@pytest.mark.parametrize("name", ["fmod", "remainder", "div_floor"])
+def test_against_pytorch_large(name):
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-6, 6, 6000).astype(np.float32)
+    b = (rng.uniform(0.55, 1.95, 6000) * rng.choice([-1, 1], 6000)).astype(np.float32)
+    g = rng.uniform(-1, 1, 6000).astype(np.float32)
+    f = {"fmod": lambda L, x, y: L.fmod(x, y), "remainder": lambda L, x, y: L.remainder(x, y),
+         "div_floor": lambda L, x, y: L.div(x, y, rounding_mode="floor") * x}[name]
+    res = []
+    for L in (ember, torch):
+        x, y = L.tensor(a, requires_grad=True), L.tensor(b, requires_grad=True)
+        out = f(L, x, y)
+        out.backward(L.tensor(g))
+        res.append([out.detach().numpy(), x.grad.numpy(), y.grad.numpy()])
+    for e, t in zip(*res):
+        np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-6)
