@@ -10,6 +10,8 @@ from __future__ import annotations
 import cmath
 import math
 
+import numpy as np
+
 from .. import _dtypes, _xp
 from .._tensor import Tensor, _dtype_word
 from .operands import (
@@ -269,9 +271,38 @@ _xp.register_extra("xlogy", _xlogy_raw, xlogy)  # (rules call ``xp.xlogy``: ``_x
 # --------------------------------------------------------------------------- log-add, signs
 
 
+def _log_add_fast(input, other, base2):
+    """``np.logaddexp`` (``base2``: ``np.logaddexp2``) of large float arrays of one shape:
+    PyTorch's formula ``max + log1p(exp(-|input - other|))`` in five vectorised passes (NumPy's
+    own ufunc runs a scalar loop, 15x slower at 1M); None where it does not apply. Where both
+    are the same infinity (or a NaN), the formula gives NaN and NumPy's ufunc is asked."""
+    if (type(input) is not np.ndarray or type(other) is not np.ndarray
+            or input.shape != other.shape or input.dtype != other.dtype
+            or input.dtype.char not in "fd" or input.size < 4096):
+        return None
+    out = np.subtract(input, other)
+    np.abs(out, out=out)
+    np.negative(out, out=out)
+    if base2:
+        np.exp2(out, out=out)
+        np.log1p(out, out=out)
+        out *= 1 / math.log(2)
+    else:
+        np.exp(out, out=out)
+        np.log1p(out, out=out)
+    out += np.maximum(input, other)
+    nan = np.isnan(out)
+    if nan.any():
+        at = np.flatnonzero(nan)
+        out.reshape(-1)[at] = (np.logaddexp2 if base2 else np.logaddexp)(
+            input.reshape(-1)[at], other.reshape(-1)[at])
+    return out
+
+
 @defop("logaddexp", promote="float", jvp="elementwise", batch="pointwise")
 def _logaddexp(xp, input, other):
-    return xp.logaddexp(input, other)
+    out = _log_add_fast(input, other, False)
+    return xp.logaddexp(input, other) if out is None else out
 
 
 # PyTorch's formulas, which read the inputs only (the result is not saved: writing it in place
@@ -286,7 +317,8 @@ logaddexp = _logaddexp.public(_of_two_tensors(
 
 @defop("logaddexp2", promote="float", jvp="elementwise", batch="pointwise")
 def _logaddexp2(xp, input, other):
-    return xp.logaddexp2(input, other)
+    out = _log_add_fast(input, other, True)
+    return xp.logaddexp2(input, other) if out is None else out
 
 
 _logaddexp2.defvjp(lambda xp, g, ans, input, other: g / (1 + 2.0 ** (other - input)),
