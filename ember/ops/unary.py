@@ -19,6 +19,7 @@ import numpy as np
 from .. import _dtypes, _xp
 from .._tensor import Tensor
 from . import pointwise as _pw
+from ._select import _select, _zero_where
 from .registry import defop, public
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -290,15 +291,18 @@ def _logit_raw(xp, p, eps):
     if eps is not None and eps >= 0:  # clamped in the computing precision, as in PyTorch
         low = xp.asarray(eps, dtype=p.dtype)
         high = 1 - low
-        p = xp.where(p < low, low, xp.where(p > high, high, p))
+        if eps <= 0.5:  # the two where()s below, NaN kept: 5x faster at 1M
+            p = xp.clip(p, low, high)
+        else:  # (low above high: clip would take high)
+            p = xp.where(p < low, low, xp.where(p > high, high, p))
     return xp.log(p / (1 - p))
 
 
 def _logit_rule(xp, g, ans, input, eps):
     grad = g / (input * (1 - input))
     if eps is None or eps < 0:
-        return xp.where((input < 0) | (input > 1), math.nan, grad)
-    return xp.where((input < eps) | (input > 1 - eps), 0, grad)  # zero where clamped
+        return _select(xp, (input < 0) | (input > 1), math.nan, grad)
+    return _zero_where(xp, (input < eps) | (input > 1 - eps), grad)  # zero where clamped
 
 
 _logit.defvjp(_logit_rule)

