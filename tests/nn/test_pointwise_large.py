@@ -61,6 +61,8 @@ UNARY = {
     "softshrink": lambda L, a: fn(L).softshrink(a),
     "softshrink_lambd": lambda L, a: fn(L).softshrink(a, 1.2),
     "softshrink_zero": lambda L, a: fn(L).softshrink(a, 0.0),
+    "hardshrink": lambda L, a: fn(L).hardshrink(a),
+    "hardshrink_lambd": lambda L, a: fn(L).hardshrink(a, 1.2),
     "threshold": lambda L, a: fn(L).threshold(a, 0.3, -4.0),
     "threshold_": _inplace("threshold", 0.2, 1.5),
     "logit": lambda L, a: (a / 8 + 0.5).logit(),

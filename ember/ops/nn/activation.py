@@ -330,7 +330,7 @@ _hardswish = _act("hardswish", _hardswish_forward, _hardswish_rule)
 
 def _shrunk(input, lambd):
     """Where hardshrink and softshrink give 0 and pass no gradient: ``|input| <= lambd``."""
-    return (input >= -lambd) & (input <= lambd)
+    return abs(input) <= lambd  # (NaN: False; two passes, not three)
 
 
 _backward_op("hardshrink_backward",
