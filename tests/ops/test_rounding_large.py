@@ -1,5 +1,5 @@
-"""fmod, remainder and floor division of large float32 arrays, where ember computes fmod
-through float64 (``ops/arithmetic.py``'s ``_fmod_float32``) and floor division without
+"""fmod, remainder and floor division of large float32 arrays, where ember computes fmod by
+a number through float64 (``ops/arithmetic.py``'s ``_fmod_float32``) and floor division without
 where(): bit for bit NumPy's fmod and PyTorch's algorithms, on a grid of awkward values
 (signed zeros, subnormals, the largest floats, infinities, NaN, huge quotients) and on
 random numbers of every magnitude; and the gradients against PyTorch.
@@ -66,6 +66,9 @@ def test_fmod_bits(pairs):
         _same_bits(ember.fmod(ember.tensor(a), ember.tensor(b)).numpy(), np.fmod(a, b))
         for s in (-1.5, 0.1, 3, 1e30, 1e-30, float("inf"), 0.0):
             _same_bits(ember.fmod(ember.tensor(a), s).numpy(), np.fmod(a, np.float32(s)))
+        square = a[:200 * 200].reshape(200, 200)  # (2-d, with huge quotients and NaN)
+        _same_bits(ember.fmod(ember.tensor(square), 1e-3).numpy(),
+                   np.fmod(square, np.float32(1e-3)))
 
 
 def test_remainder_bits(pairs):
