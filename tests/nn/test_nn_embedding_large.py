@@ -107,3 +107,18 @@ def test_embedding_bag_matches_torch_at_large_sizes(torch, mode, dtype):
     tol = 2e-5 if dtype == "float32" else 1e-12
     np.testing.assert_allclose(results[0], results[2], rtol=tol, atol=tol)
     np.testing.assert_allclose(results[1], results[3], rtol=tol, atol=tol)
+
+
+def test_a_few_indices_into_a_large_table_match_torch(torch):
+    """A scalar index (or a handful) into a table of 1M elements: the sorted path too, whose
+    table is zeros in the weight's dtype rather than bincount's float64."""
+    rng = np.random.default_rng(4)
+    w = rng.standard_normal((1200, 900)).astype(np.float32)
+    for index in (np.array(7), np.array([5, 1199, 5, 0])):
+        grads = []
+        for lib in (ember, torch):
+            weight = lib.tensor(w, requires_grad=True)
+            out = lib.nn.functional.embedding(lib.tensor(index), weight)
+            (out * 1.5).sum().backward()
+            grads.append(to_np(weight.grad))
+        np.testing.assert_array_equal(grads[0], grads[1])

@@ -22,13 +22,13 @@ from ._common import _apply, _raw
 # 3-6x faster than ``bincount`` at 1M elements. ``bincount`` stays for small sizes (fewer
 # calls) and for CuPy (one kernel there).
 _LONG_RUN = 16  # a run longer than this is summed on its own
-_SMALL = 1 << 15  # rows * columns below which bincount's single call wins
+_SMALL = 1 << 15  # rows (and table rows) * columns up to which bincount's one call wins
 
 
 def _segment_sum(xp, rows, index, num, presorted=False):
     """``out[i] = sum of rows[k] where index[k] == i``, (num, D), in the rows' dtype."""
     n, d = rows.shape
-    if xp is not np or n * d <= _SMALL:
+    if xp is not np or max(n, num) * d <= _SMALL:  # (bincount's table is float64 too)
         flat = (index.reshape(-1, 1) * d + xp.arange(d)).reshape(-1)
         out = xp.bincount(flat, weights=rows.reshape(-1), minlength=num * d)
         return out.astype(rows.dtype).reshape(num, d)
