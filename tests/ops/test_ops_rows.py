@@ -108,3 +108,33 @@ def test_softmax_family_derivatives_on_the_fast_paths():
               lambda t: ember.nn.functional.cross_entropy(t, ember.arange(70) % 5)):
         assert gradcheck(f, (x,))
         assert gradgradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_norms_match_torch_on_the_fast_paths(torch, dtype):
+    """Layer norm (rows of the trailing dims), group norm, batch and instance norm (per
+    channel: the spatial rows, then the batch), with an offset mean and a tiny and a huge
+    scale, forward and every gradient."""
+    rng = np.random.default_rng(6)
+    x = rng.standard_normal((8, 6, 10, 12)) * 3 + 50
+    x[0] *= 1e-4
+    x[1] *= 1e4
+    v, w, b = rng.standard_normal(x.shape), rng.standard_normal(6), rng.standard_normal(6)
+    w2, b2 = rng.standard_normal((10, 12)), rng.standard_normal((10, 12))
+    calls = [lambda F, t, w, b, w2, b2: F.layer_norm(t, (10, 12), w2, b2),
+             lambda F, t, w, b, w2, b2: F.group_norm(t, 3, w, b),
+             lambda F, t, w, b, w2, b2: F.batch_norm(t, None, None, w, b, True),
+             lambda F, t, w, b, w2, b2: F.instance_norm(t, weight=w, bias=b),
+             lambda F, t, w, b, w2, b2: F.batch_norm(t[:, :, 0, 0], None, None, w, b, True)]
+    for call in calls:
+        results = []
+        for lib in (ember, torch):
+            ts = [lib.tensor(a, dtype=getattr(lib, dtype), requires_grad=True)
+                  for a in (x, w, b, w2, b2)]
+            y = call(lib.nn.functional, *ts)
+            vy = v.reshape(-1)[:y.numel()].reshape(tuple(y.shape))
+            (y * lib.tensor(vy, dtype=y.dtype)).sum().backward()
+            results.append([to_np(y)] + [to_np(t.grad) for t in ts if t.grad is not None])
+        tol = 1e-4 if dtype == "float32" else 1e-10
+        for a, c in zip(*results):
+            np.testing.assert_allclose(a, c, rtol=tol, atol=tol * np.abs(c).max())
