@@ -28,7 +28,7 @@ _SMALL = 1 << 15  # rows (and table rows) * columns up to which bincount's one c
 def _segment_sum(xp, rows, index, num, presorted=False):
     """``out[i] = sum of rows[k] where index[k] == i``, (num, D), in the rows' dtype."""
     n, d = rows.shape
-    if xp is not np or max(n, num) * d <= _SMALL:  # (bincount's table is float64 too)
+    if type(rows) is not np.ndarray or max(n, num) * d <= _SMALL:  # (and float64 tables)
         flat = (index.reshape(-1, 1) * d + xp.arange(d)).reshape(-1)
         out = xp.bincount(flat, weights=rows.reshape(-1), minlength=num * d)
         return out.astype(rows.dtype).reshape(num, d)
