@@ -3,12 +3,14 @@
     python bench/run.py [--quick] [--threads N] [--only mlp,cnn] [--repeat R] [--json PATH]
 
 Every workload (``bench/workloads/``) computes the same thing three ways: ember, PyTorch (when
-importable and not ``--no-torch``) and NumPy written by hand, forward and backward (the floor
-ember can hope to reach). Before timing, each case checks that all contenders agree on the
-loss and every gradient; a disagreement aborts that case and makes the run exit with status 1.
-Then the contenders run in interleaved rounds (ember, torch, numpy, ember, ...) and the table
-reports medians and the ratios against the targets. All libraries are pinned to ``--threads``
-threads. ``--quick`` runs tiny sizes once or twice, as a smoke test (no meaningful timings).
+importable and not ``--no-torch``) and, where it makes sense, NumPy written by hand, forward and
+backward (the floor ember can hope to reach); the real-program workloads (``makemore``, ``gpt``)
+run one model definition built from either library. Before timing, each case checks that all
+contenders agree on the loss and every gradient; a disagreement aborts that case and makes the
+run exit with status 1. Then the contenders run in interleaved rounds (ember, torch, numpy,
+ember, ...) and the table reports medians and the ratios against the targets. All libraries are
+pinned to ``--threads`` threads. ``--quick`` runs tiny sizes once or twice, as a smoke test
+(no meaningful timings).
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-WORKLOADS = ("overhead", "mlp", "cnn", "big", "hvp", "deep", "checkpoint", "persample")
+WORKLOADS = ("overhead", "mlp", "cnn", "big", "hvp", "deep", "checkpoint", "persample",
+             "makemore", "gpt")
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 MIB = 2**20
 

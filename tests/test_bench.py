@@ -50,7 +50,8 @@ def _has_torch():
 @pytest.mark.slow
 @pytest.mark.parametrize("no_torch", [False, True], ids=["default", "no-torch"])
 def test_quick_run_checks_and_reports_every_workload(tmp_path, no_torch):
-    out = _run("--json", str(tmp_path / "results.json"), *(["--no-torch"] if no_torch else []))
+    out = _run("--only", ",".join(WORKLOADS), "--json", str(tmp_path / "results.json"),
+               *(["--no-torch"] if no_torch else []))
     with_torch = not no_torch and _has_torch()
     # Every case passed its agreement check before being timed.
     agreed = re.findall(r"^- (.+?): (.+?) agree on \d+ values", out, re.M)
@@ -76,6 +77,28 @@ def test_quick_run_checks_and_reports_every_workload(tmp_path, no_torch):
     results = json.loads((tmp_path / "results.json").read_text())
     assert [[r["workload"], r["variant"]] for r in results["rows"]] == [r[:2] for r in rows]
     assert all(c["ok"] for c in results["checks"]) and len(results["checks"]) == len(agreed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("no_torch", [False, True], ids=["default", "no-torch"])
+def test_quick_run_of_the_program_workloads(no_torch):
+    """makemore's and the GPTs' training steps run, and ember agrees with PyTorch (and the NumPy
+    floor, for the bigram and the MLP) on the loss and the gradient of every parameter."""
+    out = _run("--only", "makemore,gpt", *(["--no-torch"] if no_torch else []))
+    with_torch = not no_torch and _has_torch()
+    agreed = dict(re.findall(r"^- (.+?): (.+?) agree on \d+ values", out, re.M))
+    models = ("bigram", "mlp", "rnn", "gru", "bow", "transformer", "gpt-nano", "nanogpt")
+    assert len(agreed) == len(models) and "FAILED" not in out, out
+    for case, libs in agreed.items():
+        floor = case.startswith(("makemore bigram", "makemore mlp"))
+        assert libs == ", ".join(["ember"] + ["torch"] * with_torch + ["numpy"] * floor), case
+    rows = _table(out)
+    assert [row[0] for row in rows] == ["makemore"] * 6 + ["gpt"] * 2
+    assert [row[1].split(",")[0] for row in rows] == list(models)
+    for workload, variant, unit, ember, torch, *_ in rows:
+        assert unit == "ms/step" and float(ember) > 0, (workload, variant)
+        assert (float(torch) > 0) if with_torch else torch == "n/a", (workload, variant)
+    assert f"correctness: all {len(models)} cases agree" in out
 
 
 def _case():

@@ -4,9 +4,58 @@
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ... import _xp
 from ..registry import defop
 from ._common import _apply, _raw
+
+# --------------------------------------------------------------------------- segment sums
+# Summing the rows of a (L, D) array into a (num, D) table at L indices is the backward of
+# every gather here. ``bincount`` over flat (index, column) keys does it in one call but in
+# float64, through an (L*D) key array and a float64 copy of the rows: 5-8x PyTorch at 1M
+# elements. On NumPy the indices are instead sorted (a radix sort on 16-bit keys) and each run
+# of equal indices summed in the rows' own dtype, in index order like PyTorch:
+# - a long run by one product ``ones(k) @ rows`` (BLAS: 2x ``sum(axis=0)``, 3x ``reduceat``);
+# - the short runs together: their k-th rows added to the table in one fancy-indexed ``+=``
+#   per k (within one k the indices are distinct, so ``+=`` is exact).
+# 3-6x faster than ``bincount`` at 1M elements. ``bincount`` stays for small sizes (fewer
+# calls) and for CuPy (one kernel there).
+_LONG_RUN = 16  # a run longer than this is summed on its own
+_SMALL = 1 << 15  # rows (and table rows) * columns up to which bincount's one call wins
+
+
+def _segment_sum(xp, rows, index, num, presorted=False):
+    """``out[i] = sum of rows[k] where index[k] == i``, (num, D), in the rows' dtype."""
+    n, d = rows.shape
+    if type(rows) is not np.ndarray or max(n, num) * d <= _SMALL:  # (and float64 tables)
+        flat = (index.reshape(-1, 1) * d + xp.arange(d)).reshape(-1)
+        out = xp.bincount(flat, weights=rows.reshape(-1), minlength=num * d)
+        return out.astype(rows.dtype).reshape(num, d)
+    out = np.zeros((num, d), rows.dtype)
+    if n == 0:
+        return out
+    if presorted:
+        order = np.arange(n)
+    else:
+        keys = index.astype(np.uint16) if num <= 1 << 16 else index  # radix sort: 5-10x
+        order = np.argsort(keys, kind="stable")
+        index = index[order]
+    starts = np.flatnonzero(np.concatenate([[True], index[1:] != index[:-1]]))
+    counts = np.diff(np.append(starts, n))
+    long_runs = counts > _LONG_RUN
+    ones = np.ones(int(counts.max()), rows.dtype)
+    for a, k in zip(starts[long_runs].tolist(), counts[long_runs].tolist()):
+        np.dot(ones[:k], rows[order[a:a + k]], out=out[index[a]])
+    starts, counts = starts[~long_runs], counts[~long_runs]
+    if starts.size:
+        targets = index[starts]
+        out[targets] = rows[order[starts]]
+        for k in range(1, int(counts.max())):
+            more = counts > k
+            out[targets[more]] += rows[order[starts[more] + k]]
+    return out
+
 
 # --------------------------------------------------------------------------- embedding
 
@@ -31,11 +80,12 @@ def _embedding(xp, weight, indices, num_weights, padding_idx, scale_grad_by_freq
 def _embedding_backward(xp, grad, indices, num_weights, padding_idx, scale_grad_by_freq):
     """The rows of ``grad`` summed into a (num_weights, dim) table at ``indices``."""
     d = grad.shape[-1]
-    scale = _row_scale(xp, indices, num_weights, padding_idx, scale_grad_by_freq, grad.dtype)
-    rows = grad.reshape(-1, d) * scale.reshape(-1, 1)
-    flat = (indices.reshape(-1, 1) * d + xp.arange(d)).reshape(-1)
-    out = xp.bincount(flat, weights=rows.reshape(-1), minlength=num_weights * d)
-    return out.astype(grad.dtype).reshape(num_weights, d)
+    rows = grad.reshape(-1, d)
+    if padding_idx >= 0 or scale_grad_by_freq:
+        scale = _row_scale(xp, indices, num_weights, padding_idx, scale_grad_by_freq,
+                           grad.dtype)
+        rows = rows * scale.reshape(-1, 1)
+    return _segment_sum(xp, rows, indices.reshape(-1), num_weights)
 
 
 _embedding.defvjp(lambda xp, g, ans, weight, indices, num_weights, padding_idx,
@@ -72,19 +122,13 @@ _embedding_backward.defvjp(_embedding_backward_rule)
 # ``weight`` and ``per_sample_weights``.
 
 
-def _bag_sum(xp, rows, bag_of, nbags):
-    """Sum the rows (L, D) into their bags (nbags, D), in float64 like ``bincount``."""
-    d = rows.shape[-1]
-    flat = (bag_of.reshape(-1, 1) * d + xp.arange(d)).reshape(-1)
-    out = xp.bincount(flat, weights=rows.reshape(-1), minlength=nbags * d)
-    return out.reshape(nbags, d)
-
-
 @defop("embedding_bag", n_in=2, jvp="multilinear", batch="loop")
 def _embedding_bag(xp, weight, per_sample_weights, indices, bag_of, nbags, coef, divisor,
                    scale_grad_by_freq):
     rows = weight[indices] * (coef * per_sample_weights.reshape(-1, 1))
-    return (_bag_sum(xp, rows, bag_of, nbags) / divisor).astype(weight.dtype)
+    # bag_of never decreases (bags are runs of the indices): no sort needed
+    return (_segment_sum(xp, rows, bag_of, nbags, presorted=True) / divisor).astype(
+        weight.dtype)
 
 
 def _weight_rule(xp, g, ans, weight, psw, indices, bag_of, nbags, coef, divisor,
