@@ -77,3 +77,87 @@ def test_running_extremes_have_finite_difference_gradients(name):
         assert ember.autograd.gradcheck(lambda a: getattr(ember, name)(a, dim).values, [x])
         assert ember.autograd.gradgradcheck(lambda a: getattr(ember, name)(a, dim).values ** 2,
                                             [x])
+
+
+def _sorted_topk(x, k, d, largest=True):
+    """topk as the stable sort's first ``k``: the order the partition kernel must reproduce."""
+    values, indices = x.sort(d, descending=largest, stable=True)
+    return values.narrow(d, 0, k), indices.narrow(d, 0, k)
+
+
+def _selection_calls(rng, n):
+    """name: (call, the call done by the stable sort or None: forcing the sort path)."""
+    k = int(rng.integers(1, n + 1))
+    return {
+        "topk": (lambda x, d: x.topk(k, d), lambda x, d: _sorted_topk(x, k, d)),
+        "topk_smallest": (lambda x, d: x.topk(k, d, largest=False),
+                          lambda x, d: _sorted_topk(x, k, d, largest=False)),
+        "topk_1": (lambda x, d: x.topk(1, d), lambda x, d: _sorted_topk(x, 1, d)),
+        "topk_1_smallest": (lambda x, d: x.topk(1, d, largest=False),
+                            lambda x, d: _sorted_topk(x, 1, d, largest=False)),
+        "topk_all": (lambda x, d: x.topk(n, d, largest=False),
+                     lambda x, d: _sorted_topk(x, n, d, largest=False)),
+        "kthvalue": (lambda x, d: x.kthvalue(k, d), None),
+        "kthvalue_1": (lambda x, d: x.kthvalue(1, d, keepdim=True), None),
+        "median": (lambda x, d: x.median(d), None),
+        "median_keepdim": (lambda x, d: x.median(d, keepdim=True), None),
+    }
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int16"])
+def test_partition_kernels_pick_what_the_stable_sort_picks(dtype, monkeypatch):
+    """topk / kthvalue / median on slices long enough for the partition kernels give the
+    values and indices of the stable sort (each call is run again with the sort forced):
+    ties (many, few), NaN (none, some, most), signed zeros, every dim."""
+    from ember.ops.sorting import ordering
+
+    rng = np.random.default_rng(3)
+    for trial in range(40):
+        n = int(rng.integers(ordering._PARTITION_FROM, 3 * ordering._PARTITION_FROM))
+        shape = [int(rng.integers(1, 4)), n] if trial % 2 else [n, int(rng.integers(1, 4)), 2]
+        spread = [2, 5, 1000][trial % 3]
+        data = rng.integers(-spread, spread, shape).astype(float)
+        if dtype.startswith("float"):
+            data[rng.random(shape) < [0, 0.02, 0.7][trial // 3 % 3]] = NAN
+            data[data == 0] = -0.0 if trial % 5 == 0 else 0.0
+        data = data.astype(dtype)
+        dim = shape.index(n)
+        for name, (call, by_sort) in _selection_calls(rng, n).items():
+            fast_values, fast_indices = call(ember.tensor(data), dim)
+            with monkeypatch.context() as m:
+                m.setattr(ordering, "_PARTITION_FROM", 10 ** 9)
+                values, indices = (by_sort or call)(ember.tensor(data), dim)
+            assert fast_indices.tolist() == indices.tolist(), (name, trial)
+            np.testing.assert_array_equal(fast_values.numpy(), values.numpy())
+            assert fast_values.dtype == values.dtype
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_partition_kernels_match_pytorch_with_gradients(dtype):
+    """Distinct values (NaN included: PyTorch's choice among ties is its own algorithm's),
+    values, indices and the gradient routed to the chosen elements."""
+    rng = np.random.default_rng(4)
+    for shape, dim in [((5, 300), 1), ((300, 4), 0), ((2, 3, 257), -1), ((1000,), 0)]:
+        data = rng.permutation(np.prod(shape)).reshape(shape).astype(dtype) - 500.0
+        data.flat[rng.integers(0, data.size)] = NAN
+        n = shape[dim]
+        for name, (call, _) in _selection_calls(rng, n).items():
+            e = ember.tensor(data, requires_grad=True)
+            t = torch.tensor(data, requires_grad=True)
+            ev, tv = call(e, dim), call(t, dim)
+            assert ev.indices.tolist() == tv.indices.tolist(), name
+            np.testing.assert_array_equal(ev.values.detach().numpy(), tv.values.detach().numpy())
+            g = rng.standard_normal(tv.values.shape).astype(dtype)
+            ev.values.backward(ember.tensor(g))
+            tv.values.backward(torch.tensor(g))
+            np.testing.assert_array_equal(e.grad.numpy(), t.grad.numpy())
+
+
+def test_partition_kernels_have_finite_difference_gradients():
+    data = np.random.default_rng(5).permutation(2 * 70).reshape(2, 70) * 0.25 - 9.0
+    x = ember.tensor(data, requires_grad=True)
+    for f in (lambda a: a.topk(3).values, lambda a: a.kthvalue(9).values ** 2,
+              lambda a: a.median(1).values.exp(), lambda a: a.topk(5, largest=False).values):
+        assert ember.autograd.gradcheck(f, [x])
+        assert ember.autograd.gradgradcheck(f, [x])
