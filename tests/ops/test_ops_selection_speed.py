@@ -161,3 +161,45 @@ def test_partition_kernels_have_finite_difference_gradients():
               lambda a: a.median(1).values.exp(), lambda a: a.topk(5, largest=False).values):
         assert ember.autograd.gradcheck(f, [x])
         assert ember.autograd.gradgradcheck(f, [x])
+
+
+@pytest.mark.parametrize("with_replacement", [False, True])
+def test_combination_rows_are_itertools_in_order(with_replacement):
+    import itertools
+
+    from ember.ops.shape.joins import _combination_indices
+
+    make = (itertools.combinations_with_replacement if with_replacement
+            else itertools.combinations)
+    for n in range(8):
+        for r in range(1, 5):
+            columns = _combination_indices(n, r, with_replacement)
+            assert len(columns) == r
+            assert list(zip(*(c.tolist() for c in columns))) == list(make(range(n), r))
+
+
+@needs_torch
+@pytest.mark.parametrize("with_replacement", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_combinations_match_pytorch_with_gradients(with_replacement, dtype):
+    data = np.random.default_rng(6).standard_normal(40).astype(dtype)
+    data[3] = data[7]  # equal values: their gradients stay apart
+    for r in (1, 2, 3):
+        e = ember.tensor(data, requires_grad=True)
+        t = torch.tensor(data, requires_grad=True)
+        eo = ember.combinations(e, r, with_replacement)
+        to = torch.combinations(t, r, with_replacement)
+        np.testing.assert_array_equal(eo.detach().numpy(), to.detach().numpy())
+        g = np.random.default_rng(r).standard_normal(tuple(to.shape)).astype(dtype)
+        eo.backward(ember.tensor(g))
+        to.backward(torch.tensor(g))
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-5, atol=1e-5)
+    x = ember.tensor(data[:6].astype("float64"), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a: ember.combinations(a, 3, with_replacement), [x])
+
+
+def test_combinations_build_only_the_wanted_rows():
+    """``n = 200, r = 3`` with replacement: 1.35M rows (the grid would hold 8M)."""
+    out = ember.combinations(ember.arange(200.0), 3, with_replacement=True)
+    assert tuple(out.shape) == (1353400, 3)
+    assert out[-1].tolist() == [199.0, 199.0, 199.0]
