@@ -203,3 +203,60 @@ def test_combinations_build_only_the_wanted_rows():
     out = ember.combinations(ember.arange(200.0), 3, with_replacement=True)
     assert tuple(out.shape) == (1353400, 3)
     assert out[-1].tolist() == [199.0, 199.0, 199.0]
+
+
+def _index_patterns(rng, n):
+    return {
+        "distinct": rng.permutation(n)[: max(n - 3, 1)],
+        "pairs": np.repeat(np.arange(n), 2),
+        "few_repeats": rng.integers(-n, n, 3 * n),           # negative indices among them
+        "few_distinct": rng.integers(0, 3, 20 * n),          # many layers, three indices
+        "many_both": np.concatenate([np.arange(n), np.zeros(40, np.int64)]),  # add.at
+        "empty": np.zeros(0, np.int64),
+    }
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_slice_gradients_add_like_add_at(dtype):
+    """The backward of reading slices by an index vector (index_select, x[i]) against
+    ``np.add.at``: every pattern of repeats, every dim."""
+    rng = np.random.default_rng(7)
+    for shape in [(6, 5), (4, 7, 3)]:
+        for dim in range(len(shape)):
+            for index in _index_patterns(rng, shape[dim]).values():
+                x = ember.tensor(rng.standard_normal(shape).astype(dtype), requires_grad=True)
+                out = x.index_select(dim, ember.tensor(index % shape[dim]))
+                g = rng.standard_normal(tuple(out.shape)).astype(dtype)
+                out.backward(ember.tensor(g))
+                expected = np.zeros(shape, dtype)
+                np.add.at(expected, (slice(None),) * dim + (index % shape[dim],), g)
+                np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6, atol=1e-6)
+                # x[..., i] with negative indices as given
+                x.grad = None
+                key = (slice(None),) * dim + (ember.tensor(index),)
+                x[key].backward(ember.tensor(g))
+                np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-6, atol=1e-6)
+
+
+@needs_torch
+def test_repeat_interleave_gradients_match_pytorch():
+    rng = np.random.default_rng(8)
+    data = rng.standard_normal((30, 20))
+    repeats, index = rng.integers(0, 4, 20), rng.integers(0, 3, 200)
+    for call in (lambda L, a: a.repeat_interleave(L.tensor(2), dim=0),
+                 lambda L, a: a.repeat_interleave(L.tensor(repeats), dim=1),
+                 lambda L, a: a[L.tensor(index)]):
+        e = ember.tensor(data, requires_grad=True)
+        t = torch.tensor(data, requires_grad=True)
+        eo, to = call(ember, e), call(torch, t)
+        g = rng.standard_normal(tuple(to.shape))
+        eo.backward(ember.tensor(g))
+        to.backward(torch.tensor(g))
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_slice_gradients_have_second_derivatives():
+    x = ember.tensor(np.random.default_rng(9).standard_normal((5, 4)), requires_grad=True)
+    index = ember.tensor([0, 0, 3, 1, 3, 3])
+    assert ember.autograd.gradcheck(lambda a: a.index_select(0, index) ** 2, [x])
+    assert ember.autograd.gradgradcheck(lambda a: a[:, index.remainder(4)] ** 2, [x])
