@@ -260,3 +260,28 @@ def test_slice_gradients_have_second_derivatives():
     index = ember.tensor([0, 0, 3, 1, 3, 3])
     assert ember.autograd.gradcheck(lambda a: a.index_select(0, index) ** 2, [x])
     assert ember.autograd.gradgradcheck(lambda a: a[:, index.remainder(4)] ** 2, [x])
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
+def test_mode_picks_what_pytorch_picks(dtype):
+    """Rows of 16 elements or fewer (insertion sort) and longer ones, distinct values, ties,
+    signed zeros, NaN; the gradient goes to the reported index."""
+    rng = np.random.default_rng(10)
+    for trial in range(60):
+        n = int(rng.integers(1, 40))
+        spread = [3, 10, 10 ** 6][trial % 3]
+        data = rng.integers(-spread, spread, (4, n)).astype(dtype)
+        if dtype != "int64":
+            data[data == 0] = -0.0 if trial % 2 else 0.0
+            if trial % 5 == 0:
+                data[rng.random(data.shape) < 0.1] = NAN
+        for dim in (0, 1):
+            (ev, ei), (tv, ti) = (L.tensor(data).mode(dim) for L in (ember, torch))
+            assert ei.tolist() == ti.tolist(), (trial, data)
+            _same(ev, tv)
+    data = rng.permutation(300).reshape(3, 100).astype("float64")
+    e, t = ember.tensor(data, requires_grad=True), torch.tensor(data, requires_grad=True)
+    e.mode(1).values.sum().backward()
+    t.mode(1).values.sum().backward()
+    np.testing.assert_array_equal(e.grad.numpy(), t.grad.numpy())
