@@ -285,3 +285,24 @@ def test_mode_picks_what_pytorch_picks(dtype):
     e.mode(1).values.sum().backward()
     t.mode(1).values.sum().backward()
     np.testing.assert_array_equal(e.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_expand_gradients_sum_like_numpy(dtype):
+    """The backward of expand (new leading dims, size-1 dims of every position, a short or
+    long last dim, empty sizes) against NumPy's sum; and by finite differences."""
+    rng = np.random.default_rng(11)
+    for shape, sizes in [((5, 1), (4, 5, 3)), ((5, 1), (5, 2)), ((1, 3, 1), (2, 6, 3, 9)),
+                         ((2, 1, 1), (2, 4, 8)), ((3, 1), (3, 0)), ((1,), (7,)),
+                         ((4, 1), (2, 4, 1))]:
+        x = ember.tensor(rng.standard_normal(shape).astype(dtype), requires_grad=True)
+        g = rng.standard_normal(sizes).astype(dtype)
+        x.expand(*sizes).backward(ember.tensor(g))
+        lead = len(sizes) - len(shape)
+        axes = tuple(range(lead)) + tuple(lead + i for i, n in enumerate(shape)
+                                          if n == 1 and sizes[lead + i] != 1)
+        expected = g.sum(axis=axes, keepdims=True).reshape(shape)
+        np.testing.assert_allclose(x.grad.numpy(), expected, rtol=1e-5, atol=1e-5)
+    x = ember.tensor(rng.standard_normal((3, 1)), requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a: a.expand(2, 3, 4) * ember.arange(4.0), [x])
+    assert ember.autograd.gradgradcheck(lambda a: (a.expand(2, 3, 4) ** 2), [x])
