@@ -306,3 +306,19 @@ def test_expand_gradients_sum_like_numpy(dtype):
     x = ember.tensor(rng.standard_normal((3, 1)), requires_grad=True)
     assert ember.autograd.gradcheck(lambda a: a.expand(2, 3, 4) * ember.arange(4.0), [x])
     assert ember.autograd.gradgradcheck(lambda a: (a.expand(2, 3, 4) ** 2), [x])
+
+
+@needs_torch
+def test_unfold_gradients_match_pytorch():
+    """Overlapping windows, gaps between them, every dim; the windows' gradients added into
+    one buffer."""
+    rng = np.random.default_rng(12)
+    data = rng.standard_normal((7, 9, 4))
+    for dim, size, step in [(0, 2, 1), (1, 3, 2), (1, 2, 4), (2, 4, 1), (0, 1, 3), (1, 9, 1)]:
+        e = ember.tensor(data, requires_grad=True)
+        t = torch.tensor(data, requires_grad=True)
+        eo, to = e.unfold(dim, size, step), t.unfold(dim, size, step)
+        g = rng.standard_normal(tuple(to.shape))
+        eo.backward(ember.tensor(g))
+        to.backward(torch.tensor(g))
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-12)

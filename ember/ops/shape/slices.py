@@ -250,9 +250,15 @@ def _unfold(xp, input, dim, size, step):
 def _unfold_rule(xp, g, ans, input, dim, size, step):
     """Each window's gradient added back at the elements it covers."""
     n = g.shape[dim]
+    keys = [(slice(None),) * dim + (slice(k, k + step * (n - 1) + 1, step),)
+            for k in range(size)]
+    if not isinstance(g, Tensor):  # raw: added in place into one buffer (not one per k)
+        total = xp.zeros(input.shape, dtype=g.dtype)
+        for k, key in enumerate(keys):
+            total[key] += g[..., k]
+        return total
     total = None
-    for k in range(size):
-        key = (slice(None),) * dim + (slice(k, k + step * (n - 1) + 1, step),)
+    for k, key in enumerate(keys):
         part = _embed(xp, g[..., k], input.shape, key)
         total = part if total is None else total + part
     return total
