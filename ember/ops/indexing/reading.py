@@ -59,13 +59,15 @@ _masked_select = defop("masked_select", n_in=1, jvp="linear", batch=_READ)(_read
 def _index_add_zeros(xp, g, shape, key):
     """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices accumulate)."""
     out = xp.zeros(shape, dtype=g.dtype)
-    axis = _single_index_axis(key) if len(shape) > 1 and type(g) is np.ndarray else None
+    axis = (_single_index_axis(key) if len(shape) > 1 and type(g) is np.ndarray
+            and g.size >= _ADD_AT_BELOW else None)
     if axis is None or not _add_slices_along(out, g, key[axis], axis):
         xp.add_at(out, key, g)
     return out
 
 
 _STEPS_AT_MOST = 16  # beyond: add.at (each step of ``_add_slices_along`` is one NumPy call)
+_ADD_AT_BELOW = 4096  # smaller gradients: add.at's one call costs less than the sort and steps
 
 
 def _single_index_axis(key):
