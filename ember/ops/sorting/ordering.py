@@ -81,16 +81,25 @@ def _topk_positions(xp, rows, k, largest):
     sort's order: all elements beyond the k-th value, then the first of those equal to it."""
     n = rows.shape[-1]
     pivot = _at_rank(xp, rows, n - k if largest else k - 1)
-    beyond = rows > pivot if largest else rows < pivot
-    if rows.dtype.kind == "f":  # NaN is above every number
-        nan, nan_pivot = rows != rows, pivot != pivot
-        beyond |= nan & ~nan_pivot if largest else ~nan & nan_pivot
-    equal = _equal(rows, pivot)
-    wanted = k - xp.sum(beyond, axis=-1, keepdims=True)
-    if bool((xp.sum(equal, axis=-1, keepdims=True) > wanted).any()):  # more ties than wanted
-        equal &= xp.cumsum(equal, axis=-1) <= wanted
+    floats = rows.dtype.kind == "f"
+    chosen = None
+    if not (floats and bool(xp.isnan(rows).any())):
+        # the usual case, no NaN, the k-th value not tied beyond k: one comparison finds all
+        reached = rows >= pivot if largest else rows <= pivot
+        if bool((xp.count_nonzero(reached, axis=-1) == k).all()):
+            chosen = reached
+    if chosen is None:
+        beyond = rows > pivot if largest else rows < pivot
+        if floats:  # NaN is above every number
+            nan, nan_pivot = rows != rows, pivot != pivot
+            beyond |= nan & ~nan_pivot if largest else ~nan & nan_pivot
+        equal = _equal(rows, pivot)
+        wanted = k - xp.sum(beyond, axis=-1, keepdims=True)
+        if bool((xp.sum(equal, axis=-1, keepdims=True) > wanted).any()):  # more ties than
+            equal &= xp.cumsum(equal, axis=-1) <= wanted                  # wanted
+        chosen = beyond | equal
     # (flat: NumPy's 2-d nonzero is 30x slower; each row holds k of them, in order)
-    chosen = (xp.flatnonzero(beyond | equal) % n).reshape(rows.shape[:-1] + (k,))
+    chosen = (xp.flatnonzero(chosen) % n).reshape(rows.shape[:-1] + (k,))
     order = _order(xp, xp.take_along_axis(rows, chosen, axis=-1), -1, largest)
     return xp.take_along_axis(chosen, order, axis=-1)
 
