@@ -330,3 +330,20 @@ def test_unfold_gradients_match_pytorch():
         eo.backward(ember.tensor(g))
         to.backward(torch.tensor(g))
         np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_running_extreme_by_doubling_equals_accumulate():
+    """The doubling scan (for namespaces without ``maximum.accumulate``) on NumPy arrays
+    wrapped so that the accumulate path is not taken."""
+    from ember.ops.sorting.scans import _running
+
+    class Wrapped(np.ndarray):
+        pass
+
+    rng = np.random.default_rng(13)
+    for n in (1, 2, 3, 7, 64, 100):
+        x = rng.integers(-3, 4, (3, n)).astype(float)
+        x[rng.random(x.shape) < 0.1] = NAN
+        for ufunc in (np.maximum, np.minimum):
+            got = _running(np, ufunc, x.view(Wrapped))
+            np.testing.assert_array_equal(np.asarray(got), ufunc.accumulate(x, axis=-1))
