@@ -59,8 +59,70 @@ _masked_select = defop("masked_select", n_in=1, jvp="linear", batch=_READ)(_read
 def _index_add_zeros(xp, g, shape, key):
     """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices accumulate)."""
     out = xp.zeros(shape, dtype=g.dtype)
-    xp.add_at(out, key, g)
+    axis = (_single_index_axis(key) if len(shape) > 1 and type(g) is np.ndarray
+            and g.size >= _ADD_AT_BELOW else None)
+    if axis is None or not _add_slices_along(out, g, key[axis], axis):
+        xp.add_at(out, key, g)
     return out
+
+
+_STEPS_AT_MOST = 16  # beyond: add.at (each step of ``_add_slices_along`` is one NumPy call)
+_ADD_AT_BELOW = 4096  # smaller gradients: add.at's one call costs less than the sort and steps
+
+
+def _single_index_axis(key):
+    """The axis of the one index vector in ``key`` when every other entry is a full slice
+    (``index_select``, ``x[i]``, ``repeat_interleave``), else None."""
+    axis = None
+    for d, k in enumerate(key):
+        if isinstance(k, slice):
+            if k != slice(None):
+                return None
+        elif axis is None and getattr(k, "ndim", 0) == 1 and k.dtype.kind in "iu":
+            axis = d
+        else:
+            return None
+    return axis
+
+
+def _add_slices_along(out, g, index, axis):
+    """``out[..., index[j], ...] += g[..., j, ...]`` (NumPy, ``out`` of 2 dims or more), or
+    False where the indices are both many and repeated often.
+
+    ``np.add.at`` adds element by element: on a 2-d gradient 10-40x slower than copying it (its
+    fast path is 1-d only). A stable sort of the index vector alone (not of the slices) gives
+    two ways with a NumPy call per step, whichever has fewer steps:
+    - layers: each slice's first occurrence in the first, its second in the next...; within a
+      layer the indices are distinct, so one fancy ``+=`` adds it, and each sum still runs
+      in index order, as ``add.at``'s;
+    - distinct indices (few, repeated often): the slices of each summed by one ``sum``.
+    """
+    m, n = index.size, out.shape[axis]
+    if m == 0:
+        return True
+    if index.min() < 0:
+        index = np.where(index < 0, index + n, index)
+    order = np.argsort(index, kind="stable")
+    ranked = index[order]
+    starts = np.flatnonzero(np.concatenate(([True], ranked[1:] != ranked[:-1])))
+    run_start = np.zeros(m, dtype=np.int64)
+    run_start[starts] = starts
+    rank = np.empty(m, dtype=np.int64)
+    rank[order] = np.arange(m) - np.maximum.accumulate(run_start)
+    layers = int(rank.max()) + 1
+    head = (slice(None),) * axis
+    if layers == 1:
+        out[head + (index,)] = g
+    elif layers <= _STEPS_AT_MOST:
+        for layer in range(layers):
+            pick = np.flatnonzero(rank == layer)
+            out[head + (index[pick],)] += np.take(g, pick, axis=axis)
+    elif starts.size <= _STEPS_AT_MOST:
+        for a, b in zip(starts.tolist(), starts[1:].tolist() + [m]):
+            out[head + (int(ranked[a]),)] = np.take(g, order[a:b], axis=axis).sum(axis)
+    else:
+        return False
+    return True
 
 
 _index_add_zeros.defvjp(lambda xp, gg, ans, g, shape, key: gg[key])

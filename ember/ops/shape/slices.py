@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ... import _dtypes
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.views import as_view
@@ -29,28 +31,60 @@ def slice_view(input, dim, start, stop, step=1):
 
 
 def _split_forward(xp, input, dim, bounds):
-    return tuple(input[(slice(None),) * dim + (slice(a, b),)] for a, b in bounds)
+    head = (slice(None),) * dim
+    return tuple(input[head + (slice(a, b),)] for a, b in bounds.tolist())
 
 
 def _split_rule(xp, g, ans, input, dim, bounds):
-    return xp.concatenate(g, axis=dim)
+    """The pieces' gradients side by side; a piece whose gradient did not arrive (None) is
+    zeros. Raw arrays: one buffer of zeros with the arrived pieces written in, not a zeros
+    array per missing piece (a ``split(2)`` of 1M elements has 500,000 pieces)."""
+    present = next(p for p in g if p is not None)
+    shape = present.shape[:dim] + (int(bounds[-1, 1]),) + present.shape[dim + 1:]
+    if not isinstance(present, Tensor):
+        if all(p is not None for p in g):
+            return xp.concatenate(g, axis=dim)
+        out = xp.zeros(shape, dtype=present.dtype)
+        head = (slice(None),) * dim
+        for p, (a, b) in zip(g, bounds.tolist()):
+            if p is not None:
+                out[head + (slice(a, b),)] = p
+        return out
+    return xp.concatenate([p if p is not None else xp.new_zeros(
+        present, shape[:dim] + (b - a,) + shape[dim + 1:])
+        for p, (a, b) in zip(g, bounds.tolist())], axis=dim)
 
 
 _split = defop("split", n_in=1, nout=None, jvp="linear",
                batch="moved")(_split_forward).defvjp(_split_rule)
 _split_with_sizes = defop("split_with_sizes", n_in=1, nout=None, jvp="linear", batch="moved")(
     _split_forward).defvjp(_split_rule)
+_split.missing_grads_as_none = _split_with_sizes.missing_grads_as_none = True
 
 
 def _split_views(op, input, dim, sizes):
-    bounds, start = [], 0
-    for n in sizes:
-        bounds.append((start, start + n))
-        start += n
-    outs = op(input, dim, tuple(bounds))
-    return tuple(as_view(o, input, lambda xp, a, k=(slice(None),) * dim + (slice(*b),): a[k],
-                         multi_output=True)
-                 for o, b in zip(outs, bounds))
+    # The bounds travel as one (pieces, 2) array: the backward walks its arguments for
+    # reduced-precision arrays, a tuple of pairs costs it three steps per piece.
+    stops = np.cumsum(np.asarray(sizes, dtype=np.int64))
+    bounds = np.stack([stops - np.asarray(sizes, dtype=np.int64), stops], axis=1)
+    outs = op(input, dim, bounds)
+    return tuple(as_view(o, input, _Piece(dim, slice(a, b)), multi_output=True)
+                 for o, (a, b) in zip(outs, bounds.tolist()))
+
+
+class _Piece:
+    """The view function ``a[..., at]`` (``at`` at ``dim``) of one piece of ``split`` or
+    ``unbind``: one small object per piece where a closure takes four (its function, defaults,
+    key and slice). The garbage collector's full passes, which walk every live object, come
+    with the count of new ones: at 500,000 pieces they were most of the time."""
+
+    __slots__ = ("dim", "at")
+
+    def __init__(self, dim, at):
+        self.dim, self.at = dim, at
+
+    def __call__(self, xp, a):
+        return a[(slice(None),) * self.dim + (self.at, Ellipsis)]
 
 
 @public
@@ -142,7 +176,26 @@ def _unbind(xp, input, dim):
     return tuple(input[(slice(None),) * dim + (k, Ellipsis)] for k in range(input.shape[dim]))
 
 
-_unbind.defvjp(lambda xp, g, ans, input, dim: xp.stack(g, axis=dim))
+def _unbind_rule(xp, g, ans, input, dim):
+    """The slices' gradients stacked; one that did not arrive (None) is zeros (on raw arrays
+    written into one buffer of zeros, as ``split``'s)."""
+    present = next(p for p in g if p is not None)
+    shape = present.shape[:dim] + (len(g),) + present.shape[dim:]
+    if not isinstance(present, Tensor):
+        if all(p is not None for p in g):
+            return xp.stack(g, axis=dim)
+        out = xp.zeros(shape, dtype=present.dtype)
+        head = (slice(None),) * dim
+        for k, p in enumerate(g):
+            if p is not None:
+                out[head + (k,)] = p
+        return out
+    return xp.stack([p if p is not None else xp.new_zeros(present, present.shape) for p in g],
+                    axis=dim)
+
+
+_unbind.defvjp(_unbind_rule)
+_unbind.missing_grads_as_none = True
 
 
 @_unbind.public
@@ -151,9 +204,7 @@ def unbind(input, dim=0):
     d = _wrap_dim(dim, input.ndim)
     _wrap_dim(d, input.ndim, scalar=False)  # a 0-d tensor has no slices
     outs = _unbind(input, d)
-    return tuple(as_view(o, input, lambda xp, a, k=k: a[(slice(None),) * d + (k, Ellipsis)],
-                         multi_output=True)
-                 for k, o in enumerate(outs))
+    return tuple(as_view(o, input, _Piece(d, k), multi_output=True) for k, o in enumerate(outs))
 
 
 @public
@@ -199,9 +250,15 @@ def _unfold(xp, input, dim, size, step):
 def _unfold_rule(xp, g, ans, input, dim, size, step):
     """Each window's gradient added back at the elements it covers."""
     n = g.shape[dim]
+    keys = [(slice(None),) * dim + (slice(k, k + step * (n - 1) + 1, step),)
+            for k in range(size)]
+    if not isinstance(g, Tensor):  # raw: added in place into one buffer (not one per k)
+        total = xp.zeros(input.shape, dtype=g.dtype)
+        for k, key in enumerate(keys):
+            total[key] += g[..., k]
+        return total
     total = None
-    for k in range(size):
-        key = (slice(None),) * dim + (slice(k, k + step * (n - 1) + 1, step),)
+    for k, key in enumerate(keys):
         part = _embed(xp, g[..., k], input.shape, key)
         total = part if total is None else total + part
     return total

