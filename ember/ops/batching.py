@@ -617,6 +617,8 @@ def _product(a, b, levels, kind):
         return (_p(a, levels, 1) * _p(b, levels, 1)).sum(-1)
     if batched_a:  # rows of samples against one matrix (or vector): one product
         value = physical(a, levels)
+        if not _rows_fold(value):  # (an expand: the stride-0 product is computed once)
+            return value @ b
         lead = tuple(value.shape[:nb]) + tuple(value.shape[nb:-1])
         rows = value.reshape(-1, value.shape[-1])
         return (rows @ b).reshape(lead + tuple(b.shape[1:]))
@@ -631,6 +633,12 @@ def _product(a, b, levels, kind):
     rows = value.mT.reshape(-1, k).matmul(a.mT)
     out = rows.reshape(batch + (m, a.shape[0])).mT
     return out if m == 1 else out.contiguous()
+
+
+def _rows_fold(t):
+    """Whether ``t``'s dims before the last flatten into one without a copy."""
+    dims = [(n, st) for n, st in zip(t.shape[:-1], t.stride()[:-1]) if n != 1]
+    return all(st == n * st_next for (_, st), (n, st_next) in zip(dims, dims[1:]))
 
 
 def _loss(op, args, levels):

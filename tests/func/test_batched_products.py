@@ -161,7 +161,7 @@ def test_per_sample_gradients_of_a_linear_layer():
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("case", ["shared_second", "outer", "shared_second_outer",
-                                  "shared_first", "plain"])
+                                  "shared_first", "shared_both", "transposed_first", "plain"])
 def test_bmm_of_an_expanded_stack_or_inner_dim_one(case, dtype):
     """``bmm`` where one stack is a matrix repeated by ``expand`` (stride 0: a leaf that
     requires grad, with a gradient per entry) or the inner dim is 1: values and gradients
@@ -175,9 +175,11 @@ def test_bmm_of_an_expanded_stack_or_inner_dim_one(case, dtype):
     for lib in libs:
         dt = getattr(lib, dtype)
         first, second = lib.tensor(first0, dtype=dt), lib.tensor(second0, dtype=dt)
-        if case == "shared_first":
+        if case in ("shared_first", "shared_both"):
             first = first[:1].expand(4, 2, k)
-        elif case != "plain":
+        if case == "transposed_first":  # rows that do not fold without a copy
+            first = first.detach().transpose(0, 1).contiguous().transpose(0, 1)
+        if case not in ("plain", "shared_first"):
             second = second[:1].expand(4, k, 5)
         first, second = first.detach().requires_grad_(), second.detach().requires_grad_()
         out = lib.bmm(first, second)
@@ -210,3 +212,50 @@ def test_bmm_expanded_second_derivatives_by_finite_differences():
         return (outer.sin() * 2).sum() + (shared.tanh() ** 2).sum()
     assert ember.autograd.gradcheck(f, (a, base, c, d))
     assert ember.autograd.gradgradcheck(f, (a, base, c, d))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_mm_of_repeated_rows(dtype):
+    """``mm`` whose first operand's rows are one row repeated (stride 0: jacfwd's primal per
+    basis vector): computed once, the same values and gradients as with copies, and
+    PyTorch's."""
+    rng = np.random.default_rng(5)
+    row, w0 = rng.normal(size=(1, 3)), rng.normal(size=(3, 4))
+    weights = np.linspace(-1, 1, 24).reshape(6, 4)
+    results = []
+    for lib in (ember,) if torch is None else (ember, torch):
+        dt = getattr(lib, dtype)
+        a = lib.tensor(row, dtype=dt).expand(6, 3).detach().requires_grad_()
+        w = lib.tensor(w0, dtype=dt, requires_grad=True)
+        out = lib.mm(a, w)
+        np.testing.assert_allclose(out.detach().numpy(), lib.mm(a.detach().clone(), w).detach()
+                                   .numpy(), **_tol(dtype))
+        grads = lib.autograd.grad(out, (a, w), lib.tensor(weights, dtype=dt))
+        results.append([out.detach().numpy()] + [g.numpy() for g in grads])
+    for e, t in zip(*results) if len(results) == 2 else ():
+        np.testing.assert_allclose(e, t, **_tol(dtype))
+
+
+@needs_torch
+@pytest.mark.parametrize("name", ["mm", "mv", "bmm", "matmul_mat_t", "linear"])
+def test_an_expanded_batch(name):
+    """A mapped operand that is one sample expanded (stride 0 over the batch), against
+    PyTorch: the rule's product of rows that do not fold without a copy."""
+    fn, shapes = PRODUCTS[name]
+    rng = np.random.default_rng(6)
+    a0, b0 = rng.normal(size=shapes[0]), rng.normal(size=(B,) + shapes[1])
+    results = []
+    for lib in (ember, torch):
+        a = lib.tensor(a0).expand((B,) + shapes[0]).detach().requires_grad_()
+        b = lib.tensor(b0, requires_grad=True)
+        for args in ((a, b), (a, b[0].expand((B,) + shapes[1]))):
+            out = lib.func.vmap(lambda x, y, lib=lib: fn(lib, x, y))(*args)
+            grads = lib.autograd.grad((out * out).sum(), (a, b), allow_unused=True)
+            results.append([out.detach().numpy()] + [None if g is None else g.numpy()
+                                                     for g in grads])
+    half = len(results) // 2
+    for got, want in zip(results[:half], results[half:]):
+        for e, t in zip(got, want):
+            assert (e is None) == (t is None)
+            if e is not None:
+                np.testing.assert_allclose(e, t, rtol=1e-12, atol=1e-13)
