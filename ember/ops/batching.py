@@ -610,6 +610,10 @@ def _product(a, b, levels, kind):
     nb = len(levels)
     batched_a, batched_b = type(a) is BatchedTensor, type(b) is BatchedTensor
     if kind == "bmm" or batched_a == batched_b:  # a product per sample (or none batched)
+        if nb == 1 and batched_a and kind in ("mm", "mv"):  # one level: bmm itself (fewer ops
+            pb = physical(b, levels)                          # than matmul's broadcasting)
+            out = physical(a, levels).bmm(pb if kind == "mm" else pb.unsqueeze(-1))
+            return out if kind == "mm" else out.squeeze(-1)
         if kind in ("mm", "bmm"):
             return _p(a, levels, a.ndim) @ _p(b, levels, b.ndim)
         if kind == "mv":
