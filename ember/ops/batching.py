@@ -242,6 +242,9 @@ def physical(x, levels, rank=None, expand=False):
     for level in levels:
         lead.append(next(dims) if level in own else 1)
     pad = (1,) * (rank - len(sample)) if rank is not None and rank > len(sample) else ()
+    if expand and not own:  # ``expand`` adds the leading dims itself: one op, not two
+        full = tuple(batch_size(level) for level in levels) + pad + sample
+        return value if full == tuple(value.shape) else value.expand(full)
     shape = tuple(lead) + pad + sample
     if tuple(value.shape) != shape:
         value = value.reshape(shape)
