@@ -13,7 +13,7 @@ from .operands import _check_tensor
 from .registry import defop, public
 
 
-@defop("complex", jvp="linear", batch="loop", method=False)
+@defop("complex", jvp="linear", batch="pointwise", method=False)
 def _complex(xp, real, imag):
     return real + 1j * imag if real.dtype.itemsize == 8 else \
         (real + 1j * imag).astype(xp.complex64)
@@ -23,7 +23,7 @@ _complex.defvjp(lambda xp, g, ans, real, imag: g,  # dz/dreal = 1
                 lambda xp, g, ans, real, imag: g * 1j)  # dz/dimag = i
 
 
-@defop("polar", batch="loop", method=False)
+@defop("polar", batch="pointwise", method=False)
 def _polar(xp, abs, angle):  # noqa: A002 - PyTorch's parameter name
     z = abs * xp.cos(angle) + 1j * (abs * xp.sin(angle))
     return z if abs.dtype.itemsize == 8 else z.astype(xp.complex64)

@@ -30,10 +30,10 @@ def _as_complex(xp, a):
 # Neither map is holomorphic: the rules are stated in PyTorch's convention for complex
 # gradients (the gradient of a real part is the real part of the complex gradient, ...).
 _view_as_real = defop("view_as_real", n_in=1, jvp="linear", holomorphic=False,
-                      batch="loop", method=False)(_as_real)
+                      batch="unchanged", method=False)(_as_real)
 _view_as_real.defvjp(lambda xp, g, ans, input: g[..., 0] + 1j * g[..., 1])
 _view_as_complex = defop("view_as_complex", n_in=1, jvp="linear",
-                         holomorphic=False, batch="loop", method=False)(_as_complex)
+                         holomorphic=False, batch="unchanged", method=False)(_as_complex)
 _view_as_complex.defvjp(lambda xp, g, ans, input: xp.stack([xp.real(g), xp.imag(g)], axis=-1))
 
 

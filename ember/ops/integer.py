@@ -10,9 +10,9 @@ from .. import _creation, _dtypes
 from .operands import _check_tensor, _of_two_tensors, _unsupported
 from .registry import defop, public
 
-_gcd = defop("gcd", promote=True, batch="loop", inplace=True)(
+_gcd = defop("gcd", promote=True, batch="pointwise", inplace=True)(
     lambda xp, input, other: xp.gcd(input, other))
-_lcm = defop("lcm", promote=True, batch="loop", inplace=True)(
+_lcm = defop("lcm", promote=True, batch="pointwise", inplace=True)(
     lambda xp, input, other: xp.lcm(input, other))
 
 

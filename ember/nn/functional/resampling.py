@@ -97,7 +97,13 @@ def _check_pad_sizes(input, pad, mode):
                            f"{shape}")
 
 
-@batching.per_sample  # writes into a fresh tensor: under vmap, one sample at a time
+def _trailing_dims_rule(fn, input, pad):
+    """Under vmap: ``fn`` on the physical batch (it pads the trailing dims: the sample's)."""
+    levels = batching.levels_of(input)
+    return batching.wrap(fn(batching.physical(input, levels), pad), levels)
+
+
+@batching.per_sample_with(_trailing_dims_rule)
 def _pad_circular(input, pad):
     """PyTorch's composite: copy the input into the middle, then wrap each side around."""
     nd = len(pad) // 2

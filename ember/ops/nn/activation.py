@@ -389,7 +389,7 @@ def _halves(x, dim):
     return x[lead + (slice(0, n),)], x[lead + (slice(n, None),)]
 
 
-@defop("glu", n_in=1, jvp="transpose", batch="loop")
+@defop("glu", n_in=1, jvp="transpose", batch="moved")
 def _glu(xp, input, dim):
     a, b = _halves(input, dim)
     return a * xp.sigmoid(b)

@@ -126,7 +126,26 @@ def _grouped(xp, x, groups):
     return xp.reshape(x, (x.shape[0], groups, -1))
 
 
-@defop("native_group_norm", n_in=3, jvp="transpose", batch="fold")
+def _channel_affine_batched(op, args, levels):
+    """The batching rule of group norm and of batch norm in eval mode: the vmap batch folded
+    into N; a weight or bias that varies per sample (per-sample gradients) is applied after,
+    per channel, by the pointwise rules (else the whole op ran once per sample)."""
+    input, weight, bias = args[:3]
+    batched = batching.BatchedTensor
+    if type(weight) is not batched and type(bias) is not batched:
+        return batching.fold(op, args, levels)
+    own_weight = weight if type(weight) is not batched else None
+    own_bias = bias if own_weight is weight and type(bias) is not batched else None
+    out = op(input, own_weight, own_bias, *args[3:])
+    shape = (-1,) + (1,) * (input.ndim - 2)  # per channel, over a sample (N, C, *)
+    if own_weight is not weight:
+        out = out * weight.reshape(shape)
+    if own_bias is not bias:
+        out = out + bias.reshape(shape)
+    return out
+
+
+@defop("native_group_norm", n_in=3, jvp="transpose", batch=_channel_affine_batched)
 def _group_norm(xp, input, weight, bias, groups, eps, saved):
     x = _grouped(xp, input, groups)
     mean, _, rstd, xc = _moments(xp, x, (2,), eps)
@@ -160,8 +179,9 @@ _group_norm.defvjp(
 
 def _batch_norm_batched(op, args, levels):
     """The batching rule of ``batch_norm``: in eval mode a per-channel affine map, the vmap
-    batch folded into N; in training (statistics over the batch) one sample at a time."""
-    return (batching.loop_rule if args[5] else batching.fold)(op, args, levels)
+    batch folded into N (``_channel_affine_batched``); in training (statistics over the
+    batch) one sample at a time."""
+    return (batching.loop_rule if args[5] else _channel_affine_batched)(op, args, levels)
 
 
 @defop("native_batch_norm", n_in=3, jvp="transpose", batch=_batch_norm_batched)

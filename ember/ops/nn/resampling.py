@@ -96,12 +96,12 @@ def _upsample_plan(kind, plane, output_size, align_corners, scales, dtype):
 
 
 def _upsample_ops(name, kind, nd):
-    @defop(name, n_in=1, jvp="transpose", batch="loop")
+    @defop(name, n_in=1, jvp="transpose", batch="unchanged")  # (maps the trailing dims)
     def forward(xp, input, input_size, output_size, align_corners, scales):
         return _map(xp, input, _upsample_plan(kind, input_size, output_size, align_corners,
                                               scales, input.dtype))
 
-    @defop(name + "_backward", n_in=1, jvp="transpose", batch="loop")
+    @defop(name + "_backward", n_in=1, jvp="transpose", batch="unchanged")
     def backward(xp, grad, input_size, output_size, align_corners, scales):
         return _map_transpose(xp, grad, _upsample_plan(kind, input_size, output_size,
                                                        align_corners, scales, grad.dtype))
@@ -148,11 +148,11 @@ def _pad_plan(mode, plane, pad):
 
 
 def _pad_ops(name, mode, nd):
-    @defop(name, n_in=1, jvp="transpose", batch="loop")
+    @defop(name, n_in=1, jvp="transpose", batch="unchanged")  # (pads the trailing dims)
     def forward(xp, input, pad):
         return _map(xp, input, _pad_plan(mode, input.shape[input.ndim - nd:], pad))
 
-    @defop(name + "_backward", n_in=2, jvp="transpose", batch="loop")
+    @defop(name + "_backward", n_in=2, jvp="transpose", batch="unchanged")
     def backward(xp, grad, input, pad):
         return _map_transpose(xp, grad, _pad_plan(mode, input.shape[input.ndim - nd:], pad))
 
@@ -167,7 +167,7 @@ PADS = {(mode, nd): _pad_ops(f"{prefix}_pad{nd}d", mode, nd)
         for nd in (1, 2, 3)}
 
 
-@defop("constant_pad_nd", n_in=1, jvp="transpose", batch="loop")
+@defop("constant_pad_nd", n_in=1, jvp="transpose", batch="unchanged")
 def _constant_pad_nd(xp, input, pad, value):
     """Pad the trailing ``len(pad) // 2`` dims (last dim first in ``pad``); negative pads crop."""
     nd = len(pad) // 2
@@ -207,12 +207,12 @@ def _shuffle(x, r, down):
     return out.copy() if r == 1 else out  # the reshape copied unless nothing moved
 
 
-@defop("pixel_shuffle", n_in=1, jvp="linear", batch="loop")
+@defop("pixel_shuffle", n_in=1, jvp="linear", batch="unchanged")
 def _pixel_shuffle(xp, input, upscale_factor):
     return _shuffle(input, upscale_factor, False)
 
 
-@defop("pixel_unshuffle", n_in=1, jvp="linear", batch="loop")
+@defop("pixel_unshuffle", n_in=1, jvp="linear", batch="unchanged")
 def _pixel_unshuffle(xp, input, downscale_factor):
     return _shuffle(input, downscale_factor, True)
 
@@ -230,7 +230,7 @@ _pixel_unshuffle.defvjp(lambda xp, g, ans, input, downscale_factor:
 # ``ChannelShuffleBackward0`` as PyTorch's.
 
 
-@defop("channel_shuffle", n_in=1, jvp="linear", batch="loop")
+@defop("channel_shuffle", n_in=1, jvp="linear", batch="fold")
 def _channel_shuffle(xp, input, groups):
     n, c = input.shape[:2]
     rest = input.shape[2:]

@@ -111,7 +111,7 @@ array_api("cumprod")(lambda x, axis=None, dtype=None: cumprod(x, axis,
                                                              dtype=_api_dtype(dtype)))
 
 
-@defop("logcumsumexp", n_in=1, batch="loop")
+@defop("logcumsumexp", n_in=1, batch="moved")
 def _logcumsumexp(xp, input, dim):
     if input.ndim == 0:
         return input.copy()
