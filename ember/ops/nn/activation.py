@@ -190,6 +190,7 @@ def _gelu(xp, input, approximate):
     return 0.5 * input * (1 + xp.erf(input * _INV_SQRT_2))
 
 
+@_unary._blockwise
 def _gelu_narrow(xp, x):
     """``x Phi(x)`` for float32 (and narrower) ``x``, Phi(x) = erfc(-x / sqrt 2) / 2 by the
     float32 kernel of ``erfc`` (in float64, one rounding): one erfc, no ``1 + erf`` (exact
