@@ -192,13 +192,12 @@ def _reflect(xp, x):
     elsewhere (a harmless value for the reflection term that is multiplied by 0)."""
     v = x.astype(xp.float64)
     r = (v < 0.5).astype(xp.float64)
-    y = 1 - 2 * v
-    y *= r
-    y += v
+    y = 1 - 2 * r
+    y *= v
+    y += r  # v (1 - 2r) + r: exactly v, or 1 - v rounded once
     f = v - xp.rint(v)
-    f -= 0.25
     f *= r
-    f += 0.25
+    f += 0.25 - 0.25 * r  # (adding 0 keeps a tiny f exact)
     return v, y, r, f
 
 

@@ -117,7 +117,7 @@ def _in_float64(kernel):
 # float64 (float32 arithmetic would add ~6 ulp of rounding error; these stay within 1 ulp of
 # the exact value) and rounded once; float64 inputs keep Cody's full-precision branches.
 # The coefficients are minimax-style fits of our own (relative error on Chebyshev nodes
-# against mpmath; tests/ops/test_ops_erf_fast.py checks the result against PyTorch and math).
+# against mpmath; tests/ops/test_ops_special_float32.py checks the results against math).
 # erf(x) / x = P(x²) / Q(x²) for |x| <= 4 (relative error 2.1e-9); erf(±4) rounds to ±1 in
 # float32, so inputs are clipped to [-4, 4].
 _ERF32_P = (1.1283791693709382, 0.18520410951450383, 0.054316903487058671,
@@ -131,15 +131,21 @@ _ERFCX32_P = (1.000000003117262, 1.1611950370642952, 0.64356951248502969, 0.1814
               0.01954560540953449, -0.0014500429840887572)
 _ERFCX32_Q = (1, 2.2895745320857905, 2.2270721684750705, 1.1571077116094384,
               0.32033649040736889, 0.034639657182995082, -0.0025700451171131156)
-# erfinv(y) / y = P(s) / Q(s), s = sqrt(-log(1 - y²)), for 0 <= s <= 6.1, which covers every
-# float64 y below 1 (relative error 5.9e-8: float32's result, and a start that one Halley
-# step takes to float64 precision).
-_ERFINV_P = (0.88622687402750233, -0.70976492365145349, 0.55955185180862099,
-             -0.24866259923894909, 0.10317161007322043, -0.025379643116447081,
-             0.0051563046679623204, -0.00018375237087286567)
-_ERFINV_Q = (1, -0.80088591951935173, 0.36959224807304353, -0.070840217919329776,
-             0.0061334609668905532, 0.0016737532599457243, 3.4915052852555449e-05,
-             -6.0015214090246801e-06)
+# erfinv(y) / y = P(s) / Q(s), s = sqrt(-log(1 - y²)): for float32, s <= 4.1 (every float32
+# y below 1), relative error 1.6e-9; for float64's Halley start (below), s <= 6.1 (every
+# float64 y below 1), relative error 5.9e-8, which one step takes to full precision.
+_ERFINV32_P = (0.88622692680023252, -0.85837247382764892, 1.165545038096178,
+               -0.71407947399918004, 0.43372556983712213, -0.16543723581296443,
+               0.058908300771753921, -0.012092207837744642, 0.0020793029519557311)
+_ERFINV32_Q = (1, -0.96856939392133001, 1.0533717936647837, -0.55212627890808008,
+               0.2003143302420663, -0.028603808575606564, 0.0011084070659694823,
+               0.00097681384976106272, 4.0321442554559048e-05)
+_ERFINV64_P = (0.88622687402750233, -0.70976492365145349, 0.55955185180862099,
+               -0.24866259923894909, 0.10317161007322043, -0.025379643116447081,
+               0.0051563046679623204, -0.00018375237087286567)
+_ERFINV64_Q = (1, -0.80088591951935173, 0.36959224807304353, -0.070840217919329776,
+               0.0061334609668905532, 0.0016737532599457243, 3.4915052852555449e-05,
+               -6.0015214090246801e-06)
 
 
 def _horner(xp, u, coeffs):
@@ -187,22 +193,23 @@ def _erfc_fast(xp, x):
     return _erfc_fast64(xp, x.astype(xp.float64)).astype(x.dtype)
 
 
-def _erfinv_start(xp, y):
-    """erfinv of the float64 array ``y`` to 5.9e-8 relative; NaN at ±1 and beyond."""
+def _erfinv_start(xp, y, p=_ERFINV64_P, q=_ERFINV64_Q):
+    """erfinv of the float64 array ``y`` by the rational in s (``p``, ``q``: float64's start,
+    or float32's); NaN at ±1 and beyond."""
     a = xp.abs(y)
     s = 1 - a
     s *= 1 + a  # 1 - y² with 1 - |y| exact near 1
     xp.log(s, out=s)
     xp.negative(s, out=s)
     xp.sqrt(s, out=s)
-    out = _rational(xp, s, _ERFINV_P, _ERFINV_Q)
+    out = _rational(xp, s, p, q)
     out *= y
     return out
 
 
 def _erfinv_fast(xp, y):
     """erfinv of a float32 (or narrower) array, in its dtype."""
-    out = _erfinv_start(xp, y.astype(xp.float64))
+    out = _erfinv_start(xp, y.astype(xp.float64), _ERFINV32_P, _ERFINV32_Q)
     return _erfinv_ends(xp, y, out).astype(y.dtype)
 
 
