@@ -166,3 +166,31 @@ def test_gamma_family_special_values_in_float32_as_in_float64(name):
     np.testing.assert_array_equal(got, want)
     number = ~np.isnan(want)  # (the signs of infinities and zeros)
     np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(want[number]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tanh_gelu_in_buffers_matches_its_formula(dtype):
+    """Forward in one buffer, backward with p = (1 + tanh) / 2 read off the output: against
+    the recorded form (``create_graph``) and float64 arithmetic, through 0 and subnormals."""
+    x = np.concatenate([np.linspace(-9, 9, 20001), [0.0, -0.0, 1e-40, -1e-45, 1e-30]])
+    x = x.astype(dtype)
+    g = np.random.default_rng(3).normal(size=x.shape).astype(dtype)
+    k, beta = 0.044715, math.sqrt(2 / math.pi)
+    x64 = x.astype(np.float64)
+    t = np.tanh(beta * (x64 + k * x64 ** 3))
+    want_out = 0.5 * x64 * (1 + t)
+    want = g * (0.5 * (1 + t) + 0.5 * x64 * (1 - t * t) * beta * (1 + 3 * k * x64 ** 2))
+    eps = np.finfo(dtype).eps
+    for create_graph in (False, True):
+        inp = ember.tensor(x, requires_grad=True)
+        out = ember.nn.functional.gelu(inp, approximate="tanh")
+        (grad,) = ember.autograd.grad(out, inp, ember.tensor(g), create_graph=create_graph)
+        # (the formula's 1 + tanh cancels for x < -3, and 1 - tanh rounds coarsely for x > 3:
+        # ~1e-6 off in float32, as PyTorch's)
+        np.testing.assert_allclose(out.detach().numpy(), want_out, rtol=4 * eps, atol=16 * eps)
+        np.testing.assert_allclose(grad.detach().numpy(), want, rtol=64 * eps, atol=64 * eps)
+    scalar = ember.tensor(0.5, dtype=getattr(ember, dtype), requires_grad=True)
+    ember.nn.functional.gelu(scalar, approximate="tanh").backward()
+    t = math.tanh(beta * (0.5 + k / 8))
+    slope = 0.5 * (1 + t) + 0.25 * (1 - t * t) * beta * (1 + 3 * k / 4)
+    assert abs(scalar.grad.item() - slope) < 16 * eps
