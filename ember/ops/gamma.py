@@ -201,6 +201,20 @@ def _reflect(xp, x):
     return v, y, r, f
 
 
+# sin(pi f) = pi f (1 - (pi f)² / 3! + ...) for |f| <= 1/2: the Taylor series to (pi f)^21
+# (error below 3e-16 there). NumPy's float64 ``sin`` calls the C library per element, ~75 ns
+# each: 30x these 22 multiply-adds.
+_SIN_TAYLOR = tuple((-1) ** k * math.pi ** (2 * k + 1) / math.factorial(2 * k + 1)
+                    for k in range(11))
+
+
+def _sin_pi(xp, f):
+    """sin(pi f) for float64 |f| <= 1/2, as f P(f²)."""
+    out = _horner(xp, f * f, _SIN_TAYLOR)
+    out *= f
+    return out
+
+
 def _shifted(xp, y):
     """``(z, product)``: z = y + 8 and y (y + 1) ... (y + 7)."""
     prod = y + 1
@@ -233,7 +247,7 @@ def _lgamma_narrow(xp, x):
     out += (z - 0.5) * xp.log(z)
     out -= xp.log(prod)  # lgamma(y)
     # where x < 0.5: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)
-    s = xp.abs(xp.sin(math.pi * f))
+    s = xp.abs(_sin_pi(xp, f))
     xp.log(s, out=s)
     s += out
     s += out
@@ -282,7 +296,7 @@ def _trigamma_narrow(xp, x):
         d *= d
         out += 1 / d
     # where x < 0.5: psi1(x) = pi^2 / sin^2(pi x) - psi1(1 - x)
-    s = xp.sin(math.pi * f)
+    s = _sin_pi(xp, f)
     s *= s
     xp.divide(math.pi ** 2, s, out=s)
     s -= 2 * out
