@@ -220,59 +220,62 @@ def _gelu_tanh_buffer(x):
     return out
 
 
-def _gelu_tanh_grad_from_output(g, ans, x):
-    """``g (p + 2 x p (1 - p) inner')``, p = (1 + tanh(inner)) / 2 read off the output as
-    ``ans / x`` (no second tanh), in one buffer; p = 1/2 where |x| < 2^-60. (For x > 3,
-    1 - p is as coarse as 1 - tanh(inner) in the dtype: the same float32 error, ~1e-6 at
-    x = 5.4, as with tanh recomputed.)"""
+def _gelu_tanh_grad_buffer(g, x):
+    """The tanh form's derivative in two buffers, in PyTorch's order of operations."""
     c = x.dtype.type
-    p = ans / x
-    tiny = np.abs(x) < 2.0 ** -60
-    if tiny.any():
-        p[tiny] = 0.5
-    out = np.multiply(x, x)  # inner' = sqrt(2 / pi) (1 + 3 * 0.044715 x²)
-    out *= c(3 * 0.044715)
-    out += c(1)
-    out *= c(2 * _SQRT_2_OVER_PI)
+    d = np.multiply(x, x)
+    t = np.multiply(d, x)
+    d *= c(3 * 0.044715)
+    d += c(1)
+    d *= c(_SQRT_2_OVER_PI)  # the inner function's derivative
+    t *= c(0.044715)
+    t += x
+    t *= c(_SQRT_2_OVER_PI)
+    np.tanh(t, out=t)
+    out = np.multiply(t, t)
+    np.subtract(c(1), out, out=out)
+    out *= d
     out *= x
-    out *= p
-    out *= c(1) - p
-    out += p
+    out *= c(0.5)
+    t += c(1)
+    t *= c(0.5)
+    out += t
     out *= g
     return out
 
 
+@_unary._blockwise
+def _gelu_grad_narrow(xp, g, x):
+    """``g (Phi(x) + x phi(x))`` for float32 (and narrower) ``x``, Phi by the float32 kernel
+    of erfc as in the forward, in float64 on blocks, rounded once. (The rule reads the input
+    only, as PyTorch's GeluBackward saves it: reading Phi off the output would break on an
+    output modified in place.)"""
+    v = x.astype(xp.float64)
+    out = _unary._erfc_fast64(xp, v * -_INV_SQRT_2)
+    out *= 0.5
+    e = v * v
+    e *= -0.5
+    xp.exp(e, out=e)
+    e *= _INV_SQRT_2PI
+    e *= v
+    out += e
+    out *= g
+    return out.astype(x.dtype)
+
+
 def _gelu_rule(xp, g, ans, input, approximate):
+    numpy_pair = _unary._numpy_pair(g, input)
     if approximate == "tanh":
-        if _unary._numpy_pair(g, ans) and _unary._numpy_pair(g, input):
-            return _gelu_tanh_grad_from_output(g, ans, input)
+        if numpy_pair:
+            return _gelu_tanh_grad_buffer(g, input)
         x2 = input * input
         t = xp.tanh(_SQRT_2_OVER_PI * (input + 0.044715 * x2 * input))
         dinner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x2)
         return g * (0.5 * (1 + t) + 0.5 * input * (1 - t * t) * dinner)
-    if _unary._numpy_pair(g, ans) and _unary._numpy_pair(g, input):
-        return _gelu_grad_from_output(xp, g, ans, input)
+    if numpy_pair and _unary._narrow(input):
+        return _gelu_grad_narrow(xp, g, input)
     cdf = 0.5 * (1 + xp.erf(input * _INV_SQRT_2))
     return g * (cdf + input * _INV_SQRT_2PI * xp.exp(-0.5 * input * input))
-
-
-def _gelu_grad_from_output(xp, g, ans, x):
-    """``g (Phi(x) + x phi(x))`` with Phi(x) read off the forward's output, ``ans / x``,
-    instead of a second erf (25x faster at 1M floats); one buffer. Where |x| < 2^-60 (its
-    product with Phi may be subnormal) the derivative is 1/2 to within an ulp: taken as such.
-    (``ans / x`` is as precise as Phi itself can be in the dtype: it leaves the normal range
-    only where Phi does.)"""
-    out = xp.multiply(x, x)
-    out *= _xp.constant(-0.5, out.dtype)
-    xp.exp(out, out=out)
-    out *= _xp.constant(_INV_SQRT_2PI, out.dtype)
-    out *= x
-    out += ans / x
-    tiny = xp.abs(x) < 2.0 ** -60
-    if tiny.any():
-        out[tiny] = 0.5
-    out *= g
-    return out
 
 
 _gelu.defvjp(_gelu_rule)
