@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ... import _xp
+from .. import unary as _unary
 from .._select import _fast, _select, _zero_where
 from ..autocast import autocast_op
 from ..registry import defop, public
@@ -201,17 +202,97 @@ _INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
 @defop("gelu", n_in=1, jvp="elementwise", batch="pointwise")
 def _gelu(xp, input, approximate):
     if approximate == "tanh":
+        if type(input) is np.ndarray and input.ndim:
+            return _gelu_tanh_buffer(input)
         inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
         return 0.5 * input * (1 + xp.tanh(inner))
+    if _unary._narrow(input) and input.ndim:
+        return _gelu_narrow(xp, input)
     return 0.5 * input * (1 + xp.erf(input * _INV_SQRT_2))
 
 
+@_unary._blockwise
+def _gelu_narrow(xp, x):
+    """``x Phi(x)`` for float32 (and narrower) ``x``, Phi(x) = erfc(-x / sqrt 2) / 2 by the
+    float32 kernel of ``erfc`` (in float64, one rounding): one erfc, no ``1 + erf`` (exact
+    in the negative tail, where 1 + erf cancels)."""
+    v = x.astype(xp.float64)
+    phi = _unary._erfc_fast64(xp, v * -_INV_SQRT_2)
+    phi *= 0.5
+    phi *= v
+    xp.copyto(phi, math.nan, where=x == -math.inf)  # -inf * 0, as PyTorch's formula gives
+    return phi.astype(x.dtype)
+
+
+def _gelu_tanh_buffer(x):
+    """PyTorch's tanh approximation, in its order of operations, in one buffer."""
+    c = x.dtype.type
+    out = np.multiply(x, x)
+    out *= x
+    out *= c(0.044715)
+    out += x
+    out *= c(_SQRT_2_OVER_PI)
+    np.tanh(out, out=out)
+    out += c(1)
+    out *= x
+    out *= c(0.5)
+    return out
+
+
+def _gelu_tanh_grad_buffer(g, x):
+    """The tanh form's derivative in two buffers, in PyTorch's order of operations."""
+    c = x.dtype.type
+    d = np.multiply(x, x)
+    t = np.multiply(d, x)
+    d *= c(3 * 0.044715)
+    d += c(1)
+    d *= c(_SQRT_2_OVER_PI)  # the inner function's derivative
+    t *= c(0.044715)
+    t += x
+    t *= c(_SQRT_2_OVER_PI)
+    np.tanh(t, out=t)
+    out = np.multiply(t, t)
+    np.subtract(c(1), out, out=out)
+    out *= d
+    out *= x
+    out *= c(0.5)
+    t += c(1)
+    t *= c(0.5)
+    out += t
+    out *= g
+    return out
+
+
+@_unary._blockwise
+def _gelu_grad_narrow(xp, g, x):
+    """``g (Phi(x) + x phi(x))`` for float32 (and narrower) ``x``, Phi by the float32 kernel
+    of erfc as in the forward, in float64 on blocks, rounded once. (The rule reads the input
+    only, as PyTorch's GeluBackward saves it: reading Phi off the output would break on an
+    output modified in place.)"""
+    v = x.astype(xp.float64)
+    out = _unary._erfc_fast64(xp, v * -_INV_SQRT_2)
+    out *= 0.5
+    e = v * v
+    e *= -0.5
+    xp.exp(e, out=e)
+    e *= _INV_SQRT_2PI
+    e *= v
+    out += e
+    out *= g
+    return out.astype(x.dtype)
+
+
 def _gelu_rule(xp, g, ans, input, approximate):
+    numpy_pair = _unary._numpy_pair(g, input)
     if approximate == "tanh":
+        if numpy_pair:
+            return _gelu_tanh_grad_buffer(g, input)
         x2 = input * input
         t = xp.tanh(_SQRT_2_OVER_PI * (input + 0.044715 * x2 * input))
         dinner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x2)
         return g * (0.5 * (1 + t) + 0.5 * input * (1 - t * t) * dinner)
+    if numpy_pair and _unary._narrow(input):
+        return _gelu_grad_narrow(xp, g, input)
     cdf = 0.5 * (1 + xp.erf(input * _INV_SQRT_2))
     return g * (cdf + input * _INV_SQRT_2PI * xp.exp(-0.5 * input * input))
 

@@ -1,0 +1,210 @@
+"""The float32 kernels of the error and gamma functions (``ops/unary.py``, ``ops/gamma.py``):
+one branch-free rational or series each, in float64 on blocks, rounded once. Checked here
+without PyTorch, against float64 references (``math``, and ember's float64 kernels, which
+``test_ops_pointwise.py`` / ``test_ops_gamma.py`` check against PyTorch): on dense grids over
+the whole domain within 0.6 ulp (a wrong coefficient costs thousands), at the special
+values, through the blocked path (more than one block), in any layout and at 0-d, and the
+GELU backward."""
+import math
+
+import numpy as np
+import pytest
+
+import ember
+from ember.ops import unary
+
+inf, nan = math.inf, math.nan
+BLOCKS = 3 * unary._BLOCK + 17  # several blocks and a short last one
+
+
+def _ulp_error(got, want):
+    """|got - want| in units of float32's spacing at ``want`` (float64 values)."""
+    want32 = np.abs(want).astype(np.float32)
+    return np.abs(got.astype(np.float64) - want) / np.spacing(want32).astype(np.float64)
+
+
+def _grid(low, high, tiny=True):
+    x = np.linspace(low, high, BLOCKS)
+    if tiny:
+        x = np.concatenate([x, np.geomspace(1e-38, 1, 4000), -np.geomspace(1e-38, 1, 4000)])
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("name", ["erf", "erfc"])
+def test_erf_and_erfc_are_correctly_rounded(name):
+    x = _grid(-11, 11)
+    want = np.array([getattr(math, name)(float(v)) for v in x])
+    got = getattr(ember, name)(ember.tensor(x)).numpy()
+    assert got.dtype == np.float32
+    normal = np.abs(want) > 1.2e-38  # (erfc's subnormal tail: absolute precision only)
+    err = _ulp_error(got, want)[normal]
+    assert err.max() < 0.6, (name, x[normal][err.argmax()], err.max())
+    np.testing.assert_allclose(got[~normal], want[~normal], rtol=0, atol=1.5e-45)
+
+
+def test_erfinv_is_correctly_rounded_to_the_tails():
+    y = np.concatenate([np.linspace(-1, 1, BLOCKS)[1:-1], 1 - np.geomspace(6e-8, 0.5, 4000),
+                        -1 + np.geomspace(6e-8, 0.5, 4000), np.geomspace(1e-38, 0.5, 4000),
+                        -np.geomspace(1e-38, 0.5, 4000)]).astype(np.float32)
+    want = ember.erfinv(ember.tensor(y.astype(np.float64))).numpy()
+    got = ember.erfinv(ember.tensor(y)).numpy()
+    err = _ulp_error(got, want)
+    assert err.max() < 0.6, (y[err.argmax()], err.max())
+
+
+def test_error_functions_special_values_in_float32():
+    x = ember.tensor([inf, -inf, nan, 0.0, -0.0, 30.0, -30.0, 1e-45])
+    erf, erfc = ember.erf(x).numpy(), ember.erfc(x).numpy()
+    np.testing.assert_array_equal(erf[[0, 1, 3, 4, 5, 6]], [1, -1, 0, 0, 1, -1])
+    np.testing.assert_array_equal(erfc[[0, 1, 3, 4, 5, 6]], [0, 2, 1, 1, 0, 2])
+    assert np.isnan(erf[2]) and np.isnan(erfc[2])
+    assert np.signbit(erf[4]) and not np.signbit(erf[3]) and erf[7] > 0
+    y = ember.tensor([1.0, -1.0, 1.5, -2.0, nan, 0.0, -0.0])
+    got = ember.erfinv(y).numpy()
+    np.testing.assert_array_equal(got[[0, 1, 5, 6]], [inf, -inf, 0, 0])
+    assert np.isnan(got[[2, 3, 4]]).all() and np.signbit(got[6]) and not np.signbit(got[5])
+
+
+@pytest.mark.parametrize("name", ["erf", "erfc", "erfinv", "lgamma", "digamma"])
+def test_layouts_zero_d_and_float16(name):
+    fn = getattr(ember, name)
+    x = np.random.default_rng(0).uniform(0.05, 0.95, (300, 250)).astype(np.float32)
+    whole = fn(ember.tensor(x)).numpy()
+    np.testing.assert_array_equal(fn(ember.tensor(x).t()).numpy(), whole.T)
+    np.testing.assert_array_equal(fn(ember.tensor(x)[:, ::3]).numpy(), whole[:, ::3])
+    scalar = fn(ember.tensor(x[0, 0]))
+    assert scalar.shape == () and scalar.item() == whole[0, 0]
+    half = fn(ember.tensor(x[:4, :4], dtype=ember.float16))
+    assert half.dtype == ember.float16
+    want = fn(ember.tensor(x[:4, :4].astype(np.float16).astype(np.float64))).numpy()
+    np.testing.assert_allclose(half.numpy().astype(np.float64), want, rtol=1e-3)
+
+
+def _phi(x):
+    return 0.5 * math.erfc(-x / math.sqrt(2))
+
+
+def test_exact_gelu_in_float32_is_correctly_rounded():
+    x = _grid(-14, 14)
+    want = np.array([float(v) * _phi(float(v)) for v in x])
+    got = ember.nn.functional.gelu(ember.tensor(x)).numpy()
+    normal = np.abs(want) > 1.2e-38
+    err = _ulp_error(got, want)[normal]
+    assert err.max() < 0.6, (x[normal][err.argmax()], err.max())
+    special = ember.nn.functional.gelu(ember.tensor([inf, -inf, nan, 0.0, -0.0])).numpy()
+    assert special[0] == inf and np.isnan(special[1:3]).all()
+    assert special[3] == 0 and np.signbit(special[4])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_exact_gelu_backward(dtype):
+    """The plain backward (float32: the erfc kernel on blocks) against the formula with erf
+    (the recorded form, under ``create_graph``) and float64 arithmetic, through 0, subnormal
+    inputs and both tails."""
+    x = np.concatenate([np.linspace(-12, 12, BLOCKS), [0.0, -0.0, 1e-40, -1e-45, 1e-30, 40.0,
+                                                      -40.0]]).astype(dtype)
+    g = np.random.default_rng(1).normal(size=x.shape).astype(dtype)
+    grads = []
+    for create_graph in (False, True):
+        t = ember.tensor(x, requires_grad=True)
+        (grad,) = ember.autograd.grad(ember.nn.functional.gelu(t), t, ember.tensor(g),
+                                      create_graph=create_graph)
+        grads.append(grad.detach().numpy())
+    want = np.array([_phi(float(v)) + float(v) * math.exp(-float(v) ** 2 / 2)
+                     / math.sqrt(2 * math.pi) for v in x]) * g
+    eps = np.finfo(dtype).eps
+    for got in grads:
+        np.testing.assert_allclose(got, want, rtol=8 * eps, atol=4 * eps)
+    np.testing.assert_array_equal(grads[0][-7:-2], 0.5 * g[-7:-2])
+
+
+def _gamma_reference(name, x):
+    if name == "lgamma":
+        out = []
+        for v in x:
+            try:
+                out.append(math.lgamma(float(v)))
+            except (ValueError, OverflowError):
+                out.append(inf)
+        return np.array(out)
+    fn = ember.digamma if name == "digamma" else lambda t: ember.polygamma(1, t)
+    return fn(ember.tensor(x.astype(np.float64))).numpy()  # (float64: checked against PyTorch)
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "trigamma"])
+def test_gamma_family_in_float32_is_correctly_rounded(name):
+    """Positive and negative non-integers, next to the poles and the zeros, tiny and huge."""
+    rng = np.random.default_rng(2)
+    poles = -np.arange(1, 40, dtype=np.float64)
+    x = np.concatenate([_grid(-30, 30), np.geomspace(1e-30, 3e38, 4000),
+                        -np.geomspace(1e-30, 1e6, 4000), rng.uniform(0.9, 2.1, 4000),
+                        poles + 1e-3, poles - 1e-3, [1.4616321, 2.5, -2.5]]).astype(np.float32)
+    x = x[(x > 0) | (x != np.floor(x))]  # the poles: below
+    fn = {"lgamma": ember.lgamma, "digamma": ember.digamma,
+          "trigamma": lambda t: ember.polygamma(1, t)}[name]
+    got = fn(ember.tensor(x)).numpy()
+    want = _gamma_reference(name, x)
+    finite = np.isfinite(want.astype(np.float32)) & (want != 0)
+    err = _ulp_error(got[finite], want[finite])
+    assert err.max() < 0.6, (name, x[finite][err.argmax()], err.max())
+    np.testing.assert_array_equal(got[~finite], want[~finite].astype(np.float32))
+
+
+@pytest.mark.parametrize("name", ["lgamma", "digamma", "trigamma"])
+def test_gamma_family_special_values_in_float32_as_in_float64(name):
+    x = np.array([0.0, -0.0, -1.0, -2.0, -7.0, inf, -inf, nan, 1.0, 2.0, 1e-30, -1e-30, 3e38,
+                  -3e7], dtype=np.float32)
+    fn = {"lgamma": ember.lgamma, "digamma": ember.digamma,
+          "trigamma": lambda t: ember.polygamma(1, t)}[name]
+    got = fn(ember.tensor(x)).numpy()
+    want = fn(ember.tensor(x.astype(np.float64))).numpy().astype(np.float32)
+    if name == "trigamma":
+        # At the negative integers float64 (as PyTorch's float64) gives sin(pi x)'s rounding
+        # error's huge value; float32 gives the pole's inf (PyTorch's float32: ~1e15).
+        at_pole = (x < 0) & (x == np.floor(x)) & np.isfinite(x)
+        assert (got[at_pole] == inf).all()
+        got, want = got[~at_pole], want[~at_pole]
+    np.testing.assert_array_equal(got, want)
+    number = ~np.isnan(want)  # (the signs of infinities and zeros)
+    np.testing.assert_array_equal(np.signbit(got[number]), np.signbit(want[number]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_tanh_gelu_in_buffers_matches_its_formula(dtype):
+    """Forward in one buffer, backward in two: against the recorded form (``create_graph``)
+    and float64 arithmetic, through 0 and subnormals."""
+    x = np.concatenate([np.linspace(-9, 9, 20001), [0.0, -0.0, 1e-40, -1e-45, 1e-30]])
+    x = x.astype(dtype)
+    g = np.random.default_rng(3).normal(size=x.shape).astype(dtype)
+    k, beta = 0.044715, math.sqrt(2 / math.pi)
+    x64 = x.astype(np.float64)
+    t = np.tanh(beta * (x64 + k * x64 ** 3))
+    want_out = 0.5 * x64 * (1 + t)
+    want = g * (0.5 * (1 + t) + 0.5 * x64 * (1 - t * t) * beta * (1 + 3 * k * x64 ** 2))
+    eps = np.finfo(dtype).eps
+    for create_graph in (False, True):
+        inp = ember.tensor(x, requires_grad=True)
+        out = ember.nn.functional.gelu(inp, approximate="tanh")
+        (grad,) = ember.autograd.grad(out, inp, ember.tensor(g), create_graph=create_graph)
+        # (the formula's 1 + tanh cancels for x < -3, and 1 - tanh rounds coarsely for x > 3:
+        # ~1e-6 off in float32, as PyTorch's)
+        np.testing.assert_allclose(out.detach().numpy(), want_out, rtol=4 * eps, atol=16 * eps)
+        np.testing.assert_allclose(grad.detach().numpy(), want, rtol=64 * eps, atol=64 * eps)
+    scalar = ember.tensor(0.5, dtype=getattr(ember, dtype), requires_grad=True)
+    ember.nn.functional.gelu(scalar, approximate="tanh").backward()
+    t = math.tanh(beta * (0.5 + k / 8))
+    slope = 0.5 * (1 + t) + 0.25 * (1 - t * t) * beta * (1 + 3 * k / 4)
+    assert abs(scalar.grad.item() - slope) < 16 * eps
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_output_modified_in_place_keeps_its_gradient(approximate):
+    """GELU's rules read the input only (PyTorch's GeluBackward saves ``self``): an output
+    modified in place does not touch the gradient."""
+    x = ember.tensor([-1.25, 2.5, 0.3], requires_grad=True)
+    out = ember.nn.functional.gelu(x, approximate=approximate)
+    out.neg_()
+    out.sum().backward()
+    y = ember.tensor([-1.25, 2.5, 0.3], requires_grad=True)
+    ember.nn.functional.gelu(y, approximate=approximate).sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), -y.grad.numpy())
