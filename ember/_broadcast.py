@@ -5,7 +5,19 @@ derivative rules never deal with broadcasting themselves.
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from . import _errors
+
+# NumPy sums a short trailing block of reduced axes one row at a time when a dim before it is
+# kept (5.5 ms for (500000, 2) -> (500000, 1) in float32, against 0.4 ms for adding the two
+# columns); below 8 entries its sum of real numbers adds them in order from 0, so adding the
+# slices in order gives the same bits. (Complex sums pair up earlier
+# and float16 sums accumulate in float32: NumPy's.)
+_SHORT_AXIS = 8
+_SLICES_MIN_SIZE = 4096
 
 
 def broadcast_shapes(*shapes):
@@ -38,8 +50,28 @@ def sum_to(xp, g, shape):
     lead = len(gshape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1)
+    if (axes and type(g) is np.ndarray and g.size >= _SLICES_MIN_SIZE
+            and (g.dtype.kind in "iu" or g.dtype.char in "fd")):
+        g, axes = _sum_short_tail(g, axes)
     if axes:
         g = xp.sum(g, axis=axes, keepdims=True)
     if lead or g.shape != shape:
         g = xp.reshape(g, shape)
     return g
+
+
+def _sum_short_tail(g, axes):
+    """The trailing run of ``axes`` summed (keepdims) as a few array additions where it holds
+    under 8 entries and a dim before it is kept; ``g`` and the axes still to sum."""
+    ndim = g.ndim
+    k = 0
+    while k < len(axes) and axes[-1 - k] == ndim - 1 - k:
+        k += 1
+    block = math.prod(g.shape[ndim - k:])
+    if k == ndim or block >= _SHORT_AXIS or not k:
+        return g, axes
+    rows = g.reshape(g.shape[:ndim - k] + (block,))
+    out = np.add(rows[..., :1], 0, dtype=g.dtype)  # 0 + first, as NumPy's sum (-0.0 -> 0.0)
+    for i in range(1, block):
+        out += rows[..., i:i + 1]
+    return out.reshape(g.shape[:ndim - k] + (1,) * k), axes[:len(axes) - k]
