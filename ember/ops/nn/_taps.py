@@ -1,8 +1,8 @@
 """Pooling windows, interpolation stencils and pads described per spatial dim as *taps*:
 for each tap, the input index read by every output position (and a mask where a window
-reaches into the padding). Average pooling, adaptive average pooling, upsampling and
-reflection/replication padding are linear maps built from taps; the gradient of each is its
-transpose (a ``*_backward`` op, a scatter-add), whose own gradient is the forward op again.
+reaches into the padding). Average pooling, upsampling and reflection/replication padding
+are linear maps built from taps; the gradient of each is its transpose (a ``*_backward`` op, a
+scatter-add), whose own gradient is the forward op again. (Adaptive pooling: ``_windows.py``.)
 
 Used by ``pooling.py`` and ``resampling.py``.
 """
@@ -41,18 +41,6 @@ def _window_taps(n, k, s, p, d, out):
     return taps
 
 
-def _adaptive_taps(n, out):
-    """Taps of PyTorch's adaptive windows ``[floor(i*n/out), ceil((i+1)*n/out))``."""
-    i = np.arange(out)
-    start, end = i * n // out, -(-(i + 1) * n // out)
-    taps = []
-    for t in range(int((end - start).max()) if out else 0):
-        c = start + t
-        inside = c < end
-        taps.append((np.minimum(c, n - 1), None if inside.all() else inside))
-    return taps, end - start
-
-
 def _along(a, axis, ndim):
     """A 1-d array shaped to broadcast along ``axis`` of an ``ndim``-d array."""
     shape = [1] * ndim
@@ -60,33 +48,9 @@ def _along(a, axis, ndim):
     return a.reshape(shape)
 
 
-def _gathered_windows(xp, x, taps, prefix=()):
-    """Yield (taps chosen, values of ``x`` there, mask or None) over all tap combinations in
-    window order (row-major over the kernel), gathering along one dim at a time."""
-    nd = len(taps)
-    if len(prefix) == nd:
-        yield prefix, x, _tap_mask(xp, taps, prefix, x.ndim)
-        return
-    axis = x.ndim - nd + len(prefix)
-    for t, (index, _) in enumerate(taps[len(prefix)]):
-        yield from _gathered_windows(xp, xp.take(x, xp.asarray(index), axis=axis), taps,
-                                     prefix + (t,))
-
-
-def _tap_mask(xp, taps, chosen, ndim):
-    """Where the chosen taps all fall inside the input (None: everywhere)."""
-    nd = len(taps)
-    mask = None
-    for i, t in enumerate(chosen):
-        m = taps[i][t][1]
-        if m is not None:
-            m = xp.asarray(_along(m, ndim - nd + i, ndim))
-            mask = m if mask is None else mask & m
-    return mask
-
-
 def _strided_windows(xp, x, kernel, stride, padding, dilation, outs):
-    """Like ``_gathered_windows`` for regular windows: strided views (no copies) of ``x``,
+    """Yield (taps chosen, values of ``x`` there, None) over all tap combinations of regular
+    windows in window order (row-major over the kernel): strided views (no copies) of ``x``,
     padded with its dtype's lowest value, which never wins a maximum."""
     nd = len(kernel)
     plane = x.shape[x.ndim - nd:]
