@@ -63,32 +63,37 @@ def _columns(xp, x, kernel, stride, pads, dilation, groups):
 
 
 def _rows(xp, x, kernel, stride, pads, dilation):
-    """Z (C * k_rest, S0, N * out_rest) of ``x`` (N, C, *S) padded, and the output size."""
+    """Z (C * k_rest, s0, S0 / s0, N * out_rest) of ``x`` (N, C, *S) padded, and the output
+    size. The rows of S0 are dealt into s0 phases (row h at [h % s0, h // s0]), so the rows a
+    kernel row reads with stride s0 are consecutive: a view, not a copy per kernel row."""
+    s0 = stride[0]
+    length = x.shape[2] + sum(pads[0])
+    pads = ((pads[0][0], pads[0][1] + -length % s0),) + tuple(pads[1:])
     padded = _pad_raw(xp, x, pads)
     n, c = x.shape[:2]
     nd = x.ndim - 2
     win = _sliding(xp, padded, (1,) + tuple(kernel[1:]), (1,) + tuple(stride[1:]),
                    (1,) + tuple(dilation[1:]))  # (N, C, S0, *out_rest, 1, *k_rest)
     win = win[(Ellipsis, 0) + (slice(None),) * (nd - 1)]
-    order = (1,) + tuple(range(2 + nd, 1 + 2 * nd)) + (2, 0) + tuple(range(3, 2 + nd))
     out_rest = win.shape[3:2 + nd]
-    s0 = padded.shape[2]
+    win = win.reshape((n, c, padded.shape[2] // s0, s0) + win.shape[3:])
+    order = (1,) + tuple(range(3 + nd, 2 + 2 * nd)) + (3, 2, 0) + tuple(range(4, 3 + nd))
     z = xp.ascontiguousarray(win.transpose(order)).reshape(
-        c * math.prod(kernel[1:]), s0, n * math.prod(out_rest))
-    out0 = (s0 - dilation[0] * (kernel[0] - 1) - 1) // stride[0] + 1
+        c * math.prod(kernel[1:]), s0, padded.shape[2] // s0, n * math.prod(out_rest))
+    out0 = (length - dilation[0] * (kernel[0] - 1) - 1) // s0 + 1
     return z, (out0,) + tuple(out_rest)
 
 
 def _row_key(r, out0, stride, dilation):
-    """The rows of S0 that kernel row ``r`` reads."""
-    start = r * dilation[0]
-    return (slice(None), slice(start, start + stride[0] * (out0 - 1) + 1, stride[0]))
+    """Where in Z the rows that kernel row ``r`` reads are."""
+    phase, start = divmod(r * dilation[0], stride[0])[::-1]
+    return (slice(None), phase, slice(start, start + out0))
 
 
 def _z_rows(z, r, out0, stride, dilation, groups):
     """Z's rows for kernel row ``r`` as (groups, C/g * k_rest, out0 * N * out_rest)."""
     return z[_row_key(r, out0, stride, dilation)].reshape(groups, z.shape[0] // groups,
-                                                          out0 * z.shape[2])
+                                                          out0 * z.shape[3])
 
 
 def _by_rows(g, groups):
@@ -146,11 +151,14 @@ def _transposed_raw(xp, g, w, stride, pads, dilation, groups, out_sp):
     n, c = g.shape[0], w.shape[1] * groups
     gg = _by_rows(g, groups)
     s0 = out_sp[0] + sum(pads[0])
-    dz = xp.zeros((c * math.prod(kernel[1:]), s0, n * math.prod(osz[1:])), dtype=g.dtype)
+    dz = xp.zeros((c * math.prod(kernel[1:]), stride[0], -(-s0 // stride[0]),
+                   n * math.prod(osz[1:])), dtype=g.dtype)
     for r in range(kernel[0]):
         part = _gemm(xp, xp.swapaxes(_kernel_row(w, r, groups), 1, 2), gg)
         dz[_row_key(r, osz[0], stride, dilation)] += part.reshape(
-            dz.shape[0], osz[0], dz.shape[2])
+            dz.shape[0], osz[0], dz.shape[3])
+    dz = dz.transpose(0, 2, 1, 3).reshape(dz.shape[0], dz.shape[1] * dz.shape[2], dz.shape[3])
+    dz = dz[:, :s0]  # the phases undealt
     # (C, *k_rest, S0, N, *o_rest) -> (N, C * S0, *k_rest, *o_rest) for col2im over the rest
     nd = len(kernel)
     dz = dz.reshape((c,) + tuple(kernel[1:]) + (s0, n) + tuple(osz[1:]))
