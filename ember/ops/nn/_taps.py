@@ -74,29 +74,59 @@ def _tap(index, weight=None, mask=None):
     return index, weight, mask, _strided_runs(index, mask)
 
 
+_FRONT_MIN = 1 << 15  # elements from which moving the last dim first pays for its two copies
+
+
+def _axes(ndim, nd, front):
+    """The axis each of the ``nd`` trailing dims sits at (the last one first if ``front``)."""
+    lead = ndim - nd
+    return [lead + i + 1 for i in range(nd - 1)] + [0] if front else \
+        [lead + i for i in range(nd)]
+
+
+def _front_last(xp, x, dim):
+    """Whether to run a map with the last dim moved first: a tap along the innermost axis is
+    a gather and ufuncs over runs of one element (``v * w`` with ``w`` varying along the
+    row); moved first, each is a loop over whole contiguous slabs (linear upsampling along
+    the last dim of 1M elements: 45 ms -> ~5 ms, the two transposing copies included). Not
+    when the dim shrinks to under half: then the taps touch little and the copy dominates."""
+    n, taps = dim
+    return x.size >= _FRONT_MIN and x.ndim > 1 and 2 * len(taps[0][0]) >= n and (
+        len(taps) > 1 or any(w is not None or m is not None for _, w, m, _ in taps))
+
+
 def _map(xp, x, dims):
     """Apply a separable linear map: per trailing dim (input length, taps), a sum over taps."""
     nd = len(dims)
-    for i, (_, taps) in enumerate(dims):
-        axis = x.ndim - nd + i
+    front = _front_last(xp, x, dims[-1])
+    if front:
+        x = xp.ascontiguousarray(xp.moveaxis(x, -1, 0))
+    for (_, taps), axis in zip(dims, _axes(x.ndim, nd, front)):
         acc = None
         for index, weight, mask, _ in taps:
-            v = xp.take(x, xp.asarray(index), axis=axis)
+            v = xp.take(x, xp.asarray(index), axis=axis)  # a new array: updated in place
             if weight is not None:
-                v = v * xp.asarray(_along(weight, axis, x.ndim))
+                v *= xp.asarray(_along(weight, axis, x.ndim))
             if mask is not None:
                 v = xp.where(xp.asarray(_along(mask, axis, x.ndim)), v, 0)
-            acc = v if acc is None else acc + v
+            if acc is None:
+                acc = v
+            else:
+                acc += v
         x = acc if acc is not None else xp.take(x, xp.asarray(np.zeros(0, np.int64)), axis=axis)
-    return x
+    return xp.ascontiguousarray(xp.moveaxis(x, 0, -1)) if front else x
 
 
 def _map_transpose(xp, g, dims):
     """The transpose of ``_map``: each tap's share of ``g`` added back at its index."""
     nd = len(dims)
+    front = _front_last(xp, g, dims[-1])
+    if front:
+        g = xp.ascontiguousarray(xp.moveaxis(g, -1, 0))
+    axes = _axes(g.ndim, nd, front)
     for i in reversed(range(nd)):
         n, taps = dims[i]
-        axis = g.ndim - nd + i
+        axis = axes[i]
         shape = list(g.shape)
         shape[axis] = n
         out = xp.zeros(tuple(shape), dtype=g.dtype)
@@ -109,7 +139,7 @@ def _map_transpose(xp, g, dims):
                 v = xp.where(xp.asarray(_along(mask, axis, g.ndim)), v, 0)
             out += _scatter_axis(xp, v, index, n, axis)
         g = out
-    return g
+    return xp.ascontiguousarray(xp.moveaxis(g, 0, -1)) if front else g
 
 
 _MAX_RUNS = 24
