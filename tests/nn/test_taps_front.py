@@ -1,6 +1,6 @@
 """Separable tap maps run with the last dim moved first (``_taps._front_last``: inputs of
-32K elements and more whose last dim has several or weighted taps and does not shrink under
-half) against PyTorch: interpolation modes, average pooling with padding, padding modes;
+32K elements and more whose last dim has weighted taps onto at least as many positions) against
+PyTorch, and the neighbouring cases that stay in place: interpolation modes, average pooling;
 values and gradients in float64 and float32, and a second derivative."""
 import numpy as np
 import pytest
@@ -13,6 +13,7 @@ from ..conftest import to_np
 CASES = [
     ((4, 6, 1400), "interpolate", dict(mode="linear", scale_factor=1.7, align_corners=True)),
     ((4, 6, 1400), "interpolate", dict(mode="linear", size=1000)),
+    ((4, 6, 1400), "interpolate", dict(mode="linear", size=2100)),
     ((2, 3, 90, 120), "interpolate", dict(mode="bilinear", scale_factor=0.6)),
     ((2, 3, 90, 120), "interpolate", dict(mode="bicubic", size=(100, 150))),
     ((1, 2, 20, 30, 40), "interpolate", dict(mode="trilinear", scale_factor=1.5)),
