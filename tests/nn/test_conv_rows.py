@@ -1,14 +1,24 @@
 """Convolution as one GEMM per kernel row over a partial im2col (``ember/ops/nn/conv.py``)
 against PyTorch in float64 and float32: 1- to 3-d, strides (the rows dealt into phases),
 dilations, paddings (also PyTorch's uneven ``"same"``), groups, transposed with output
-padding, empty batches; gradients by finite differences and second derivatives."""
+padding, empty batches; gradients by finite differences and second derivatives. Each test runs
+twice: with small problems as one GEMM over a full im2col (the default) and with every problem
+as a GEMM per kernel row (``_ONE_GEMM = 0``), the path large inputs take."""
 import numpy as np
 import pytest
 
 import ember
 from ember.autograd import gradcheck, gradgradcheck
+from ember.ops.nn import conv
 
 from ..conftest import to_np
+
+
+@pytest.fixture(autouse=True, params=["one_gemm", "rows"])
+def path(request, monkeypatch):
+    if request.param == "rows":
+        monkeypatch.setattr(conv, "_ONE_GEMM", 0)
+    return request.param
 
 
 def _case(seed):
