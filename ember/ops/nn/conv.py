@@ -1,9 +1,10 @@
-"""Convolution (1-d and 2-d, strided, dilated, grouped, transposed) as differentiable primitives.
+"""Convolution (1-d to 3-d, strided, dilated, grouped, transposed) as differentiable primitives.
 
-``convolution`` computes a cross-correlation as im2col (sliding windows from NumPy's stride
-tricks, copied once into columns) and one batched matmul; its transposed form is the matmul's
-transpose followed by col2im, one strided add per kernel tap. The two forms and
+``convolution`` computes a cross-correlation as one GEMM per row of the kernel over a partial
+im2col of the input (see ``_rows``); its transposed form is the GEMMs' transposes added back
+row by row, then col2im over the other kernel dims, one strided add per tap. The two forms and
 ``convolution_backward_weight`` are each other's derivatives, so any order of derivative works.
+``F.unfold`` / ``F.fold`` are full im2col / col2im (``_columns``, ``_col2im_raw``).
 
 ``ember/nn/functional/conv.py`` checks the arguments (PyTorch's checks, in its order) and
 calls these ops; ``transposed_size``, the spatial size of a transposed convolution's output,
@@ -53,29 +54,136 @@ def _columns(xp, x, kernel, stride, pads, dilation, groups):
     return cols, out_sp
 
 
+# The convolutions loop over the taps of the kernel's first spatial dim and im2col only the
+# others: ``_rows`` copies the padded input once as Z (C * k_rest, S0, N * out_rest), of which
+# kernel row r reads rows r*d0, r*d0 + s0, ... (a view when s0 = 1), so each row of the kernel
+# is one GEMM whose columns are every output position of the whole batch. Z is prod(k_rest)
+# times the input where full im2col is prod(kernel) times: for a 27x18 kernel at 1M elements,
+# 55 MB instead of 1 GB, whose copy and page faults cost more than all the GEMMs.
+
+
+def _rows(xp, x, kernel, stride, pads, dilation):
+    """Z (C * k_rest, s0, S0 / s0, N * out_rest) of ``x`` (N, C, *S) padded, and the output
+    size. The rows of S0 are dealt into s0 phases (row h at [h % s0, h // s0]), so the rows a
+    kernel row reads with stride s0 are consecutive: a view, not a copy per kernel row."""
+    s0 = stride[0]
+    length = x.shape[2] + sum(pads[0])
+    pads = ((pads[0][0], pads[0][1] + -length % s0),) + tuple(pads[1:])
+    padded = _pad_raw(xp, x, pads)
+    n, c = x.shape[:2]
+    nd = x.ndim - 2
+    win = _sliding(xp, padded, (1,) + tuple(kernel[1:]), (1,) + tuple(stride[1:]),
+                   (1,) + tuple(dilation[1:]))  # (N, C, S0, *out_rest, 1, *k_rest)
+    win = win[(Ellipsis, 0) + (slice(None),) * (nd - 1)]
+    out_rest = win.shape[3:2 + nd]
+    win = win.reshape((n, c, padded.shape[2] // s0, s0) + win.shape[3:])
+    order = (1,) + tuple(range(3 + nd, 2 + 2 * nd)) + (3, 2, 0) + tuple(range(4, 3 + nd))
+    z = xp.ascontiguousarray(win.transpose(order)).reshape(
+        c * math.prod(kernel[1:]), s0, padded.shape[2] // s0, n * math.prod(out_rest))
+    out0 = (length - dilation[0] * (kernel[0] - 1) - 1) // s0 + 1
+    return z, (out0,) + tuple(out_rest)
+
+
+def _row_key(r, out0, stride, dilation):
+    """Where in Z the rows that kernel row ``r`` reads are."""
+    phase, start = divmod(r * dilation[0], stride[0])[::-1]
+    return (slice(None), phase, slice(start, start + out0))
+
+
+def _z_rows(z, r, out0, stride, dilation, groups):
+    """Z's rows for kernel row ``r`` as (groups, C/g * k_rest, out0 * N * out_rest)."""
+    return z[_row_key(r, out0, stride, dilation)].reshape(groups, z.shape[0] // groups,
+                                                          out0 * z.shape[3])
+
+
+def _by_rows(g, groups):
+    """An output-shaped ``g`` (N, O, *out) as (groups, O/g, out0 * N * out_rest): Z's order."""
+    n, o, out0 = g.shape[:3]
+    rest = math.prod(g.shape[3:])
+    moved = g.reshape(n, o, out0, rest).transpose(1, 2, 0, 3)
+    return moved.reshape(groups, o // groups, out0 * n * rest)  # (sizes: -1 fails on empty)
+
+
+def _from_rows(xp, y, n, out_sp):
+    """(groups, O/g, out0 * N * out_rest) back to (N, O, *out)."""
+    o = y.shape[0] * y.shape[1]
+    y = y.reshape(o, out_sp[0], n, math.prod(out_sp[1:]))
+    return xp.ascontiguousarray(y.transpose(2, 0, 1, 3)).reshape((n, o) + tuple(out_sp))
+
+
+def _kernel_row(w, r, groups):
+    """Weight ``w`` (O, C/g, *k) at kernel row ``r``: (groups, O/g, C/g * k_rest)."""
+    o, cg = w.shape[:2]
+    return w[:, :, r].reshape(groups, o // groups, cg * math.prod(w.shape[3:]))
+
+
+def _gemm(xp, a, b):
+    """(g, M, K) @ (g, K, N), one 2-d matmul per group: NumPy's stacked matmul of these shapes
+    runs ~25x slower than BLAS (1 group of 18x486 @ 486x6156: 48 ms vs 1.8 ms)."""
+    out = xp.empty((a.shape[0], a.shape[1], b.shape[2]), dtype=xp.result_type(a, b))
+    for i in range(a.shape[0]):
+        xp.matmul(a[i], b[i], out=out[i])
+    return out
+
+
+_ONE_GEMM = 1 << 18  # im2col elements under which one GEMM beats a GEMM per kernel row
+
+
+def _one_gemm(n, c, kernel, positions):
+    """Whether to im2col every kernel dim: small problems (~1K elements), where a Python loop
+    over the kernel's rows costs more than copying the whole im2col (conv1d with a kernel of
+    15: 0.3 ms vs 0.7 ms). A leading spatial dim of size 1 makes the loop one row long."""
+    return kernel[0] > 1 and n * c * math.prod(kernel) * positions <= _ONE_GEMM
+
+
 def _forward_raw(xp, x, w, stride, pads, dilation, groups):
     """Cross-correlation of x (N, C, *s) with w (O, C/g, *k): (N, O, *out)."""
-    cols, out_sp = _columns(xp, x, w.shape[2:], stride, pads, dilation, groups)
-    o = w.shape[0]
-    wg = w.reshape(groups, o // groups, -1)  # (g, O/g, C/g * K)
-    return xp.matmul(wg, cols).reshape((x.shape[0], o) + tuple(out_sp))
+    kernel = w.shape[2:]
+    if _one_gemm(x.shape[0], x.shape[1], kernel, math.prod(x.shape[2:])):
+        return _forward_raw(xp, x[:, :, None], w[:, :, None], (1,) + tuple(stride),
+                            ((0, 0),) + tuple(pads), (1,) + tuple(dilation), groups)[:, :, 0]
+    z, out_sp = _rows(xp, x, kernel, stride, pads, dilation)
+    out = None
+    for r in range(kernel[0]):
+        part = _gemm(xp, _kernel_row(w, r, groups), _z_rows(z, r, out_sp[0], stride, dilation,
+                                                            groups))
+        if out is None:
+            out = part
+        else:
+            out += part
+    return _from_rows(xp, out, x.shape[0], out_sp)
 
 
 def _transposed_raw(xp, g, w, stride, pads, dilation, groups, out_sp):
     """The adjoint of ``_forward_raw`` in x: g (N, O, *o) -> (N, C, *out_sp).
 
-    ``W^T g`` gives the column gradients in one batched matmul; col2im then adds each kernel
-    tap's plane into the (padded) input, one strided slice per tap.
+    Per kernel row, ``W_r^T g`` (one GEMM) is added into the rows of Z it came from; then the
+    other kernel dims' taps are added back into the input, one strided slice each (col2im).
     """
-    kernel = w.shape[2:]
-    n, o = g.shape[:2]
-    cg = w.shape[1]
-    osz = g.shape[2:]
-    wg = w.reshape(groups, o // groups, -1)
-    gg = g.reshape(n, groups, o // groups, math.prod(osz))
-    dcols = xp.matmul(wg.transpose(0, 2, 1), gg)  # (N, g, C/g * K, P)
-    dcols = dcols.reshape((n, groups * cg) + tuple(kernel) + tuple(osz))
-    return _col2im_raw(xp, dcols, out_sp, pads, stride, dilation)
+    kernel, osz = w.shape[2:], g.shape[2:]
+    n, c = g.shape[0], w.shape[1] * groups
+    if _one_gemm(n, c, kernel, math.prod(osz)):
+        return _transposed_raw(xp, g[:, :, None], w[:, :, None], (1,) + tuple(stride),
+                               ((0, 0),) + tuple(pads), (1,) + tuple(dilation), groups,
+                               (1,) + tuple(out_sp))[:, :, 0]
+    gg = _by_rows(g, groups)
+    s0 = out_sp[0] + sum(pads[0])
+    dz = xp.zeros((c * math.prod(kernel[1:]), stride[0], -(-s0 // stride[0]),
+                   n * math.prod(osz[1:])), dtype=g.dtype)
+    for r in range(kernel[0]):
+        part = _gemm(xp, xp.swapaxes(_kernel_row(w, r, groups), 1, 2), gg)
+        dz[_row_key(r, osz[0], stride, dilation)] += part.reshape(
+            dz.shape[0], osz[0], dz.shape[3])
+    dz = dz.transpose(0, 2, 1, 3).reshape(dz.shape[0], dz.shape[1] * dz.shape[2], dz.shape[3])
+    dz = dz[:, :s0]  # the phases undealt
+    # (C, *k_rest, S0, N, *o_rest) -> (N, C * S0, *k_rest, *o_rest) for col2im over the rest
+    nd = len(kernel)
+    dz = dz.reshape((c,) + tuple(kernel[1:]) + (s0, n) + tuple(osz[1:]))
+    order = (nd + 1, 0, nd) + tuple(range(1, nd)) + tuple(range(nd + 2, 2 * nd + 1))
+    dcols = dz.transpose(order).reshape((n, c * s0) + tuple(kernel[1:]) + tuple(osz[1:]))
+    dx = _col2im_raw(xp, dcols, tuple(out_sp[1:]), pads[1:], stride[1:], dilation[1:])
+    dx = dx.reshape((n, c, s0) + tuple(dx.shape[2:]))
+    return dx[:, :, pads[0][0]:pads[0][0] + out_sp[0]]
 
 
 def _col2im_raw(xp, dcols, out_sp, pads, stride, dilation):
@@ -98,11 +206,19 @@ def _col2im_raw(xp, dcols, out_sp, pads, stride, dilation):
 
 
 def _weight_grad_raw(xp, x, g, stride, pads, dilation, groups, kernel):
-    """d(loss)/d(weight) = sum over the batch of g (O/g, P) @ columns^T (P, C/g * K)."""
-    cols, _ = _columns(xp, x, kernel, stride, pads, dilation, groups)
-    n, o = g.shape[:2]
-    gg = g.reshape(n, groups, o // groups, math.prod(g.shape[2:]))
-    dw = xp.matmul(gg, cols.transpose(0, 1, 3, 2)).sum(axis=0)  # (g, O/g, C/g * K)
+    """d(loss)/d(weight): per kernel row, g (O/g, out0 * N * out_rest) @ Z's rows^T."""
+    if _one_gemm(x.shape[0], x.shape[1], kernel, math.prod(g.shape[2:])):
+        return _weight_grad_raw(xp, x[:, :, None], g[:, :, None], (1,) + tuple(stride),
+                                ((0, 0),) + tuple(pads), (1,) + tuple(dilation), groups,
+                                (1,) + tuple(kernel))[:, :, 0]
+    z, out_sp = _rows(xp, x, kernel, stride, pads, dilation)
+    gg = _by_rows(g, groups)
+    o = g.shape[1]
+    dw = xp.empty((o, x.shape[1] // groups, kernel[0], math.prod(kernel[1:])), dtype=g.dtype)
+    for r in range(kernel[0]):
+        rows = _z_rows(z, r, out_sp[0], stride, dilation, groups)
+        dw[:, :, r] = _gemm(xp, gg, xp.swapaxes(rows, 1, 2)).reshape(dw.shape[0], dw.shape[1],
+                                                                     dw.shape[3])
     return dw.reshape((o, x.shape[1] // groups) + tuple(kernel))
 
 

@@ -21,9 +21,7 @@ from ..indexing import gather
 from ..registry import defop
 from ._common import _apply, _zeros_rule
 from ._taps import (
-    _adaptive_taps,
     _along,
-    _gathered_windows,
     _map,
     _map_transpose,
     _plane_gather,
@@ -33,6 +31,7 @@ from ._taps import (
     _window_taps,
     pool_output_size,
 )
+from ._windows import adaptive_max, adaptive_sum, adaptive_sum_transpose, adaptive_windows
 
 # --------------------------------------------------------------------------- max pooling
 
@@ -140,17 +139,13 @@ def _adaptive_max_pool_ops(nd):
 
     @defop(name, n_in=1, jvp="transpose", batch="fold")
     def forward(xp, input, output_size, saved):
-        plane = input.shape[input.ndim - nd:]
-        taps = [_adaptive_taps(n, o)[0] for n, o in zip(plane, output_size)]
-        coords = [[index for index, _ in t] for t in taps]
-        firsts = [np.arange(o) * n // o for n, o in zip(plane, output_size)]
-        out, saved["indices"] = _max_windows(xp, input, _gathered_windows(xp, input, taps),
-                                             coords, firsts)
+        out, saved["indices"] = adaptive_max(xp, input, output_size)
         return out
 
     @defop(name + "_backward", n_in=2, jvp="transpose", batch="loop")
     def backward(xp, grad, input, indices):
-        return _plane_scatter(xp, grad, indices, input.shape[input.ndim - nd:])
+        plane = input.shape[input.ndim - nd:]
+        return _plane_scatter(xp, grad, indices, plane, _tiled(plane, grad.shape[grad.ndim - nd:]))
 
     forward.defvjp(lambda xp, g, ans, input, output_size, saved:
                    _apply(backward, xp, g, input, saved["indices"]))
@@ -236,14 +231,14 @@ _avg_pool2d = _avg_pool_ops(2)
 _avg_pool3d = _avg_pool_ops(3)
 
 
+def _tiled(plane, output_size):
+    """Whether the adaptive windows tile the plane (no two share an input position)."""
+    return all(o and n % o == 0 for n, o in zip(plane, output_size))
+
+
 @functools.lru_cache(maxsize=256)
-def _adaptive_plan(plane, output_size):
-    dims, factors = [], []
-    for n, o in zip(plane, output_size):
-        taps, lengths = _adaptive_taps(n, o)
-        dims.append((n, [_tap(index, mask=mask) for index, mask in taps]))
-        factors.append(lengths)
-    return dims, _outer(factors)
+def _adaptive_divisor(plane, output_size):
+    return _outer([adaptive_windows(n, o)[2] for n, o in zip(plane, output_size)])
 
 
 def _adaptive_avg_pool_ops(nd):
@@ -251,13 +246,14 @@ def _adaptive_avg_pool_ops(nd):
 
     @defop(name, n_in=1, jvp="transpose", batch="fold")
     def forward(xp, input, output_size):
-        dims, divisor = _adaptive_plan(input.shape[input.ndim - nd:], output_size)
-        return _divide(_map(xp, input, dims), _cast(xp, divisor, input.dtype))
+        divisor = _adaptive_divisor(input.shape[input.ndim - nd:], output_size)
+        return _divide(adaptive_sum(xp, input, output_size), _cast(xp, divisor, input.dtype))
 
     @defop(name + "_backward", n_in=2, jvp="transpose", batch="loop")
     def backward(xp, grad, input):
-        dims, divisor = _adaptive_plan(input.shape[input.ndim - nd:], grad.shape[grad.ndim - nd:])
-        return _map_transpose(xp, grad / _cast(xp, divisor, grad.dtype), dims)
+        plane = input.shape[input.ndim - nd:]
+        divisor = _adaptive_divisor(plane, grad.shape[grad.ndim - nd:])
+        return adaptive_sum_transpose(xp, grad / _cast(xp, divisor, grad.dtype), plane)
 
     forward.defvjp(lambda xp, g, ans, input, output_size: _apply(backward, xp, g, input))
     backward.defvjp(lambda xp, g, ans, grad, input:

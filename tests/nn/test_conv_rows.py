@@ -1,0 +1,98 @@
+"""Convolution as one GEMM per kernel row over a partial im2col (``ember/ops/nn/conv.py``)
+against PyTorch in float64 and float32: 1- to 3-d, strides (the rows dealt into phases),
+dilations, paddings (also PyTorch's uneven ``"same"``), groups, transposed with output
+padding, empty batches; gradients by finite differences and second derivatives. Each test runs
+twice: with small problems as one GEMM over a full im2col (the default) and with every problem
+as a GEMM per kernel row (``_ONE_GEMM = 0``), the path large inputs take."""
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+from ember.ops.nn import conv
+
+from ..conftest import to_np
+
+
+@pytest.fixture(autouse=True, params=["one_gemm", "rows"])
+def path(request, monkeypatch):
+    if request.param == "rows":
+        monkeypatch.setattr(conv, "_ONE_GEMM", 0)
+    return request.param
+
+
+def _case(seed):
+    rng = np.random.default_rng(seed)
+    nd = 1 + seed % 3
+    groups = int(rng.integers(1, 3))
+    n, cg, og = (int(v) for v in rng.integers(1, 3, 3))
+    k = tuple(int(v) for v in rng.integers(1, 4, nd))
+    s = tuple(int(v) for v in rng.integers(1, 4, nd))
+    d = tuple(int(v) for v in rng.integers(1, 3, nd))
+    p = tuple(int(v) for v in rng.integers(0, 2, nd))
+    size = tuple(int(rng.integers(dd * (kk - 1) + 1, dd * (kk - 1) + 7)) for kk, dd in zip(k, d))
+    transposed = seed % 5 == 4
+    x = rng.standard_normal((n, cg * groups) + size)
+    if transposed:
+        w = rng.standard_normal((cg * groups, og) + k)
+        b = rng.standard_normal(og * groups)
+        out_pad = tuple(int(rng.integers(0, min(a, e))) for a, e in zip(s, d))
+        return (f"conv_transpose{nd}d", x, w, b,
+                dict(stride=s, padding=p, dilation=d, groups=groups, output_padding=out_pad))
+    w = rng.standard_normal((og * groups, cg) + k)
+    b = rng.standard_normal(og * groups)
+    return f"conv{nd}d", x, w, b, dict(stride=s, padding=p, dilation=d, groups=groups)
+
+
+def _run(lib, name, arrays, kwargs, dtype):
+    xs = [lib.tensor(a.astype(dtype), requires_grad=True) for a in arrays]
+    y = getattr(lib.nn.functional, name)(*xs, **kwargs)
+    w = lib.tensor(np.linspace(-1, 1, y.numel()).reshape(tuple(y.shape)).astype(dtype))
+    (y * w).sum().backward()
+    return [to_np(y)] + [to_np(t.grad) for t in xs]
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("seed", range(40))
+def test_matches_torch(torch, seed, dtype):
+    name, x, w, b, kwargs = _case(seed)
+    got = _run(ember, name, (x, w, b), kwargs, dtype)
+    want = _run(torch, name, (x, w, b), kwargs, dtype)
+    tol = 1e-10 if dtype == np.float64 else 1e-4
+    for a, e in zip(got, want):
+        assert a.shape == e.shape
+        np.testing.assert_allclose(a, e, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape,kernel,kwargs", [
+    ((2, 3, 9, 8), (4, 3, 4, 3), dict(padding="same", dilation=(2, 1))),  # uneven pads
+    ((1, 2, 11), (3, 2, 4), dict(padding="same")),
+    ((2, 4, 5, 6, 7), (4, 2, 2, 3, 2), dict(stride=(3, 1, 2), groups=2, padding=1)),
+    ((0, 3, 8, 8), (2, 3, 3, 3), dict(stride=2)),  # empty batch
+])
+def test_padding_same_and_empty(torch, shape, kernel, kwargs):
+    rng = np.random.default_rng(1)
+    x, w = rng.standard_normal(shape), rng.standard_normal(kernel)
+    name = f"conv{len(shape) - 2}d"
+    got = _run(ember, name, (x, w), kwargs, np.float64)
+    want = _run(torch, name, (x, w), kwargs, np.float64)
+    for a, e in zip(got, want):
+        assert a.shape == e.shape
+        np.testing.assert_allclose(a, e, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_strided_gradients_by_finite_differences(transposed):
+    rng = np.random.default_rng(2)
+    x = ember.tensor(rng.standard_normal((2, 2, 7, 6)), requires_grad=True)
+    w = ember.tensor(rng.standard_normal((2, 3, 3, 2)), requires_grad=True)
+    if transposed:
+        def f(a, b):
+            return ember.nn.functional.conv_transpose2d(a, b, stride=(3, 2), dilation=(2, 1),
+                                                        output_padding=(1, 0))
+    else:
+        def f(a, b):
+            return ember.nn.functional.conv2d(a, b.transpose(0, 1), stride=(3, 2), padding=1,
+                                              dilation=(2, 1))
+    assert gradcheck(f, (x, w))
+    assert gradgradcheck(f, (x, w))
