@@ -81,12 +81,12 @@ def import_libraries(args):
             torch = None
         else:
             torch.set_num_threads(args.threads)
-    try:  # optional: enforce and report the pools' sizes when threadpoolctl is installed
+    try:  # optional: report the pools' sizes when threadpoolctl is installed
         import threadpoolctl
     except ImportError:
         threadpoolctl = None
-    else:
-        args.pool_limits = threadpoolctl.threadpool_limits(limits=args.threads)
+    else:  # ember's own knob, as a PyTorch program pins threads (it resizes NumPy's pools)
+        ember.set_num_threads(args.threads)
     return ember, torch, threadpoolctl
 
 

@@ -114,6 +114,12 @@ from ._random import (
 )
 from ._sampling import bernoulli, multinomial, normal, poisson
 from ._tensor import Size, Tensor, layout, strided
+from ._threads import (
+    get_num_interop_threads,
+    get_num_threads,
+    set_num_interop_threads,
+    set_num_threads,
+)
 from ._typeinfo import finfo, iinfo
 from .amp.autocast_mode import (  # torch.autocast and its per-thread state
     autocast,
@@ -153,6 +159,9 @@ _add_out(globals())  # PyTorch's out= on the functions that take it (ember/_out_
 # NumPy would warn on inf/nan results (log(0), exp overflow); PyTorch never does. This is
 # process-wide NumPy state, set once here.
 _np.seterr(all="ignore")
+from ._threads import apply_default as _apply_default_threads  # noqa: E402
+
+_apply_default_threads()  # PyTorch's default thread count for NumPy's BLAS (ember/_threads.py)
 
 __version__ = "0.1.0"
 

@@ -107,10 +107,10 @@ from ember.ops.linalg.diagonals import diagonal as diagonal
 from ember.ops.linalg.diagonals import trace as trace
 from ember.ops.linalg.diagonals import tril as tril
 from ember.ops.linalg.diagonals import triu as triu
+from ember.ops.linalg.distances import cdist as cdist
 from ember.ops.linalg.einsum import einsum as einsum
 from ember.ops.linalg.einsum import kron as kron
 from ember.ops.linalg.einsum import tensordot as tensordot
-from ember.ops.linalg.norms import cdist as cdist
 from ember.ops.linalg.products import bmm as bmm
 from ember.ops.linalg.products import cross as cross
 from ember.ops.linalg.products import dot as dot

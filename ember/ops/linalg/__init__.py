@@ -12,10 +12,10 @@ The family is one package, a file per concern:
   ``diagflat``, ``trace``, ``tril``, ``triu``);
 - the ``torch.linalg`` functions (``linalg_inv``, ``linalg_svd``...; ``ember.linalg`` exports
   them under their short names, as ``torch.linalg`` does): ``solvers.py`` (inverses,
-  determinants, solves), ``decompositions.py`` (Cholesky, QR, eigh, SVD, pinv, rank) and
-  ``norms.py`` (matrix norms, ``cdist``). Decompositions run on NumPy's LAPACK and
-  differentiate with PyTorch's formulas (``FunctionsManual.cpp``), written once against the
-  array namespace so second derivatives come from recording the first ones;
+  determinants, solves), ``decompositions.py`` (Cholesky, QR, eigh, SVD, pinv, rank),
+  ``norms.py`` (matrix norms) and ``distances.py`` (``cdist``). Decompositions run on NumPy's
+  LAPACK and differentiate with PyTorch's formulas (``FunctionsManual.cpp``), written once
+  against the array namespace so second derivatives come from recording the first ones;
 - ``_common.py``: what they share (checks, messages, ember's own LU factors).
 
 Gradients are for real inputs (complex inputs run forward only). Each file declares its public
@@ -24,7 +24,7 @@ re-exports what other modules import through the package (``ember.linalg``'s fun
 """
 from __future__ import annotations
 
-from . import addmm, einsum  # noqa: F401  (their declarations: ops/_surface.py)
+from . import addmm, distances, einsum  # noqa: F401  (their declarations: ops/_surface.py)
 from ._common import _LinAlgError as _LinAlgError
 from .decompositions import linalg_cholesky as linalg_cholesky
 from .decompositions import linalg_eigh as linalg_eigh
