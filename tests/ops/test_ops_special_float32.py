@@ -3,8 +3,8 @@ one branch-free rational or series each, in float64 on blocks, rounded once. Che
 without PyTorch, against float64 references (``math``, and ember's float64 kernels, which
 ``test_ops_pointwise.py`` / ``test_ops_gamma.py`` check against PyTorch): on dense grids over
 the whole domain within 0.6 ulp (a wrong coefficient costs thousands), at the special
-values, through the blocked path (more than one block), in any layout and at 0-d, and the
-GELU backward."""
+values, through the blocked path (more than one block), in any layout and at 0-d, and exact
+GELU (float32 arithmetic: within 8 ulp) forward and backward."""
 import math
 
 import numpy as np
@@ -84,16 +84,46 @@ def _phi(x):
     return 0.5 * math.erfc(-x / math.sqrt(2))
 
 
-def test_exact_gelu_in_float32_is_correctly_rounded():
+def test_exact_gelu_in_float32_is_within_a_few_ulp():
+    """Exact GELU in float32 runs in float32 arithmetic (ops/nn/activation.py; the erfc kernel
+    in float64 costs 3x): within 8 ulp of x Phi(x) wherever the result is a normal float
+    (6.2 measured), the negative tail included. PyTorch's float32 formula 0.5 x (1 + erf),
+    measured on this grid: 5.1 ulp for x > 1, 2.2 on [-1, 1], and millions of ulp below
+    x = -1 (1 + erf cancels; it returns 0 below about -5.7)."""
     x = _grid(-14, 14)
     want = np.array([float(v) * _phi(float(v)) for v in x])
     got = ember.nn.functional.gelu(ember.tensor(x)).numpy()
     normal = np.abs(want) > 1.2e-38
     err = _ulp_error(got, want)[normal]
-    assert err.max() < 0.6, (x[normal][err.argmax()], err.max())
-    special = ember.nn.functional.gelu(ember.tensor([inf, -inf, nan, 0.0, -0.0])).numpy()
+    assert err.max() < 8, (x[normal][err.argmax()], err.max())
+    np.testing.assert_allclose(got[~normal], want[~normal], rtol=0, atol=1e-44)
+    assert (got[x < 0] <= 0).all() and (got[x > 0] >= 0).all()
+    special = ember.nn.functional.gelu(ember.tensor([inf, -inf, nan, 0.0, -0.0, 20.0, -20.0,
+                                                     1e-45, -1e-45])).numpy()
     assert special[0] == inf and np.isnan(special[1:3]).all()
-    assert special[3] == 0 and np.signbit(special[4])
+    assert special[3] == 0 and np.signbit(special[4]) and special[4] == 0
+    np.testing.assert_array_equal(special[5:7], [20, 0])
+    assert np.signbit(special[6]) and np.signbit(special[8])
+    np.testing.assert_allclose(special[7:], [7e-46, -7e-46], rtol=0, atol=1.5e-45)
+
+
+def test_exact_gelu_in_float32_layouts_and_float16():
+    """Strided, transposed and several blocks give the contiguous values (0-d takes the
+    formula, within float32 rounding); float16 rounds the float32 kernel's result."""
+    x = np.random.default_rng(4).normal(scale=4, size=(700, 130)).astype(np.float32)
+    fn = ember.nn.functional.gelu
+    whole = fn(ember.tensor(x)).numpy()
+    np.testing.assert_array_equal(fn(ember.tensor(x).t()).numpy(), whole.T)
+    np.testing.assert_array_equal(fn(ember.tensor(x)[:, ::3]).numpy(), whole[:, ::3])
+    assert abs(fn(ember.tensor(x[3, 5])).item() - whole[3, 5]) < 8 * 2.0 ** -24 * abs(x[3, 5])
+    want = x.astype(np.float64) * np.array([_phi(float(v))
+                                                   for v in x.ravel()]).reshape(x.shape)
+    np.testing.assert_allclose(whole, want, rtol=8 * 2.0 ** -24, atol=1e-44)
+    x16 = x[:40].astype(np.float16)
+    half = fn(ember.tensor(x16))
+    assert half.dtype == ember.float16
+    want = np.array([float(v) * _phi(float(v)) for v in x16.ravel()]).reshape(x16.shape)
+    np.testing.assert_allclose(half.numpy().astype(np.float64), want, rtol=1e-3, atol=6e-8)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
