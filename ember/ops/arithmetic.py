@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtypes, _xp
 from .._tensor import Tensor
+from ._blocks import _blockwise
 from ._select import _select
 from .operands import (
     _ANY,
@@ -147,13 +148,20 @@ def _floor_divide_raw(xp, input, other):
     _check_divisor(xp, input, other)
     if _integral(input) and _integral(other):
         return xp.floor_divide(input, other)
-    # PyTorch's float algorithm (CuPy's differs at infinities): the quotient of the exact
-    # multiple ``input - fmod(input, other)``, moved down when the remainder has the other
-    # sign, then snapped to the nearest integer. Its where()s are written branch-free with the
-    # same results (subtracting or adding a bool is x - 1 or x - 0 exactly; the snapped floor
-    # is zero exactly where ``div`` is, and elsewhere has the quotient's sign, so PyTorch's
-    # ``copysign(0, quotient)`` there is ``copysign(floor, quotient)`` everywhere): 4x faster.
-    mod = _fmod_raw(xp, input, other)
+    if _mod_fast(input, other):
+        return _floor_divide_float32(xp, input, other)
+    return _floor_quotient(xp, input, other, _fmod_raw(xp, input, other))
+
+
+def _floor_quotient(xp, input, other, mod):
+    """Floor division given ``mod = fmod(input, other)``. PyTorch's float algorithm (CuPy's
+    differs at infinities; NumPy's ``floor_divide`` is the same one, through C's fmod): the
+    quotient of the exact multiple ``input - mod``, moved down when the remainder has the
+    other sign, then snapped to the nearest integer. Its where()s are written branch-free with
+    the same results (subtracting or adding a bool is x - 1 or x - 0 exactly; the snapped
+    floor is zero exactly where ``div`` is, and elsewhere has the quotient's sign, so
+    PyTorch's ``copysign(0, quotient)`` there is ``copysign(floor, quotient)`` everywhere): 4x
+    faster."""
     div = (input - mod) / other
     div = div - ((mod != 0) & ((other < 0) != (mod < 0)))
     floor = xp.floor(div)
@@ -269,43 +277,116 @@ _xp.register_extra("sgn", _sgn.forward, sgn)  # (rules call ``xp.sgn``: ``abs``'
 
 def _fmod_raw(xp, input, other):
     _check_divisor(xp, input, other)
-    out = _fmod_float32(input, other)
-    return xp.fmod(input, other) if out is None else out
+    if _mod_fast(input, other):
+        return _fmod_float32(xp, input, other)
+    return xp.fmod(input, other)
 
 
-_FMOD_EXACT = 2.0 ** 29  # (see _fmod_float32)
+# fmod, remainder and floor division of float32 arrays, bit for bit, through float64. NumPy's
+# float32 fmod calls C's fmodf once per element, a long division as slow as 35 ns an element
+# (1M elements in 35 ms; PyTorch 1.4 ms); these take 1.5-3 ms, on L2-sized blocks. Exact
+# because: the quotient of two float32 numbers x = X 2**i, y = Y 2**j (X, Y < 2**24
+# integers), if not an integer, is at least 1 / Y > 2**-24 from one when i >= j (x - n y and
+# y - (x - n y) are multiples of 2**j), and at least |x / y| / X otherwise; computed in
+# float64 as x * (1 / y) or x / y it is off by at most |q| 2**-52, so for |q| < 2**27 its
+# trunc or floor is the exact n, n y is exact (27 + 24 bits), and so is x - n y for fmod (a
+# float32 number). For remainder, x - n y is fmod's result plus y: a sum of two float32
+# numbers, rounded to float64 and then to float32, which is the sum rounded once to float32
+# (double rounding is harmless from 53 to 24 bits, as 53 >= 2 * 24 + 2: S. A. Figueroa, "When
+# is double rounding innocuous?", SIGNUM Newsletter 1995), as PyTorch rounds ``mod + other``.
+# Signs: fmod's result is +0 or has x's sign, so x's sign bit is ORed in; remainder's is y's
+# sign when non-zero, x's when zero (PyTorch returns fmod's zero). Larger quotients, NaN and
+# infinite or zero divisors go to the float32 formulas, element-wise or for the block.
+_MOD_EXACT = 2.0 ** 27
+_SIGN32 = np.uint32(0x80000000)
+_MAGNITUDE32 = np.uint32(0x7FFFFFFF)
 
 
-def _fmod_float32(input, other):
-    """``np.fmod`` of a large float32 array by a number, bit for bit, 2-2.5x faster (NumPy's
-    float32 fmod calls C's fmodf once per element); None where it does not apply. (By an
-    array the float64 passes cost about what NumPy's loop does: measured, not taken.)
+def _mod_fast(input, other):
+    """Whether fmod, remainder and floor division of ``input`` by ``other`` take the float64
+    kernels below: a large float32 NumPy array by one (of a shape broadcasting with it) or by
+    a number."""
+    if type(input) is not np.ndarray or input.dtype != np.float32:
+        return False
+    if type(other) is np.ndarray:
+        return other.dtype == np.float32 and max(input.size, other.size) >= 4096
+    return (isinstance(other, (int, float, np.floating)) and not isinstance(other, bool)
+            and input.size >= 4096)
 
-    Through float64: the quotient of two float32 numbers, if not an integer, is at least
-    2**-24 from one, and its rounding moves it by at most |q| * 2**-53; so below 2**29 its
-    truncation is exact, as are q * other (29 + 24 bits) and input - q * other (the remainder,
-    a float32 number). Larger quotients and infinite divisors go to ``np.fmod``.
-    """
-    if type(input) is not np.ndarray or input.dtype != np.float32 or input.size < 4096:
-        return None
-    if isinstance(other, (int, float)) and not isinstance(other, bool):
-        other = np.float32(other)  # (PyTorch's number operand, in the tensor's dtype)
-        b = np.float64(other)
+
+def _quotient64(a, b, floor):
+    """``(a64, b64, n, exact)``: the float64 operands, the rounded quotient (trunc or floor)
+    and whether it is exact everywhere (see above)."""
+    a64 = a.astype(np.float64)
+    b64 = b.astype(np.float64)
+    if 2 * b64.size <= a64.size:  # a row or a number: a multiply costs a fifth of a divide
+        n = a64 * (1 / b64)
     else:
-        return None
-    a = input.astype(np.float64)
-    q = a / b
-    np.trunc(q, out=q)
-    slow = not (-_FMOD_EXACT < q.min() and q.max() < _FMOD_EXACT) or bool(np.isinf(b).any())
-    if slow:  # (rare: NaN, infinities, huge quotients)
-        redo = ~(np.abs(q) < _FMOD_EXACT) | np.isinf(b)
-    q *= b
-    np.subtract(a, q, out=q)
-    out = q.astype(np.float32)
-    np.copysign(out, input, out=out)  # a zero remainder has input's sign (x - x is +0)
-    if slow:
-        at = np.flatnonzero(redo)
-        out.reshape(-1)[at] = np.fmod(input.reshape(-1)[at], other)
+        n = a64 / b64
+    (np.floor if floor else np.trunc)(n, out=n)
+    exact = -_MOD_EXACT < n.min() and n.max() < _MOD_EXACT and not np.isinf(b64).any()
+    return a64, b64, n, exact
+
+
+def _exact_mod(a, b, floor):
+    """``fmod(a, b)`` (``floor`` False) or PyTorch's ``remainder(a, b)`` (True) of float32
+    ``a`` and ``b`` (an array or a number, taken as a float32 number as PyTorch does), bit
+    for bit (see above)."""
+    b = b if type(b) is np.ndarray else np.float32(b)
+    a64, b64, n, exact = _quotient64(a, b, floor)
+    bad = None if exact else ~(np.abs(n) < _MOD_EXACT) | np.isinf(b64)  # (rare)
+    n *= b64
+    np.subtract(a64, n, out=n)
+    out = n.astype(np.float32)
+    bits = out.view(np.uint32)
+    if not floor:
+        bits |= a.view(np.uint32) & _SIGN32
+    elif not out.all():  # zeros take x's sign (x - n y gave +0)
+        zero = np.left_shift(out == 0, 31, dtype=np.uint32)
+        zero &= a.view(np.uint32)
+        bits |= zero
+    if bad is not None:
+        at = np.nonzero(np.broadcast_to(bad, out.shape))
+        x, y = np.broadcast_to(a, out.shape)[at], np.broadcast_to(b, out.shape)[at]
+        with np.errstate(all="ignore"):
+            r = np.fmod(x, y)
+            out[at] = np.where((r != 0) & ((r < 0) != (y < 0)), r + y, r) if floor else r
+    return out
+
+
+@_blockwise
+def _fmod_float32(xp, input, other):
+    return _exact_mod(input, other, False)
+
+
+@_blockwise
+def _remainder_float32(xp, input, other):
+    return _exact_mod(input, other, True)
+
+
+@_blockwise
+def _floor_divide_float32(xp, input, other):
+    """``_floor_quotient`` of float32 arrays from the exact float64 quotient: the same float32
+    roundings (``input - mod`` is ``n * other`` exactly, rounded once; ``mod`` is moved down
+    where ``mod * other < 0``, exact in float64), on one buffer, the quotient's sign by bits."""
+    other = other if type(other) is np.ndarray else np.float32(other)
+    a64, b64, n, exact = _quotient64(input, other, False)
+    if not exact or not other.all():  # (NaN, infinities, zero divisors: the float32 formula)
+        return _floor_quotient(np, input, other, _exact_mod(input, other, False))
+    n *= b64
+    div = n.astype(np.float32)  # input - mod
+    np.subtract(a64, n, out=n)
+    n *= b64  # mod * other
+    div /= other
+    div -= n < 0
+    out = np.floor(div)
+    div -= out
+    out += div > 0.5
+    bits = out.view(np.uint32)
+    bits &= _MAGNITUDE32  # copysign(out, input / other): the sign of the quotient
+    sign = np.bitwise_xor(input.view(np.uint32), other.view(np.uint32))
+    sign &= _SIGN32
+    bits |= sign
     return out
 
 
@@ -322,8 +403,8 @@ def _fmod(xp, input, other):
     return _fmod_raw(xp, input, other)
 
 
-_fmod.defvjp(lambda xp, g, ans, input, other: g,
-             lambda xp, g, ans, input, other: -g * xp.trunc(input / other))
+_fmod.defvjp(lambda xp, g, ans, input, other: g,  # (-g trunc(x / y), by -y: a pass fewer)
+             lambda xp, g, ans, input, other: g * xp.trunc(input / -other))
 
 
 def _remainder_raw(xp, input, other):
@@ -331,6 +412,8 @@ def _remainder_raw(xp, input, other):
     _check_divisor(xp, input, other)
     if _integral(input) and _integral(other):
         return xp.remainder(input, other)
+    if _mod_fast(input, other):
+        return _remainder_float32(xp, input, other)
     r = _fmod_raw(xp, input, other)
     return _select(xp, (r != 0) & ((r < 0) != (other < 0)), r + other, r)
 
@@ -348,8 +431,16 @@ def _remainder(xp, input, other):
     return _remainder_raw(xp, input, other)
 
 
+def _floor_divide_any(xp, input, other):
+    """``floor_divide`` in a rule: the blocked float32 kernel where it applies (NumPy's
+    float32 floor_divide runs C's fmodf per element: 20 ms at 1M), else the namespace's."""
+    if _mod_fast(input, other):
+        return _floor_divide_float32(xp, input, other)
+    return xp.floor_divide(input, other)
+
+
 _remainder.defvjp(lambda xp, g, ans, input, other: g,
-                  lambda xp, g, ans, input, other: -g * xp.floor_divide(input, other))
+                  lambda xp, g, ans, input, other: -g * _floor_divide_any(xp, input, other))
 
 # Ops that PyTorch records with a NotImplemented node (see ``_underivable``).
 _remainder_scalar_self = defop("remainder", promote=True, overload=2, jvp="elementwise",
