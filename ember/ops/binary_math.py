@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import _dtypes, _xp
 from .._tensor import Tensor, _dtype_word
+from ._blocks import _blockwise
 from .operands import (
     _check_tensor,
     _checked,
@@ -271,44 +272,70 @@ _xp.register_extra("xlogy", _xlogy_raw, xlogy)  # (rules call ``xp.xlogy``: ``_x
 # --------------------------------------------------------------------------- log-add, signs
 
 
-def _log_add_fast(input, other, base2):
-    """``np.logaddexp`` (``base2``: ``np.logaddexp2``) of large float arrays of one shape:
-    PyTorch's formula ``max + log1p(exp(-|input - other|))`` in five vectorised passes (NumPy's
-    own ufunc runs a scalar loop, 15x slower at 1M); None where it does not apply. Where both
-    are the same infinity (or a NaN), the formula gives NaN and NumPy's ufunc is asked."""
-    if (type(input) is not np.ndarray or type(other) is not np.ndarray
-            or input.shape != other.shape or input.dtype != other.dtype
-            or input.dtype.char not in "fd" or input.size < 4096):
-        return None
+def _log_add_applies(*arrays):
+    """Whether the blocked kernels below take these operands: large NumPy float arrays of one
+    dtype (shapes that broadcast)."""
+    first = arrays[0]
+    return (all(type(a) is np.ndarray and a.dtype == first.dtype for a in arrays)
+            and first.dtype.char in "fd" and max(a.size for a in arrays) >= 4096)
+
+
+@_blockwise
+def _log_add_fast(xp, input, other, base2):
+    """``np.logaddexp`` (``base2``: ``np.logaddexp2``) of large float arrays, on L2-sized
+    blocks: PyTorch's formula ``max + log1p(exp(-|input - other|))`` in vectorised passes
+    (NumPy's own ufunc runs a scalar loop, 15x slower at 1M). Where both are the same infinity
+    (or a NaN), the formula gives NaN and NumPy's ufunc is asked."""
     out = np.subtract(input, other)
     np.abs(out, out=out)
     np.negative(out, out=out)
     if base2:
         np.exp2(out, out=out)
         np.log1p(out, out=out)
-        out *= 1 / math.log(2)
+        out *= out.dtype.type(1 / math.log(2))
     else:
         np.exp(out, out=out)
         np.log1p(out, out=out)
     out += np.maximum(input, other)
     nan = np.isnan(out)
     if nan.any():
-        at = np.flatnonzero(nan)
-        out.reshape(-1)[at] = (np.logaddexp2 if base2 else np.logaddexp)(
-            input.reshape(-1)[at], other.reshape(-1)[at])
+        at = np.nonzero(nan)
+        x, y = np.broadcast_to(input, out.shape)[at], np.broadcast_to(other, out.shape)[at]
+        out[at] = (np.logaddexp2 if base2 else np.logaddexp)(x, y)
     return out
+
+
+@_blockwise
+def _log_add_grad(xp, g, input, other, base2):
+    """``g / (1 + exp(other - input))`` (``base2``: ``2 ** (other - input)``) on blocks, in
+    one buffer."""
+    out = np.subtract(other, input)
+    (np.exp2 if base2 else np.exp)(out, out=out)
+    out += out.dtype.type(1)
+    np.divide(g, out, out=out)
+    return out
+
+
+def _log_add_rule(base2, swap):
+    """The rule of ``input`` (``swap``: of ``other``): PyTorch's formula, which reads the
+    inputs only (the result is not saved: writing it in place leaves the backward valid)."""
+    def rule(xp, g, ans, input, other):
+        if swap:
+            input, other = other, input
+        if _log_add_applies(g, input, other):
+            return _log_add_grad(xp, g, input, other, base2=base2)
+        return g / (1 + (2.0 ** (other - input) if base2 else xp.exp(other - input)))
+    return rule
 
 
 @defop("logaddexp", promote="float", jvp="elementwise", batch="pointwise")
 def _logaddexp(xp, input, other):
-    out = _log_add_fast(input, other, False)
-    return xp.logaddexp(input, other) if out is None else out
+    if _log_add_applies(input, other):
+        return _log_add_fast(xp, input, other, base2=False)
+    return xp.logaddexp(input, other)
 
 
-# PyTorch's formulas, which read the inputs only (the result is not saved: writing it in place
-# leaves the backward valid).
-_logaddexp.defvjp(lambda xp, g, ans, input, other: g / (1 + xp.exp(other - input)),
-                  lambda xp, g, ans, input, other: g / (1 + xp.exp(input - other)))
+_logaddexp.defvjp(_log_add_rule(False, False), _log_add_rule(False, True))
 
 
 logaddexp = _logaddexp.public(_of_two_tensors(
@@ -317,12 +344,12 @@ logaddexp = _logaddexp.public(_of_two_tensors(
 
 @defop("logaddexp2", promote="float", jvp="elementwise", batch="pointwise")
 def _logaddexp2(xp, input, other):
-    out = _log_add_fast(input, other, True)
-    return xp.logaddexp2(input, other) if out is None else out
+    if _log_add_applies(input, other):
+        return _log_add_fast(xp, input, other, base2=True)
+    return xp.logaddexp2(input, other)
 
 
-_logaddexp2.defvjp(lambda xp, g, ans, input, other: g / (1 + 2.0 ** (other - input)),
-                   lambda xp, g, ans, input, other: g / (1 + 2.0 ** (input - other)))
+_logaddexp2.defvjp(_log_add_rule(True, False), _log_add_rule(True, True))
 
 
 logaddexp2 = _logaddexp2.public(_of_two_tensors(

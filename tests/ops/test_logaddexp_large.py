@@ -43,3 +43,30 @@ def test_values_large(name, dtype):
                                    equal_nan=True, **tol)
         for e, t in ((x, tx), (y, ty)):
             np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2"])
+@pytest.mark.parametrize("shapes", [((300, 400), (1, 400)), ((1, 400), (300, 400)),
+                                    ((300, 1), (300, 400))])
+def test_broadcast_in_blocks_of_rows(name, dtype, shapes):
+    """Operands that broadcast take the blocked kernels by rows (several blocks), forward
+    and both rules, with the special values among them."""
+    rng = np.random.default_rng(1)
+    a = rng.uniform(-30, 30, shapes[0]).astype(dtype)
+    b = rng.uniform(-30, 30, shapes[1]).astype(dtype)
+    flat = a.reshape(-1)
+    flat[:len(SPECIAL)] = [s[0] for s in SPECIAL]
+    got = getattr(ember, name)(ember.tensor(a), ember.tensor(b)).numpy()
+    want = getattr(np, name)(a, b)
+    tol = dict(rtol=1e-6, atol=1e-6) if dtype == "float32" else dict(rtol=1e-14, atol=1e-14)
+    np.testing.assert_allclose(got, want, equal_nan=True, **tol)
+    if torch is not None:
+        g = rng.uniform(-1, 1, want.shape).astype(dtype)
+        x, y = (ember.tensor(v, requires_grad=True) for v in (a, b))
+        tx, ty = (torch.tensor(v, requires_grad=True) for v in (a, b))
+        getattr(ember, name)(x, y).backward(ember.tensor(g))
+        getattr(torch, name)(tx, ty).backward(torch.tensor(g))
+        for e, t in ((x, tx), (y, ty)):
+            np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), equal_nan=True,
+                                       rtol=1e-5 if dtype == "float32" else 1e-12, atol=1e-5)
