@@ -172,10 +172,9 @@ def _polygamma_raw(xp, n, x):
 #   y = x, or 1 - x where x < 0.5 (reflection);  z = y + 8 >= 8.5;
 #   the function at z by its asymptotic (Stirling) series, 8 terms (error < 1e-15 for
 #   z >= 8.5), brought down to y by the recurrence over y, y + 1, ..., y + 7;
-#   the reflection formula's term added where x < 0.5, multiplied in by a 0/1 factor (a
-#   ``where`` on a random mask costs 10x a multiply), its argument moved off the poles where
-#   unused so that no inf * 0 appears; the poles and infinities set afterwards (rare
-#   elements: ``copyto`` with a mask).
+#   the reflection formula's term added where x < 0.5, computed on those elements only
+#   (gathered by index: a ``where`` on a random mask costs 10x a multiply); the poles and
+#   infinities set afterwards (rare elements: ``copyto`` with a mask).
 # Float32's largest value shifted by 8 and multiplied 8 times stays below float64's largest.
 _SHIFT = 8
 # Coefficients in w = 1/z² (B_2k the Bernoulli numbers): lgamma's B_2k / (2k (2k - 1)),
@@ -187,18 +186,19 @@ _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
 def _reflect(xp, x):
-    """``(v, y, r, f)``: ``v`` = x in float64, ``r`` 1.0 where x < 0.5 (else 0.0), ``y`` =
-    1 - x there (else x), ``f`` = x - rint(x) there (exact; sin(pi x) = ±sin(pi f)), 1/4
-    elsewhere (a harmless value for the reflection term that is multiplied by 0)."""
+    """``(v, y, at, f)``: ``v`` = x in float64, ``at`` the flat indices where x < 0.5, ``y``
+    = 1 - x there (else x), ``f`` = x - rint(x) there (exact; sin(pi x) = ±sin(pi f)). The
+    reflection formulas' terms are computed at ``at`` only: a gather and a scatter cost less
+    than the ~30 passes of sin(pi f) and its logarithm over a whole block (lgamma on
+    (0.2, 6): 30% faster), and give the same bits as the terms times a 0/1 factor did."""
     v = x.astype(xp.float64)
-    r = (v < 0.5).astype(xp.float64)
-    y = 1 - 2 * r
-    y *= v
-    y += r  # v (1 - 2r) + r: exactly v, or 1 - v rounded once
-    f = v - xp.rint(v)
-    f *= r
-    f += 0.25 - 0.25 * r  # (adding 0 keeps a tiny f exact)
-    return v, y, r, f
+    flat = v.reshape(-1)
+    at = xp.flatnonzero(flat < 0.5)
+    y = v.copy()
+    below = flat[at]
+    y.reshape(-1)[at] = 1 - below
+    f = below - xp.rint(below)
+    return v, y, at, f
 
 
 # sin(pi f) = pi f (1 - (pi f)² / 3! + ...) for |f| <= 1/2: the Taylor series to (pi f)^21
@@ -248,6 +248,8 @@ def _sum_of_inverses(xp, y, power, start, stop):
 def _poles(xp, x, out, at_pole, at_inf, at_neginf):
     """``out`` with its values at the poles (0, -1, -2, ...: ``at_pole(x there)``) and at
     ``inf`` and ``-inf``, as PyTorch gives them."""
+    if x.size == 0 or (x.min() > 0 and x.max() < xp.inf):  # (no pole, inf or NaN: skip)
+        return out
     pole = (x <= 0) & (x == xp.floor(x))  # (-inf included)
     if pole.any():
         out[pole] = at_pole(x[pole])
@@ -258,7 +260,7 @@ def _poles(xp, x, out, at_pole, at_inf, at_neginf):
 
 @_blockwise
 def _lgamma_narrow(xp, x):
-    v, y, r, f = _reflect(xp, x)
+    v, y, at, f = _reflect(xp, x)
     z, iz, prod = _shifted(xp, y)
     out = _horner(xp, iz * iz, _LGAMMA_W)
     out *= iz
@@ -267,13 +269,15 @@ def _lgamma_narrow(xp, x):
     out += (z - 0.5) * xp.log(z)
     out -= xp.log(prod)  # lgamma(y)
     # where x < 0.5: lgamma(x) = log(pi / |sin(pi x)|) - lgamma(1 - x)
-    s = xp.abs(_sin_pi(xp, f))
-    xp.log(s, out=s)
-    s += out
-    s += out
-    xp.subtract(_LOG_PI, s, out=s)  # log(pi) - log|sin(pi x)| - 2 lgamma(y), times r:
-    s *= r
-    out += s
+    if at.size:
+        below = out.reshape(-1)[at]
+        s = xp.abs(_sin_pi(xp, f))
+        xp.log(s, out=s)
+        s += below
+        s += below
+        xp.subtract(_LOG_PI, s, out=s)  # log(pi) - log|sin(pi x)| - 2 lgamma(y)
+        below += s
+        out.reshape(-1)[at] = below
     out = _poles(xp, v, out, lambda p: xp.inf, xp.inf, xp.inf)
     xp.copyto(out, 0.0, where=(v == 1) | (v == 2))  # exact zeros (the sums leave ~1e-15)
     return out.astype(x.dtype)
@@ -281,7 +285,7 @@ def _lgamma_narrow(xp, x):
 
 @_blockwise
 def _digamma_narrow(xp, x):
-    v, y, r, f = _reflect(xp, x)
+    v, y, at, f = _reflect(xp, x)
     z = y + _SHIFT
     iz = 1 / z
     w = iz * iz
@@ -292,10 +296,11 @@ def _digamma_narrow(xp, x):
     out += xp.log(z)
     out -= _sum_of_inverses(xp, y, 1, 0, _SHIFT)  # psi(y) = psi(y + 8) - sum 1 / (y + k)
     # where x < 0.5: psi(x) = psi(1 - x) - pi / tan(pi x)
-    t = xp.tan(math.pi * f)
-    xp.divide(-math.pi, t, out=t)
-    t *= r
-    out += t
+    if at.size:
+        t = xp.tan(math.pi * f)
+        xp.divide(-math.pi, t, out=t)
+        t += out.reshape(-1)[at]
+        out.reshape(-1)[at] = t
     # -inf at +0, inf at -0, NaN at the negative integers
     out = _poles(xp, v, out, lambda p: xp.where(xp.signbit(p), xp.inf, -xp.inf)
                  * xp.where(p == 0, 1.0, xp.nan), xp.inf, xp.nan)
@@ -304,7 +309,7 @@ def _digamma_narrow(xp, x):
 
 @_blockwise
 def _trigamma_narrow(xp, x):
-    v, y, r, f = _reflect(xp, x)
+    v, y, at, f = _reflect(xp, x)
     iz = 1 / (y + _SHIFT)
     w = iz * iz
     out = _horner(xp, w, _B2K)
@@ -317,12 +322,14 @@ def _trigamma_narrow(xp, x):
     out += _sum_of_inverses(xp, y, 2, 0, _SHIFT // 2)
     out += _sum_of_inverses(xp, y, 2, _SHIFT // 2, _SHIFT)
     # where x < 0.5: psi1(x) = pi^2 / sin^2(pi x) - psi1(1 - x)
-    s = _sin_pi(xp, f)
-    s *= s
-    xp.divide(math.pi ** 2, s, out=s)
-    s -= 2 * out
-    s *= r
-    out += s
+    if at.size:
+        below = out.reshape(-1)[at]
+        s = _sin_pi(xp, f)
+        s *= s
+        xp.divide(math.pi ** 2, s, out=s)
+        s -= 2 * below
+        below += s
+        out.reshape(-1)[at] = below
     out = _poles(xp, v, out, lambda p: xp.inf, 0.0, xp.nan)
     return out.astype(x.dtype)
 
