@@ -127,13 +127,14 @@ def _embedding_bag(xp, weight, per_sample_weights, indices, bag_of, nbags, coef,
                    scale_grad_by_freq):
     rows = weight[indices] * (coef * per_sample_weights.reshape(-1, 1))
     # bag_of never decreases (bags are runs of the indices): no sort needed
-    return (_segment_sum(xp, rows, bag_of, nbags, presorted=True) / divisor).astype(
-        weight.dtype)
+    out = _segment_sum(xp, rows, bag_of, nbags, presorted=True)  # a new array: divided in
+    out /= divisor  # place, and no copy by astype (two passes over the output fewer)
+    return out.astype(weight.dtype, copy=False)
 
 
 def _weight_rule(xp, g, ans, weight, psw, indices, bag_of, nbags, coef, divisor,
                  scale_grad_by_freq):
-    rows = (g / divisor)[bag_of] * coef * psw.reshape(-1, 1)
+    rows = (g / divisor)[bag_of] * (coef * psw.reshape(-1, 1))  # (a column, mostly: a pass)
     return _apply(_embedding_backward, xp, rows, indices, weight.shape[0], -1,
                   scale_grad_by_freq)
 
