@@ -6,18 +6,23 @@ tables, in float32, at a small and a large size, interleaved with PyTorch, media
 A spec (``tests/opspec.py``) is a function of a few tensors with the shapes it is tested at.
 Here each spec's largest case is scaled to about ``--small`` (1K) and ``--large`` (1M)
 elements: every dim longer than one is stretched by the same factor, so dims that are equal
-stay equal and the shapes still broadcast and multiply. (A spec whose function fixes a shape
-of its own — a ``view(3, 2)`` — cannot be scaled; it is listed as skipped. An op whose
-output outgrows its inputs — ``diag_embed``, ``kron`` — gets inputs small enough that its
-output holds about as many elements.) The step is the
-spec's function, a weighted sum of its float outputs, and ``backward()``; before timing, ember's
-outputs and gradients are compared with PyTorch's (a disagreement is reported, not timed).
+stay equal and the shapes still broadcast and multiply. A spec whose function fixes a shape
+of its own (a ``view(3, 2)``, a layer norm's ``normalized_shape``, a conv's weight, a weight
+per class) grows only the dims that can: the largest set of dims that still runs when each
+is doubled and tripled, multiplied by one integer (so a channel count stays divisible by its
+groups); the row lists them as ``grown``. (A spec whose function fixes every dim — data of
+its own, the ``*_at_kinks`` — is listed as skipped.) An op whose output outgrows its inputs
+— ``diag_embed``, ``kron`` — gets inputs small enough that its output holds about as many
+elements. The step is the spec's function, a weighted sum of its float outputs, and
+``backward()``; before timing, ember's outputs and gradients are compared with PyTorch's (a
+disagreement is reported, not timed).
 The table is sorted by the ratio ember/PyTorch, worst first, and ends with the median ratio
 and the ops over 2x at the large size. All libraries run on ``--threads`` threads (default 1).
 """
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import math
 import resource
@@ -61,29 +66,70 @@ def specs():
     return list(seen.values())
 
 
-def scaled(spec, target):
-    """The spec's largest case with every dim longer than one stretched by one factor, so
-    that the case holds about ``target`` elements; int inputs' shapes likewise."""
-    case = max(spec.shapes, key=lambda shapes: sum(math.prod(s) for s in shapes))
-    long = {d for shape in case for d in shape if d > 1}
+def _largest_case(spec):
+    return max(spec.shapes, key=lambda shapes: sum(math.prod(s) for s in shapes))
+
+
+def _long_dims(spec):
+    """The dims longer than one of the spec's largest case and of its int inputs' shapes."""
+    long = {d for shape in _largest_case(spec) for d in shape if d > 1}
     for shape, _ in spec.int_args.values():
         long |= {d for d in shape if d > 1}
+    return long
+
+
+def _stretched(spec, long, factor, whole):
+    """The largest case (and int inputs' shapes) with the dims in ``long`` times ``factor``:
+    rounded (``whole`` False), or multiplied by an integer factor (``whole`` True)."""
+    size = {d: d * factor if whole else max(d, round(d * factor)) for d in long}
+    shapes = tuple(tuple(size.get(d, d) for d in shape) for shape in _largest_case(spec))
+    int_args = {k: (tuple(size.get(d, d) for d in shape), top)
+                for k, (shape, top) in spec.int_args.items()}
+    return shapes, int_args
+
+
+def scaled(spec, target, plan=None):
+    """The spec's largest case stretched to hold about ``target`` elements, int inputs'
+    shapes likewise. With no ``plan`` every dim longer than one is stretched by one factor;
+    with a plan (a set of dims, see ``plans``) only those dims grow, each multiplied by one
+    integer, so that whatever divides them still does."""
+    long, whole = (_long_dims(spec), False) if plan is None else (plan, True)
 
     def total(factor):
-        return sum(math.prod(max(d, round(d * factor)) if d > 1 else d for d in shape)
-                   for shape in case)
+        return sum(math.prod(s) for s in _stretched(spec, long, factor, whole)[0])
 
-    low, high = 1.0, 1.0
+    low, high = 1, 1
     while long and total(high) < target and high < 1e6:
         low, high = high, high * 2
+    if whole:  # the largest integer factor whose case holds at most ``target`` elements
+        while high - low > 1:
+            mid = (low + high) // 2
+            low, high = (mid, high) if total(mid) <= target else (low, mid)
+        return _stretched(spec, long, high if total(high) <= target else low, whole)
     for _ in range(40):  # bisect: the factor whose case holds about ``target`` elements
         mid = (low + high) / 2
         low, high = (mid, high) if total(mid) < target else (low, mid)
-    size = {d: max(d, round(d * high)) for d in long}
-    shapes = tuple(tuple(size.get(d, d) for d in shape) for shape in case)
-    int_args = {k: (tuple(size.get(d, d) for d in shape), high)
-                for k, (shape, high) in spec.int_args.items()}
-    return shapes, int_args
+    return _stretched(spec, long, high, whole)
+
+
+def plans(spec, libs):
+    """For a spec whose function fixes a shape of its own (a ``view(3, 2)``, a layer norm's
+    ``normalized_shape``, a conv's weight, a weight of one entry per class), the sets of dims
+    that can grow, largest first: those that, each doubled and each tripled, still run forward
+    and backward in every library. Trying is the test: no spec says how it scales. Raises
+    ValueError where no dim can grow (data fixed in the function: the ``*_at_kinks``)."""
+    long = sorted(_long_dims(spec), reverse=True)
+    for n in range(len(long), 0, -1):
+        for dims in itertools.combinations(long, n):
+            try:
+                for factor in (2, 3):
+                    shapes, int_args = _stretched(spec, dims, factor, whole=True)
+                    for lib in libs.values():
+                        step_of(lib, spec, make_inputs(lib, spec, shapes, int_args))[0]()
+            except Exception:  # noqa: BLE001, S112 - this set of dims does not scale
+                continue
+            yield set(dims)
+    raise ValueError("no dim of the case can grow: the function fixes them all")
 
 
 def make_inputs(lib, spec, shapes, int_args, seed=0):
@@ -161,13 +207,13 @@ def _numel(res):
     return sum(o.numel() for o in (res if isinstance(res, tuple) else (res,)))
 
 
-def input_target(spec, target, lib):
+def input_target(spec, target, lib, plan=None):
     """How many input elements give a case whose inputs and outputs both hold at most about
     ``target`` elements: the outputs' growth is measured on two small cases (``diag_embed``
     of n elements makes n^2, ``kron`` of two makes their product)."""
     sizes = []
     for probe in (250, 1000):
-        shapes, int_args = scaled(spec, probe)
+        shapes, int_args = scaled(spec, probe, plan)
         xs = make_inputs(lib, spec, shapes, int_args)
         sizes.append((sum(math.prod(s) for s in shapes), _numel(spec.fn(lib, *xs))))
     (in1, out1), (in2, out2) = sizes
@@ -177,15 +223,18 @@ def input_target(spec, target, lib):
     return min(target, in2 * (target / out2) ** (1 / growth))
 
 
-def measure(spec, size, libs, harness, args):
-    """One row: the spec at one size, or why it was not timed."""
+def _why(name, exc):
+    return f"{name}: {type(exc).__name__}: {str(exc)[:80]}"
+
+
+def prepared(spec, size, libs, plan=None):
+    """The spec's case at ``size`` (see ``scaled``), run once in each library: its shapes,
+    each library's (result, inputs) and step. Raises ValueError saying which library failed."""
     try:
-        target = input_target(spec, SIZES[size], libs["ember"])
-    except Exception as exc:  # noqa: BLE001 - a spec that does not scale is skipped
-        return {"op": spec.name, "size": size, "shapes": [],
-                "skipped": f"ember: {type(exc).__name__}: {str(exc)[:80]}"}
-    shapes, int_args = scaled(spec, target)
-    row = {"op": spec.name, "size": size, "shapes": [list(s) for s in shapes]}
+        target = input_target(spec, SIZES[size], libs["ember"], plan)
+    except Exception as exc:  # noqa: BLE001 - reported by the caller
+        raise ValueError(_why("ember", exc)) from exc
+    shapes, int_args = scaled(spec, target, plan)
     runs, steps = {}, {}
     for name, lib in libs.items():
         try:
@@ -193,9 +242,36 @@ def measure(spec, size, libs, harness, args):
             step, diff = step_of(lib, spec, xs)
             runs[name] = (step(), diff)
             steps[name] = step
-        except Exception as exc:  # noqa: BLE001 - a spec that does not scale is skipped
-            row["skipped"] = f"{name}: {type(exc).__name__}: {str(exc)[:80]}"
+        except Exception as exc:  # noqa: BLE001 - reported by the caller
+            raise ValueError(_why(name, exc)) from exc
+    return shapes, runs, steps
+
+
+def grown(spec, size, libs):
+    """The first of ``plans`` (four at most) whose case runs at ``size``, and that run."""
+    failed = None
+    for plan in itertools.islice(plans(spec, libs), 4):
+        try:
+            return plan, prepared(spec, size, libs, plan)
+        except ValueError as exc:  # grows by 2 and 3, not further: a kernel outgrows its input
+            failed = exc
+    raise ValueError(failed)
+
+
+def measure(spec, size, libs, harness, args):
+    """One row: the spec at one size, or why it was not timed. A spec that does not run with
+    every dim stretched runs with the dims ``grown`` finds can grow (listed as ``grown``)."""
+    row = {"op": spec.name, "size": size, "shapes": []}
+    try:
+        shapes, runs, steps = prepared(spec, size, libs)
+    except ValueError as exc:
+        try:
+            plan, (shapes, runs, steps) = grown(spec, size, libs)
+        except ValueError as failed:
+            row["skipped"] = f"{exc}; scaling some dims only: {str(failed)[:80]}"
             return row
+        row["grown"] = sorted(plan)
+    row["shapes"] = [list(s) for s in shapes]
     if not agree(spec, runs["ember"], runs["torch"]):
         row["skipped"] = "ember and PyTorch disagree"
         return row

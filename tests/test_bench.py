@@ -153,6 +153,23 @@ def test_ops_bench_scales_a_spec_consistently():
     assert shapes[0][1] == 1 and 900 <= shapes[0][0] <= 1_100
 
 
+def test_ops_bench_grows_only_the_dims_a_spec_leaves_free():
+    """A spec whose function fixes a shape of its own (a layer norm's normalized_shape) grows
+    the other dims, each by one integer factor; one that fixes every dim is refused."""
+    import ember
+    from bench import ops
+    from tests.opspec import Spec
+
+    spec = Spec("ln", lambda L, a: L.nn.functional.layer_norm(a, (5,)), [((2, 3, 5),)])
+    plan = next(ops.plans(spec, {"ember": ember}))
+    assert plan == {2, 3}
+    ((n, c, d),), _ = ops.scaled(spec, 10_000, plan)
+    assert d == 5 and n // 2 == c // 3 and n % 2 == c % 3 == 0 and 5_000 <= n * c * d <= 10_000
+    spec = Spec("fixed", lambda L, a: a + L.tensor([1.0, 2.0, 3.0]), [((3,),)])
+    with pytest.raises(ValueError, match="no dim"):
+        next(ops.plans(spec, {"ember": ember}))
+
+
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None,
                     reason="bench/ops.py compares with PyTorch")
 def test_ops_bench_runs_and_checks_agreement(tmp_path):

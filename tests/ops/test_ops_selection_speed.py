@@ -347,3 +347,46 @@ def test_running_extreme_by_doubling_equals_accumulate():
         for ufunc in (np.maximum, np.minimum):
             got = _running(np, ufunc, x.view(Wrapped))
             np.testing.assert_array_equal(np.asarray(got), ufunc.accumulate(x, axis=-1))
+
+
+@needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_index_add_and_accumulating_index_put_by_slices_match_pytorch(
+        dtype, slices_added_at_any_size):
+    """``index_add`` and ``index_put(accumulate=True)`` add into a copy of the input by
+    ``_add_slices_along`` too (not into zeros): every pattern of repeats, every dim."""
+    rng = np.random.default_rng(9)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for shape in [(6, 5), (4, 7, 3)]:
+        for dim in range(len(shape)):
+            for index in _index_patterns(rng, shape[dim]).values():
+                index = index % shape[dim]
+                src_shape = shape[:dim] + (index.size,) + shape[dim + 1:]
+                x, src = rng.standard_normal(shape), rng.standard_normal(src_shape)
+                g = rng.standard_normal(shape)
+                calls = [lambda L, a, b: a.index_add(dim, L.tensor(index), b, alpha=-1.5)]
+                if dim == 0:
+                    calls.append(lambda L, a, b: a.index_put((L.tensor(index),), b,
+                                                             accumulate=True))
+                for call in calls:
+                    outs = []
+                    for L in (ember, torch):
+                        a = L.tensor(x, dtype=getattr(L, dtype), requires_grad=True)
+                        b = L.tensor(src, dtype=getattr(L, dtype), requires_grad=True)
+                        y = call(L, a, b)
+                        y.backward(L.tensor(g, dtype=y.dtype))
+                        outs.append([y.detach().numpy(), a.grad.numpy(), b.grad.numpy()])
+                    for e, t in zip(*outs):
+                        np.testing.assert_allclose(e, t, rtol=tol, atol=tol)
+
+
+@needs_torch
+def test_accumulating_index_put_of_broadcast_values_matches_pytorch():
+    """Values that broadcast over the picked slices go to ``add.at`` (not the slice path)."""
+    rng = np.random.default_rng(10)
+    x, v = rng.standard_normal((4, 5000)), rng.standard_normal((1, 5000))
+    out = []
+    for L in (ember, torch):
+        y = L.tensor(x).index_put((L.tensor([0, 2, 2]),), L.tensor(v), accumulate=True)
+        out.append(y.numpy())
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-12, atol=1e-12)

@@ -569,3 +569,32 @@ def test_vander_gradients(kwargs, torch):
     assert repr(ember.vander(x, **kwargs)) == repr(torch.vander(t, **kwargs))
     with pytest.raises(RuntimeError, match="modified by an inplace operation"):
         torch.vander(t, **kwargs).sum().backward()
+
+
+def test_many_pieces_are_made_with_the_collector_paused_and_resumed():
+    """``split``/``unbind`` into 10,000 pieces or more pause the garbage collector while they
+    make them (``slices._collector_paused``): afterwards it runs again (and stays off where the
+    caller turned it off), and the pieces are ordinary views with their gradients."""
+    import gc
+
+    assert gc.isenabled()
+    a = ember.arange(30001.0, requires_grad=True)
+    pieces = a.split(2)
+    assert gc.isenabled() and len(pieces) == 15001 and pieces[-1].tolist() == [30000.0]
+    assert pieces[7].tolist() == [14.0, 15.0] and pieces[7]._base is a
+    (pieces[7] * 3).sum().backward()
+    grad = np.zeros(30001)
+    grad[14:16] = 3
+    assert np.array_equal(a.grad.numpy(), grad)
+    rows = ember.arange(24000.0).reshape(12000, 2).unbind(0)
+    assert gc.isenabled() and len(rows) == 12000 and rows[5].tolist() == [10.0, 11.0]
+    gc.disable()
+    try:
+        a.detach().split(1)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    b = ember.zeros(20000)
+    piece = b.split(4)[3]
+    b.add_(1)  # a write into the base shows through the piece (its view function's ints)
+    assert piece.tolist() == [1.0] * 4 and b.split(4)[3][1:].tolist() == [1.0] * 3

@@ -59,11 +59,21 @@ _masked_select = defop("masked_select", n_in=1, jvp="linear", batch=_READ)(_read
 def _index_add_zeros(xp, g, shape, key):
     """Zeros of ``shape`` with ``g`` added at ``key`` (repeated indices accumulate)."""
     out = xp.zeros(shape, dtype=g.dtype)
-    axis = (_single_index_axis(key) if len(shape) > 1 and type(g) is np.ndarray
-            and g.size >= _ADD_AT_BELOW else None)
-    if axis is None or not _add_slices_along(out, g, key[axis], axis):
-        xp.add_at(out, key, g)
+    add_at(xp, out, key, g, zeroed=True)
     return out
+
+
+def add_at(xp, out, key, values, zeroed=False):
+    """``xp.add_at(out, key, values)``; where one index vector picks slices of a NumPy array,
+    by ``_add_slices_along`` (``zeroed``: ``out`` holds zeros, so a slice added once is
+    written)."""
+    axis = (_single_index_axis(key) if out.ndim > 1 and type(values) is np.ndarray
+            and values.size >= _ADD_AT_BELOW else None)
+    if axis is not None and values.shape != (  # (values that broadcast: add.at's)
+            out.shape[:axis] + (key[axis].size,) + out.shape[axis + 1:]):
+        axis = None
+    if axis is None or not _add_slices_along(out, values, key[axis], axis, zeroed):
+        xp.add_at(out, key, values)
 
 
 _STEPS_AT_MOST = 16  # beyond: add.at (each step of ``_add_slices_along`` is one NumPy call)
@@ -85,13 +95,14 @@ def _single_index_axis(key):
     return axis
 
 
-def _add_slices_along(out, g, index, axis):
-    """``out[..., index[j], ...] += g[..., j, ...]`` (NumPy, ``out`` of 2 dims or more), or
-    False where the indices are both many and repeated often.
+def _add_slices_along(out, g, index, axis, zeroed=True):
+    """``out[..., index[j], ...] += g[..., j, ...]`` (NumPy, ``out`` of 2 dims or more, of
+    zeros where ``zeroed``), or False where the indices are both many and repeated often.
 
     ``np.add.at`` adds element by element: on a 2-d gradient 10-40x slower than copying it (its
     fast path is 1-d only). A stable sort of the index vector alone (not of the slices) gives
-    two ways with a NumPy call per step, whichever has fewer steps:
+    two ways with a NumPy call per step, whichever has fewer steps (and for 16 slices or fewer,
+    one step per slice, without the sort):
     - layers: each slice's first occurrence in the first, its second in the next...; within a
       layer the indices are distinct, so one fancy ``+=`` adds it, and each sum still runs
       in index order, as ``add.at``'s;
@@ -102,6 +113,11 @@ def _add_slices_along(out, g, index, axis):
         return True
     if index.min() < 0:
         index = np.where(index < 0, index + n, index)
+    head = (slice(None),) * axis
+    if m <= _STEPS_AT_MOST:  # few slices: one by one, in add.at's order (a strided add each,
+        for k, j in enumerate(index.tolist()):  # not a fancy index along a later axis: 28
+            out[head + (j,)] += g[head + (k,)]  # -> 1 ms for 3 slices of (333332, 3))
+        return True
     order = np.argsort(index, kind="stable")
     ranked = index[order]
     starts = np.flatnonzero(np.concatenate(([True], ranked[1:] != ranked[:-1])))
@@ -110,8 +126,7 @@ def _add_slices_along(out, g, index, axis):
     rank = np.empty(m, dtype=np.int64)
     rank[order] = np.arange(m) - np.maximum.accumulate(run_start)
     layers = int(rank.max()) + 1
-    head = (slice(None),) * axis
-    if layers == 1:
+    if layers == 1 and zeroed:
         out[head + (index,)] = g
     elif layers <= _STEPS_AT_MOST:
         for layer in range(layers):
@@ -119,7 +134,12 @@ def _add_slices_along(out, g, index, axis):
             out[head + (index[pick],)] += np.take(g, pick, axis=axis)
     elif starts.size <= _STEPS_AT_MOST:
         for a, b in zip(starts.tolist(), starts[1:].tolist() + [m]):
-            out[head + (int(ranked[a]),)] = np.take(g, order[a:b], axis=axis).sum(axis)
+            at = head + (int(ranked[a]),)
+            total = np.take(g, order[a:b], axis=axis).sum(axis)
+            if zeroed:
+                out[at] = total
+            else:
+                out[at] += total
     else:
         return False
     return True

@@ -35,6 +35,7 @@ from .keys import (
     _tensors_in,
     _zeroed,
 )
+from .reading import add_at
 
 # --------------------------------------------------------------------------- writes
 
@@ -43,7 +44,7 @@ from .keys import (
 def _index_put(xp, input, values, key, accumulate):
     out = input.copy()
     if accumulate:
-        xp.add_at(out, key, values)
+        add_at(xp, out, key, values)
     else:
         out[key] = values
     return out
@@ -108,7 +109,7 @@ _zero.defvjp(lambda xp, g, ans, input: xp.zeros_like(g))
 @defop("index_add", n_in=2, jvp="linear", batch="loop", inplace=True)
 def _index_add(xp, input, source, key, alpha):
     out = input.copy()
-    xp.add_at(out, key, source if alpha == 1 else source * alpha)
+    add_at(xp, out, key, source if alpha == 1 else source * alpha)
     return out
 
 

@@ -7,11 +7,12 @@ arithmetic and ``x.max(axis=-1)`` 20x. Here:
 
 - a sum over the trailing (or leading) dims of a contiguous float32/float64 array is a
   matrix-vector product with a vector of ones (BLAS): 2-6x faster at every row length
-  measured, (512, 27) to (1024, 1000). A row of the last dims is summed so only when it has
-  at most ``_BLAS_ROW`` elements: BLAS accumulates it in a few dozen running sums, each
-  adding n/64 terms in turn, where NumPy's pairwise sum adds at most 16 in turn; up to 1024
-  elements the two are alike (the tests check the error against the exact sum). A sum over
-  the leading dims adds each column in turn in NumPy too;
+  measured, (512, 27) to (1024, 1000) (under a short tail of at most 127 entries, a sum over
+  the leading dims is ``_broadcast.sum_head``'s, blocks of rows). A row of the last dims is
+  summed so only when it has at most ``_BLAS_ROW`` elements: BLAS accumulates it in a few
+  dozen running sums, each adding n/64 terms in turn, where NumPy's pairwise sum adds at
+  most 16 in turn; up to 1024 elements the two are alike (the tests check the error against
+  the exact sum). A sum over the leading dims adds each column in turn in NumPy too;
 - a maximum over a last dim of at most ``_SHORT_ROW`` elements is taken on the transposed
   copy, where it is an elementwise maximum of whole rows (vectorised): 3-10x faster.
 
@@ -25,6 +26,7 @@ import math
 import numpy as np
 
 from ... import _xp
+from ..._broadcast import sum_head
 
 _BLAS_ROW = 1024
 _SHORT_ROW = 64
@@ -62,9 +64,14 @@ def sum_last(xp, x, k=1):
 
 
 def sum_first(xp, x, k=1):
-    """The sum over the first ``k`` dims of ``x``, those dims dropped."""
+    """The sum over the first ``k`` dims of ``x``, those dims dropped. Under a short tail,
+    ``sum_head``'s blocks of rows beat the BLAS product (0.2 against 3.5 ms for (333332, 3))
+    and are closer to the exact sum."""
     if _plain(xp, x):
         n = math.prod(x.shape[:k])
+        head = sum_head(x, tuple(range(k)))
+        if head is not None:
+            return head.reshape(x.shape[k:])
         if n > 1:
             return (_ones(n, x.dtype) @ x.reshape(n, -1)).reshape(x.shape[k:])
     return xp.sum(x, axis=tuple(range(k)))

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ... import _dtypes
+from ..._broadcast import sum_head
 from ..._tensor import _wrap_dim
 from .. import batching
 from ..autocast import autocast_op
@@ -51,6 +52,10 @@ _sum_all.defvjp(lambda xp, g, ans, input, shape, dtype: xp.broadcast_to(g, shape
 
 @defop("sum", n_in=1, overload=1, jvp="linear", batch="moved")
 def _sum_dim(xp, input, dims, keepdim, shape, dtype):
+    if dtype is None or dtype == input.dtype:  # leading dims of a short tail: see sum_head
+        head = sum_head(input, dims)
+        if head is not None:
+            return head if keepdim else head.reshape(head.shape[len(dims):])
     return xp.sum(input, axis=dims, keepdims=keepdim, dtype=dtype)
 
 
