@@ -47,6 +47,10 @@ _SINGLE = (np.dtype(np.float32), np.dtype(np.complex64))
 def _transform(xp, a, n, axis, kind, norm):
     """``xp.fft.<kind>(a, n, axis, norm)`` (kind: fft, ifft, rfft, irfft), in ``a``'s
     precision."""
+    if kind in ("fft", "ifft") and a.dtype == _SINGLE[0] and type(a) is np.ndarray:
+        # a real input cast first: the gufunc's own buffered cast makes the transform 3x
+        # slower (447 x 1119 float32: 36 ms -> 12 ms)
+        a = a.astype(np.complex64)
     unit = norm == ("forward" if kind[0] == "i" else "backward")
     if not (unit and _POCKET is not None and type(a) is np.ndarray and a.dtype in _SINGLE):
         return getattr(xp.fft, kind)(a, n=n, axis=axis, norm=norm)
