@@ -43,15 +43,20 @@ def _backward_error(T, X, B):
     return float(np.max(residual / np.maximum(scale, np.finfo(np.longdouble).tiny)))
 
 
+# right-hand sides: a few (each diagonal block by ``gesv``), many (by its inverse, refined)
+COLUMNS = [1, 4, 12]
+
+
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("n", SIZES)
-def test_values_match_pytorch(torch, dtype, n):
+@pytest.mark.parametrize("k", COLUMNS)
+def test_values_match_pytorch(torch, dtype, n, k):
     rng = np.random.default_rng(n)
     eps = np.finfo(dtype).eps
     for upper, left, unit in SIDES:
         for a_batch, b_batch in [((), ()), ((3,), ()), ((), (2,)), ((2, 1), (3,))]:
             A = _matrix(rng, a_batch + (n, n), dtype, unit)
-            B = _rhs(rng, b_batch + ((n, 4) if left else (4, n)), dtype)
+            B = _rhs(rng, b_batch + ((n, k) if left else (k, n)), dtype)
             got, want = (to_np(lib.linalg.solve_triangular(
                 lib.tensor(A), lib.tensor(B), upper=upper, left=left, unitriangular=unit))
                 for lib in (ember, torch))
@@ -61,7 +66,8 @@ def test_values_match_pytorch(torch, dtype, n):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("upper", [True, False])
-def test_ill_conditioned_is_backward_stable_as_pytorchs(torch, dtype, upper):
+@pytest.mark.parametrize("k", COLUMNS)
+def test_ill_conditioned_is_backward_stable_as_pytorchs(torch, dtype, upper, k):
     """Graded columns (condition ~1e6 in single, ~1e12 in double precision): the answers differ
     in their last digits, but each is the exact solution of a problem within a few ulps of the
     given one, componentwise, as LAPACK's substitution guarantees."""
@@ -69,7 +75,7 @@ def test_ill_conditioned_is_backward_stable_as_pytorchs(torch, dtype, upper):
     n = 64
     grading = np.logspace(0, -6 if np.finfo(dtype).bits < 64 else -12, n)
     A = (_matrix(rng, (2, n, n), dtype, False) * grading).astype(dtype)
-    B = _rhs(rng, (n, 3), dtype)
+    B = _rhs(rng, (n, k), dtype)
     T = np.triu(A) if upper else np.tril(A)
     errors = []
     for lib in (ember, torch):
@@ -85,7 +91,7 @@ def test_the_other_triangle_is_not_read(upper, unit):
     rng = np.random.default_rng(2)
     n = 40
     A = _matrix(rng, (n, n), "float64", unit)
-    B = rng.standard_normal((n, 2))
+    B = rng.standard_normal((n, 12))
     garbage = A.copy()
     other = np.tril(np.ones((n, n), bool), -1) if upper else np.triu(np.ones((n, n), bool), 1)
     garbage[other] = np.nan
@@ -102,14 +108,15 @@ def test_the_other_triangle_is_not_read(upper, unit):
 
 @pytest.mark.parametrize("upper", [True, False])
 @pytest.mark.parametrize("at", [3, 20])
-def test_zero_pivot_inside_a_block_is_pytorchs(torch, upper, at):
+@pytest.mark.parametrize("k", COLUMNS)
+def test_zero_pivot_inside_a_block_is_pytorchs(torch, upper, at, k):
     """No error, as LAPACK's ``trsm``: the infinities and NaNs of dividing by zero propagate
     through the blocks after the one holding the zero."""
     rng = np.random.default_rng(3)
     n = 24
     A = _matrix(rng, (n, n), "float64", False)
     A[at, at] = 0
-    B = rng.standard_normal((n, 2))
+    B = rng.standard_normal((n, k))
     got, want = (to_np(lib.linalg.solve_triangular(lib.tensor(A), lib.tensor(B), upper=upper))
                  for lib in (ember, torch))
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
@@ -124,11 +131,13 @@ def test_gradients_by_finite_differences(upper, left, unit):
     n = 19  # three leaves
     A = ember.tensor(_matrix(rng, (2, n, n), "float64", unit), requires_grad=True)
     B = ember.tensor(rng.standard_normal((n, 3) if left else (3, n)), requires_grad=True)
+    C = ember.tensor(rng.standard_normal((n, 10) if left else (10, n)), requires_grad=True)
 
     def f(A, B):
         return ember.linalg.solve_triangular(A, B, upper=upper, left=left, unitriangular=unit)
     assert gradcheck(f, (A, B))
     assert gradgradcheck(f, (A, B))
+    assert gradcheck(f, (A, C))
 
 
 SOLVERS = {
