@@ -16,7 +16,8 @@ The family is one package, a file per concern:
   ``norms.py`` (matrix norms) and ``distances.py`` (``cdist``). Decompositions run on NumPy's
   LAPACK and differentiate with PyTorch's formulas (``FunctionsManual.cpp``), written once
   against the array namespace so second derivatives come from recording the first ones;
-- ``_common.py``: what they share (checks, messages, ember's own LU factors).
+- ``_common.py``: what they share (checks, messages, ember's own LU factors);
+  ``_triangular.py``: triangular solves by blocks (NumPy has no ``trsm``).
 
 Gradients are for real inputs (complex inputs run forward only). Each file declares its public
 functions where it writes them (``ops/_surface.py``); this module imports the files and

@@ -205,3 +205,32 @@ def _in_vmap(*tensors):
     """Whether any tensor is batched by ``vmap``: ops without a batching rule of their own are
     then written with ops that have one (rather than run once per sample)."""
     return any(getattr(t, "_levels", None) for t in tensors)
+
+
+_SHARED: list = []  # [key, value]: the one value ``_shared`` holds
+
+
+def _shared(xp, ans, g, compute, first):
+    """``compute()``, once for the two rules of a node that both need it: ``solve``'s gradient
+    for ``B`` (``A^{-T} g``) is the first step of the one for ``A``, and a second solve would
+    be a second factorisation (a third of ``solve``'s backward).
+
+    The engine runs a node's rules in input order, one straight after the other. The
+    ``first`` rule computes the value and leaves it here under the identity of the node's
+    output ``ans`` and of ``g``; the other takes it if the key is its own, else computes it
+    (and leaves nothing). A key names one node's one backward (another node has another
+    ``ans``, another backward another ``g``) and the first rule always computes, so a value is
+    read only by the rule it was computed for, in the same backward. At most one value is
+    held, until the next call. Not under ``create_graph``: recorded rules compute.
+    """
+    if _recording(xp):
+        return compute()
+    if first:
+        value = compute()
+        _SHARED[:] = [(ans, g), value]
+        return value
+    if _SHARED and _SHARED[0][0] is ans and _SHARED[0][1] is g:
+        value = _SHARED[1]
+        _SHARED.clear()
+        return value
+    return compute()

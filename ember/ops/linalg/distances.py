@@ -28,7 +28,7 @@ from .. import reduction as _reduction
 from .. import shape as _shape
 from ..autocast import autocast_op
 from ..registry import defop, public
-from ._common import _in_vmap, _mT, _recording
+from ._common import _in_vmap, _mT, _recording, _shared
 
 # Elements of one block of differences: 2^17 float32 (512 KiB) stay in L2 through the few
 # passes a block takes; larger blocks measured slower, smaller ones pay NumPy's per-call cost.
@@ -264,15 +264,17 @@ def _euclidean_forward(xp, x1, x2):
     return out
 
 
-def _euclidean_grad(xp, g, ans, x1, x2):
+def _euclidean_grad(xp, g, ans, x1, x2, centred):
     """The gradient for ``x1``: ``sum_j w_ij (x1_i - x2_j)`` with ``w = g / dist`` (0 where
-    ``dist`` is), as ``x1_i sum_j w_ij - (w x2)_i`` (a matrix product) on the centred inputs,
-    and directly on the rows where a close pair would make those two terms cancel."""
+    ``dist`` is), as ``x1_i sum_j w_ij - (w x2)_i`` (a matrix product) on the centred inputs
+    (``centred()``: ``_centred``'s four arrays), and directly on the rows where a close pair
+    would make those two terms cancel."""
     if _recording(xp):
         return _recorded_grad(xp, g, ans, x1, x2, 2)
+    c1, c2, n1, n2 = centred()
     if x1.ndim == 2:
-        return _euclidean_grad(xp, g[None], ans[None], x1[None], x2[None])[0]
-    c1, c2, n1, n2 = _centred(xp, x1, x2)
+        return _euclidean_grad(xp, g[None], ans[None], x1[None], x2[None],
+                               lambda: (c1[None], c2[None], n1[None], n2[None]))[0]
     w = g / ans
     xp.copyto(w, 0, where=ans == 0)
     out = c1 * xp.matmul(w, xp.ones(w.shape[-1], dtype=w.dtype))[..., None]
@@ -288,9 +290,23 @@ def _euclidean_dist(xp, x1, x2):
     return _euclidean_forward(xp, x1, x2)
 
 
+def _centred_once(xp, g, ans, x1, x2, first):
+    """``_centred(x1, x2)``, computed once for both rules (the distances do not depend on the
+    centre, so the rule for ``x2`` takes ``x1``'s and ``x2``'s centred the same way): three
+    passes fewer over each input."""
+    return lambda: _shared(xp, ans, g, lambda: _centred(xp, x1, x2), first)
+
+
+def _swapped(centred):
+    return lambda: (lambda c1, c2, n1, n2: (c2, c1, n2, n1))(*centred())
+
+
 _euclidean_dist.defvjp(
-    lambda xp, g, ans, x1, x2: _euclidean_grad(xp, g, ans, x1, x2),
-    lambda xp, g, ans, x1, x2: _euclidean_grad(xp, _mT(xp, g), _mT(xp, ans), x2, x1))
+    lambda xp, g, ans, x1, x2: _euclidean_grad(xp, g, ans, x1, x2,
+                                               _centred_once(xp, g, ans, x1, x2, True)),
+    lambda xp, g, ans, x1, x2: _euclidean_grad(
+        xp, _mT(xp, g), _mT(xp, ans), x2, x1,
+        _swapped(_centred_once(xp, g, ans, x1, x2, False))))
 
 
 def _cdist_composite(x1, x2, p):

@@ -17,6 +17,7 @@ from .. import reduction as _reduction
 from ..autocast import autocast_op
 from ..pointwise import where
 from ..registry import defop, public
+from . import _triangular
 from ._common import (
     _SINGULAR,
     _SOLVE_SINGULAR,
@@ -30,8 +31,8 @@ from ._common import (
     _mT,
     _per_matrix,
     _recording,
+    _shared,
     _solve_singular,
-    _writable_diagonal,
     _zero_pivot,
 )
 
@@ -207,15 +208,19 @@ def _solve(xp, A, B, left):
         raise _failure("torch.linalg.solve", A, _zero_pivot, _SOLVE_SINGULAR) from None
 
 
+def _solve_gB(xp, g, ans, A, left, first):
+    return _shared(xp, ans, g, lambda: xp.linalg_solve(_mT(xp, A), g, left=left), first)
+
+
 def _solve_backward_A(xp, g, ans, A, B, left):
-    gB = xp.linalg_solve(_mT(xp, A), g, left=left)
+    gB = _solve_gB(xp, g, ans, A, left, first=True)
     if _vector_rhs(A.shape, ans.shape):
         return -(gB[..., :, None] * ans[..., None, :])
     return -xp.matmul(gB, _mT(xp, ans)) if left else -xp.matmul(_mT(xp, ans), gB)
 
 
 _solve.defvjp(_solve_backward_A,
-              lambda xp, g, ans, A, B, left: xp.linalg_solve(_mT(xp, A), g, left=left))
+              lambda xp, g, ans, A, B, left: _solve_gB(xp, g, ans, A, left, first=False))
 
 
 @autocast_op("linalg_solve")
@@ -244,34 +249,11 @@ def linalg_solve(A, B, *, left=True):
 _xp.register_extra("linalg_solve", _solve_raw, linalg_solve)
 
 
-def _triangle(xp, A, upper, unitriangular):
-    T = xp.triu(A) if upper else xp.tril(A)
-    if unitriangular:
-        T = T.copy()
-        _writable_diagonal(xp, T, 0, -2, -1)[...] = 1
-    return T
-
-
-def _substitute(xp, T, B, upper):
-    """``T^{-1} B`` by substitution, for triangular ``T`` that LU refuses (a zero diagonal):
-    the divisions by zero give infinities as LAPACK's ``trsm`` does."""
-    X = xp.zeros(xp.broadcast_shapes(T.shape[:-2], B.shape[:-2]) + B.shape[-2:],
-                 dtype=np.result_type(T.dtype, B.dtype))
-    n = T.shape[-1]
-    for i in (range(n - 1, -1, -1) if upper else range(n)):
-        rest = xp.matmul(T[..., i:i + 1, :], X)[..., 0, :]
-        X[..., i, :] = (B[..., i, :] - rest) / T[..., i, i, None]
-    return X
-
-
 def _solve_triangular_raw(xp, A, B, upper, left=True, unitriangular=False):
-    T = _triangle(xp, A, upper, unitriangular)
     if not left:  # X T = B  <=>  T^T X^T = B^T, and T^T is triangular the other way
-        return _mT(xp, _solve_triangular_raw(xp, _mT(xp, T), _mT(xp, B), not upper))
-    try:
-        return xp.linalg.solve(T, B)
-    except np.linalg.LinAlgError:
-        return _substitute(xp, T, B, upper)
+        return _mT(xp, _triangular.solve_triangular(xp, _mT(xp, A), _mT(xp, B), not upper,
+                                                    unitriangular))
+    return _triangular.solve_triangular(xp, A, B, upper, unitriangular)
 
 
 @defop("linalg_solve_triangular", n_in=2, jvp="transpose", batch="loop")
@@ -279,13 +261,13 @@ def _solve_triangular(xp, A, B, upper, left, unitriangular):
     return _solve_triangular_raw(xp, A, B, upper, left, unitriangular)
 
 
-def _solve_triangular_gB(xp, g, A, upper, left, unitriangular):
-    return xp.linalg_solve_triangular(_mT(xp, A), g, upper=not upper, left=left,
-                                      unitriangular=unitriangular)
+def _solve_triangular_gB(xp, g, ans, A, upper, left, unitriangular, first):
+    return _shared(xp, ans, g, lambda: xp.linalg_solve_triangular(
+        _mT(xp, A), g, upper=not upper, left=left, unitriangular=unitriangular), first)
 
 
 def _solve_triangular_gA(xp, g, ans, A, B, upper, left, unitriangular):
-    gB = _solve_triangular_gB(xp, g, A, upper, left, unitriangular)
+    gB = _solve_triangular_gB(xp, g, ans, A, upper, left, unitriangular, first=True)
     gA = -xp.matmul(gB, _mT(xp, ans)) if left else -xp.matmul(_mT(xp, ans), gB)
     return xp.triu(gA, int(unitriangular)) if upper else xp.tril(gA, -int(unitriangular))
 
@@ -293,7 +275,7 @@ def _solve_triangular_gA(xp, g, ans, A, B, upper, left, unitriangular):
 _solve_triangular.defvjp(
     _solve_triangular_gA,
     lambda xp, g, ans, A, B, upper, left, unitriangular:
-        _solve_triangular_gB(xp, g, A, upper, left, unitriangular))
+        _solve_triangular_gB(xp, g, ans, A, upper, left, unitriangular, first=False))
 
 
 def linalg_solve_triangular(A, B, *, upper, left=True, unitriangular=False):
