@@ -248,9 +248,13 @@ def adaptive_sum(xp, x, output_size):
     plane = x.shape[lead:]
     if x.size == 0 or 0 in output_size:
         return xp.zeros(x.shape[:lead] + tuple(output_size), dtype=x.dtype)
-    if (type(x) is np.ndarray and x.dtype.char in "fd"
-            and all(o <= n for n, o in zip(plane, output_size))):
-        return _reduceat_sum(x, lead, plane, output_size)
+    if type(x) is np.ndarray and x.dtype.char in "fd":
+        if _few_large_windows(plane, output_size):
+            total = _matrix_sum(x, plane, output_size, transpose=False)
+            if total is not None:
+                return total
+        if all(o <= n for n, o in zip(plane, output_size)):
+            return _reduceat_sum(x, lead, plane, output_size)
     x, axes, moved = _front(xp, x, plane, output_size)
     for i in reversed(range(nd)):
         n, out = plane[i], output_size[i]
@@ -265,6 +269,41 @@ def adaptive_sum(xp, x, output_size):
                     _along(~mask[:, t], axis, v.ndim - 1)))
         x = window_sum(xp, v, axis + 1)
     return _back(xp, x, moved)
+
+
+@functools.lru_cache(maxsize=512)
+def _membership(n, out):
+    """The (out, n) matrix of ones where input position j is in window i."""
+    index, mask, _ = adaptive_windows(n, out)
+    m = np.zeros((out, n))
+    m[np.arange(out)[:, None], index] = 1 if mask is None else mask
+    m.flags.writeable = False
+    return m
+
+
+def _matrix_sum(x, plane, output_size, transpose):
+    """``adaptive_sum`` (or, ``transpose``, ``adaptive_sum_transpose`` of ``x`` the windows'
+    values) of a NumPy array whose plane has few large windows, as products with each dim's
+    membership matrix (BLAS; the last dim first when summing, last when spreading back, so
+    that the product over the full-size array is one matrix product): one read of the input,
+    3-4x faster than ``add.reduceat`` along a middle dim. A product also multiplies the
+    positions outside a window by 0, which turns an infinity into NaN: None then (a
+    non-finite result), for the exact paths to redo."""
+    nd = len(plane)
+    lead = x.ndim - nd
+    dims = [i for i in range(nd) if plane[i] != output_size[i]]
+    for i in (sorted(dims, reverse=not transpose)):
+        m = _membership(plane[i], output_size[i]).astype(x.dtype)
+        if transpose:
+            m = m.T
+        shape = x.shape
+        pre, post = math.prod(shape[:lead + i]), math.prod(shape[lead + i + 1:])
+        if post == 1:
+            x = x.reshape(pre, -1) @ m.T
+        else:
+            x = np.matmul(m, x.reshape(pre, -1, post))
+        x = x.reshape(shape[:lead + i] + (m.shape[0],) + shape[lead + i + 1:])
+    return x if transpose or np.isfinite(x).all() else None  # (``transpose``: of finite ones)
 
 
 def _reduceat_sum(x, lead, plane, output_size):
@@ -291,6 +330,9 @@ def adaptive_sum_transpose(xp, g, plane):
     lead = g.ndim - nd
     if g.size == 0 or 0 in plane:
         return xp.zeros(g.shape[:lead] + tuple(plane), dtype=g.dtype)
+    if (type(g) is np.ndarray and g.dtype.char in "fd"
+            and _few_large_windows(plane, g.shape[lead:]) and np.isfinite(g).all()):
+        return _matrix_sum(g, plane, g.shape[lead:], transpose=True)
     for i in range(nd):
         n, out = plane[i], g.shape[lead + i]
         if n == out:
