@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 
-from ._taps import _along
+from ._taps import _along, apply_dense
 
 
 @functools.lru_cache(maxsize=512)
@@ -284,26 +284,11 @@ def _membership(n, out):
 def _matrix_sum(x, plane, output_size, transpose):
     """``adaptive_sum`` (or, ``transpose``, ``adaptive_sum_transpose`` of ``x`` the windows'
     values) of a NumPy array whose plane has few large windows, as products with each dim's
-    membership matrix (BLAS; the last dim first when summing, last when spreading back, so
-    that the product over the full-size array is one matrix product): one read of the input,
-    3-4x faster than ``add.reduceat`` along a middle dim. A product also multiplies the
-    positions outside a window by 0, which turns an infinity into NaN: None then (a
-    non-finite result), for the exact paths to redo."""
-    nd = len(plane)
-    lead = x.ndim - nd
-    dims = [i for i in range(nd) if plane[i] != output_size[i]]
-    for i in (sorted(dims, reverse=not transpose)):
-        m = _membership(plane[i], output_size[i]).astype(x.dtype)
-        if transpose:
-            m = m.T
-        shape = x.shape
-        pre, post = math.prod(shape[:lead + i]), math.prod(shape[lead + i + 1:])
-        if post == 1:
-            x = x.reshape(pre, -1) @ m.T
-        else:
-            x = np.matmul(m, x.reshape(pre, -1, post))
-        x = x.reshape(shape[:lead + i] + (m.shape[0],) + shape[lead + i + 1:])
-    return x if transpose or np.isfinite(x).all() else None  # (``transpose``: of finite ones)
+    membership matrix (``apply_dense``): one read of the input, 3-4x faster than
+    ``add.reduceat`` along a middle dim. None where an infinity would meet a 0."""
+    mats = [None if n == o else _membership(n, o).astype(x.dtype)
+            for n, o in zip(plane, output_size)]
+    return apply_dense(x, [m if m is None or not transpose else m.T for m in mats])
 
 
 def _reduceat_sum(x, lead, plane, output_size):
@@ -330,9 +315,11 @@ def adaptive_sum_transpose(xp, g, plane):
     lead = g.ndim - nd
     if g.size == 0 or 0 in plane:
         return xp.zeros(g.shape[:lead] + tuple(plane), dtype=g.dtype)
-    if (type(g) is np.ndarray and g.dtype.char in "fd"
-            and _few_large_windows(plane, g.shape[lead:]) and np.isfinite(g).all()):
-        return _matrix_sum(g, plane, g.shape[lead:], transpose=True)
+    if type(g) is np.ndarray and g.dtype.char in "fd" and _few_large_windows(plane,
+                                                                           g.shape[lead:]):
+        total = _matrix_sum(g, plane, g.shape[lead:], transpose=True)
+        if total is not None:
+            return total
     for i in range(nd):
         n, out = plane[i], g.shape[lead + i]
         if n == out:
