@@ -8,11 +8,12 @@ normalization.py`` checks the arguments.
 Every norm is computed on the input viewed as ``(A, C, B)``, its statistics over axes 0 and
 2, one per C: layer norm ``(1, rows, row)``, group norm ``(1, N * groups, rest)``, batch norm
 ``(N, C, rest)``, instance norm (a batch norm of ``(1, N * C, rest)``). NumPy does not fuse,
-so the cost is the number of passes over the 1M elements (each ~0.3-0.7 ms at 1M here): the
+so the cost is the number of passes over the 1M elements (each ~0.3-1 ms at 1M here): the
 kernels compute the centred data once in a buffer of their own and finish it in place, sum
-products in one read (``_dots``: einsum, no temporary), and the backward shares its sums and
-its normalized input among the input, weight and bias rules (``_share``) instead of
-recomputing them: layer norm's forward+backward 12 passes instead of 22.
+products in one read (``_dots``: einsum, no temporary), keep the normalized input of an
+affine norm for the backward (``saved["xhat"]``: one activation more, two passes fewer) and
+share the backward's sums among its rules (``_share``) instead of recomputing them: layer
+norm's forward+backward takes 10 passes and 6 reads, where it took 22 passes.
 """
 from __future__ import annotations
 
@@ -79,35 +80,46 @@ def _stats(xp, x3, eps, saved):
     return saved["mean"], saved["rstd"]
 
 
-def _normalized_grad(xp, gx3, x3, mean, rstd, gain=None, own=False, keep=False):
-    """The input gradient of ``xhat = (x3 - mean) * rstd``, statistics over axes 0 and 2 of
-    (A, C, B): ``rstd * (gx - mean(gx) - xhat * mean(gx * xhat))``; ``gain`` (constant over
-    those axes: batch norm's per-channel weight) multiplies the result, as it would ``gx``.
-    Returns it with ``xhat`` and the sums of ``gx`` and of ``gx * xhat``, which the weight and
-    bias rules need too (``_share``). On raw arrays it works in place: in ``gx3`` if it is the
-    rule's own (``own``), in ``xhat``'s buffer unless it is to be kept (``keep``)."""
-    n = x3.shape[0] * x3.shape[2]
-    k = rstd if gain is None else gain * rstd
+def _xhat(xp, x3, eps, saved):
+    """The normalized input ``(x3 - mean) * rstd`` and whether it is the rule's own (to
+    update in place): the forward's (``saved["xhat"]``, read only) when it kept it, else
+    computed; always computed when the rule is recorded, from ``x3``."""
+    xhat = saved.get("xhat")
+    if xhat is not None and not _array_api.is_tensor_namespace(xp):
+        return xhat, False
+    mean, rstd = _stats(xp, x3, eps, saved)
     if _array_api.is_tensor_namespace(xp):
-        xhat = (x3 - mean) * rstd
-        s, d = _sums(xp, gx3), _dots(xp, gx3, xhat)
-        return (gx3 - s / n - xhat * (d / n)) * k, xhat, s, d
+        return (x3 - mean) * rstd, False
     xhat = x3 - mean
     xhat *= rstd
+    return xhat, True
+
+
+def _normalized_grad(xp, gx3, xhat, rstd, gain=None, own_gx=False, own_xhat=False):
+    """The input gradient of ``xhat = (x - mean) * rstd``, statistics over axes 0 and 2 of
+    (A, C, B): ``rstd * (gx - mean(gx) - xhat * mean(gx * xhat))``; ``gain`` (constant over
+    those axes: batch norm's per-channel weight) multiplies the result, as it would ``gx``.
+    Returns it with the sums of ``gx`` and of ``gx * xhat`` (shaped (1, C, 1)), which batch
+    norm's weight and bias gradients are. On raw arrays it works in place in the buffers that
+    are the rule's own (``own_gx``, ``own_xhat``)."""
+    n = xhat.shape[0] * xhat.shape[2]
+    k = rstd if gain is None else gain * rstd
     s, d = _sums(xp, gx3), _dots(xp, gx3, xhat)
-    if keep:
-        t = xhat * (k * d / n)
-    else:
+    if _array_api.is_tensor_namespace(xp):
+        return (gx3 - s / n - xhat * (d / n)) * k, s, d
+    if own_xhat:
         t = xhat
         t *= k * d / n
-    if own:
+    else:
+        t = xhat * (k * d / n)
+    if own_gx:
         dx = gx3
         dx *= k
     else:
         dx = gx3 * k
     dx -= t
     dx -= k * s / n
-    return dx, xhat, s, d
+    return dx, s, d
 
 
 def _share(saved, g, value):
@@ -116,14 +128,12 @@ def _share(saved, g, value):
     saved["shared"] = g, value
 
 
-def _shared(xp, saved, g, pop=False):
+def _shared(xp, saved, g):
     """What the input rule of this backward left (``_share``), or None (the input does not
     require grad, or the rules are being recorded)."""
     got = saved.get("shared")
     if got is None or got[0] is not g or _array_api.is_tensor_namespace(xp):
         return None
-    if pop:
-        del saved["shared"]
     return got[1]
 
 # --------------------------------------------------------------------------- layer norm
@@ -159,9 +169,11 @@ def _layer_norm(xp, input, weight, bias, axes, eps, saved):
     mean, _, rstd, out = _moments(xp, xp.reshape(input, _rows(input, axes)), eps)
     saved["mean"], saved["rstd"] = mean, rstd
     out *= rstd  # (x - mean) * rstd in x - mean's buffer, and so on: no temporaries
-    out = xp.reshape(out, input.shape)
     if weight is not None:
-        out *= weight
+        saved["xhat"] = out
+        out = xp.reshape(out, input.shape) * weight
+    else:
+        out = xp.reshape(out, input.shape)
     if bias is not None:
         out += bias
     return out
@@ -170,25 +182,20 @@ def _layer_norm(xp, input, weight, bias, axes, eps, saved):
 def _ln_input_rule(xp, g, ans, input, weight, bias, axes, eps, saved):
     shape = _rows(input, axes)
     x3 = xp.reshape(input, shape)
-    mean, rstd = _stats(xp, x3, eps, saved)
+    xhat, own = _xhat(xp, x3, eps, saved)
+    rstd = _stats(xp, x3, eps, saved)[1]
     gx = g if weight is None else g * weight
-    dx, xhat, _, _ = _normalized_grad(xp, xp.reshape(gx, shape), x3, mean, rstd,
-                                      own=weight is not None, keep=weight is not None)
-    if weight is not None and not _array_api.is_tensor_namespace(xp):
-        _share(saved, g, xhat)
+    dx, _, _ = _normalized_grad(xp, xp.reshape(gx, shape), xhat, rstd,
+                                own_gx=weight is not None, own_xhat=own)
     return xp.reshape(dx, input.shape)
 
 
 def _ln_weight_rule(xp, g, ans, input, weight, bias, axes, eps, saved):
-    xhat = _shared(xp, saved, g, pop=True)
-    if xhat is not None:
-        xhat = xhat.reshape(input.shape)
-        xhat *= g  # (the input rule's buffer, used no more)
-    else:
-        x3 = xp.reshape(input, _rows(input, axes))
-        mean, rstd = _stats(xp, x3, eps, saved)
-        xhat = g * xp.reshape((x3 - mean) * rstd, input.shape)
-    return sum_first(xp, xhat, input.ndim - len(axes))
+    shape = _rows(input, axes)
+    xhat, _ = _xhat(xp, xp.reshape(input, shape), eps, saved)
+    by_column = (shape[1], shape[2], 1)  # the sums over the rows, one read (``_dots``)
+    return xp.reshape(_dots(xp, xp.reshape(g, by_column), xp.reshape(xhat, by_column)),
+                      tuple(weight.shape))
 
 
 _layer_norm.defvjp(
@@ -240,9 +247,11 @@ def _group_norm(xp, input, weight, bias, groups, eps, saved):
     mean, _, rstd, out = _moments(xp, xp.reshape(input, _grouped(input, groups)), eps)
     saved["mean"], saved["rstd"] = mean, rstd
     out *= rstd  # in place, as layer norm's
-    out = xp.reshape(out, input.shape)
     if weight is not None:
-        out *= _channel(xp, weight, input.ndim)
+        saved["xhat"] = out
+        out = xp.reshape(out, input.shape) * _channel(xp, weight, input.ndim)
+    else:
+        out = xp.reshape(out, input.shape)
     if bias is not None:
         out += _channel(xp, bias, input.ndim)
     return out
@@ -251,25 +260,18 @@ def _group_norm(xp, input, weight, bias, groups, eps, saved):
 def _gn_input_rule(xp, g, ans, input, weight, bias, groups, eps, saved):
     shape = _grouped(input, groups)
     x3 = xp.reshape(input, shape)
-    mean, rstd = _stats(xp, x3, eps, saved)
+    xhat, own = _xhat(xp, x3, eps, saved)
+    rstd = _stats(xp, x3, eps, saved)[1]
     gx = g if weight is None else g * _channel(xp, weight, input.ndim)
-    dx, xhat, _, _ = _normalized_grad(xp, xp.reshape(gx, shape), x3, mean, rstd,
-                                      own=weight is not None, keep=weight is not None)
-    if weight is not None and not _array_api.is_tensor_namespace(xp):
-        _share(saved, g, xhat)
+    dx, _, _ = _normalized_grad(xp, xp.reshape(gx, shape), xhat, rstd,
+                                own_gx=weight is not None, own_xhat=own)
     return xp.reshape(dx, input.shape)
 
 
 def _gn_weight_rule(xp, g, ans, input, weight, bias, groups, eps, saved):
-    xhat = _shared(xp, saved, g, pop=True)
-    if xhat is not None:
-        xhat = xhat.reshape(input.shape)
-        xhat *= g  # (the input rule's buffer, used no more)
-    else:
-        x3 = xp.reshape(input, _grouped(input, groups))
-        mean, rstd = _stats(xp, x3, eps, saved)
-        xhat = g * xp.reshape((x3 - mean) * rstd, input.shape)
-    return _channel_sum(xp, xhat)
+    xhat, _ = _xhat(xp, xp.reshape(input, _grouped(input, groups)), eps, saved)
+    shape = _per_channel(input)  # the sums over N and the rest, one read (``_dots``)
+    return xp.reshape(_dots(xp, xp.reshape(g, shape), xp.reshape(xhat, shape)), (shape[1],))
 
 
 _group_norm.defvjp(
@@ -312,7 +314,10 @@ def _batch_norm(xp, input, weight, bias, running_mean, running_var, training, mo
         rstd = 1 / xp.sqrt(xp.reshape(running_var.astype(input.dtype), (1, -1, 1)) + eps)
         out = x3 - mean
     saved["mean"], saved["rstd"] = mean, rstd
-    out *= rstd if weight is None else rstd * xp.reshape(weight, (1, -1, 1))  # in place
+    out *= rstd  # in place, as layer norm's
+    if weight is not None:
+        saved["xhat"] = out
+        out = out * xp.reshape(weight, (1, -1, 1))
     if bias is not None:
         out += xp.reshape(bias, (1, -1, 1))
     return xp.reshape(out, input.shape)
@@ -324,16 +329,27 @@ def _bn_stats(xp, x3, training, eps, saved):
     return _stats(xp, x3, eps, saved)
 
 
+def _bn_xhat(xp, x3, training, eps, saved):
+    if training:
+        return _xhat(xp, x3, eps, saved)
+    xhat = saved.get("xhat")  # (in eval mode, of the constant running statistics)
+    if xhat is not None and not _array_api.is_tensor_namespace(xp):
+        return xhat, False
+    mean, rstd = saved["mean"], saved["rstd"]
+    return (x3 - mean) * rstd, not _array_api.is_tensor_namespace(xp)
+
+
 def _bn_input_rule(xp, g, ans, input, weight, bias, running_mean, running_var, training,
                    momentum, eps, saved):
     shape = _per_channel(input)
     x3 = xp.reshape(input, shape)
-    mean, rstd = _bn_stats(xp, x3, training, eps, saved)
+    rstd = _bn_stats(xp, x3, training, eps, saved)[1]
     gain = None if weight is None else xp.reshape(weight, (1, -1, 1))
     if not training:  # the running statistics are constants
-        dx = g * xp.reshape(rstd if gain is None else gain * rstd, (1, -1) + (1,) * (g.ndim - 2))
-        return dx
-    dx, _, s, d = _normalized_grad(xp, xp.reshape(g, shape), x3, mean, rstd, gain)
+        k = rstd if gain is None else gain * rstd
+        return g * xp.reshape(k, (1, -1) + (1,) * (g.ndim - 2))
+    xhat, own = _xhat(xp, x3, eps, saved)
+    dx, s, d = _normalized_grad(xp, xp.reshape(g, shape), xhat, rstd, gain, own_xhat=own)
     if not _array_api.is_tensor_namespace(xp):
         _share(saved, g, (s, d))  # the bias and weight gradients
     return xp.reshape(dx, input.shape)
@@ -344,9 +360,9 @@ def _bn_weight_rule(xp, g, ans, input, weight, bias, running_mean, running_var, 
     sums = _shared(xp, saved, g)
     if sums is not None:
         return sums[1].reshape(-1)
-    x3 = xp.reshape(input, _per_channel(input))
-    mean, rstd = _bn_stats(xp, x3, training, eps, saved)
-    return xp.reshape(_dots(xp, xp.reshape(g, x3.shape), x3 - mean) * rstd, (-1,))
+    shape = _per_channel(input)
+    xhat, _ = _bn_xhat(xp, xp.reshape(input, shape), training, eps, saved)
+    return xp.reshape(_dots(xp, xp.reshape(g, shape), xhat), (-1,))
 
 
 def _bn_bias_rule(xp, g, ans, input, weight, bias, running_mean, running_var, training,
