@@ -16,6 +16,8 @@ CASES = [  # (input spatial size, output size)
     ((8, 6), (4, 3)), ((9, 13), (4, 5)), ((7, 5), (7, 2)), ((3, 4), (5, 6)),
     ((46, 65), (3, 4)), ((6, 7), (None, 3)), ((5, 5), (5, 5)),
     ((4, 6, 8), (2, 3, 4)), ((5, 7, 9), (2, 3, 2)), ((3, 4, 5), (4, 4, 5)), ((6, 5, 4), (6, 2, 4)),
+    # few large windows (each reduced on its own): overlapping, kept dims between and after
+    ((70,), 3), ((33, 41), (None, 2)), ((40, 9, 33), (2, 9, 3)), ((45, 37), (2, 37)),
 ]
 
 
@@ -79,14 +81,24 @@ def test_avg_matches_torch(torch, plane, out, dtype):
         np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
 
 
-def test_avg_infinities_stay_in_their_windows(torch):
-    """A window's repeats past its end are zeroed, not multiplied by 0 (inf * 0 is NaN)."""
-    x = np.zeros((1, 1, 5))
+@pytest.mark.parametrize("n", [5, 70])
+def test_avg_infinities_stay_in_their_windows(torch, n):
+    """A window's repeats past its end are zeroed, not multiplied by 0 (inf * 0 is NaN); on
+    few large windows (membership-matrix products) the exact path redoes a non-finite result,
+    and spreads back a non-finite gradient."""
+    x = np.zeros((1, 1, n))
     x[0, 0, 1] = np.inf
-    x[0, 0, 4] = -np.inf
+    x[0, 0, n - 1] = -np.inf
     got = to_np(ember.nn.functional.adaptive_avg_pool1d(ember.tensor(x), 3))
     want = torch.nn.functional.adaptive_avg_pool1d(torch.tensor(x), 3).numpy()
     np.testing.assert_array_equal(got, want)
+    g = np.array([[[1.0, np.inf, 2.0]]])
+    res = []
+    for lib in (ember, torch):
+        t = lib.tensor(np.ones((1, 1, n)), requires_grad=True)
+        lib.nn.functional.adaptive_avg_pool1d(t, 3).backward(lib.tensor(g))
+        res.append(to_np(t.grad))
+    np.testing.assert_array_equal(*res)
 
 
 def test_empty_and_unbatched(torch):

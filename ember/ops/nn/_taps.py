@@ -143,6 +143,62 @@ def _map_transpose(xp, g, dims):
     return xp.ascontiguousarray(xp.moveaxis(g, 0, -1)) if front else g
 
 
+def dense(n, taps, dtype):
+    """The (out, n) matrix of one dim's taps (weights summed where taps meet, as at a
+    clamped border), or None where the dim is left as it is."""
+    index = taps[0][0]
+    if len(taps) == 1 and taps[0][1] is None and taps[0][2] is None and len(index) == n \
+            and (index == np.arange(n)).all():
+        return None
+    m = np.zeros((len(index), n))
+    rows = np.arange(len(index))
+    for index, weight, mask, _ in taps:
+        w = np.ones(len(index)) if weight is None else weight.astype(np.float64)
+        np.add.at(m, (rows, index), w if mask is None else w * mask)
+    return m.astype(dtype)
+
+
+_DENSE_SIDE = 16  # the shorter side of a dim's matrix up to which a product beats the taps
+
+
+def dense_friendly(mats):
+    """Whether every non-identity matrix has a short side (``_DENSE_SIDE``): then a product
+    costs at most ~32 flops per element of the larger side, a single BLAS pass."""
+    return any(m is not None for m in mats) and all(
+        m is None or min(m.shape) <= _DENSE_SIDE for m in mats)
+
+
+def apply_dense(x, mats):
+    """``x`` (NumPy, float) with each trailing dim mapped by its matrix (None: left as it
+    is): a separable linear map as products (BLAS) instead of gathers and scatter-adds of
+    taps (``_map``, ``_map_transpose``): one read of the large side (a transpose is the same
+    call with the matrices transposed). The shrinking dims go first, the last dim first, and
+    the growing ones after, the last dim last, so that the product over the full-size array
+    is a single matrix product over its contiguous rows. A product multiplies the positions
+    a row does not read by 0, which turns an infinity into NaN: None then (a non-finite ``x``
+    or result: whichever is smaller is checked), for the exact paths to redo."""
+    nd = len(mats)
+    lead = x.ndim - nd
+    dims = [i for i in range(nd) if mats[i] is not None]
+    order = [i for i in reversed(dims) if mats[i].shape[0] < mats[i].shape[1]]
+    order += [i for i in dims if i not in order]
+    out_size = x.size // math.prod(mats[i].shape[1] for i in dims) * math.prod(
+        mats[i].shape[0] for i in dims)
+    check_input = x.size <= out_size  # (whichever side is smaller is checked for finiteness)
+    if check_input and not np.isfinite(x).all():
+        return None
+    for i in order:
+        m = mats[i]
+        shape = x.shape
+        pre, post = math.prod(shape[:lead + i]), math.prod(shape[lead + i + 1:])
+        if post == 1:
+            x = x.reshape(pre, -1) @ m.T
+        else:
+            x = np.matmul(m, x.reshape(pre, -1, post))
+        x = x.reshape(shape[:lead + i] + (m.shape[0],) + shape[lead + i + 1:])
+    return x if check_input or np.isfinite(x).all() else None
+
+
 _MAX_RUNS = 24
 
 
@@ -216,9 +272,12 @@ def _plane_scatter(xp, grad, indices, plane, unique=False):
     lead = indices.shape[:indices.ndim - nd]
     size = math.prod(plane)
     flat = _plane_offsets(xp, indices, nd, size).reshape(-1)
-    if unique:
+    if unique or type(grad) is np.ndarray:
         out = xp.zeros(math.prod(lead) * size, dtype=grad.dtype)
-        out[flat] = grad.reshape(-1)
+        if unique:
+            out[flat] = grad.reshape(-1)
+        else:  # (bincount adds in float64 over the whole output: 2-5x slower)
+            np.add.at(out, flat, grad.reshape(-1))
     else:
         out = xp.bincount(flat, weights=grad.reshape(-1), minlength=math.prod(lead) * size)
         out = out.astype(grad.dtype)

@@ -19,11 +19,12 @@ Used by ``pooling.py``.
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import numpy as np
 
-from ._taps import _along
+from ._taps import _along, apply_dense
 
 
 @functools.lru_cache(maxsize=512)
@@ -153,6 +154,8 @@ def adaptive_max(xp, x, output_size):
     shape = x.shape[:lead] + tuple(output_size)
     if 0 in shape:
         return xp.empty(shape, dtype=x.dtype), xp.empty(shape, dtype=np.int64)
+    if _few_large_windows(plane, output_size):
+        return _max_by_window(xp, x, plane, output_size)
     nan = x.dtype.kind in "fc" and bool(xp.isnan(x).any())
     x, axes, moved = _front(xp, x, plane, output_size)
     offset = None  # flat in-plane offset of the chosen element along the dims reduced so far
@@ -180,6 +183,64 @@ def adaptive_max(xp, x, output_size):
     return _back(xp, x, moved), xp.ascontiguousarray(_back(xp, offset, moved), dtype=np.int64)
 
 
+_FEW_WINDOWS = 64
+
+
+def _few_large_windows(plane, output_size):
+    """Whether a plane has few windows (at most ``_FEW_WINDOWS``), of 16 elements or more on
+    average: then ``_max_by_window`` reduces each on its own."""
+    reduced = [(n, o) for n, o in zip(plane, output_size) if n != o]
+    count = math.prod(o for _, o in reduced)
+    size = math.prod(n for n, _ in reduced)
+    return bool(reduced) and count <= _FEW_WINDOWS and size >= 16 * count
+
+
+def _max_by_window(xp, x, plane, output_size):
+    """``adaptive_max`` one window at a time (a Python loop over the few windows of a plane):
+    the window's box of every plane, its reduced dims flattened in row-major order (one copy),
+    and ``argmax`` over them, which gives the first maximum in row-major order. A window whose
+    maximum is NaN takes its last NaN instead, as PyTorch does. Two reads of the input in all,
+    where the trees take a dozen passes over ever smaller copies (4x faster for a (3, 4) output
+    of 1M elements)."""
+    nd = len(plane)
+    lead = x.ndim - nd
+    kept = [i for i in range(nd) if plane[i] == output_size[i]]
+    reduced = [i for i in range(nd) if plane[i] != output_size[i]]
+    steps = [math.prod(plane[i + 1:]) for i in range(nd)]
+    shape = x.shape[:lead] + tuple(output_size)
+    out, index = xp.empty(shape, dtype=x.dtype), xp.empty(shape, dtype=np.int64)
+    base = 0  # the kept dims' part of each flat index, shaped like a window's results
+    for j, i in enumerate(kept):
+        base = base + xp.asarray(_along(np.arange(plane[i]) * steps[i], j, len(kept)))
+    windows = [adaptive_windows(plane[i], output_size[i]) for i in reduced]
+    inner = list(range(lead, lead + len(kept)))
+    for cell in itertools.product(*(range(output_size[i]) for i in reduced)):
+        box, dest = [slice(None)] * nd, [slice(None)] * nd
+        lengths = []
+        for i, c, (idx, _, lens) in zip(reduced, cell, windows):
+            box[i] = slice(int(idx[c, 0]), int(idx[c, 0] + lens[c]))
+            dest[i] = c
+            lengths.append(int(lens[c]))
+        sub = xp.moveaxis(x[(Ellipsis, *box)], [lead + i for i in kept], inner)
+        rows = sub.reshape(sub.shape[:lead + len(kept)] + (-1,))
+        at = xp.argmax(rows, axis=-1)[..., None]
+        values = xp.take_along_axis(rows, at, -1)
+        if x.dtype.kind in "fc":
+            nan = xp.isnan(values)
+            if nan.any():  # the last NaN: the first of the reversed rows
+                last = rows.shape[-1] - 1 - xp.argmax(xp.isnan(rows[..., ::-1]), axis=-1)
+                at = xp.where(nan, last[..., None], at)
+                values = xp.take_along_axis(rows, at, -1)
+        at = at[..., 0]
+        flat = base
+        for i, n, (idx, _, _), c in reversed(list(zip(reduced, lengths, windows, cell))):
+            flat = flat + (int(idx[c, 0]) + at % n) * steps[i]
+            at = at // n
+        out[(Ellipsis, *dest)] = values[..., 0]
+        index[(Ellipsis, *dest)] = flat
+    return out, index
+
+
 def adaptive_sum(xp, x, output_size):
     """The sum over each adaptive window of the trailing ``len(output_size)`` dims."""
     nd = len(output_size)
@@ -187,9 +248,13 @@ def adaptive_sum(xp, x, output_size):
     plane = x.shape[lead:]
     if x.size == 0 or 0 in output_size:
         return xp.zeros(x.shape[:lead] + tuple(output_size), dtype=x.dtype)
-    if (type(x) is np.ndarray and x.dtype.char in "fd"
-            and all(o <= n for n, o in zip(plane, output_size))):
-        return _reduceat_sum(x, lead, plane, output_size)
+    if type(x) is np.ndarray and x.dtype.char in "fd":
+        if _few_large_windows(plane, output_size):
+            total = _matrix_sum(x, plane, output_size, transpose=False)
+            if total is not None:
+                return total
+        if all(o <= n for n, o in zip(plane, output_size)):
+            return _reduceat_sum(x, lead, plane, output_size)
     x, axes, moved = _front(xp, x, plane, output_size)
     for i in reversed(range(nd)):
         n, out = plane[i], output_size[i]
@@ -204,6 +269,26 @@ def adaptive_sum(xp, x, output_size):
                     _along(~mask[:, t], axis, v.ndim - 1)))
         x = window_sum(xp, v, axis + 1)
     return _back(xp, x, moved)
+
+
+@functools.lru_cache(maxsize=512)
+def _membership(n, out):
+    """The (out, n) matrix of ones where input position j is in window i."""
+    index, mask, _ = adaptive_windows(n, out)
+    m = np.zeros((out, n))
+    m[np.arange(out)[:, None], index] = 1 if mask is None else mask
+    m.flags.writeable = False
+    return m
+
+
+def _matrix_sum(x, plane, output_size, transpose):
+    """``adaptive_sum`` (or, ``transpose``, ``adaptive_sum_transpose`` of ``x`` the windows'
+    values) of a NumPy array whose plane has few large windows, as products with each dim's
+    membership matrix (``apply_dense``): one read of the input, 3-4x faster than
+    ``add.reduceat`` along a middle dim. None where an infinity would meet a 0."""
+    mats = [None if n == o else _membership(n, o).astype(x.dtype)
+            for n, o in zip(plane, output_size)]
+    return apply_dense(x, [m if m is None or not transpose else m.T for m in mats])
 
 
 def _reduceat_sum(x, lead, plane, output_size):
@@ -230,6 +315,11 @@ def adaptive_sum_transpose(xp, g, plane):
     lead = g.ndim - nd
     if g.size == 0 or 0 in plane:
         return xp.zeros(g.shape[:lead] + tuple(plane), dtype=g.dtype)
+    if type(g) is np.ndarray and g.dtype.char in "fd" and _few_large_windows(plane,
+                                                                           g.shape[lead:]):
+        total = _matrix_sum(g, plane, g.shape[lead:], transpose=True)
+        if total is not None:
+            return total
     for i in range(nd):
         n, out = plane[i], g.shape[lead + i]
         if n == out:

@@ -7,12 +7,13 @@ arguments.
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
 from ..registry import defop
 from ._common import _apply, _zeros_rule
-from ._taps import _map, _map_transpose, _tap
+from ._taps import _map, _map_transpose, _tap, apply_dense, dense, dense_friendly
 
 # --------------------------------------------------------------------------- upsampling
 
@@ -95,16 +96,40 @@ def _upsample_plan(kind, plane, output_size, align_corners, scales, dtype):
     return dims
 
 
+@functools.lru_cache(maxsize=256)
+def _upsample_dense(kind, plane, output_size, align_corners, scales, dtype):
+    """The plan's per-dim matrices (``dense``), when a product beats the taps
+    (``dense_friendly``: resampling to or from a few positions), else None."""
+    plan = _upsample_plan(kind, plane, output_size, align_corners, scales, dtype)
+    mats = [dense(n, taps, dtype) for n, taps in plan]
+    return mats if dense_friendly(mats) else None
+
+
+def _resample(xp, x, kind, input_size, output_size, align_corners, scales, transpose):
+    """Upsampling (or its transpose) of a raw array: matrix products where they pay and the
+    values are finite (``apply_dense``), else the taps. Only onto more positions than it
+    reads: the taps read a shrinking map's few positions, a product every one (the bicubic
+    forward to (7, 3) from 1M elements: 0.6 ms by taps, 1.8 ms by products)."""
+    grows = math.prod(output_size) > math.prod(input_size)
+    if type(x) is np.ndarray and x.dtype.char in "fd" and grows != transpose:
+        mats = _upsample_dense(kind, input_size, output_size, align_corners, scales, x.dtype)
+        if mats is not None:
+            out = apply_dense(x, [m.T if transpose and m is not None else m for m in mats])
+            if out is not None:
+                return out
+    plan = _upsample_plan(kind, input_size, output_size, align_corners, scales, x.dtype)
+    return _map_transpose(xp, x, plan) if transpose else _map(xp, x, plan)
+
+
 def _upsample_ops(name, kind, nd):
     @defop(name, n_in=1, jvp="transpose", batch="unchanged")  # (maps the trailing dims)
     def forward(xp, input, input_size, output_size, align_corners, scales):
-        return _map(xp, input, _upsample_plan(kind, input_size, output_size, align_corners,
-                                              scales, input.dtype))
+        return _resample(xp, input, kind, input_size, output_size, align_corners, scales,
+                         False)
 
     @defop(name + "_backward", n_in=1, jvp="transpose", batch="unchanged")
     def backward(xp, grad, input_size, output_size, align_corners, scales):
-        return _map_transpose(xp, grad, _upsample_plan(kind, input_size, output_size,
-                                                       align_corners, scales, grad.dtype))
+        return _resample(xp, grad, kind, input_size, output_size, align_corners, scales, True)
 
     forward.defvjp(lambda xp, g, ans, input, input_size, output_size, align_corners, scales:
                    _apply(backward, xp, g, input_size, output_size, align_corners, scales))
