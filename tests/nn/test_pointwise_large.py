@@ -83,11 +83,11 @@ BINARY = {
 }
 
 
-def _values(dtype, seed, finite=False):
+def _values(dtype, seed, finite=False, n=N):
     rng = np.random.default_rng(seed)
-    x = rng.uniform(-4, 4, N)
+    x = rng.uniform(-4, 4, n)
     special = np.array([v for v in SPECIAL if not finite or np.isfinite(v)])
-    x[rng.choice(N, 40 * len(special), replace=False)] = np.repeat(special, 40)
+    x[rng.choice(n, 40 * len(special), replace=False)] = np.repeat(special, 40)
     return x.astype(dtype)
 
 
@@ -103,6 +103,13 @@ def _in_pieces(f, arrays, g):
     halves = [_run(ember, f, [a[:N // 2] for a in arrays], g[:N // 2]),
               _run(ember, f, [a[N // 2:] for a in arrays], g[N // 2:])]
     return [np.concatenate([h[i].reshape(-1) for h in halves]) for i in range(len(halves[0]))]
+
+
+def _in_chunks(f, arrays, g, size):
+    """``f`` and its gradients on consecutive pieces of ``size`` elements."""
+    runs = [_run(ember, f, [a[k:k + size] for a in arrays], g[k:k + size])
+            for k in range(0, g.size, size)]
+    return [np.concatenate([r[i].reshape(-1) for r in runs]) for i in range(len(runs[0]))]
 
 
 def _same_bits(a, b):
@@ -139,6 +146,18 @@ def _check(name, f, arrays, dtype, *, pieces):
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_activation_large(name, dtype):
     _check(name, UNARY[name], [_values(dtype, 0)], dtype, pieces=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_activation_blocks(name, dtype):
+    """Above ``ops/unary.py``'s ``_blockwise`` block (32768 elements) the kernels run block
+    by block, the last block short: bit for bit what pieces too small for any fast path
+    give."""
+    n = 70_000  # two whole blocks and a short one; pieces of 3,500
+    x, g = _values(dtype, 0, n=n), _values(dtype, 7, finite=True, n=n)
+    for a, b in zip(_run(ember, UNARY[name], [x], g), _in_chunks(UNARY[name], [x], g, 3500)):
+        _same_bits(a, b)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
