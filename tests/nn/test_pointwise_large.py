@@ -67,6 +67,7 @@ UNARY = {
     "threshold_": _inplace("threshold", 0.2, 1.5),
     "logit": lambda L, a: (a / 8 + 0.5).logit(),
     "logit_eps": lambda L, a: (a / 8 + 0.5).logit(eps=0.25),
+    "angle": lambda L, a: L.angle(a) * a,  # (0 or pi, NaN kept; -0.0 gives 0)
     "prelu": lambda L, a: fn(L).prelu(a.reshape(-1, 100), L.tensor(
         np.linspace(-0.5, 1.5, 100), dtype=a.dtype)),
 }
