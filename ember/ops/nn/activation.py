@@ -26,6 +26,22 @@ def _act(name, forward, rule, n_params=0):
     return op
 
 
+def _blocked(kernel, n_arrays):
+    """``kernel(xp, *arrays, *params)`` run over L2-sized blocks (``_blockwise``) where its
+    ``n_arrays`` arrays are large float NumPy arrays of one shape: a mask and a blend on
+    4M-byte arrays stream each pass through memory, on blocks they stay in cache (the
+    piecewise activations' derivatives ~1.5x faster at 1M), bit for bit the same values."""
+    names = kernel.__code__.co_varnames[1 + n_arrays:kernel.__code__.co_argcount]
+    blocks = _unary._blockwise(kernel)
+
+    def run(xp, *args):
+        if _fast(*args[:n_arrays]):
+            return blocks(xp, *args[:n_arrays], **dict(zip(names, args[n_arrays:])))
+        return kernel(xp, *args)
+    run.__name__ = kernel.__name__
+    return run
+
+
 def _backward_op(name, forward):
     """A piecewise-linear activation's derivative as an op of its own, as PyTorch declares
     ``name(grad, self, ...)``: linear in ``grad``, a function of ``self`` only through where
@@ -36,7 +52,7 @@ def _backward_op(name, forward):
     op = defop(name, n_in=2, jvp="transpose", batch="loop")(forward)
     linear = lambda xp, gg, ans, grad, self, *params: getattr(xp, name)(gg, self, *params)
     op.defvjp(linear, lambda xp, gg, ans, grad, self, *params: xp.zeros_like(self))
-    _xp.register_extra(name, forward, op)
+    _xp.register_extra(name, _blocked(forward, 2), op)  # (what an ordinary backward calls)
     return op
 
 
@@ -166,14 +182,22 @@ def _elu_rule(xp, g, ans, input, alpha, scale, input_scale):
 
 @_unary._blockwise
 def _elu_grad_block(xp, g, x, alpha, scale, input_scale):
-    """The rule's values on one block, in place on two buffers (min(x, 0) is x where it
-    is taken)."""
-    low = np.minimum(x, 0)
+    """The rule's values on one block: ``(g * m) * exp(fmin(x, 0) * input_scale)`` with ``m``
+    the lower piece's coefficient where ``x <= 0``, else ``scale`` (whose exp factor is then
+    exactly 1, NaN included: fmin drops it), so the values of the select below, bit for bit,
+    in 8 passes instead of 10 (the coefficient picked as words)."""
+    word = np.dtype(f"u{x.itemsize}")
+    low, high = (x.dtype.type(c).view(word) for c in (input_scale * alpha * scale, scale))
+    m = np.negative(x <= 0, dtype=word)
+    m &= low ^ high
+    m ^= high
+    out = np.multiply(g, m.view(x.dtype), out=m.view(x.dtype))
+    e = np.fmin(x, 0)
     if input_scale != 1:
-        low *= input_scale
-    np.exp(low, out=low)
-    low *= g * (input_scale * alpha * scale)
-    return _select(xp, x <= 0, low, g * scale if scale != 1 else g)
+        e *= input_scale
+    np.exp(e, out=e)
+    out *= e
+    return out
 
 
 def _elu_result_rule(xp, g, ans, input, alpha, scale, input_scale):
@@ -485,11 +509,18 @@ _backward_op("hardsigmoid_backward", lambda xp, grad, self: _zero_where(
     xp, ~((self > -3) & (self < 3)), grad * _ONE_SIXTH_F32))
 
 
-def _hardsigmoid_forward(xp, input):
+def _hardsigmoid_buffer(xp, input):
     out = xp.asarray(input + 3)  # (in place on one buffer)
     xp.clip(out, 0, 6, out=out)
     out /= 6
     return out
+
+
+_hardsigmoid_blocked = _blocked(_hardsigmoid_buffer, 1)
+
+
+def _hardsigmoid_forward(xp, input):
+    return _hardsigmoid_blocked(xp, input)
 
 
 _hardsigmoid = _act("hardsigmoid", _hardsigmoid_forward,
@@ -546,18 +577,33 @@ _backward_op("hardshrink_backward",
              lambda xp, grad, self, lambd: _zero_where(xp, _shrunk(self, lambd), grad))
 _backward_op("softshrink_backward",
              lambda xp, grad, self, lambd: _zero_where(xp, _shrunk(self, lambd), grad))
-_hardshrink = _act("hardshrink", lambda xp, input, lambd: _zero_where(
-    xp, _shrunk(input, lambd), input),
-    lambda xp, g, ans, input, lambd: xp.hardshrink_backward(g, input, lambd))
+_hardshrink_blocked = _blocked(
+    lambda xp, input, lambd: _zero_where(xp, _shrunk(input, lambd), input), 1)
+_hardshrink = _act("hardshrink", lambda xp, input, lambd: _hardshrink_blocked(xp, input, lambd),
+                   lambda xp, g, ans, input, lambd: xp.hardshrink_backward(g, input, lambd))
 
 
 def _softshrink_forward(xp, input, lambd):
     # input - lambd above, input + lambd below and input * 0 inside (-0.0, NaN kept) as
     # PyTorch's: each is input - clip(input, -lambd, lambd), its sign input's (lambd >= 0).
     # No branch: 6x faster than two wheres at 1M.
+    if _fast(input):
+        return _softshrink_block(xp, input, lambd=lambd)
     out = xp.asarray(xp.clip(input, -lambd, lambd))
     xp.subtract(input, out, out=out)
     return xp.copysign(out, input, out=out)
+
+
+@_unary._blockwise
+def _softshrink_block(xp, x, lambd):
+    """As above on one block, the sign by a bit or (copysign costs 4 such passes): the
+    difference is >= 0 for x >= 0 (x - x is +0), so only a negative x's sign is missing."""
+    out = np.clip(x, -lambd, lambd)
+    np.subtract(x, out, out=out)
+    word = np.dtype(f"u{x.itemsize}")
+    bits = out.view(word)
+    bits |= np.bitwise_and(x.view(word), word.type(1 << (8 * x.itemsize - 1)))
+    return out
 
 
 _softshrink = _act("softshrink", _softshrink_forward,
@@ -570,9 +616,13 @@ def _threshold_rule(xp, g, ans, input, threshold, value):
     return xp.threshold_backward(g, input, threshold)
 
 
+_threshold_blocked = _blocked(
+    lambda xp, input, threshold, value: _select(xp, input <= threshold, value, input), 1)
+
+
 @defop("threshold", n_in=1, jvp="elementwise", batch="pointwise")
 def _threshold(xp, input, threshold, value):
-    return _select(xp, input <= threshold, value, input)
+    return _threshold_blocked(xp, input, threshold, value)
 
 
 _threshold.defvjp(_threshold_rule)
