@@ -212,3 +212,21 @@ def test_huber_formula_bits(delta, dtype):
                    want[:size])
         if delta == 1.0:
             _same_bits(fn(ember).smooth_l1_loss(x, y, reduction="none").numpy(), want[:size])
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch not installed")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softplus_double_backward_tails(dtype):
+    """softplus's rule divides by ``1 + exp(-beta x)`` on raw arrays; recorded (create_graph)
+    it is a sigmoid, whose derivative stays finite where that exp overflows."""
+    x = np.array([-800.0, -200.0, -90.0, -30.0, -0.0, 0.0, 1.5, 15.0, 30.0, 800.0], dtype)
+    out = []
+    for L in (ember, torch):
+        t = L.tensor(x, requires_grad=True)
+        (g,) = L.autograd.grad(fn(L).softplus(t).sum(), t,
+                               create_graph=True)
+        (gg,) = L.autograd.grad((g * g).sum(), t)
+        out.append([g.detach().numpy(), gg.numpy()])
+    for e, t in zip(*out):
+        assert np.isfinite(e).all()
+        _close(e, t, dtype)

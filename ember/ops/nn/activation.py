@@ -12,6 +12,7 @@ import math
 import numpy as np
 
 from ... import _xp
+from ..._tensor import Tensor
 from .. import unary as _unary
 from .._select import _fast, _select, _zero_where
 from ..autocast import autocast_op
@@ -30,7 +31,7 @@ def _blocked(kernel, n_arrays):
     """``kernel(xp, *arrays, *params)`` run over L2-sized blocks (``_blockwise``) where its
     ``n_arrays`` arrays are large float NumPy arrays of one shape: a mask and a blend on
     4M-byte arrays stream each pass through memory, on blocks they stay in cache (the
-    piecewise activations' derivatives ~1.5x faster at 1M), bit for bit the same values."""
+    piecewise activations' derivatives 10-40% faster at 1M), bit for bit the same values."""
     names = kernel.__code__.co_varnames[1 + n_arrays:kernel.__code__.co_argcount]
     blocks = _unary._blockwise(kernel)
 
@@ -470,6 +471,8 @@ def _softplus_rule(xp, g, ans, input, beta, threshold):
     if _fast(g, input) and input.dtype.char in "fd":
         return _softplus_grad_block(xp, g, input, beta=beta, threshold=threshold)
     bx = input * beta
+    if isinstance(bx, Tensor):  # (recorded: sigmoid's own derivative stays finite where
+        return _select(xp, bx > threshold, g, g * xp.sigmoid(bx))  # exp(-bx) overflows)
     return _select(xp, bx > threshold, g, g / (1 + xp.exp(-bx)))
 
 
