@@ -67,6 +67,8 @@ UNARY = {
     "threshold_": _inplace("threshold", 0.2, 1.5),
     "logit": lambda L, a: (a / 8 + 0.5).logit(),
     "logit_eps": lambda L, a: (a / 8 + 0.5).logit(eps=0.25),
+    "angle": lambda L, a: L.angle(a) * a,  # (0 or pi, NaN kept; -0.0 gives 0)
+    "sigmoid": lambda L, a: L.sigmoid(a),
     "prelu": lambda L, a: fn(L).prelu(a.reshape(-1, 100), L.tensor(
         np.linspace(-0.5, 1.5, 100), dtype=a.dtype)),
 }
@@ -83,11 +85,11 @@ BINARY = {
 }
 
 
-def _values(dtype, seed, finite=False):
+def _values(dtype, seed, finite=False, n=N):
     rng = np.random.default_rng(seed)
-    x = rng.uniform(-4, 4, N)
+    x = rng.uniform(-4, 4, n)
     special = np.array([v for v in SPECIAL if not finite or np.isfinite(v)])
-    x[rng.choice(N, 40 * len(special), replace=False)] = np.repeat(special, 40)
+    x[rng.choice(n, 40 * len(special), replace=False)] = np.repeat(special, 40)
     return x.astype(dtype)
 
 
@@ -103,6 +105,13 @@ def _in_pieces(f, arrays, g):
     halves = [_run(ember, f, [a[:N // 2] for a in arrays], g[:N // 2]),
               _run(ember, f, [a[N // 2:] for a in arrays], g[N // 2:])]
     return [np.concatenate([h[i].reshape(-1) for h in halves]) for i in range(len(halves[0]))]
+
+
+def _in_chunks(f, arrays, g, size):
+    """``f`` and its gradients on consecutive pieces of ``size`` elements."""
+    runs = [_run(ember, f, [a[k:k + size] for a in arrays], g[k:k + size])
+            for k in range(0, g.size, size)]
+    return [np.concatenate([r[i].reshape(-1) for r in runs]) for i in range(len(runs[0]))]
 
 
 def _same_bits(a, b):
@@ -139,6 +148,31 @@ def _check(name, f, arrays, dtype, *, pieces):
 @pytest.mark.parametrize("name", sorted(UNARY))
 def test_activation_large(name, dtype):
     _check(name, UNARY[name], [_values(dtype, 0)], dtype, pieces=True)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_activation_blocks(name, dtype):
+    """Above ``ops/unary.py``'s ``_blockwise`` block (32768 elements) the kernels run block
+    by block, the last block short: bit for bit what pieces too small for any fast path
+    give."""
+    n = 70_000  # two whole blocks and a short one; pieces of 3,500
+    x, g = _values(dtype, 0, n=n), _values(dtype, 7, finite=True, n=n)
+    for a, b in zip(_run(ember, UNARY[name], [x], g), _in_chunks(UNARY[name], [x], g, 3500)):
+        _same_bits(a, b)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(n for n in BINARY if n.endswith("_none")))
+def test_loss_blocks(name, dtype):
+    """As test_activation_blocks, for the elementwise losses."""
+    n = 70_000
+    a, b = _values(dtype, 0, finite=True, n=n), _values(dtype, 1, finite=True, n=n)
+    b[:300] = a[:300] - np.resize(np.array([0.5, -0.5, 1.0, -1.0, 0.7, -0.7, 0.0], dtype), 300)
+    g = _values(dtype, 7, finite=True, n=n)
+    f = BINARY[name]
+    for x, y in zip(_run(ember, f, [a, b], g), _in_chunks(f, [a, b], g, 3500)):
+        _same_bits(x, y)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -179,3 +213,21 @@ def test_huber_formula_bits(delta, dtype):
                    want[:size])
         if delta == 1.0:
             _same_bits(fn(ember).smooth_l1_loss(x, y, reduction="none").numpy(), want[:size])
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch not installed")
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softplus_double_backward_tails(dtype):
+    """softplus's rule divides by ``1 + exp(-beta x)`` on raw arrays; recorded (create_graph)
+    it is a sigmoid, whose derivative stays finite where that exp overflows."""
+    x = np.array([-800.0, -200.0, -90.0, -30.0, -0.0, 0.0, 1.5, 15.0, 30.0, 800.0], dtype)
+    out = []
+    for L in (ember, torch):
+        t = L.tensor(x, requires_grad=True)
+        (g,) = L.autograd.grad(fn(L).softplus(t).sum(), t,
+                               create_graph=True)
+        (gg,) = L.autograd.grad((g * g).sum(), t)
+        out.append([g.detach().numpy(), gg.numpy()])
+    for e, t in zip(*out):
+        assert np.isfinite(e).all()
+        _close(e, t, dtype)

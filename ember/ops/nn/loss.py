@@ -16,9 +16,10 @@ from ... import _xp
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from .. import batching
-from .._select import _select
+from .._select import _fast, _select
 from ..autocast import autocast_op
 from ..registry import defop
+from ..unary import _blockwise
 
 _REDUCTIONS = ("none", "mean", "sum")
 
@@ -76,6 +77,12 @@ def _huber_raw(xp, input, target, delta):
     0.5 * delta)`` above (``z = |input - target|``), bit for bit, without a branch: both are
     ``c * (z - 0.5 * c)`` with ``c = min(z, delta)`` (below, z - 0.5 * z is exactly 0.5 * z).
     Six passes in place on two buffers; a where() on the random mask cost 3x that."""
+    if _fast(input, target):
+        return _huber_block(xp, input, target, delta=delta)
+    return _huber_buffer(xp, input, target, delta)
+
+
+def _huber_buffer(xp, input, target, delta):
     z = xp.asarray(input - target)  # (a buffer, also for 0-d)
     xp.abs(z, out=z)
     c = xp.asarray(xp.minimum(z, delta))
@@ -84,17 +91,30 @@ def _huber_raw(xp, input, target, delta):
     return z
 
 
-@defop("smooth_l1_loss", n_in=2, promote=True, jvp="transpose", batch="loss")
-def _smooth_l1_loss(xp, input, target, reduction, beta):
-    if beta == 1:  # Huber's loss with delta 1, exactly
-        return _reduce(xp, _huber_raw(xp, input, target, 1), reduction)
+def _smooth_l1_buffer(xp, input, target, beta):
+    """PyTorch's smooth L1 with ``beta != 1`` elementwise: ``0.5 * z * z / beta`` below
+    ``beta``, ``z - 0.5 * beta`` above."""
     z = xp.asarray(input - target)  # (in place from here: a buffer, also for 0-d)
     xp.abs(z, out=z)
     quadratic = 0.5 * z
     quadratic *= z
-    if beta != 1:  # (exact either way)
-        quadratic /= beta
-    return _reduce(xp, _select(xp, z < beta, quadratic, z - 0.5 * beta), reduction)
+    quadratic /= beta
+    return _select(xp, z < beta, quadratic, z - 0.5 * beta)
+
+
+# The regression losses' elementwise passes over L2-sized blocks: smooth L1's forward 1.5 ->
+# 1.0 ms at 500k. (Not their rules: 4 in-place passes, as fast whole.)
+_huber_block = _blockwise(_huber_buffer)
+_smooth_l1_block = _blockwise(_smooth_l1_buffer)
+
+
+@defop("smooth_l1_loss", n_in=2, promote=True, jvp="transpose", batch="loss")
+def _smooth_l1_loss(xp, input, target, reduction, beta):
+    if beta == 1:  # Huber's loss with delta 1, exactly
+        return _reduce(xp, _huber_raw(xp, input, target, 1), reduction)
+    if _fast(input, target):
+        return _reduce(xp, _smooth_l1_block(xp, input, target, beta=beta), reduction)
+    return _reduce(xp, _smooth_l1_buffer(xp, input, target, beta), reduction)
 
 
 def _smooth_l1_grad(xp, g, ans, input, target, reduction, beta):
