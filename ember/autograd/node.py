@@ -23,7 +23,7 @@ __all__ = ["OpNode"]
 _fw = forward_ad.state
 _NUMPY = _xp.NUMPY
 _ndarray = np.ndarray
-_LOWP = _dtypes.LOW_PRECISION_TYPES
+_any_reduced = _reduced.any_reduced
 _is_inexact = _dtypes.is_inexact
 # The classes of the dtypes of gradients ``apply``'s fast path takes: real, not reduced.
 _PLAIN = frozenset({type(np.dtype(np.float32)), type(np.dtype(np.float64))})
@@ -142,7 +142,8 @@ class OpNode(Node):
         ans, args, inputs = self._saved_values()
         if create_graph:
             ans, args = self._recorded_args(ans, args, inputs)
-        elif _LOWP:  # reduced precision: the rules compute in float32, ``_fit`` rounds back
+        elif _any_reduced((grad_outputs, ans, args)):
+            # reduced precision: the rules compute in float32, ``_fit`` rounds back
             grad_outputs = _reduced.upcast_values(grad_outputs)
             ans = _reduced.upcast_values(ans)
             args = _reduced.upcast_values(args)
