@@ -181,3 +181,21 @@ def test_embedding_gradient_by_finite_differences_float64():
     idx = ember.tensor([[0, 4, 4], [1, 0, 2]])
     assert ember.autograd.gradcheck(lambda w: ember.nn.functional.embedding(idx, w), (w,))
     assert ember.autograd.gradgradcheck(lambda w: ember.nn.functional.embedding(idx, w), (w,))
+
+
+@pytest.mark.parametrize("join", ["cat", "stack"])
+def test_variadic_nodes_fast_backward_equals_the_general_one(join):
+    """cat's and stack's nodes take ``OpNode.apply``'s fast path in an ordinary backward; it
+    gives the general path's gradients (recorded, under create_graph)."""
+    rng = np.random.default_rng(11)
+    xs = [ember.tensor(rng.standard_normal((3, 4)).astype(np.float32), requires_grad=rg)
+          for rg in (True, False, True)]
+    y = getattr(ember, join)(xs, 1)
+    g = rng.standard_normal(tuple(y.shape)).astype(np.float32)
+    plain = y.grad_fn.apply([g], False)
+    recorded = y.grad_fn.apply([ember.tensor(g)], True)
+    for x, p, r in zip(xs, plain, recorded):
+        assert (p is None) == (r is None) == (not x.requires_grad)
+        if p is not None:
+            assert type(p) is np.ndarray and p.shape == (3, 4)
+            np.testing.assert_array_equal(p, r._data)
