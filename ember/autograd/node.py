@@ -23,7 +23,7 @@ __all__ = ["OpNode"]
 _fw = forward_ad.state
 _NUMPY = _xp.NUMPY
 _ndarray = np.ndarray
-_LOWP = _dtypes.LOW_PRECISION_TYPES
+_any_reduced = _reduced.any_reduced
 _is_inexact = _dtypes.is_inexact
 # The classes of the dtypes of gradients ``apply``'s fast path takes: real, not reduced.
 _PLAIN = frozenset({type(np.dtype(np.float32)), type(np.dtype(np.float64))})
@@ -41,7 +41,8 @@ class OpNode(Node):
     _op = None  # the Op, set on each generated subclass
     _fresh_grads = True  # see ``Node._fresh_grads``
     # The number of inputs of a one-output op of fixed inputs, whose ordinary backward
-    # ``apply``'s fast path serves; 0 for the others (several outputs, variadic).
+    # ``apply``'s fast path serves; -1 for a one-output variadic op (cat, stack), which it
+    # serves too; 0 for the others (several outputs).
     _arity = 0
     _packed = None  # [(index or None for ans, unpack_hook, packed value)] under saved hooks
 
@@ -129,8 +130,18 @@ class OpNode(Node):
                     if type(gb) is not _ndarray or gb.shape != m[0] or gb.dtype is not m[1]:
                         gb = _fitted(gb, m)
                 return [ga, gb]
-            return [None if fn is None else _fitted(rule(_NUMPY, g, ans, *saved), m)
-                    for (fn, _), rule, m in zip(self.next_functions, rules, meta)]
+            if arity > 0:
+                return [None if fn is None else _fitted(rule(_NUMPY, g, ans, *saved), m)
+                        for (fn, _), rule, m in zip(self.next_functions, rules, meta)]
+            # Variadic (an RNN's cat of [x, h] per step): the one rule, told which input, on
+            # inputs of the gradient's dtype (a reduced one goes to the general path, upcast)
+            n = len(self.next_functions)
+            inputs, params = saved[:n], saved[n:]
+            for a in inputs:
+                if a is not None and type(a.dtype) not in _PLAIN:
+                    return self._apply_general(grad_outputs, create_graph)
+            return [None if fn is None else _fitted(rules(_NUMPY, g, ans, i, inputs, *params), m)
+                    for i, ((fn, _), m) in enumerate(zip(self.next_functions, meta))]
         return self._apply_general(grad_outputs, create_graph)
 
     def _apply_general(self, grad_outputs, create_graph):
@@ -142,7 +153,8 @@ class OpNode(Node):
         ans, args, inputs = self._saved_values()
         if create_graph:
             ans, args = self._recorded_args(ans, args, inputs)
-        elif _LOWP:  # reduced precision: the rules compute in float32, ``_fit`` rounds back
+        elif _any_reduced((grad_outputs, ans, args)):
+            # reduced precision: the rules compute in float32, ``_fit`` rounds back
             grad_outputs = _reduced.upcast_values(grad_outputs)
             ans = _reduced.upcast_values(ans)
             args = _reduced.upcast_values(args)

@@ -101,7 +101,8 @@ class Op:
         self._b_first = len(argnames) > 1 and torch_names[1] < torch_names[0]  # (_FastOp)
         self.node_cls = type(f"{_camel(name)}Backward{overload}", (OpNode,),
                              {"__slots__": (), "_op": staticmethod(self),  # no binding
-                              "_arity": self.n_in if nout == 1 and variadic is None else 0,
+                              "_arity": 0 if nout != 1 else self.n_in if variadic is None
+                              else -1,
                               "_n_outputs": nout if nout is not None else _count_outputs})
         # The autocast policy of the PyTorch op of this name (``ops/autocast.py``), or None.
         self.autocast = _amp.policy_of(name)

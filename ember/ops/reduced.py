@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _dtypes
 
-__all__ = ["upcast", "round_to", "upcast_values", "reduced", "round_reduced"]
+__all__ = ["upcast", "round_to", "upcast_values", "any_reduced", "reduced", "round_reduced"]
 
 _LOWP = _dtypes.LOW_PRECISION_TYPES
 
@@ -74,6 +74,29 @@ def round_to(out, low):
     if getattr(out, "dtype", None) == compute:
         return out.astype(low)
     return out
+
+
+def any_reduced(values):
+    """Whether ``values`` (as ``upcast_values`` takes them: arrays, tuples or lists of them,
+    dtypes, numbers) hold a reduced-precision array or dtype: a walk that makes nothing, so
+    that a backward in float32 (nearly all of them) copies no node's arguments."""
+    for v in values if isinstance(values, (tuple, list)) else (values,):
+        t = type(v)
+        if t is np.ndarray:
+            if type(v.dtype) in _LOWP:
+                return True
+        elif t is int or t is float or v is None:
+            continue
+        elif isinstance(v, (tuple, list)):
+            if any_reduced(v):
+                return True
+        elif t in _LOWP:  # a dtype parameter
+            return True
+        else:
+            dt = getattr(v, "dtype", None)
+            if dt is not None and type(dt) in _LOWP:
+                return True
+    return False
 
 
 def upcast_values(values):

@@ -92,7 +92,7 @@ def defop(name: str, *, n_in: int | None = None, promote: Any = False, overload:
         if nout == 1 and variadic is None:
             code = forward.__code__
             inputs = code.co_argcount - 1 if n_in is None else n_in
-            cls = _FastOp if inputs in (1, 2) else Op
+            cls = _FastOp if inputs in (1, 2, 3) else Op
         op = cls(name, forward, n_in, promote, overload, nout, variadic, jvp, holomorphic, batch)
         op.method, op.inplace, op.aliases = method, inplace, aliases
         return op

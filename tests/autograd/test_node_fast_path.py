@@ -210,12 +210,71 @@ def test_fast_backward_matches_after_release_and_versions():
         d.sum().backward()
 
 
-@pytest.mark.parametrize("n_in", [1, 2])
+@pytest.mark.parametrize("n_in", [1, 2, 3])
 def test_the_fast_call_runs_the_general_node_code_inline(n_in):
     """Generated from the general path: the node, its edges and its result are made by the
     bodies of ``Op._node``, ``_edge`` and ``_result``, inlined, not by calls to them."""
-    call = type(_op("mul" if n_in == 2 else "exp", n_in)).__call__
+    call = type(_op({1: "exp", 2: "mul", 3: "addmm"}[n_in], n_in)).__call__
     names = set(call.__code__.co_names)
     assert not names & {"_node", "_edge", "_result"}
     assert {"next_functions", "_seq", "_meta", "_saved", "_inputs", "_ans", "_frees",
             "_ans_vc", "accumulate_grad_of"} <= names
+
+
+# Three inputs: addmm (a Linear's bias, input and transposed weight), addcmul, lerp, clamp.
+KINDS_THREE = [("leaf", "leaf", "leaf"), ("const", "leaf", "const"), ("const", "const", "leaf"),
+               ("leaf", "const", "const"), ("nonleaf", "view", "leaf"), ("bcast", "leaf", "leaf"),
+               ("const", "const", "const"), ("double", "double", "double"),
+               ("leaf", "number", "leaf"), ("leaf", "leaf", "double")]
+
+
+def _three(name, kinds):
+    a, b, c = (_arg(k) for k in kinds)
+    if name == "addmm":  # (3, 4) = (3, 4) + (3, 4) @ (4, 4)
+        if len({k == "double" for k in kinds}) > 1:
+            pytest.skip("addmm's public function refuses mixed dtypes before the op")
+        c = _arg(kinds[2], (4, 4)) if kinds[2] != "bcast" else c
+        return (a, b, c, 1, 1, (False, False))
+    if name == "addcmul":
+        return (a, b, c, 0.5)
+    return (a, b, c)
+
+
+@pytest.mark.parametrize("kinds", KINDS_THREE)
+@pytest.mark.parametrize("name", ["addmm", "addcmul", "lerp", "clamp"])
+def test_three_input_nodes_equal(name, kinds):
+    op = _op(name, 3)
+    args = _three(name, kinds)
+    try:
+        registry.Op.__call__(op, *args)
+    except Exception as exc:  # refused alike by both calls (addmm of a number, mixed dtypes)
+        with pytest.raises(type(exc)):
+            op(*args)
+        return
+    pair = _compare(op, args)
+    if pair is not None:
+        _check_backward(*pair)
+
+
+def test_three_inputs_under_hooks_and_anomaly_mode():
+    op = _op("addcmul", 3)
+    with graph.saved_tensors_hooks(lambda t: t, lambda t: t):
+        _compare(op, _three("addcmul", ("leaf", "leaf", "const")))
+    with ember.autograd.detect_anomaly():
+        assert _compare(op, _three("addcmul", ("leaf", "const", "leaf"))) is not None
+    with ember.no_grad():
+        assert _compare(op, _three("addcmul", ("leaf", "leaf", "leaf"))) is None
+
+
+def test_linear_takes_the_fast_call_and_matches_pytorch(torch):
+    rng = np.random.default_rng(1)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((5, 3), (4, 3), (4,)))
+    grads = []
+    for L in (ember, torch):
+        xs, ws, bs = (L.tensor(v, requires_grad=True) for v in (x, w, b))
+        y = L.nn.functional.linear(xs, ws, bs)
+        assert type(y.grad_fn).__name__ == "AddmmBackward0"
+        (y * y).sum().backward()
+        grads.append([y.detach().numpy(), *(t.grad.numpy() for t in (xs, ws, bs))])
+    for e, t in zip(*grads):
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)

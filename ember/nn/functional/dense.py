@@ -7,6 +7,7 @@ import math
 from typing import TYPE_CHECKING
 
 from ...ops.autocast import autocast_op
+from ...ops.linalg.addmm import addmm
 from ...ops.linalg.einsum import einsum
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
                            f"{input.ndim}D and {weight.ndim}D")
     if bias is not None:
         if input.ndim == 2:
-            return bias.addmm(input, weight.t())
+            return addmm(bias, input, weight.t())
         vector_bias = bias.ndim == 1 or sum(n != 1 for n in bias.shape) == 1
         if vector_bias and bias.is_contiguous() and input.is_contiguous():
             *batch, n = input.shape

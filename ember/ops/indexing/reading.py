@@ -20,6 +20,8 @@ from ..shape.views import _alias, expand, reshape
 from .keys import (
     _advanced_key,
     _apply_basic,
+    _apply_select,
+    _apply_slice,
     _check_bounds,
     _check_mask,
     _check_scalar_index,
@@ -263,6 +265,17 @@ def getitem(x, key):
     """``x[key]``."""
     if batching.state.depth and batching.is_batched(*(key if isinstance(key, tuple) else (key,))):
         return _getitem_batched(x, key)
+    if type(key) is tuple and type(x) is Tensor and _ints_and_slices(key, x._data.ndim):
+        # The common basic key (an RNN's ``emb[:, t, :]``, makemore's ``padded[:, j:j + T]``):
+        # its selects and slices, without classifying each entry (a third of the general
+        # path's cost)
+        out, dim = x, 0
+        for position, k in enumerate(key):
+            if type(k) is int:
+                out = _apply_select(out, dim, k, position)
+            else:
+                out, dim = _apply_slice(out, dim, k, False), dim + 1
+        return as_view(_alias(x), x, lambda xp, a: a) if out is x else out
     lone_slice = isinstance(key, slice)  # x[:] is a slice, x[:, :] (or x[(slice(None),)]) not
     _check_scalar_index(x, key)
     if not isinstance(key, tuple):
@@ -276,6 +289,15 @@ def getitem(x, key):
     if out is x:
         return as_view(_alias(x), x, lambda xp, a: a)
     return out
+
+
+def _ints_and_slices(key, ndim):
+    """Whether ``key`` holds only ints and slices, one to ``ndim`` of them: a key
+    ``_apply_basic`` reads as selects and slices alone."""
+    for k in key:
+        if type(k) is not int and type(k) is not slice:
+            return False
+    return 0 < len(key) <= ndim
 
 
 def _getitem_batched(x, key):

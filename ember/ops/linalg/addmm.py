@@ -6,7 +6,7 @@ in-place method forms (``x.addmm_(...)``). The plain products they build on are 
 from __future__ import annotations
 
 from ... import _errors
-from ..._tensor import _wrap_dim
+from ..._tensor import Tensor, _wrap_dim
 from .. import reduction as _reduction
 from .. import shape as _shape
 from ..autocast import autocast_op
@@ -85,7 +85,9 @@ _addmm.defvjp(
 @autocast_op("addmm")
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """``beta * input + alpha * (mat1 @ mat2)``, ``input`` broadcast to the product's shape."""
-    shapes = mat1.shape, mat2.shape
+    # (the shapes of plain tensors read off their arrays: each Linear of a small model calls
+    # this, and the checks cost a third of its product)
+    shapes = _shape_of(mat1), _shape_of(mat2)
     for name, shape in zip(("mat1", "mat2"), shapes):
         if len(shape) != 2:
             raise RuntimeError(f"{name} must be a matrix, got {len(shape)}-D tensor")
@@ -99,9 +101,20 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     if input._data.dtype != dtype:
         raise RuntimeError(f"self and mat2 must have the same dtype, but got {input.dtype._word} "
                            f"and {mat2.dtype._word}")
-    _check_expandable(input, (a0, b1))
+    sizes = _shape_of(input)
+    if sizes != (b1,) and sizes != (a0, b1):  # (a Linear's bias, or a full input: they fit)
+        _check_expandable(input, (a0, b1))
     return _addmm(input, mat1, mat2, *_integral_scalars(input, beta, alpha),
                   (_column_major(mat1), _column_major(mat2)))
+
+
+def _shape_of(t):
+    """``t``'s shape as a tuple: its array's, for a tensor (a Parameter too) whose class keeps
+    Tensor's ``shape`` (a batched tensor's is not its array's)."""
+    return t._data.shape if type(t).shape is _TENSOR_SHAPE else tuple(t.shape)
+
+
+_TENSOR_SHAPE = Tensor.shape
 
 
 @defop("addmv", n_in=3, jvp="transpose", batch="matmul", inplace=_in_place)

@@ -242,7 +242,9 @@ def _nll_forward(xp, input, target, weight, reduction, ignore_index):
         loss = -input[_class_entries(xp, target)]
         return loss.sum() / loss.size if reduction == "mean" else _reduce(xp, loss, reduction)
     safe, w, valid = _nll_picks(target, weight, ignore_index, input.dtype)
-    loss = xp.where(valid, -input[_class_entries(xp, safe)] * w, 0)
+    picks = -input[_class_entries(xp, safe)]
+    # (without class weights each kept target's weight is 1: ``* w`` would change nothing)
+    loss = xp.where(valid, picks if weight is None else picks * w, 0)
     if reduction == "mean":
         return loss.sum() / w.sum()  # NaN when every target is ignored, as in PyTorch
     return _reduce(xp, loss, reduction)
@@ -260,6 +262,10 @@ def _nll_rule(xp, g, ans, input, target, weight, reduction, ignore_index):
     if reduction == "mean":
         w = raw.where(valid, w / w.sum(), 0)
     # -g * w lands on each target's class; every other entry's gradient is zero.
+    if xp is raw:  # (not recording) plain indexing puts it there at a third of the scatter's cost
+        grad = xp.zeros(input.shape, g.dtype)
+        grad[_class_entries(xp, safe)] = -g * w
+        return grad
     return xp.scatter_along_axis(xp.expand_dims(-g * w, axis=axis), raw.expand_dims(safe, axis),
                                  axis, tuple(input.shape))
 

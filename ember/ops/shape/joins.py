@@ -69,6 +69,34 @@ def _common_dtype(tensors):
     return [to_dtype(t, dt) for t in tensors]
 
 
+def _plain_shapes(tensors, dim):
+    """The inputs' shapes when ``cat`` needs none of its checks and casts: plain Tensors of
+    one dtype and rank (not 0, no legacy empty 1-d one), equal but along ``dim``, a valid
+    dim. None otherwise, and the general path decides (and raises). An RNN step cats two
+    small tensors; read from the arrays in one pass, this costs 1 µs where the general path's
+    ``Size`` shapes cost 8."""
+    first = tensors[0]
+    if type(first) is not Tensor or type(dim) is not int:
+        return None
+    data = first._data
+    dtype, ref = data.dtype, data.shape
+    ndim = len(ref)
+    if not (ndim and -ndim <= dim < ndim) or ref == (0,):
+        return None
+    d = dim % ndim
+    shapes = []
+    for t in tensors:
+        if type(t) is not Tensor:
+            return None
+        data = t._data
+        shape = data.shape
+        if data.dtype != dtype or len(shape) != ndim or shape == (0,) or \
+                shape[:d] != ref[:d] or shape[d + 1:] != ref[d + 1:]:
+            return None
+        shapes.append(shape)
+    return tuple(shapes)
+
+
 @_cat.public
 @autocast_op("cat")
 def cat(tensors, dim=0):
@@ -76,6 +104,9 @@ def cat(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise ValueError("torch.cat(): expected a non-empty list of Tensors")
+    shapes = _plain_shapes(tensors, dim)
+    if shapes is not None:
+        return _cat(*tensors, dim % len(shapes[0]), shapes)
     # The tensor that sets the rank: the first that is not a legacy 1-d empty one (those
     # join tensors of any rank), or failing that the first of any rank.
     ref = next((t for t in tensors if t.ndim and tuple(t.shape) != (0,)),
