@@ -162,6 +162,9 @@ _np.seterr(all="ignore")
 from ._threads import apply_default as _apply_default_threads  # noqa: E402
 
 _apply_default_threads()  # PyTorch's default thread count for NumPy's BLAS (ember/_threads.py)
+from ._malloc import apply_default as _apply_malloc_defaults  # noqa: E402
+
+_apply_malloc_defaults()  # glibc keeps freed activations for the next step (ember/_malloc.py)
 
 __version__ = "0.1.0"
 

@@ -91,8 +91,9 @@ class cuBLASModule:
 
 matmul = cuBLASModule()
 
-# Scaled-dot-product-attention kernels. ember has one implementation (the math one); the
-# switches are kept so that scripts can read back what they set.
+# Scaled-dot-product-attention kernels. On the CPU ember has PyTorch's two, math and flash
+# (``nn/attention``), and reads the flash switch as PyTorch does; the others are kept so that
+# scripts can read back what they set.
 _sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True}
 # PyTorch's C++ setters name these in their errors (three of them say "math").
 _SDP_SETTER = {"flash": "set_sdp_use_math", "mem_efficient": "set_sdp_use_math",

@@ -13,7 +13,8 @@ from ember.ops.reduction import rows
 from ..conftest import to_np
 
 XP = _xp.NUMPY
-SHAPES = [(512, 27), (10000, 3), (40, 1024), (7, 1025), (2, 3, 64), (5000,), (3, 70, 1)]
+SHAPES = [(512, 27), (10000, 3), (40, 1024), (7, 1025), (2, 3, 64), (5000,), (3, 70, 1),
+          (100, 48), (300, 49), (6, 64, 128), (1, 700)]
 
 
 @pytest.mark.parametrize("shape", SHAPES)
@@ -55,6 +56,8 @@ def test_nan_and_infinities_propagate_as_in_numpy():
         np.testing.assert_array_equal(rows.sum_last(XP, x), x.sum(axis=-1, keepdims=True))
         np.testing.assert_array_equal(rows.sum_first(XP, x.T.copy()), x.sum(axis=-1))
     np.testing.assert_array_equal(rows.max_last(XP, x), x.max(axis=-1, keepdims=True))
+    long = np.repeat(x, 30, axis=1)  # rows of 150: the segment-wise maximum
+    np.testing.assert_array_equal(rows.max_last(XP, long), long.max(axis=-1, keepdims=True))
 
 
 def test_other_arrays_fall_back():

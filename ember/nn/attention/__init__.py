@@ -1,11 +1,13 @@
 """``torch.nn.attention``: choosing the kernels ``F.scaled_dot_product_attention`` may use.
 
-ember computes attention one way, PyTorch's math backend's; on the CPU, PyTorch also has a
-flash-attention kernel, and no others. So under ``sdpa_kernel(...)`` ember's attention runs
-when MATH is enabled; with FLASH_ATTENTION but not MATH it runs where PyTorch's CPU flash
-kernel would (4-D inputs, no dropout), with PyTorch's errors elsewhere (PyTorch's result can
-then differ from ember's in the last bits; PyTorch also warns why its kernel was not used);
-with neither, PyTorch's error.
+On the CPU PyTorch has two kernels, math and flash attention. ember has both too: the math
+backend's composite, and one op standing for the flash kernel where PyTorch runs it
+(``ops/nn/attention.py``: same grad_fn, layouts and values up to rounding). Under
+``sdpa_kernel(...)`` with MATH enabled, the flash op runs only if FLASH_ATTENTION is enabled too
+(and ``torch.backends.cuda.enable_flash_sdp`` left on); with FLASH_ATTENTION but not MATH
+ember's attention runs where PyTorch's CPU flash kernel would (4-D inputs, no dropout), with
+PyTorch's errors elsewhere (PyTorch's result can then differ from ember's in the last bits;
+PyTorch also warns why its kernel was not used); with neither, PyTorch's error.
 
 The enabled set is process-wide (PyTorch keeps it in global flags): ``sdpa_kernel`` changes
 it for every thread until it exits.
@@ -14,6 +16,8 @@ from __future__ import annotations
 
 import contextlib
 import enum
+
+from ...backends import cuda as _cuda_backend
 
 __all__ = ["SDPBackend", "sdpa_kernel"]
 
@@ -37,6 +41,12 @@ _enabled = set(_ALL)  # global state, as PyTorch's backend flags
 
 _NO_BACKEND = ("No viable backend for scaled_dot_product_attention was found. This is likely due "
                "to turning off both the math kernel and the fused kernels.")
+
+
+def _flash_enabled():
+    """Whether PyTorch's CPU would consider its flash kernel: enabled here and in
+    ``torch.backends.cuda`` (PyTorch reads one flag for both)."""
+    return SDPBackend.FLASH_ATTENTION in _enabled and _cuda_backend.flash_sdp_enabled()
 
 
 def _check_enabled(query, key, value, dropout_p):

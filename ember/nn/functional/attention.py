@@ -12,6 +12,7 @@ from ... import _creation, _dtypes
 from ..._tensor import Tensor
 from ...ops import shape as _shape
 from ...ops.autocast import autocast_op
+from ...ops.nn.attention import _flash_attention
 from .. import attention as _attention
 from .activation import softmax
 from .dense import linear
@@ -69,19 +70,42 @@ def _expand_gqa(query, key, value):
     return key.repeat_interleave(hq // hk, -3), value.repeat_interleave(hq // hv, -3)
 
 
+def _flash_applies(query, key, value, attn_mask, dropout_p):
+    """Whether PyTorch's CPU runs its fused kernel here, which ember then runs as one op
+    (``ops/nn/attention.py``): CPU tensors of 4 dims, float32 or float64, one head dim, one
+    batch and head count (no broadcasting, no grouped heads), no empty sequence, unit strides
+    in the head dim, no dropout, the kernel enabled. PyTorch's kernel also takes masks and
+    grouped heads; ember gives those the math composite (same values, another grad_fn)."""
+    if attn_mask is not None or dropout_p != 0 or not _attention._flash_enabled():
+        return False
+    q, k, v = query.shape, key.shape, value.shape  # (a vmap sample's: logical shapes)
+    return (len(q) == len(k) == len(v) == 4 and query.dtype == key.dtype == value.dtype
+            and query.dtype in _FLASH_DTYPES and query.device.type == "cpu"
+            and q[:2] == k[:2] == v[:2] and k[2] == v[2] and q[3] == k[3] == v[3]
+            and q[2] and k[2] and query.stride(-1) == key.stride(-1) == value.stride(-1) == 1)
+
+
+_FLASH_DTYPES = (_dtypes.float32, _dtypes.float64)
+
+
 @autocast_op("scaled_dot_product_attention")
 def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
                                  attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                  is_causal: bool = False, scale: float | None = None,
                                  enable_gqa: bool = False) -> Tensor:
-    """``softmax(query @ key^T * scale + mask) @ value``, step for step as PyTorch's math
-    backend computes it (so values, rounding and the grad_fn match).
+    """``softmax(query @ key^T * scale + mask) @ value``. Where PyTorch's CPU runs its fused
+    kernel (``_flash_applies``), one op of that kernel's name; elsewhere step for step as
+    PyTorch's math backend computes it (so values, rounding and the grad_fn match).
 
     A boolean ``attn_mask`` is True where a position takes part; a float one is added to the
     scores. Rows with no position taking part give zeros.
     """
     _check_sdpa_inputs(query, key, value, attn_mask)
     _attention._check_enabled(query, key, value, dropout_p)  # under nn.attention.sdpa_kernel
+    if _flash_applies(query, key, value, attn_mask, dropout_p):
+        if scale is None:
+            scale = 1.0 / math.sqrt(query.size(-1))
+        return _flash_attention(query, key, value, bool(is_causal), scale, {})
     if attn_mask is not None and _is_bool(attn_mask):
         attn_mask = _bool_mask_to_float(attn_mask, query.dtype)
     # Both query and key are scaled by sqrt(scale), for stability; a negative scale goes on q.

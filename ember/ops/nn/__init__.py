@@ -9,6 +9,7 @@ same family's argument checks (PyTorch's messages) and calls these kernels:
 - ``resampling``: upsampling, padding, pixel and channel shuffle;
 - ``normalization``: the native batch, layer and group norms;
 - ``sparse``: embedding, embedding_bag;
+- ``attention``: scaled dot-product attention where PyTorch fuses it;
 - ``_taps`` (pooling windows and interpolation stencils as taps) and ``_common``, shared.
 
 The kernels work on raw arrays, vectorised over output positions (one pass per kernel tap
@@ -20,4 +21,13 @@ The modules declare their public functions where they write them (``ops/_surface
 """
 from __future__ import annotations
 
-from . import activation, conv, loss, normalization, pooling, resampling, sparse  # noqa: F401
+from . import (  # noqa: F401
+    activation,
+    attention,
+    conv,
+    loss,
+    normalization,
+    pooling,
+    resampling,
+    sparse,
+)
