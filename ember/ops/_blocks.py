@@ -21,7 +21,8 @@ def _blockwise(kernel):
     Arrays of one shape are cut into flat blocks; arrays that broadcast (a row of divisors
     against a matrix) into blocks of whole rows of the first axis, where an operand of
     length 1 on that axis comes whole into every block. NumPy scalars and numbers go whole
-    to every block. Anything else (CuPy arrays, Tensors, small or 0-d arrays) runs whole."""
+    to every block. Anything else (CuPy arrays, Tensors, small or 0-d arrays) runs whole. A
+    kernel may return a tuple of results (operands of one shape only): each is assembled."""
     def run(xp, *arrays, **params):
         shaped = [a for a in arrays if type(a) is np.ndarray]
         if len(shaped) < len(arrays) and not all(
@@ -36,6 +37,14 @@ def _blockwise(kernel):
         size = math.prod(shape)
         flats = [a.reshape(-1) if type(a) is np.ndarray else a for a in arrays]
         first = kernel(xp, *(_cut(f, 0, _BLOCK) for f in flats), **params)
+        if type(first) is tuple:  # several results of one pass over each block
+            outs = tuple(np.empty(size, f.dtype) for f in first)
+            for start in range(0, size, _BLOCK):
+                block = first if start == 0 else kernel(
+                    xp, *(_cut(f, start, start + _BLOCK) for f in flats), **params)
+                for out, part in zip(outs, block):
+                    out[start:start + _BLOCK] = part
+            return tuple(out.reshape(shape) for out in outs)
         out = np.empty(size, first.dtype)
         out[:_BLOCK] = first
         for start in range(_BLOCK, size, _BLOCK):

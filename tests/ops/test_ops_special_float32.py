@@ -238,3 +238,44 @@ def test_gelu_output_modified_in_place_keeps_its_gradient(approximate):
     y = ember.tensor([-1.25, 2.5, 0.3], requires_grad=True)
     ember.nn.functional.gelu(y, approximate=approximate).sum().backward()
     np.testing.assert_array_equal(x.grad.numpy(), -y.grad.numpy())
+
+
+def test_exact_gelu_slope_kept_by_the_forward_is_the_backward_bit_for_bit():
+    """A float32 forward that will be differentiated keeps its slope (``saved["slope"]``):
+    the gradient through it has the bits of the backward kernel that recomputes from the
+    input, over whole blocks, a short one, and the special values; a forward without grad
+    keeps nothing."""
+    from ember.ops.nn import activation
+
+    rng = np.random.default_rng(7)
+    x = (rng.normal(size=2 * BLOCKS + 123) * 4).astype(np.float32)
+    x[:9] = [0.0, -0.0, np.inf, -np.inf, np.nan, 14.9, -14.9, 1e-40, -1e-45]
+    g = rng.normal(size=x.shape).astype(np.float32)
+    t = ember.tensor(x, requires_grad=True)
+    out = ember.nn.functional.gelu(t)
+    out.backward(ember.tensor(g))
+    want = activation._gelu_grad_narrow(np, g, x)
+    np.testing.assert_array_equal(t.grad.numpy().view(np.uint32), want.view(np.uint32))
+    with ember.no_grad():
+        plain = ember.nn.functional.gelu(ember.tensor(x))
+    np.testing.assert_array_equal(out.detach().numpy().view(np.uint32),
+                                  plain.numpy().view(np.uint32))
+    saved = {}
+    activation._gelu(ember.tensor(x), "none", saved)
+    assert saved["slope"].dtype == np.float32
+
+
+def test_exact_gelu_input_modified_in_place_raises_as_in_pytorch():
+    """The kept slope does not replace the saved input: modifying it in place still raises
+    at backward, with PyTorch's message."""
+    torch = pytest.importorskip("torch")
+    errors = []
+    for lib in (ember, torch):
+        x = lib.ones(4, requires_grad=True)
+        y = x * 2
+        out = lib.nn.functional.gelu(y)
+        y.add_(1)
+        with pytest.raises(RuntimeError) as info:
+            out.sum().backward()
+        errors.append(str(info.value).split(";")[0])
+    assert errors[0] == errors[1]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import _creation, _dtypes
+from ... import _autograd_state, _creation, _dtypes
 from ..._tensor import _wrap_dim
 from ...ops import batching
 from ...ops import pointwise as _pointwise
@@ -110,7 +110,8 @@ def gelu(input: Tensor, approximate: str = "none") -> Tensor:
     if approximate not in ("none", "tanh"):
         raise RuntimeError("approximate argument must be either none or tanh.")
     _floating_only("GeluKernelImpl", input)
-    return _nn._gelu(input, approximate)
+    wants_grad = input.requires_grad and _autograd_state.grad_state.grad
+    return _nn._gelu(input, approximate, {} if wants_grad else None)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
