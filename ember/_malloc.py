@@ -14,9 +14,9 @@ under 32 MB come from the heap, and up to 64 MB of free heap is kept for reuse i
 being unmapped. Arrays over 32 MB are mapped and unmapped as before. Afterwards the step takes
 no page faults (nanoGPT: 90 -> 80 ms of CPU time).
 
-Nothing is changed where the program set any ``MALLOC_*`` variable itself, where
-``EMBER_MALLOC_DEFAULTS=0``, or off Linux; glibc is reached through ctypes (``mallopt``; on
-another C library the call is absent or does nothing).
+Nothing is changed where the program set any ``MALLOC_*`` variable or a ``glibc.malloc``
+tunable itself, where ``EMBER_MALLOC_DEFAULTS=0``, or off Linux; glibc is reached through
+ctypes (``mallopt``; on another C library the call is absent or does nothing).
 """
 from __future__ import annotations
 
@@ -36,7 +36,8 @@ def apply_default():
     whether they were set."""
     if not sys.platform.startswith("linux") or os.environ.get("EMBER_MALLOC_DEFAULTS") == "0":
         return False
-    if any(var in os.environ for var in _USER_SET):
+    if (any(var in os.environ for var in _USER_SET)
+            or "glibc.malloc" in os.environ.get("GLIBC_TUNABLES", "")):
         return False
     try:
         mallopt = ctypes.CDLL(None).mallopt

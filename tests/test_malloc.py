@@ -14,7 +14,8 @@ linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's
 
 def _run(code, **env):
     clean = {k: v for k, v in os.environ.items()
-             if not k.startswith("MALLOC_") and k != "EMBER_MALLOC_DEFAULTS"}
+             if not k.startswith("MALLOC_")
+             and k not in ("EMBER_MALLOC_DEFAULTS", "GLIBC_TUNABLES")}
     out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
                          text=True, env={**clean, **env}, check=True)
     return out.stdout.strip()
@@ -31,7 +32,8 @@ def test_applied_at_import_and_again_harmlessly():
 @linux
 @pytest.mark.parametrize("env", [{"EMBER_MALLOC_DEFAULTS": "0"},
                                  {"MALLOC_TRIM_THRESHOLD_": "1000000"},
-                                 {"MALLOC_ARENA_MAX": "2"}])
+                                 {"MALLOC_ARENA_MAX": "2"},
+                                 {"GLIBC_TUNABLES": "glibc.malloc.trim_threshold=1000000"}])
 def test_left_alone_where_the_program_chose(env):
     assert _run(APPLIED, **env) == "False"
 
