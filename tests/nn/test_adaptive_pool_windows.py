@@ -18,6 +18,8 @@ CASES = [  # (input spatial size, output size)
     ((4, 6, 8), (2, 3, 4)), ((5, 7, 9), (2, 3, 2)), ((3, 4, 5), (4, 4, 5)), ((6, 5, 4), (6, 2, 4)),
     # few large windows (each reduced on its own): overlapping, kept dims between and after
     ((70,), 3), ((33, 41), (None, 2)), ((40, 9, 33), (2, 9, 3)), ((45, 37), (2, 37)),
+    # ... of unequal lengths (a shorter window's padding repeats its last position)
+    ((230,), 3), ((97, 161), (2, 3)), ((31, 29, 37), (2, 3, 5)),
 ]
 
 

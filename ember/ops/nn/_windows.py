@@ -275,8 +275,10 @@ def adaptive_sum(xp, x, output_size):
 def _membership(n, out):
     """The (out, n) matrix of ones where input position j is in window i."""
     index, mask, _ = adaptive_windows(n, out)
-    m = np.zeros((out, n))
-    m[np.arange(out)[:, None], index] = 1 if mask is None else mask
+    rows = np.broadcast_to(np.arange(out)[:, None], index.shape)
+    kept = ... if mask is None else mask  # (the padding repeats a window's last position:
+    m = np.zeros((out, n))                # assigning its 0 would erase that position's 1)
+    m[rows[kept], index[kept]] = 1
     m.flags.writeable = False
     return m
 
