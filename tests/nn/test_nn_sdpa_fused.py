@@ -223,3 +223,14 @@ def test_forward_mode_equals_finite_differences():
         plus = f(q + h * tq, k + h * tk, v + h * tv).numpy()
         minus = f(q - h * tq, k - h * tk, v - h * tv).numpy()
     np.testing.assert_allclose(tangent.numpy(), (plus - minus) / (2 * h), rtol=1e-6, atol=1e-8)
+
+
+def test_causal_bounds_kept_are_few():
+    """Sampling with a growing context calls attention at every length: the cached causal
+    bounds stay a handful (one per length would be ~1.4 GB for a context of 1024)."""
+    from ember.ops.nn import attention
+
+    for n in range(1, 40):
+        q = ember.randn(1, 2, n, 4)
+        ember.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+    assert len(attention._CAUSAL) <= attention._CAUSAL_KEPT

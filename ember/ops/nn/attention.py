@@ -31,6 +31,7 @@ from ..registry import defop
 
 _BOOL = np.dtype(np.bool_)  # (a dtype object: the recorded namespace maps those)
 _CAUSAL = {}  # (namespace, S, L, dtype) -> the causal bound, transposed (S, L)
+_CAUSAL_KEPT = 8  # bounds kept: sampling with a growing context makes one per length
 
 
 def _causal_bound_t(xp, s, n, dtype):
@@ -39,13 +40,15 @@ def _causal_bound_t(xp, s, n, dtype):
     elsewhere. ``fmin(scores, bound)`` sets every masked score to -inf whatever it was (nan,
     +inf: PyTorch's kernel never computes those) and leaves the others; a kept nan becomes
     +inf, which makes its row nan all the same. As fast as adding a mask; made once per
-    shape."""
+    shape, the last ``_CAUSAL_KEPT`` shapes kept."""
     key = (id(xp), s, n, np.dtype(dtype).str)  # (the namespaces live as long as ember)
     bound = _CAUSAL.get(key)
     if bound is None:
         bound = xp.where(xp.triu(xp.ones((s, n), dtype=_BOOL)), np.inf, -np.inf).astype(dtype)
         if xp is _xp.NUMPY:
             bound.flags.writeable = False
+        if len(_CAUSAL) >= _CAUSAL_KEPT:  # (the oldest goes: dicts keep insertion order)
+            _CAUSAL.pop(next(iter(_CAUSAL)), None)
         _CAUSAL[key] = bound
     return bound
 
