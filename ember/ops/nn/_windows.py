@@ -271,7 +271,7 @@ def adaptive_sum(xp, x, output_size):
     return _back(xp, x, moved)
 
 
-@functools.lru_cache(maxsize=512)
+@functools.lru_cache(maxsize=64)  # (out x n float64 each: fewer kept than the index tables)
 def _membership(n, out):
     """The (out, n) matrix of ones where input position j is in window i."""
     index, mask, _ = adaptive_windows(n, out)
