@@ -272,40 +272,54 @@ def _gelu(xp, input, approximate, saved):
 # the same pass. S(a) = P(a) / Q(a) on [0, 14.85] is a fit of our own (linearized least
 # squares on Chebyshev nodes against math.erfc, relative error 8.2e-9): every coefficient
 # positive, so Horner in float32 on a >= 0 adds no cancellation (erfc's rational of
-# ops/unary.py, with mixed signs, gave more). Only the exp runs in float64: exp(-a²/2) from a
-# float32 a² would be off by a²/2 float32 ulps of its argument (~80 ulp at a = 13). The rest
-# in float32 is ~2x float64's throughput and needs no casts. Within 6.2 ulp of x Phi(x);
-# fwd 10 -> 6 ms, bwd 12 -> 6 ms at 1M (the erfc kernel in float64, ~35 passes, before).
+# ops/unary.py, with mixed signs, gave more). exp(-a²/2) from a float32 a² is off by up to
+# a²/2 float32 ulps of its argument: harmless above 0 (x - a e S, the tail term is small
+# beside x) and down to -2.5 (within 5.5 ulp of x Phi(x) there, 3.5 ulp near 0), ~80 ulp at
+# -13. So the exp runs in float32, and the few elements below -2.5 (0.6% of a standard
+# normal's; none in most blocks, found by one ``min``) get theirs again from a float64
+# square: the float64 exp for every element was a fifth of the kernel. The rest in float32
+# is ~2x float64's throughput and needs no casts. Within 7.1 ulp of x Phi(x) (the deep
+# negative tail); fwd 10 -> 6 ms, bwd 12 -> 6 ms at 1M (the erfc kernel in float64, ~35
+# passes, before), and 6 -> ~5 ms with the float32 exp.
 _GELU_S_P = tuple(c / 0.010300232479760764 for c in (
     0.5000000024010445, 0.43818017671045945, 0.1831341253927425, 0.04059455858363446,
     0.004109245573068621))
 _GELU_S_Q = tuple(c / 0.010300232479760764 for c in (
     1.0, 1.6742452909859746, 1.202118252875428, 0.4691999983851081, 0.10176188495462456,
     0.010300232479760764))  # (both over Q's leading coefficient: Q monic, a pass fewer)
-_GELU_A_MAX = 14.85  # exp(-a²/2) S(a) is below float32's least subnormal beyond
+_GELU_S_P32 = tuple(np.float32(c) for c in _GELU_S_P)
+_GELU_S_Q32 = tuple(np.float32(c) for c in _GELU_S_Q)
+_GELU_A_MAX = np.float32(14.85)  # exp(-a²/2) S(a) is below float32's least subnormal beyond
+_GELU_EXP32_FROM = np.float32(-2.5)  # below, exp(-x²/2) from float64 (see above)
 
 
 def _gelu32_parts(xp, x):
-    """For float32 ``x``: ``a = min(|x|, 14.85)``, ``exp(-x²/2)`` (computed in float64),
-    ``S(a)``, x's sign bits and ``[x >= +0]`` (0 at -0: the output x [x >= 0] - a e S
-    then keeps -0's sign). The signs go through the bits (CuPy has the same calls):
-    ``copysign`` is 5x slower than a multiply in NumPy, a ``where`` on a mixed mask 40x."""
-    e = x.astype(xp.float64)
-    e *= e  # (a cast, then float64 passes: 20% faster than multiply(x, x, dtype=float64))
-    e *= -0.5
+    """For float32 ``x``: ``a = min(|x|, 14.85)``, ``exp(-x²/2)``, ``S(a)``, x's sign bits
+    and ``[x >= +0]`` (0 at -0: the output x [x >= 0] - a e S then keeps -0's sign). The
+    signs go through the bits (CuPy has the same calls): ``copysign`` is 5x slower than a
+    multiply in NumPy, a ``where`` on a mixed mask 40x."""
+    e = x * x
+    e *= xp.float32(-0.5)
     xp.exp(e, out=e)
+    tail = x < _GELU_EXP32_FROM  # (NaN compares False: NaN stays in e)
+    if tail.any():  # (a compare and an any: a third of a ``min``'s time)
+        tail = xp.flatnonzero(tail)
+        deep = x.ravel()[tail].astype(xp.float64)
+        deep *= deep
+        deep *= -0.5
+        e.ravel()[tail] = xp.exp(deep)  # (x and e: contiguous blocks)
     a = xp.abs(x)
-    xp.minimum(a, x.dtype.type(_GELU_A_MAX), out=a)  # NaN stays NaN
-    s = _unary._horner(xp, a, [x.dtype.type(c) for c in _GELU_S_P])
-    q = a + x.dtype.type(_GELU_S_Q[-2])  # Q is monic
-    for c in _GELU_S_Q[-3::-1]:
+    xp.minimum(a, _GELU_A_MAX, out=a)  # NaN stays NaN
+    s = _unary._horner(xp, a, _GELU_S_P32)
+    q = a + _GELU_S_Q32[-2]  # Q is monic
+    for c in _GELU_S_Q32[-3::-1]:
         q *= a
-        q += x.dtype.type(c)
+        q += c
     s /= q
     sign = xp.bitwise_and(x.view(xp.uint32), xp.uint32(0x80000000))
     step = xp.bitwise_xor(sign, xp.float32(0.5).view(xp.uint32)).view(xp.float32)
     step += xp.float32(0.5)  # 0.5 + (±0.5)
-    return a, e.astype(xp.float32), s, sign, step
+    return a, e, s, sign, step
 
 
 @_unary._blockwise
