@@ -7,8 +7,6 @@ and their methods, which are the checked functions of ``nn.functional``.
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from ... import _xp
@@ -17,6 +15,7 @@ from .. import unary as _unary
 from .._select import _fast, _select, _zero_where
 from ..autocast import autocast_op
 from ..registry import defop, public
+from . import _gelu32
 
 # --------------------------------------------------------------------------- activations
 
@@ -241,11 +240,6 @@ def _elu_ops(name, rule, result_rule):
 _elu, _elu_ = _elu_ops("elu", _elu_rule, _elu_result_rule)
 _celu, _celu_ = _elu_ops("celu", _celu_rule, _celu_result_rule)
 
-_SQRT_2_OVER_PI = math.sqrt(2 / math.pi)
-_INV_SQRT_2 = 1 / math.sqrt(2)
-_INV_SQRT_2PI = 1 / math.sqrt(2 * math.pi)
-
-
 @defop("gelu", n_in=1, jvp="elementwise", batch="pointwise")
 def _gelu(xp, input, approximate, saved):
     """``saved``: a dict where a backward will follow (else None). Exact GELU of a float32
@@ -254,158 +248,15 @@ def _gelu(xp, input, approximate, saved):
     backward would redo all ~30 of them (nanoGPT's MLP: 2.4 -> 0.1 ms a backward)."""
     if approximate == "tanh":
         if type(input) is np.ndarray and input.ndim:
-            return _gelu_tanh_buffer(input)
-        inner = _SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
+            return _gelu32.tanh_buffer(input)
+        inner = _gelu32.SQRT_2_OVER_PI * (input + 0.044715 * input * input * input)
         return 0.5 * input * (1 + xp.tanh(inner))
     if _unary._narrow(input) and input.ndim:
         if saved is not None and type(input) is np.ndarray and input.dtype == np.float32:
-            out, saved["slope"] = _gelu_and_slope32(xp, input)
+            out, saved["slope"] = _gelu32.and_slope(xp, input)
             return out
-        return _gelu_narrow(xp, input)
-    return 0.5 * input * (1 + xp.erf(input * _INV_SQRT_2))
-
-
-# Exact GELU for float32, in float32 arithmetic. With h(a) = Phi(-a) = exp(-a²/2) S(a) for
-# a = |x|, x Phi(x) = x [x >= 0] - a exp(-a²/2) S(a) on both sides of 0 (x (1 - h) above, x h
-# below), free of the cancellation of PyTorch's 1 + erf in the negative tail, and Phi + x phi
-# = [x >= 0] + exp(-a²/2) (x / sqrt(2 pi) - sign(x) S(a)): the backward gets phi's exp from
-# the same pass. S(a) = P(a) / Q(a) on [0, 14.85] is a fit of our own (linearized least
-# squares on Chebyshev nodes against math.erfc, relative error 8.2e-9): every coefficient
-# positive, so Horner in float32 on a >= 0 adds no cancellation (erfc's rational of
-# ops/unary.py, with mixed signs, gave more). exp(-a²/2) from a float32 a² is off by up to
-# a²/2 float32 ulps of its argument: harmless above 0 (x - a e S, the tail term is small
-# beside x) and down to -2.5 (within 5.5 ulp of x Phi(x) there, 3.5 ulp near 0), ~80 ulp at
-# -13. So the exp runs in float32, and the few elements below -2.5 (0.6% of a standard
-# normal's; none in most blocks, found by one ``min``) get theirs again from a float64
-# square: the float64 exp for every element was a fifth of the kernel. The rest in float32
-# is ~2x float64's throughput and needs no casts. Within 7.1 ulp of x Phi(x) (the deep
-# negative tail); fwd 10 -> 6 ms, bwd 12 -> 6 ms at 1M (the erfc kernel in float64, ~35
-# passes, before), and 6 -> ~5 ms with the float32 exp.
-_GELU_S_P = tuple(c / 0.010300232479760764 for c in (
-    0.5000000024010445, 0.43818017671045945, 0.1831341253927425, 0.04059455858363446,
-    0.004109245573068621))
-_GELU_S_Q = tuple(c / 0.010300232479760764 for c in (
-    1.0, 1.6742452909859746, 1.202118252875428, 0.4691999983851081, 0.10176188495462456,
-    0.010300232479760764))  # (both over Q's leading coefficient: Q monic, a pass fewer)
-_GELU_S_P32 = tuple(np.float32(c) for c in _GELU_S_P)
-_GELU_S_Q32 = tuple(np.float32(c) for c in _GELU_S_Q)
-_GELU_A_MAX = np.float32(14.85)  # exp(-a²/2) S(a) is below float32's least subnormal beyond
-_GELU_EXP32_FROM = np.float32(-2.5)  # below, exp(-x²/2) from float64 (see above)
-
-
-def _gelu32_parts(xp, x):
-    """For float32 ``x``: ``a = min(|x|, 14.85)``, ``exp(-x²/2)``, ``S(a)``, x's sign bits
-    and ``[x >= +0]`` (0 at -0: the output x [x >= 0] - a e S then keeps -0's sign). The
-    signs go through the bits (CuPy has the same calls): ``copysign`` is 5x slower than a
-    multiply in NumPy, a ``where`` on a mixed mask 40x."""
-    e = x * x
-    e *= xp.float32(-0.5)
-    xp.exp(e, out=e)
-    tail = x < _GELU_EXP32_FROM  # (NaN compares False: NaN stays in e)
-    if tail.any():  # (a compare and an any: a third of a ``min``'s time)
-        tail = xp.flatnonzero(tail)
-        deep = x.ravel()[tail].astype(xp.float64)
-        deep *= deep
-        deep *= -0.5
-        e.ravel()[tail] = xp.exp(deep)  # (x and e: contiguous blocks)
-    a = xp.abs(x)
-    xp.minimum(a, _GELU_A_MAX, out=a)  # NaN stays NaN
-    s = _unary._horner(xp, a, _GELU_S_P32)
-    q = a + _GELU_S_Q32[-2]  # Q is monic
-    for c in _GELU_S_Q32[-3::-1]:
-        q *= a
-        q += c
-    s /= q
-    sign = xp.bitwise_and(x.view(xp.uint32), xp.uint32(0x80000000))
-    step = xp.bitwise_xor(sign, xp.float32(0.5).view(xp.uint32)).view(xp.float32)
-    step += xp.float32(0.5)  # 0.5 + (±0.5)
-    return a, e, s, sign, step
-
-
-@_unary._blockwise
-def _gelu_narrow(xp, x):
-    """``x Phi(x)`` for float32 (and narrower) ``x`` (see above); -inf gives NaN (-inf * 0),
-    as PyTorch's formula does."""
-    x32 = x.astype(xp.float32, copy=False)
-    a, e, s, _, out = _gelu32_parts(xp, x32)
-    a *= e  # a exp(-a²/2) first: normal where the output is
-    a *= s
-    out *= x32
-    out -= a
-    return out.astype(x.dtype, copy=False)
-
-
-def _gelu32_slope(xp, x32, a, e, s, sign, step):
-    """``Phi(x) + x phi(x)`` from ``_gelu32_parts`` (in ``a``'s buffer; ``s`` is changed)."""
-    s_bits = s.view(xp.uint32)
-    s_bits ^= sign  # sign(x) S(a)
-    xp.multiply(x32, xp.float32(_INV_SQRT_2PI), out=a)
-    a -= s
-    a *= e
-    a += step
-    return a
-
-
-@_unary._blockwise
-def _gelu_grad_narrow(xp, g, x):
-    """``g (Phi(x) + x phi(x))`` for float32 (and narrower) ``x`` (see above). (The rule
-    reads the input only, as PyTorch's GeluBackward saves it: reading Phi off the output
-    would break on an output modified in place.)"""
-    x32 = x.astype(xp.float32, copy=False)
-    slope = _gelu32_slope(xp, x32, *_gelu32_parts(xp, x32))
-    slope *= g
-    return slope.astype(x.dtype, copy=False)
-
-
-@_unary._blockwise
-def _gelu_and_slope32(xp, x):
-    """``_gelu_narrow`` and the slope ``_gelu_grad_narrow`` multiplies ``g`` by, from one
-    evaluation of the parts, for float32 ``x``: the same bits as each."""
-    a, e, s, sign, step = _gelu32_parts(xp, x)
-    tail = a * e
-    tail *= s
-    out = step * x
-    out -= tail
-    return out, _gelu32_slope(xp, x, a, e, s, sign, step)
-
-
-def _gelu_tanh_buffer(x):
-    """PyTorch's tanh approximation, in its order of operations, in one buffer."""
-    c = x.dtype.type
-    out = np.multiply(x, x)
-    out *= x
-    out *= c(0.044715)
-    out += x
-    out *= c(_SQRT_2_OVER_PI)
-    np.tanh(out, out=out)
-    out += c(1)
-    out *= x
-    out *= c(0.5)
-    return out
-
-
-def _gelu_tanh_grad_buffer(g, x):
-    """The tanh form's derivative in two buffers, in PyTorch's order of operations."""
-    c = x.dtype.type
-    d = np.multiply(x, x)
-    t = np.multiply(d, x)
-    d *= c(3 * 0.044715)
-    d += c(1)
-    d *= c(_SQRT_2_OVER_PI)  # the inner function's derivative
-    t *= c(0.044715)
-    t += x
-    t *= c(_SQRT_2_OVER_PI)
-    np.tanh(t, out=t)
-    out = np.multiply(t, t)
-    np.subtract(c(1), out, out=out)
-    out *= d
-    out *= x
-    out *= c(0.5)
-    t += c(1)
-    t *= c(0.5)
-    out += t
-    out *= g
-    return out
+        return _gelu32.narrow(xp, input)
+    return 0.5 * input * (1 + xp.erf(input * _gelu32.INV_SQRT_2))
 
 
 def _gelu_rule(xp, g, ans, input, approximate, saved):
@@ -415,15 +266,15 @@ def _gelu_rule(xp, g, ans, input, approximate, saved):
     numpy_pair = _unary._numpy_pair(g, input)
     if approximate == "tanh":
         if numpy_pair:
-            return _gelu_tanh_grad_buffer(g, input)
+            return _gelu32.tanh_grad_buffer(g, input)
         x2 = input * input
-        t = xp.tanh(_SQRT_2_OVER_PI * (input + 0.044715 * x2 * input))
-        dinner = _SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x2)
+        t = xp.tanh(_gelu32.SQRT_2_OVER_PI * (input + 0.044715 * x2 * input))
+        dinner = _gelu32.SQRT_2_OVER_PI * (1 + 3 * 0.044715 * x2)
         return g * (0.5 * (1 + t) + 0.5 * input * (1 - t * t) * dinner)
     if numpy_pair and _unary._narrow(input) and input.ndim:
-        return _gelu_grad_narrow(xp, g, input)
-    cdf = 0.5 * (1 + xp.erf(input * _INV_SQRT_2))
-    return g * (cdf + input * _INV_SQRT_2PI * xp.exp(-0.5 * input * input))
+        return _gelu32.grad_narrow(xp, g, input)
+    cdf = 0.5 * (1 + xp.erf(input * _gelu32.INV_SQRT_2))
+    return g * (cdf + input * _gelu32.INV_SQRT_2PI * xp.exp(-0.5 * input * input))
 
 
 _gelu.defvjp(_gelu_rule)
