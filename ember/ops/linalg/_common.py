@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _array_api
+from .. import _between_rules
 from .. import shape as _shape
 
 
@@ -207,30 +208,20 @@ def _in_vmap(*tensors):
     return any(getattr(t, "_levels", None) for t in tensors)
 
 
-_SHARED: list = []  # [key, value]: the one value ``_shared`` holds
+_HOLDER: dict = {}  # the value ``_shared`` keeps between two rules (ops/_between_rules.py)
 
 
 def _shared(xp, ans, g, compute, first):
     """``compute()``, once for the two rules of a node that both need it: ``solve``'s gradient
     for ``B`` (``A^{-T} g``) is the first step of the one for ``A``, and a second solve would
-    be a second factorisation (a third of ``solve``'s backward).
-
-    The engine runs a node's rules in input order, one straight after the other. The
-    ``first`` rule computes the value and leaves it here under the identity of the node's
-    output ``ans`` and of ``g``; the other takes it if the key is its own, else computes it
-    (and leaves nothing). A key names one node's one backward (another node has another
-    ``ans``, another backward another ``g``) and the first rule always computes, so a value is
-    read only by the rule it was computed for, in the same backward. At most one value is
-    held, until the next call. Not under ``create_graph``: recorded rules compute.
-    """
-    if _recording(xp):
-        return compute()
+    be a second factorisation (a third of ``solve``'s backward). The ``first`` rule always
+    computes and leaves the value under the node's output ``ans`` and ``g``; the other takes
+    it (see ``ops/_between_rules.py``)."""
+    if not first:
+        value = _between_rules.take(xp, _HOLDER, (ans, g))
+        if value is not None:
+            return value
+    value = compute()
     if first:
-        value = compute()
-        _SHARED[:] = [(ans, g), value]
-        return value
-    if _SHARED and _SHARED[0][0] is ans and _SHARED[0][1] is g:
-        value = _SHARED[1]
-        _SHARED.clear()
-        return value
-    return compute()
+        _between_rules.leave(xp, _HOLDER, (ans, g), value)
+    return value

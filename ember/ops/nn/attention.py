@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _xp
-from .. import batching
+from .. import _between_rules, batching
 from ..linalg._common import _mT, _recording
 from ..reduction.rows import sum_last
 from ..registry import defop
@@ -114,10 +114,10 @@ def _weights(xp, query, key, is_causal, scale, saved):
 def _scores_grad(xp, g, ans, query, key, value, is_causal, scale, saved, last):
     """``dL/d(key @ query^T)`` (transposed scores, as above): ``W * (value @ g^T -
     rowsum(g * out)^T) * scale``, computed by the first of the query and key rules to run and
-    handed to the other (``last``: the key rule, which drops it)."""
-    memo = saved.pop("scores_grad", None) if last else saved.get("scores_grad")
-    if memo is not None and memo[0] is g:
-        return memo[1]
+    handed to the other (``ops/_between_rules.py``; ``last``: the key rule)."""
+    memo = _between_rules.take(xp, saved, (g,), last)
+    if memo is not None:
+        return memo
     weights = _weights(xp, query, key, is_causal, scale, saved)
     grad = xp.matmul(value, _mT(xp, g))
     # rowsum(dL/dW * W) over keys is rowsum(g * out) over E: a (B, H, 1, L) row
@@ -129,7 +129,7 @@ def _scores_grad(xp, g, ans, query, key, value, is_causal, scale, saved, last):
         grad *= weights
         grad *= scale
     if not last:
-        saved["scores_grad"] = (g, grad)
+        _between_rules.leave(xp, saved, (g,), grad)
     return grad
 
 
