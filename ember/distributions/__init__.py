@@ -13,21 +13,38 @@ from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
 from .constraint_registry import biject_to, transform_to
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
 from .exponential import Exponential
+from .fishersnedecor import FisherSnedecor
 from .gamma import Chi2, Gamma
+from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
+from .gumbel import Gumbel
+from .half_normal import HalfCauchy, HalfNormal
 from .independent import Independent
+from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
+from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .log_normal import LogNormal
+from .logistic_normal import LogisticNormal
+from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
+from .negative_binomial import NegativeBinomial
 from .normal import Normal
 from .one_hot_categorical import OneHotCategorical, OneHotCategoricalStraightThrough
+from .pareto import Pareto
 from .poisson import Poisson
+from .relaxed_bernoulli import RelaxedBernoulli
+from .relaxed_categorical import RelaxedOneHotCategorical
+from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
+from .von_mises import VonMises
+from .weibull import Weibull
 from .transforms import (
     AbsTransform,
     AffineTransform,
@@ -54,25 +71,25 @@ from .uniform import Uniform
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
-    "Categorical", "Cauchy", "Chi2", "ComposeTransform", "CorrCholeskyTransform",
-    "CumulativeDistributionTransform", "Dirichlet", "Distribution", "ExpTransform",
-    "Exponential", "ExponentialFamily", "Gamma", "Geometric", "Independent",
-    "IndependentTransform", "Laplace", "LowerCholeskyTransform", "Multinomial",
-    "MultivariateNormal", "Normal", "OneHotCategorical", "OneHotCategoricalStraightThrough",
-    "Poisson", "PositiveDefiniteTransform", "PowerTransform", "ReshapeTransform",
+    "Categorical", "Cauchy", "Chi2", "ComposeTransform", "ContinuousBernoulli",
+    "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
+    "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
+    "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
+    "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
+    "LogisticNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
+    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+    "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform",
+    "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform",
     "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
-    "StickBreakingTransform", "TanhTransform", "Transform", "TransformedDistribution",
-    "Uniform", "biject_to", "kl_divergence", "register_kl", "transform_to",
-    "identity_transform",
+    "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution",
+    "Uniform", "VonMises", "Weibull", "biject_to", "identity_transform", "kl_divergence",
+    "register_kl", "transform_to",
 ]
 
 # PyTorch's other public names, not in ember yet: ``torch.distributions.Wishart`` says so
 # instead of a bare "has no attribute" (``from ... import`` still gets Python's ImportError).
 _NOT_YET = frozenset("""
-    ContinuousBernoulli FisherSnedecor GeneralizedPareto Gumbel HalfCauchy HalfNormal
-    InverseGamma Kumaraswamy LKJCholesky LogNormal LogisticNormal LowRankMultivariateNormal
-    MixtureSameFamily NegativeBinomial Pareto RelaxedBernoulli RelaxedOneHotCategorical
-    StudentT VonMises Weibull Wishart""".split())
+    LKJCholesky LowRankMultivariateNormal Wishart""".split())
 
 
 def __getattr__(name):

@@ -7,8 +7,8 @@ arguments as NumPy arrays (or Python numbers, passed as they are) for a batch sh
 ``event`` is the event shape as a function of the parameters; ``make(lib, **kwargs)`` builds
 the distribution in either library (``lib.distributions.<name>`` by default).
 """
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -36,6 +36,11 @@ def vec(gen, k):
     return lambda rng, shape, dtype: gen(rng, shape + (k,), dtype)
 
 
+def scalar(gen):
+    """A 0-d parameter whatever the batch shape (a temperature shared by the batch)."""
+    return lambda rng, shape, dtype: np.asarray(gen(rng, (), dtype))
+
+
 def number(v):
     return lambda rng, shape, dtype: v
 
@@ -55,6 +60,9 @@ class Case:
     grad_params: tuple = None  # which parameters take gradients (default: float arrays)
     id: str = ""
     rtol: dict = field(default_factory=dict)  # float64 tolerances by property, where wider
+    skip: tuple = ()  # properties not compared with PyTorch's (each says why where it is set)
+    torch_default64: bool = False  # run PyTorch with float64 as its default dtype
+    heavy: bool = False  # heavy tails: the sample variance is too noisy to check
 
     def build(self, lib, arrays):
         kwargs = {k: lib.tensor(v) if isinstance(v, np.ndarray) else v
@@ -109,6 +117,17 @@ def above_scale(rng, shape, dtype, p):
     return (scale * rng.uniform(1.01, 4.0, shape)).astype(dtype)
 
 
+def real_neg(lo, hi):
+    return lambda rng, shape, dtype: rng.uniform(lo, hi, shape).astype(dtype)
+
+
+def gp_values(rng, shape, dtype, p):
+    """Points above ``loc`` and, for a negative concentration, below its upper end."""
+    loc, scale, c = (np.broadcast_to(p[k], shape) for k in ("loc", "scale", "concentration"))
+    width = np.where(c < 0, -scale / np.where(c < 0, c, -1.0), 4 * scale)
+    return (loc + width * rng.uniform(0.02, 0.98, shape)).astype(dtype)
+
+
 def multinomial_values(n, k):
     def gen(rng, shape, dtype, p):
         draws = rng.multinomial(n, np.full(k, 1.0 / k), size=shape[:-1])
@@ -145,4 +164,47 @@ CASES = [
     Case("Chi2", {"df": pos(1.0, 6.0)}, positive_values),
     Case("Beta", {"concentration1": pos(), "concentration0": pos()}, unit_values),
     Case("Dirichlet", {"concentration": vec(pos(), 4)}, simplex_values, event=(4,)),
+    Case("LogNormal", {"loc": real(), "scale": pos()}, positive_values, icdf=True, heavy=True),
+    Case("HalfNormal", {"scale": pos()}, positive_values, icdf=True),
+    Case("HalfCauchy", {"scale": pos()}, positive_values, icdf=True),
+    Case("Gumbel", {"loc": real(), "scale": pos()}, within(-1.0, 2.0), icdf=True),
+    Case("Pareto", {"scale": pos(), "alpha": pos(0.5, 5.0)}, above_scale, heavy=True),
+    Case("Weibull", {"scale": pos(), "concentration": pos(0.5, 4.0)}, positive_values,
+         icdf=True),
+    # PyTorch 2.13's Kumaraswamy.mode is NaN wherever concentration0 != 1 (it takes
+    # log1p(-concentration0)); ember's is the true mode, tested in test_distributions_more
+    Case("Kumaraswamy", {"concentration1": pos(), "concentration0": pos()}, unit_values,
+         icdf=True, skip=("mode",)),
+    Case("LogisticNormal", {"loc": vec(real(), 3), "scale": vec(pos(), 3)}, simplex_values,
+         event=(4,)),
+    Case("RelaxedBernoulli", {"temperature": pos(), "probs": unit()}, unit_values,
+         make=lambda lib, temperature, probs: lib.distributions.RelaxedBernoulli(
+             temperature, probs=probs)),
+    Case("RelaxedBernoulli", {"temperature": pos(), "logits": real()}, unit_values,
+         id="logits", make=lambda lib, temperature, logits: lib.distributions.RelaxedBernoulli(
+             temperature, logits=logits)),
+    Case("RelaxedOneHotCategorical", {"temperature": scalar(pos()), "probs": simplex_vec(4)},
+         simplex_values, event=(4,),
+         make=lambda lib, temperature, probs: lib.distributions.RelaxedOneHotCategorical(
+             temperature, probs=probs)),
+    Case("InverseGamma", {"concentration": pos(0.5, 4.0), "rate": pos()}, positive_values,
+         heavy=True),
+    Case("StudentT", {"df": pos(0.5, 6.0), "loc": real(), "scale": pos()}, real_values,
+         heavy=True),
+    Case("FisherSnedecor", {"df1": pos(1.0, 8.0), "df2": pos(1.0, 9.0)}, positive_values,
+         heavy=True),
+    Case("ContinuousBernoulli", {"probs": unit()}, unit_values, icdf=True),
+    Case("ContinuousBernoulli", {"logits": real()}, unit_values, icdf=True, id="logits"),
+    Case("ContinuousBernoulli", {"probs": unit(0.4995, 0.5005)}, unit_values, icdf=True,
+         id="near-half"),
+    Case("NegativeBinomial", {"total_count": pos(0.5, 5.0), "probs": unit(0.05, 0.8)},
+         counts(8)),
+    Case("NegativeBinomial", {"total_count": pos(0.5, 5.0), "logits": real()}, counts(8),
+         id="logits"),
+    Case("GeneralizedPareto", {"loc": real(), "scale": pos(), "concentration": pos(0.05, 0.4)},
+         gp_values, icdf=True, torch_default64=True, heavy=True),
+    Case("GeneralizedPareto", {"loc": real(), "scale": pos(),
+                               "concentration": real_neg(-0.9, -0.1)},
+         gp_values, icdf=True, id="negative", torch_default64=True),
+    Case("VonMises", {"loc": real(), "concentration": pos(0.2, 8.0)}, real_values),
 ]
