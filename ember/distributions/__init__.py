@@ -23,14 +23,17 @@ from .gamma import Chi2, Gamma
 from .generalized_pareto import GeneralizedPareto
 from .geometric import Geometric
 from .gumbel import Gumbel
-from .half_normal import HalfCauchy, HalfNormal
+from .half_cauchy import HalfCauchy
+from .half_normal import HalfNormal
 from .independent import Independent
 from .inverse_gamma import InverseGamma
 from .kl import kl_divergence, register_kl
 from .kumaraswamy import Kumaraswamy
 from .laplace import Laplace
+from .lkj_cholesky import LKJCholesky
 from .log_normal import LogNormal
 from .logistic_normal import LogisticNormal
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .mixture_same_family import MixtureSameFamily
 from .multinomial import Multinomial
 from .multivariate_normal import MultivariateNormal
@@ -43,8 +46,6 @@ from .relaxed_bernoulli import RelaxedBernoulli
 from .relaxed_categorical import RelaxedOneHotCategorical
 from .studentT import StudentT
 from .transformed_distribution import TransformedDistribution
-from .von_mises import VonMises
-from .weibull import Weibull
 from .transforms import (
     AbsTransform,
     AffineTransform,
@@ -68,6 +69,9 @@ from .transforms import (
     identity_transform,
 )
 from .uniform import Uniform
+from .von_mises import VonMises
+from .weibull import Weibull
+from .wishart import Wishart
 
 __all__ = [
     "AbsTransform", "AffineTransform", "Bernoulli", "Beta", "Binomial", "CatTransform",
@@ -75,25 +79,13 @@ __all__ = [
     "CorrCholeskyTransform", "CumulativeDistributionTransform", "Dirichlet", "Distribution",
     "ExpTransform", "Exponential", "ExponentialFamily", "FisherSnedecor", "Gamma",
     "GeneralizedPareto", "Geometric", "Gumbel", "HalfCauchy", "HalfNormal", "Independent",
-    "IndependentTransform", "InverseGamma", "Kumaraswamy", "Laplace", "LogNormal",
-    "LogisticNormal", "LowerCholeskyTransform", "MixtureSameFamily", "Multinomial",
-    "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
+    "IndependentTransform", "InverseGamma", "Kumaraswamy", "LKJCholesky", "Laplace", "LogNormal",
+    "LogisticNormal", "LowRankMultivariateNormal", "LowerCholeskyTransform", "MixtureSameFamily",
+    "Multinomial", "MultivariateNormal", "NegativeBinomial", "Normal", "OneHotCategorical",
     "OneHotCategoricalStraightThrough", "Pareto", "Poisson", "PositiveDefiniteTransform",
     "PowerTransform", "RelaxedBernoulli", "RelaxedOneHotCategorical", "ReshapeTransform",
     "SigmoidTransform", "SoftmaxTransform", "SoftplusTransform", "StackTransform",
     "StickBreakingTransform", "StudentT", "TanhTransform", "Transform", "TransformedDistribution",
-    "Uniform", "VonMises", "Weibull", "biject_to", "identity_transform", "kl_divergence",
-    "register_kl", "transform_to",
+    "Uniform", "VonMises", "Weibull", "Wishart", "biject_to", "identity_transform",
+    "kl_divergence", "register_kl", "transform_to",
 ]
-
-# PyTorch's other public names, not in ember yet: ``torch.distributions.Wishart`` says so
-# instead of a bare "has no attribute" (``from ... import`` still gets Python's ImportError).
-_NOT_YET = frozenset("""
-    LKJCholesky LowRankMultivariateNormal Wishart""".split())
-
-
-def __getattr__(name):
-    if name in _NOT_YET:
-        raise AttributeError(f"ember does not implement torch.distributions.{name} yet "
-                             f"(it has {', '.join(__all__)})")
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""``HalfNormal`` and ``HalfCauchy``: ``|X|`` for a centred Normal or Cauchy ``X``.
+"""``HalfNormal``: ``|X|`` for a centred Normal ``X``; its folding frame ``_Half`` also serves
+``HalfCauchy`` (half_cauchy.py).
 
 The density doubles the base's on ``x >= 0`` (and is 0, log -inf, below); ``cdf`` is
 ``2 F(x) - 1`` and ``icdf(p) = F^-1((p + 1) / 2)``.
@@ -10,12 +11,11 @@ import math
 from .. import _creation
 from ..ops import selection
 from . import constraints
-from .cauchy import Cauchy
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import AbsTransform
 
-__all__ = ["HalfCauchy", "HalfNormal"]
+__all__ = ["HalfNormal"]
 
 
 class _Half(TransformedDistribution):
@@ -72,19 +72,3 @@ class HalfNormal(_Half):
     @property
     def variance(self):
         return self.scale.pow(2) * (1 - 2 / math.pi)
-
-
-class HalfCauchy(_Half):
-    """``|X|`` for ``X ~ Cauchy(0, scale)`` (no finite mean or variance)."""
-
-    _base = Cauchy
-
-    @property
-    def mean(self):
-        return _creation.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype,
-                              device=self.scale.device)
-
-    @property
-    def variance(self):
-        return _creation.full(tuple(self._extended_shape()), math.inf, dtype=self.scale.dtype,
-                              device=self.scale.device)

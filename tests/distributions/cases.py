@@ -63,6 +63,9 @@ class Case:
     skip: tuple = ()  # properties not compared with PyTorch's (each says why where it is set)
     torch_default64: bool = False  # run PyTorch with float64 as its default dtype
     heavy: bool = False  # heavy tails: the sample variance is too noisy to check
+    # the batch shapes to test (PyTorch's Wishart with a number df fails for batches: it
+    # views its 0-d df as the batch shape)
+    batches: tuple = ("scalar", "batch", "batch2", "broadcast")
 
     def build(self, lib, arrays):
         kwargs = {k: lib.tensor(v) if isinstance(v, np.ndarray) else v
@@ -126,6 +129,33 @@ def gp_values(rng, shape, dtype, p):
     loc, scale, c = (np.broadcast_to(p[k], shape) for k in ("loc", "scale", "concentration"))
     width = np.where(c < 0, -scale / np.where(c < 0, c, -1.0), 4 * scale)
     return (loc + width * rng.uniform(0.02, 0.98, shape)).astype(dtype)
+
+
+def mat(gen, n, m):
+    return lambda rng, shape, dtype: gen(rng, shape + (n, m), dtype)
+
+
+def pd(n):
+    def gen(rng, shape, dtype):
+        a = rng.standard_normal(shape + (n, n))
+        return (a @ np.swapaxes(a, -1, -2) + n * np.eye(n)).astype(dtype)
+    return gen
+
+
+def tril(n):
+    def gen(rng, shape, dtype):
+        return np.linalg.cholesky(pd(n)(rng, shape, np.float64)).astype(dtype)
+    return gen
+
+
+def pd_values(rng, shape, dtype, p):
+    return pd(shape[-1])(rng, shape[:-2], dtype)
+
+
+def corr_cholesky_values(rng, shape, dtype, p):
+    c = pd(shape[-1])(rng, shape[:-2], np.float64)
+    d = 1 / np.sqrt(np.diagonal(c, axis1=-2, axis2=-1))
+    return np.linalg.cholesky(c * d[..., :, None] * d[..., None, :]).astype(dtype)
 
 
 def multinomial_values(n, k):
@@ -207,4 +237,41 @@ CASES = [
                                "concentration": real_neg(-0.9, -0.1)},
          gp_values, icdf=True, id="negative", torch_default64=True),
     Case("VonMises", {"loc": real(), "concentration": pos(0.2, 8.0)}, real_values),
+    Case("LowRankMultivariateNormal", {"loc": vec(real(), 3), "cov_factor": mat(real(), 3, 2),
+                                       "cov_diag": vec(pos(), 3)}, real_values, event=(3,)),
+    Case("Wishart", {"df": pos(3.0, 6.0), "covariance_matrix": pd(3)}, pd_values, event=(3, 3)),
+    Case("Wishart", {"df": pos(3.0, 6.0), "scale_tril": tril(3)}, pd_values, event=(3, 3),
+         id="scale_tril"),
+    Case("Wishart", {"df": number(4.5), "precision_matrix": pd(2)}, pd_values, event=(2, 2),
+         id="number-df", batches=("scalar",)),
+    Case("LKJCholesky", {"concentration": pos(0.5, 4.0)}, corr_cholesky_values, event=(3, 3),
+         make=lambda lib, concentration: lib.distributions.LKJCholesky(3, concentration)),
+    Case("MixtureSameFamily", {"logits": vec(real(), 3), "loc": vec(real(), 3),
+                               "scale": vec(pos(), 3)}, real_values,
+         make=lambda lib, logits, loc, scale: lib.distributions.MixtureSameFamily(
+             lib.distributions.Categorical(logits=logits),
+             lib.distributions.Normal(loc, scale))),
+    Case("MixtureSameFamily", {"probs": simplex_vec(2), "loc": mat(real(), 2, 3),
+                               "scale": mat(pos(), 2, 3)}, real_values, event=(3,),
+         id="independent-components",
+         make=lambda lib, probs, loc, scale: lib.distributions.MixtureSameFamily(
+             lib.distributions.Categorical(probs=probs),
+             lib.distributions.Independent(lib.distributions.Normal(loc, scale), 1))),
+    Case("Independent", {"loc": vec(real(), 4), "scale": vec(pos(), 4)}, real_values,
+         event=(4,), make=lambda lib, loc, scale: lib.distributions.Independent(
+             lib.distributions.Normal(loc, scale), 1)),
+    Case("TransformedDistribution", {"loc": real(), "scale": pos()}, within(-0.9, 0.9),
+         id="tanh-affine", make=lambda lib, loc, scale: lib.distributions.TransformedDistribution(
+             lib.distributions.Normal(loc, scale),
+             [lib.distributions.AffineTransform(0.5, 2.0), lib.distributions.TanhTransform()])),
+    Case("TransformedDistribution", {"rate": pos()}, within(0.05, 0.95), id="sigmoid-power",
+         icdf=True, make=lambda lib, rate: lib.distributions.TransformedDistribution(
+             lib.distributions.Exponential(rate),
+             [lib.distributions.PowerTransform(0.5), lib.distributions.AffineTransform(0.0, -1.0),
+              lib.distributions.SigmoidTransform()])),
+    Case("TransformedDistribution", {"loc": vec(real(), 3), "scale": vec(pos(), 3)},
+         corr_cholesky_values, event=(3, 3), id="corr-cholesky",
+         make=lambda lib, loc, scale: lib.distributions.TransformedDistribution(
+             lib.distributions.Normal(loc, scale),
+             lib.distributions.CorrCholeskyTransform())),
 ]
