@@ -6,7 +6,7 @@ messages) lives in ``distribution.py``; each distribution in its own module at P
 ``constraint_registry`` (``biject_to``/``transform_to``) the map from a constraint to a
 transform onto it; ``kl`` holds ``kl_divergence`` and ``register_kl``.
 """
-from . import constraints, kl, transforms, utils  # noqa: F401
+from . import _kl_cross, constraints, kl, transforms, utils  # noqa: F401  (_kl_cross registers)
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
