@@ -15,17 +15,19 @@ __all__ = ["Uniform"]
 class Uniform(Distribution):
     """Uniform on the half-open interval ``[low, high)``, batched over broadcast bounds."""
 
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
     has_rsample = True
+
+    @property
+    def arg_constraints(self):
+        """Each bound on its side of the other (so validation names the bound at fault)."""
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
         self.low, self.high = broadcast_all(low, high)
         scalar = isinstance(low, Number) and isinstance(high, Number)
         batch_shape = Size() if scalar else self.low.size()
         super().__init__(batch_shape, validate_args=validate_args)
-        if self._validate_args and not bool((self.low < self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
 
     def expand(self, batch_shape, _instance=None):
         def set_params(new, batch_shape):
