@@ -7,7 +7,7 @@
   (F the cdf, f the density: moving alpha while keeping the draw's quantile fixed). It is
   computed exactly (to float64 round-off) from the series of the regularised incomplete gamma
   function, term by term; PyTorch uses fitted approximations, so the two agree to about 1e-3.
-  The gradient has no derivative of its own (a second backward raises, as PyTorch's does).
+  The gradient has no derivative of its own (a second backward raises PyTorch's error).
 - ``dirichlet(alpha)``: normalised gamma draws; the gradient flows through the gammas (a
   valid pathwise gradient, conditioned on the gammas rather than on the normalised draw alone).
 - ``gammainc(a, x)``: the regularised lower incomplete gamma function P(a, x) (Gamma's cdf),
@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _creation, _device, _random
-from ..autograd.function import Function, once_differentiable
+from ..autograd.function import Function
 from ..ops import shape as shape_ops
 from ..ops.gamma import _digamma64, _lgamma_raw
 
@@ -77,6 +77,32 @@ def _lower_gamma_series(a, x, with_derivative):
     return (p, dp.reshape(a.shape)) if with_derivative else p
 
 
+def _gamma_draw_derivative(alpha, sample):
+    """``dx/dalpha`` at the draws ``sample`` of Gamma(alpha, 1), as a NumPy array."""
+    a = _host64(alpha)
+    x = np.maximum(_host64(sample), np.finfo(np.float64).tiny)
+    _, dp_da = _lower_gamma_series(a, x, with_derivative=True)
+    log_density = (a - 1) * np.log(x) - x - _lgamma_raw(np, a)
+    dx_da = -dp_da / np.exp(log_density)
+    return np.where(np.isfinite(dx_da), dx_da, 0.0)  # an underflowed draw: x stays 0
+
+
+class _StandardGammaGrad(Function):
+    """``dx/dalpha`` as a recorded function of ``alpha`` without a derivative of its own:
+    differentiating it raises PyTorch's NotImplementedError (a second derivative of a gamma
+    draw is not silently 0)."""
+
+    @staticmethod
+    def forward(ctx, alpha, sample):
+        values = _gamma_draw_derivative(alpha, sample)
+        return _creation.tensor(values, dtype=alpha.dtype, device=alpha.device)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError("the derivative for '_standard_gamma_grad' is not "
+                                  "implemented.")
+
+
 class _StandardGamma(Function):
     """Gamma(alpha, 1) draws with the implicit reparameterisation gradient."""
 
@@ -89,16 +115,9 @@ class _StandardGamma(Function):
         return sample
 
     @staticmethod
-    @once_differentiable
     def backward(ctx, grad):
         alpha, sample = ctx.saved_tensors
-        a = _host64(alpha)
-        x = np.maximum(_host64(sample), np.finfo(np.float64).tiny)
-        _, dp_da = _lower_gamma_series(a, x, with_derivative=True)
-        log_density = (a - 1) * np.log(x) - x - _lgamma_raw(np, a)
-        dx_da = -dp_da / np.exp(log_density)
-        dx_da = np.where(np.isfinite(dx_da), dx_da, 0.0)  # an underflowed draw: x stays 0
-        return grad * _creation.tensor(dx_da, dtype=grad.dtype, device=grad.device)
+        return grad * _StandardGammaGrad.apply(alpha, sample.detach())
 
 
 def standard_gamma(alpha):
