@@ -134,8 +134,8 @@ def dirichlet(alpha):
 
 
 class _GammaInc(Function):
-    """P(a, x), with dP/dx = x^(a-1) e^-x / Gamma(a) (recorded, so it has its own derivative)
-    and no derivative in ``a``."""
+    """P(a, x) for a detached ``a``, with dP/dx = x^(a-1) e^-x / Gamma(a) (recorded, so it
+    has its own derivative)."""
 
     @staticmethod
     def forward(ctx, a, x):
@@ -146,12 +146,26 @@ class _GammaInc(Function):
     @staticmethod
     def backward(ctx, grad):
         a, x = ctx.saved_tensors
-        if ctx.needs_input_grad[0]:
-            raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
         density = ((a - 1) * x.log() - x - a.lgamma()).exp()
         return None, grad * density
 
 
+class _NoDerivative(Function):
+    """Zeros shaped like ``a`` whose derivative raises: added to a result, it makes asking
+    for the gradient with respect to ``a`` an error (and only asking for that one)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return _creation.zeros_like(a)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise NotImplementedError("the derivative for 'igamma: input' is not implemented.")
+
+
 def gammainc(a, x):
-    """The regularised lower incomplete gamma function of broadcast ``a`` and ``x``."""
-    return _GammaInc.apply(*shape_ops.broadcast_tensors(a, x))
+    """The regularised lower incomplete gamma function of broadcast ``a`` and ``x``;
+    differentiable in ``x`` only, as PyTorch's."""
+    a, x = shape_ops.broadcast_tensors(a, x)
+    result = _GammaInc.apply(a.detach(), x)
+    return result + _NoDerivative.apply(a) if a.requires_grad else result
