@@ -17,7 +17,7 @@ from . import (  # noqa: F401
     cpu,
     cuda,
     distributed,  # torch.distributed: not implemented yet (is_available() is False)
-    distributions,  # torch.distributions: Distribution, Categorical, Normal, MultivariateNormal
+    distributions,  # torch.distributions: all of it (distributions, transforms, constraints, KL)
     fft,  # the torch.fft namespace
     func,  # the torch.func namespace: function transforms
     linalg,  # the torch.linalg namespace

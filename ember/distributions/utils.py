@@ -8,7 +8,10 @@ computes a derived parameter on first access and caches it in the instance's ``_
 """
 from __future__ import annotations
 
+import math
 from numbers import Number
+
+import numpy as np
 
 from .. import _creation, _dtypes
 from .._tensor import Tensor
@@ -19,7 +22,7 @@ from ..ops import shape as shape_ops
 from ..ops import unary
 
 __all__ = ["broadcast_all", "clamp_probs", "lazy_property", "logits_to_probs",
-           "probs_to_logits"]
+           "probs_to_logits", "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
 euler_constant = 0.57721566490153286060  # Euler-Mascheroni, as torch.distributions.utils has
 
@@ -31,7 +34,7 @@ def broadcast_all(*values):
     every argument is a number, as PyTorch's ``broadcast_all`` does.
     """
     if not all(isinstance(v, (Tensor, Number)) for v in values):
-        raise ValueError("Input arguments must all be instances of numbers.Number, "
+        raise ValueError("Input arguments must all be instances of Number, "
                          "torch.Tensor or objects implementing __torch_function__.")
     first = next((v for v in values if isinstance(v, Tensor)), None)
     if first is None:
@@ -102,3 +105,40 @@ class lazy_property:
         setattr(instance, self.wrapped.__name__, value)
         return value
 
+
+
+def _tril_positions(n, diag):
+    """Flat positions (row-major in an ``n x n`` matrix) of the entries on or below diagonal
+    ``diag``, in row-major order: the layout of a packed triangular vector."""
+    rows, cols = np.indices((n, n))
+    return np.flatnonzero((cols - rows).reshape(-1) <= diag)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The entries of ``mat`` on or below diagonal ``diag``, packed row by row along the last
+    dim (a differentiable gather)."""
+    n = mat.shape[-1]
+    if not -n <= diag < n:
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    flat = mat.reshape(tuple(mat.shape[:-2]) + (n * n,))
+    index = _creation.tensor(_tril_positions(n, diag), dtype=_dtypes.long, device=mat.device)
+    return flat[..., index]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """The inverse of ``tril_matrix_to_vec``: an ``n x n`` matrix (``n`` solved from the packed
+    length) with ``vec`` on and below diagonal ``diag`` and zeros above."""
+    m = vec.shape[-1]
+    b = 1 + 2 * diag
+    n = (-b + math.sqrt(b * b + 8 * m + 4 * abs(diag) * (diag + 1))) / 2
+    if not abs(round(n) - n) < finfo(vec.dtype).eps:
+        raise ValueError(f"The size of last dimension is {m} which cannot be expressed as "
+                         "the lower triangular part of a square D x D matrix.")
+    n = round(n)
+    # gather from vec with one zero appended: positions above the diagonal read that zero
+    source = np.full(n * n, m)
+    source[_tril_positions(n, diag)] = np.arange(m)
+    zero = vec.new_zeros(tuple(vec.shape[:-1]) + (1,))
+    padded = shape_ops.cat([vec, zero], -1)
+    index = _creation.tensor(source, dtype=_dtypes.long, device=vec.device)
+    return padded[..., index].reshape(tuple(vec.shape[:-1]) + (n, n))

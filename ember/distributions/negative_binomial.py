@@ -1,0 +1,89 @@
+"""``NegativeBinomial``: failures before the ``total_count``-th success of a coin with
+success probability ``1 - probs`` (a Gamma-Poisson mixture, which is how it is sampled)."""
+from __future__ import annotations
+
+from .. import _sampling
+from ..autograd.grad_mode import no_grad
+from ..nn import functional as F
+from ..ops import selection
+from . import constraints
+from .distribution import _EMPTY, Distribution
+from .gamma import Gamma
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["NegativeBinomial"]
+
+
+class NegativeBinomial(Distribution):
+    """P(k) = C(k + r - 1, k) (1 - p)^r p^k with ``r = total_count``, ``p = probs``."""
+
+    arg_constraints = {"total_count": constraints.greater_than_eq(0),
+                       "probs": constraints.half_open_interval(0.0, 1.0),
+                       "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.type_as(self.probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.type_as(self.logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        def set_params(new, batch_shape):
+            new.total_count = self.total_count.expand(batch_shape)
+            if "probs" in self.__dict__:
+                new.probs = self.probs.expand(batch_shape)
+                new._param = new.probs
+            if "logits" in self.__dict__:
+                new.logits = self.logits.expand(batch_shape)
+                new._param = new.logits
+        return self._expanded(NegativeBinomial, batch_shape, _instance, set_params)
+
+    @property
+    def mean(self):
+        return self.total_count * self.logits.exp()
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / (-self.logits).sigmoid()
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    @lazy_property
+    def _gamma(self):
+        return Gamma(concentration=self.total_count, rate=(-self.logits).exp(),
+                     validate_args=False)
+
+    def sample(self, sample_shape=_EMPTY):
+        with no_grad():
+            return _sampling.poisson(self._gamma.sample(sample_shape))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        r = self.total_count
+        unnormalized = r * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
+        log_norm = -(r + value).lgamma() + (1.0 + value).lgamma() + r.lgamma()
+        # r = 0 and k = 0: the point mass at 0 (the lgamma terms are inf - inf there)
+        log_norm = selection.where(r + value == 0.0, 0.0, log_norm)
+        return unnormalized - log_norm
