@@ -265,8 +265,9 @@ RULES.update(_group(ELEMENTWISE, """i0 igamma igammac special.entr:special_entr
     special.sinc:sinc special.xlogy:xlogy special.digamma:digamma special.psi:digamma
     special.gammaln:lgamma special.expit:sigmoid special.gammainc:igamma
     special.gammaincc:igammac special.i0:i0 special.polygamma:polygamma"""))
-RULES.update(_group(Rule(double_warning=True, composite=True), """special.ndtr:special_ndtr
-    special.airy_ai special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1
+RULES["special.ndtr"] = Rule(aten="special_ndtr", composite=True)
+RULES.update(_group(Rule(double_warning=True, composite=True), """special.airy_ai
+    special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1
     special.modified_bessel_i0 special.modified_bessel_i1 special.modified_bessel_k0
     special.modified_bessel_k1 special.scaled_modified_bessel_k0
     special.scaled_modified_bessel_k1 special.spherical_bessel_j0

@@ -32,7 +32,8 @@ from .ops.special_functions import (
     xlog1py,
     zeta,
 )
-from .ops.unary import erf, erfc, erfinv, exp2, expm1, log1p, logit, round, sinc
+from .ops.unary import erf, erfc, erfinv, exp2, expm1, log1p, logit, sinc
+from .ops.unary import round as _round
 from .ops.unary import sigmoid as expit
 
 psi = digamma
@@ -60,6 +61,12 @@ hermite_polynomial_h = _POLYNOMIALS["hermite_polynomial_h"]
 hermite_polynomial_he = _POLYNOMIALS["hermite_polynomial_he"]
 laguerre_polynomial_l = _POLYNOMIALS["laguerre_polynomial_l"]
 legendre_polynomial_p = _POLYNOMIALS["legendre_polynomial_p"]
+
+
+def round(input, *, decimals=0):  # noqa: A001 - PyTorch's name
+    """Round half to even, to ``decimals`` places: ``ember.round`` with ``decimals`` always
+    given, as PyTorch's (its graph: RoundBackward1; integers refused)."""
+    return _round(input, decimals=decimals)
 
 
 def log_softmax(input, dim, *, dtype=None):

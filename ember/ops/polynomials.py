@@ -45,7 +45,7 @@ _RECURRENCES = {
     "hermite_polynomial_h": (lambda x: 2 * x, lambda x, k, p, q: 2 * x * p - 2 * k * q),
     "hermite_polynomial_he": (lambda x: x, lambda x, k, p, q: x * p - k * q),
     "laguerre_polynomial_l": (lambda x: 1 - x,
-                              lambda x, k, p, q: ((2 * k + 1 - x) * p - k * q) / (k + 1)),
+                              lambda x, k, p, q: ((2 * k + (1 - x)) * p - k * q) / (k + 1)),
     "legendre_polynomial_p": (lambda x: x,
                               lambda x, k, p, q: ((2 * k + 1) * x * p - k * q) / (k + 1)),
 }

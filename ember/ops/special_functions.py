@@ -29,6 +29,8 @@ import math
 
 from .. import _dtypes, _xp
 from .._tensor import Tensor
+from ..autograd import grad_mode
+from ..autograd.graph import Node, gradient_edge, new_node
 from . import arithmetic as _arith
 from . import gamma as _gamma
 from . import operands as _pw
@@ -45,8 +47,10 @@ def _float64_kernel(kernel):
     dtype: ``promote="float"``) and rounding back to that dtype."""
     def raw(xp, *args):
         dtype = next(a.dtype for a in args if hasattr(a, "dtype"))  # (not a Python number's)
-        out = kernel(xp, *(xp.asarray(a, dtype=xp.float64) for a in args))
-        return xp.asarray(out).astype(dtype)
+        args = [xp.asarray(a, dtype=xp.float64) for a in args]
+        if all(a.ndim == 0 for a in args):  # (as one element: NumPy makes 0-d results scalars)
+            return raw(xp, *(a.reshape(1).astype(dtype) for a in args)).reshape(())
+        return xp.asarray(kernel(xp, *args)).astype(dtype)
     raw.__name__ = kernel.__name__
     return raw
 
@@ -178,7 +182,7 @@ def _xlog1py_raw(xp, x, y):
 
 def _xlog1py_input_rule(xp, g, ans, input, other):
     """``log1p(other)``; zero where ``input == 0`` and ``other <= -1`` (PyTorch's choice)."""
-    return xp.where((input == 0) & (other <= -1), 0, g * xp.log1p(other))
+    return xp.where((input == 0) & (other <= -1), 0, xp.special_xlog1py(g, other))
 
 
 def _xlog1py_other_rule(xp, g, ans, input, other):
@@ -216,9 +220,9 @@ def _tensor_or_number(label, input, other, tensor_op, self_op, other_op):
     if not isinstance(input, Tensor):
         if not isinstance(other, Tensor):
             raise _pw._invalid_arguments(label, [(0, input), (1, other)], [
-                "Tensor self, Tensor other, *, Tensor out = None",
+                "Tensor input, Tensor other, *, Tensor out = None",
                 "Number self, Tensor other, *, Tensor out = None",
-                "Tensor self, Number other, *, Tensor out = None"])
+                "Tensor input, Number other, *, Tensor out = None"])
         return self_op(other, _pw._python_number(input))
     if not isinstance(other, Tensor):
         return other_op(input, _pw._python_number(other))
@@ -252,8 +256,7 @@ def _zeta64(xp, s, q):
     return xp.where(s == 1, math.inf, out)
 
 
-def _zeta_raw(xp, s, q):
-    return _float64_kernel(_zeta64)(xp, *xp.broadcast_arrays(xp.asarray(s), xp.asarray(q)))
+_zeta_raw = _float64_kernel(_zeta64)
 
 
 def _zeta_s_rule(xp, g, ans, input, other):
@@ -282,19 +285,35 @@ _zeta_scalar_self.defvjp(lambda xp, g, ans, other, input: _zeta_q_rule(xp, g, an
                                                                          other))
 
 
-@defop("special_zeta", n_in=1, promote="float", overload=2, jvp="elementwise",
-       batch="pointwise", method=False)
+# zeta(Tensor, Number) has a derivative for its tensor, ``s``, in no direction: the op has no
+# rule, and a result from an ``s`` that requires grad gets PyTorch's node, which refuses.
+@defop("special_zeta", n_in=1, promote="float", overload=2, batch="pointwise", method=False)
 def _zeta_scalar_other(xp, input, other):
     return _pw._opmath(xp, _zeta_raw, input, other)
 
 
-_zeta_scalar_other.defvjp(_zeta_s_rule)
+class SpecialZetaBackward2(Node):
+    __slots__ = ()
+
+    def apply(self, grad_outputs, create_graph):
+        _zeta_s_rule(None, None, None, None, None)
+
+    def release(self):
+        pass
+
+
+def _zeta_number_q(input, other):
+    out = _zeta_scalar_other(input, other)
+    if input.requires_grad and grad_mode._state.grad:
+        return Tensor._make(out._data, new_node(SpecialZetaBackward2,
+                                                (gradient_edge(input),)), True)
+    return out
 
 
 def zeta(input, other):
     """The Hurwitz zeta function ``sum_k (other + k) ** -input``."""
     return _tensor_or_number("special_zeta", input, other, _zeta, _zeta_scalar_self,
-                             _zeta_scalar_other)
+                             _zeta_number_q)
 
 # --------------------------------------------------------------------------- igamma, igammac
 
@@ -385,39 +404,32 @@ def _igammac_small_a(xp, a, x):
 
 
 def _igamma_pair(xp, a, x, upper):
-    """P(a, x) (``upper``: Q) with PyTorch's values at the edges."""
+    """P(a, x) (``upper``: Q) with PyTorch's values off the domain, in its order: NaN below 0;
+    at a = 0, P = 1 for x > 0 (else NaN); at x = 0, P = 0; at a = inf, P = 0 (NaN at x =
+    inf too); at x = inf, P = 1 (so a NaN argument meets some of these first)."""
     a, x = xp.broadcast_arrays(a, x)
-    bad = (a < 0) | (x < 0) | xp.isnan(a) | xp.isnan(x) | ((a == 0) & (x == 0)) | \
-        ((a == math.inf) & (x == math.inf))
-    plain = ~bad & (a > 0) & (x > 0) & (a < math.inf) & (x < math.inf)
+    plain = (a > 0) & (x > 0) & (a < math.inf) & (x < math.inf)  # (NaN: False)
     series = plain & (x < a + 1)
     aa = xp.where(plain, a, 1.0)
-    xs = xp.where(series, x, 0.5)
-    xf = xp.where(plain & ~series, x, 2.0)
-    p_series = _igamma_series(xp, aa, xs)
-    q_fraction = _igammac_fraction(xp, aa, xf)
+    p_series = _igamma_series(xp, aa, xp.where(series, x, 0.5))
+    q_fraction = _igammac_fraction(xp, aa, xp.where(plain & ~series, x, 2.0))
     if upper:  # 1 - P loses Q's digits where P is near 1: a small, x < a + 1 (Q ~ a E1(x))
         small = series & (a < 1)
         q_small = _igammac_small_a(xp, xp.where(small, a, 0.5), xp.where(small, x, 0.5))
         out = xp.where(small, q_small, xp.where(series, 1 - p_series, q_fraction))
     else:
         out = xp.where(series, p_series, 1 - q_fraction)
-    # the edges: a = 0 (x > 0) is P = 1; x = 0 (a > 0) is P = 0; x = inf is P = 1; a = inf
-    # (x finite) is P = 0
-    one = (a == 0) | (x == math.inf)
-    p_edge = xp.where(one, 1.0, 0.0)
-    out = xp.where(~plain, 1 - p_edge if upper else p_edge, out)
-    return xp.where(bad, math.nan, out)
+    out = xp.where(plain, out, math.nan)
+    one, zero = (0.0, 1.0) if upper else (1.0, 0.0)  # (P's 1 and 0 as this function's)
+    out = xp.where(x == math.inf, one, out)
+    out = xp.where(a == math.inf, xp.where(x == math.inf, math.nan, zero), out)
+    out = xp.where(x == 0, zero, out)
+    out = xp.where(a == 0, xp.where(x > 0, one, math.nan), out)
+    return xp.where((x < 0) | (a < 0), math.nan, out)
 
 
-def _igamma_raw(xp, a, x):
-    return _float64_kernel(lambda xp, a, x: _igamma_pair(xp, a, x, False))(
-        xp, *xp.broadcast_arrays(xp.asarray(a), xp.asarray(x)))
-
-
-def _igammac_raw(xp, a, x):
-    return _float64_kernel(lambda xp, a, x: _igamma_pair(xp, a, x, True))(
-        xp, *xp.broadcast_arrays(xp.asarray(a), xp.asarray(x)))
+_igamma_raw = _float64_kernel(lambda xp, a, x: _igamma_pair(xp, a, x, False))
+_igammac_raw = _float64_kernel(lambda xp, a, x: _igamma_pair(xp, a, x, True))
 
 
 def _no_input_rule(name):
@@ -570,6 +582,7 @@ _xp.register_extra("special_i0e", _i0e_raw, i0e)
 _xp.register_extra("special_i1", _i1_raw, i1)
 _xp.register_extra("special_i1e", _i1e_raw, i1e)
 _xp.register_extra("special_zeta", _zeta_raw, zeta)
+_xp.register_extra("special_xlog1py", _xlog1py_raw, xlog1py)
 
 __all__ = ["entr", "erfcx", "ndtr", "log_ndtr", "ndtri", "xlog1py", "zeta", "igamma",
            "igammac", "gammainc", "gammaincc", "i0", "i0e", "i1", "i1e"]

@@ -552,8 +552,8 @@ def round(input, *, decimals=None):  # noqa: A001 - PyTorch's name
         raise _pw._invalid_arguments("round", [(0, input), ("decimals", decimals)], [
             "Tensor input, *, Tensor out = None",
             "Tensor input, *, int decimals, Tensor out = None"])
-    if not _dtypes.is_floating(input._data.dtype):
-        raise _pw._unsupported("round_cpu", input.dtype)
+    if not _dtypes.is_floating(input._data.dtype):  # (decimals=0 takes the other kernel)
+        raise _pw._unsupported("round_vml_cpu" if decimals == 0 else "round_cpu", input.dtype)
     return _round_decimals(input, decimals)
 
 
