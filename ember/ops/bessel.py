@@ -32,7 +32,7 @@ import math
 from .._tensor import Tensor
 from . import operands as _operands
 from .registry import defop
-from .special_functions import _bessel_i_scaled
+from .special_functions import _bessel_i_scaled, refuse_half
 
 _EULER_GAMMA = 0.57721566490153286060651209008240243
 _TWO_OVER_PI = 2 / math.pi
@@ -263,6 +263,7 @@ def _declare(name, kernel):
     def public(input):
         if not isinstance(input, Tensor):
             _operands._check_tensor("special_" + name, input)
+        refuse_half(name + "_cpu", input)
         return op(input)
     public.__name__ = public.__qualname__ = name
     public.__doc__ = f"The function ``{name}`` of DLMF (no derivative, as in PyTorch)."

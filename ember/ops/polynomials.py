@@ -23,6 +23,7 @@ from .. import _dtypes, _xp
 from .._tensor import Tensor
 from . import operands as _operands
 from .registry import defop
+from .special_functions import refuse_half
 
 _CLOSED_FORM_ABOVE = 64
 _INT64_LIMIT = 2.0 ** 63
@@ -118,6 +119,7 @@ def _declare(name):
             input = _number_tensor(input, n)
         elif not isinstance(n, Tensor):
             n = _number_tensor(n, input)
+        refuse_half(name + "_cpu", input, n)
         return op(input, n)
     public.__name__ = public.__qualname__ = name
     public.__doc__ = f"The {name.replace('_', ' ')} of degree ``n`` at ``input``."

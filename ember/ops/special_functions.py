@@ -20,7 +20,10 @@ float32 in float32, these are within its rounding), written from the math:
   exp(-2x), is below 1e-26 there); DLMF 10.25.2, 10.40.1.
 - ``igamma(a, x)`` = P(a, x) and ``igammac`` = Q = 1 - P: the series x^a e^-x / Gamma(a + 1)
   sum x^k / ((a + 1)...(a + k)) below x = a + 1, the continued fraction of Q above (DLMF
-  8.7.1, 8.9.2; Lentz's evaluation), the other as 1 minus it.
+  8.7.1, 8.9.2; Lentz's evaluation), the other as 1 minus it, but Q for a < 1 below x = a + 1
+  by its own series (1 - P would lose it); the prefactor x^a e^-x / Gamma(a) in Stirling's
+  form from a = 10. Near x = a the sums take ~10 sqrt(a) terms: past a ~ 4e6 there, ember
+  refuses (NotImplementedError) rather than return a sum cut short.
 - ``zeta(s, q)``: the Hurwitz zeta function (``gamma.py``'s direct sum plus Euler-Maclaurin).
 """
 from __future__ import annotations
@@ -33,11 +36,12 @@ from ..autograd import grad_mode
 from ..autograd.graph import Node, gradient_edge, new_node
 from . import arithmetic as _arith
 from . import gamma as _gamma
-from . import operands as _pw
+from . import operands as _operands
 from .registry import defop
 from .unary import _ERF_SMALL, _erf_small, _erfc64, _erfcx_positive, _erfinv64, erf
 
 _SQRT_2PI = math.sqrt(2 * math.pi)
+_SQRT2 = math.sqrt(2.0)
 _SQRT1_2 = math.sqrt(0.5)
 _TWO_OVER_SQRT_PI = 2 / math.sqrt(math.pi)
 
@@ -63,11 +67,27 @@ def _elementwise(name, kernel, *, method=False, inplace=False):
                  inplace=inplace)(lambda xp, input: forward(xp, input))
 
 
-def _unary_public(op, label):
-    """The public function of a one-input op (PyTorch's TypeError for a non-tensor)."""
+_HALF = (_dtypes.float16, _dtypes.bfloat16)
+
+
+def refuse_half(kernel, *operands):
+    """PyTorch's NotImplementedError where its CPU ``kernel`` has no half-precision form and
+    the operands' result dtype is float16 or bfloat16."""
+    dtype = _dtypes.result_type(*operands)
+    if dtype in _HALF:
+        raise _operands._unsupported(kernel, dtype)
+
+
+def _unary_public(op, label, half=True):
+    """The public function of a one-input op (PyTorch's TypeError for a non-tensor; with
+    ``half=False``, its refusal of float16 and bfloat16)."""
+    kernel = label.removeprefix("special_") + "_cpu"
+
     def fn(input):
         if not isinstance(input, Tensor):
-            _pw._check_tensor(label, input)
+            _operands._check_tensor(label, input)
+        if not half:
+            refuse_half(kernel, input)
         return op(input)
     fn.__name__ = fn.__qualname__ = label.removeprefix("special_")
     return fn
@@ -105,7 +125,7 @@ def _erfcx64(xp, x):
 
 _erfcx = _elementwise("special_erfcx", _erfcx64)
 _erfcx.defvjp(lambda xp, g, ans, input: g * (2 * input * ans - _TWO_OVER_SQRT_PI))
-erfcx = _unary_public(_erfcx, "special_erfcx")
+erfcx = _unary_public(_erfcx, "special_erfcx", half=False)
 
 # --------------------------------------------------------------------------- the normal CDF
 
@@ -114,7 +134,7 @@ def ndtr(input):
     """The standard normal distribution function, ``(1 + erf(x / sqrt(2))) / 2``, composed as
     PyTorch composes it (its graph: MulBackward1, AddBackward1, ErfBackward0, MulBackward1)."""
     if not isinstance(input, Tensor):
-        _pw._check_tensor("special_ndtr", input)
+        _operands._check_tensor("special_ndtr", input)
     return _arith.mul_scalar(_arith.add_scalar(erf(_arith.mul_scalar(input, _SQRT1_2)), 1), 0.5)
 
 
@@ -129,7 +149,7 @@ def _log_ndtr64(xp, x):
 _log_ndtr = _elementwise("special_log_ndtr", _log_ndtr64)
 _log_ndtr.defvjp(lambda xp, g, ans, input:
                  g / _SQRT_2PI * xp.exp(-(ans + input * input / 2)))
-log_ndtr = _unary_public(_log_ndtr, "special_log_ndtr")
+log_ndtr = _unary_public(_log_ndtr, "special_log_ndtr", half=False)
 
 # P. J. Acklam, "An algorithm for computing the inverse normal cumulative distribution
 # function" (2003): the lower tail x = C(r) / D(r), r = sqrt(-2 log p), for p < 0.02425.
@@ -164,10 +184,9 @@ def _ndtri64(xp, p):
     return xp.where((p < 0) | (p > 1), math.nan, out)
 
 
-_SQRT2 = math.sqrt(2.0)
 _ndtri = _elementwise("special_ndtri", _ndtri64)
 _ndtri.defvjp(lambda xp, g, ans, input: g * _SQRT_2PI * xp.exp(ans * ans / 2))
-ndtri = _unary_public(_ndtri, "special_ndtri")
+ndtri = _unary_public(_ndtri, "special_ndtri", half=False)
 
 # --------------------------------------------------------------------------- xlog1py
 
@@ -191,7 +210,7 @@ def _xlog1py_other_rule(xp, g, ans, input, other):
 
 @defop("special_xlog1py", promote="float", jvp="elementwise", batch="pointwise", method=False)
 def _xlog1py(xp, input, other):
-    return _pw._opmath(xp, _xlog1py_raw, input, other)
+    return _operands._opmath(xp, _xlog1py_raw, input, other)
 
 
 _xlog1py.defvjp(_xlog1py_input_rule, _xlog1py_other_rule)
@@ -200,7 +219,7 @@ _xlog1py.defvjp(_xlog1py_input_rule, _xlog1py_other_rule)
 @defop("special_xlog1py", n_in=1, promote="float", overload=1, jvp="elementwise",
        batch="pointwise", method=False)
 def _xlog1py_scalar_self(xp, other, input):
-    return _pw._opmath(xp, _xlog1py_raw, input, other)
+    return _operands._opmath(xp, _xlog1py_raw, input, other)
 
 
 _xlog1py_scalar_self.defvjp(lambda xp, g, ans, other, input: g * input / (other + 1))
@@ -209,7 +228,7 @@ _xlog1py_scalar_self.defvjp(lambda xp, g, ans, other, input: g * input / (other 
 @defop("special_xlog1py", n_in=1, promote="float", overload=2, jvp="elementwise",
        batch="pointwise", method=False)
 def _xlog1py_scalar_other(xp, input, other):
-    return _pw._opmath(xp, _xlog1py_raw, input, other)
+    return _operands._opmath(xp, _xlog1py_raw, input, other)
 
 
 _xlog1py_scalar_other.defvjp(_xlog1py_input_rule)
@@ -219,13 +238,13 @@ def _tensor_or_number(label, input, other, tensor_op, self_op, other_op):
     """A binary function taking a number on either side (PyTorch's three overloads)."""
     if not isinstance(input, Tensor):
         if not isinstance(other, Tensor):
-            raise _pw._invalid_arguments(label, [(0, input), (1, other)], [
+            raise _operands._invalid_arguments(label, [(0, input), (1, other)], [
                 "Tensor input, Tensor other, *, Tensor out = None",
                 "Number self, Tensor other, *, Tensor out = None",
                 "Tensor input, Number other, *, Tensor out = None"])
-        return self_op(other, _pw._python_number(input))
+        return self_op(other, _operands._python_number(input))
     if not isinstance(other, Tensor):
-        return other_op(input, _pw._python_number(other))
+        return other_op(input, _operands._python_number(other))
     return tensor_op(input, other)
 
 
@@ -269,7 +288,7 @@ def _zeta_q_rule(xp, g, ans, input, other):
 
 @defop("special_zeta", promote="float", jvp="elementwise", batch="pointwise", method=False)
 def _zeta(xp, input, other):
-    return _pw._opmath(xp, _zeta_raw, input, other)
+    return _operands._opmath(xp, _zeta_raw, input, other)
 
 
 _zeta.defvjp(_zeta_s_rule, _zeta_q_rule)
@@ -278,7 +297,7 @@ _zeta.defvjp(_zeta_s_rule, _zeta_q_rule)
 @defop("special_zeta", n_in=1, promote="float", overload=1, jvp="elementwise",
        batch="pointwise", method=False)
 def _zeta_scalar_self(xp, other, input):
-    return _pw._opmath(xp, _zeta_raw, input, other)
+    return _operands._opmath(xp, _zeta_raw, input, other)
 
 
 _zeta_scalar_self.defvjp(lambda xp, g, ans, other, input: _zeta_q_rule(xp, g, ans, input,
@@ -289,7 +308,7 @@ _zeta_scalar_self.defvjp(lambda xp, g, ans, other, input: _zeta_q_rule(xp, g, an
 # rule, and a result from an ``s`` that requires grad gets PyTorch's node, which refuses.
 @defop("special_zeta", n_in=1, promote="float", overload=2, batch="pointwise", method=False)
 def _zeta_scalar_other(xp, input, other):
-    return _pw._opmath(xp, _zeta_raw, input, other)
+    return _operands._opmath(xp, _zeta_raw, input, other)
 
 
 class SpecialZetaBackward2(Node):
@@ -312,6 +331,8 @@ def _zeta_number_q(input, other):
 
 def zeta(input, other):
     """The Hurwitz zeta function ``sum_k (other + k) ** -input``."""
+    if isinstance(input, Tensor) or isinstance(other, Tensor):
+        refuse_half("zeta_cpu", input, other)
     return _tensor_or_number("special_zeta", input, other, _zeta, _zeta_scalar_self,
                              _zeta_number_q)
 
@@ -484,10 +505,10 @@ _igammac.defvjp(_no_input_rule("igammac"),
 
 
 def _incomplete_gamma(op, label, input, other):
-    _pw._check_tensor(label, input)
-    _pw._check_tensor(label, other, "other", 2)
+    _operands._check_tensor(label, input)
+    _operands._check_tensor(label, other, "other", 2)
     if input._data.dtype.kind in "biu" and other._data.dtype.kind in "biu":
-        raise _pw._unsupported(op.name + "_cpu", _dtypes.result_type(input, other))
+        raise _operands._unsupported(op.name + "_cpu", _dtypes.result_type(input, other))
     return op(input, other)
 
 
@@ -597,7 +618,7 @@ _i1e.defvjp(_i1e_rule)
 def i0(input):
     """The modified Bessel function of the first kind of order 0."""
     if not isinstance(input, Tensor):
-        _pw._check_tensor("i0", input)
+        _operands._check_tensor("i0", input)
     return _i0(input)
 
 

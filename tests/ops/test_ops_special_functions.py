@@ -460,3 +460,35 @@ def test_tensor_methods_and_in_place_forms():
         np.testing.assert_allclose(e_plain, t_plain, rtol=1e-12)
         np.testing.assert_allclose(e_inplace, t_inplace, rtol=1e-12)
         assert e_same and t_same
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("name", sorted(torch.special.__all__))
+def test_half_precision_like_torch(name, dtype):
+    """PyTorch's CPU kernels of the Bessel functions, the polynomials, erfcx, log_ndtr, ndtri
+    and zeta refuse float16 and bfloat16; the others compute them."""
+    outcomes = []
+    for lib in (ember, torch):
+        x = lib.tensor([0.7, 1.5], dtype=getattr(lib, dtype))
+        fn = getattr(lib.special, name)
+        try:
+            if name in POLYNOMIALS or name in ("xlogy", "xlog1py", "zeta", "gammainc",
+                                               "gammaincc"):
+                out = fn(x, x + 1.5)
+            elif name == "polygamma":
+                out = fn(1, x)
+            elif name == "multigammaln":
+                out = fn(x + 2, 2)
+            elif name in ("softmax", "log_softmax", "logsumexp"):
+                out = fn(x, 0)
+            else:
+                out = fn(x)
+            outcomes.append((str(out.dtype), out.float().numpy()))
+        except Exception as error:  # noqa: BLE001 - compared with PyTorch's
+            outcomes.append((type(error), str(error)))
+    (e_kind, e_value), (t_kind, t_value) = outcomes
+    assert e_kind == t_kind
+    if isinstance(e_value, str):
+        assert e_value == t_value
+    else:  # (one rounding of the half-precision result apart at most)
+        np.testing.assert_allclose(e_value, t_value, rtol=1e-2, atol=1e-3)
