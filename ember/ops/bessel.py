@@ -32,7 +32,7 @@ import math
 from .._tensor import Tensor
 from . import operands as _operands
 from .registry import defop
-from .special_functions import _bessel_i_scaled, refuse_half
+from .special_functions import _bessel_i_scaled, refuse_half, split
 
 _EULER_GAMMA = 0.57721566490153286060651209008240243
 _TWO_OVER_PI = 2 / math.pi
@@ -116,22 +116,26 @@ def _phases(xp, x, nu):
 
 def _jy64(xp, x, nu, want_y):
     """J_nu(x) (``want_y``: Y_nu(x)) for x >= 0."""
-    low = x <= _JY_SERIES_BELOW
-    xs = xp.where(low, x, 1.0)
+    return split(xp, x <= _JY_SERIES_BELOW, x, lambda xs: _jy_series(xp, xs, nu, want_y),
+                 lambda xl: _jy_hankel(xp, xl, nu, want_y))
+
+
+def _jy_series(xp, xs, nu, want_y):
     plain, weighted = _series(xp, xs, nu, -1.0, want_y)
     if not want_y:
-        small = plain
-    elif nu == 0:  # Y0 = 2/pi ((log(x/2) + gamma) J0 - sum H_k (-t)^k / k!^2)
-        small = _TWO_OVER_PI * ((xp.log(xs / 2) + _EULER_GAMMA) * plain - weighted / 2)
-    else:  # Y1 = -2/(pi x) + 2/pi log(x/2) J1 - x/(2 pi) sum (psi(k+1) + psi(k+2)) ...
-        small = (-_TWO_OVER_PI / xs + _TWO_OVER_PI * (xp.log(xs / 2) + _EULER_GAMMA) * plain
-                 - weighted / math.pi)
-    xl = xp.where(low, 2 * _JY_SERIES_BELOW, x)
+        return plain
+    if nu == 0:  # Y0 = 2/pi ((log(x/2) + gamma) J0 - sum H_k (-t)^k / k!^2)
+        return _TWO_OVER_PI * ((xp.log(xs / 2) + _EULER_GAMMA) * plain - weighted / 2)
+    # Y1 = -2/(pi x) + 2/pi log(x/2) J1 - x/(2 pi) sum (psi(k+1) + psi(k+2)) ...
+    return (-_TWO_OVER_PI / xs + _TWO_OVER_PI * (xp.log(xs / 2) + _EULER_GAMMA) * plain
+            - weighted / math.pi)
+
+
+def _jy_hankel(xp, xl, nu, want_y):
     p, q = _hankel(xp, xl, nu)
     cw, sw = _phases(xp, xl, nu)
     amp = xp.sqrt(2 / (math.pi * xl))
-    large = amp * (p * sw + q * cw) if want_y else amp * (p * cw - q * sw)
-    return xp.where(low, small, large)
+    return amp * (p * sw + q * cw) if want_y else amp * (p * cw - q * sw)
 
 
 def _j0_64(xp, x):
@@ -158,18 +162,18 @@ _K_SERIES_BELOW = 2.0
 
 def _k_scaled64(xp, x, nu):
     """e^x K_nu(x) for x > 0 (nu = 0, 1)."""
-    low = x <= _K_SERIES_BELOW
-    xs = xp.where(low, x, 1.0)
+    return split(xp, x <= _K_SERIES_BELOW, x, lambda xs: _k_series(xp, xs, nu),
+                 lambda xl: _k_integral(xp, xl, nu) * xp.sqrt(math.pi / (2 * xl)))
+
+
+def _k_series(xp, xs, nu):
     plain, weighted = _series(xp, xs, nu, 1.0, True)
     log_half = xp.log(xs / 2) + _EULER_GAMMA
     if nu == 0:  # K0 = -(log(x/2) + gamma) I0 + sum H_k t^k / k!^2
         small = -log_half * plain + weighted / 2
     else:  # K1 = 1/x + (log(x/2) + gamma) I1 - x/4 sum (H_k + H_{k+1}) t^k / (k! (k+1)!)
         small = 1 / xs + log_half * plain - weighted / 2
-    small = small * xp.exp(xs)
-    xl = xp.where(low, 2 * _K_SERIES_BELOW, x)
-    large = _k_integral(xp, xl, nu) * xp.sqrt(math.pi / (2 * xl))
-    return xp.where(low, small, large)
+    return small * xp.exp(xs)
 
 
 def _k_kernel(nu, scaled):
@@ -214,40 +218,52 @@ _AIRY_SERIES_BELOW = 1.0
 
 
 def _airy64(xp, x):
-    # Maclaurin: Ai = Ai(0) f - (-Ai'(0)) g, f = sum x^3k / ((2·3)(5·6)...), g = x sum ...
-    low = xp.abs(x) <= _AIRY_SERIES_BELOW
-    xs = xp.where(low, x, 0.0)
-    cube = xs * xs * xs
-    f_term, g_term = xp.ones_like(xs), xs * 1.0
+    out = split(xp, xp.abs(x) <= _AIRY_SERIES_BELOW, x, lambda xs: _airy_series(xp, xs),
+                lambda xl: split(xp, xl > 0, xl, lambda xp_: _airy_positive(xp, xp_),
+                                 lambda xn: _airy_negative(xp, -xn)))
+    return xp.where(xp.isinf(x), math.nan, out)
+
+
+def _airy_series(xp, x):
+    """Maclaurin: Ai = Ai(0) f - (-Ai'(0)) g, f = sum x^3k / ((2·3)(5·6)...), g = x sum ..."""
+    cube = x * x * x
+    f_term, g_term = xp.ones_like(x), x * 1.0
     f, g = f_term, g_term
     for k in range(1, 20):
         f_term = f_term * cube / ((3 * k) * (3 * k - 1))
         g_term = g_term * cube / ((3 * k + 1) * (3 * k))
         f, g = f + f_term, g + g_term
-    small = _AI0 * f - _AIP0 * g
-    z = xp.where(low, 2.0, xp.abs(x))
+    return _AI0 * f - _AIP0 * g
+
+
+_G56 = math.gamma(5 / 6)
+
+
+def _airy_positive(xp, z):
+    """Ai(z), z > 1: sqrt(z/3)/pi sqrt(pi/(2 zeta)) e^-zeta / Gamma(5/6) int e^-u u^(-1/6)
+    (1 + u/(2 zeta))^(-1/6) du."""
     zeta = 2 / 3 * z * xp.sqrt(z)
-    # x > 0: Ai = sqrt(x/3)/pi sqrt(pi/(2 zeta)) e^-zeta / Gamma(5/6) int e^-u u^(-1/6)
-    #   (1 + u/(2 zeta))^(-1/6) du
-    # x < 0: Ai(-z) = sqrt(z/3) sqrt(2/(pi zeta)) / Gamma(5/6) Re(e^{i(zeta - pi/4)} int e^-u
-    #   u^(-1/6) (1 + i u/(2 zeta))^(-1/6) du)
     k_int = xp.zeros_like(z)
+    for s, w in zip(_AS, _AW):
+        k_int = k_int + w * (1 + s ** 6 / (2 * zeta)) ** (-1 / 6)
+    return xp.sqrt(z / 3) / math.pi * xp.sqrt(math.pi / (2 * zeta)) * xp.exp(-zeta) \
+        * k_int / _G56
+
+
+def _airy_negative(xp, z):
+    """Ai(-z), z > 1: sqrt(z/3) sqrt(2/(pi zeta)) / Gamma(5/6) Re(e^{i(zeta - pi/4)} int e^-u
+    u^(-1/6) (1 + i u/(2 zeta))^(-1/6) du)."""
+    zeta = 2 / 3 * z * xp.sqrt(z)
     re, im = xp.zeros_like(z), xp.zeros_like(z)
     for s, w in zip(_AS, _AW):
         c = s ** 6 / (2 * zeta)
-        k_int = k_int + w * (1 + c) ** (-1 / 6)
-        r = (1 + c * c) ** (-1 / 12)
+        r = w * (1 + c * c) ** (-1 / 12)
         phi = xp.arctan(c) / 6
-        re = re + w * r * xp.cos(phi)
-        im = im - w * r * xp.sin(phi)
-    g56 = math.gamma(5 / 6)
-    positive = xp.sqrt(z / 3) / math.pi * xp.sqrt(math.pi / (2 * zeta)) * xp.exp(-zeta) \
-        * k_int / g56
+        re = re + r * xp.cos(phi)
+        im = im - r * xp.sin(phi)
     c, s = xp.cos(zeta), xp.sin(zeta)
     cw, sw = (c + s) * math.sqrt(0.5), (s - c) * math.sqrt(0.5)  # of zeta - pi/4
-    negative = xp.sqrt(z / 3) * xp.sqrt(2 / (math.pi * zeta)) / g56 * (re * cw - im * sw)
-    out = xp.where(low, small, xp.where(x > 0, positive, negative))
-    return xp.where(xp.isinf(x), math.nan, out)
+    return xp.sqrt(z / 3) * xp.sqrt(2 / (math.pi * zeta)) / _G56 * (re * cw - im * sw)
 
 
 # --------------------------------------------------------------------------- the ops

@@ -59,6 +59,18 @@ def _float64_kernel(kernel):
     return raw
 
 
+def split(xp, where, x, inside, outside):
+    """``inside(x)`` where ``where`` holds, ``outside(x)`` elsewhere, each computed on its own
+    elements only (gathered, then scattered back): the branches are series and quadratures
+    of dozens of passes each, and a ``where`` over both would pay for both everywhere."""
+    flat, mask = x.reshape(-1), where.reshape(-1)
+    out = xp.empty_like(flat)
+    for at, branch in ((xp.flatnonzero(mask), inside), (xp.flatnonzero(~mask), outside)):
+        if at.size:
+            out[at] = branch(flat[at])
+    return out.reshape(x.shape)
+
+
 def _elementwise(name, kernel, *, method=False, inplace=False):
     """An elementwise op of one input computed by the float64 ``kernel`` (its rule is added
     with ``defvjp``)."""
@@ -169,19 +181,22 @@ def _poly(xp, u, coeffs):
 
 def _ndtri64(xp, p):
     q = xp.minimum(p, 1 - p)  # (1 - p is exact for p >= 1/2)
-    tail = q < _NDTRI_TAIL
-    middle = _SQRT2 * _erfinv64(xp, 2 * xp.where(tail, 0.5, p) - 1)
-    qt = xp.where(tail & (q > 0), q, _NDTRI_TAIL)
-    r = xp.sqrt(-2 * xp.log(qt))
-    x = _poly(xp, r, _ACKLAM_C) / _poly(xp, r, _ACKLAM_D)  # (negative: the lower tail)
+    out = split(xp, q < _NDTRI_TAIL, p, lambda pt: _ndtri_tail(xp, pt),
+                lambda pm: _SQRT2 * _erfinv64(xp, 2 * pm - 1))
+    out = xp.where(p == 0, -math.inf, xp.where(p == 1, math.inf, out))
+    return xp.where((p < 0) | (p > 1), math.nan, out)
+
+
+def _ndtri_tail(xp, p):
+    q = xp.minimum(p, 1 - p)
+    qt = xp.where(q > 0, q, _NDTRI_TAIL)
     log_q = xp.log(qt)
+    r = xp.sqrt(-2 * log_q)
+    x = _poly(xp, r, _ACKLAM_C) / _poly(xp, r, _ACKLAM_D)  # (negative: the lower tail)
     for _ in range(3):  # Newton on log_ndtr(x) = log q: quadratic from 1e-9
         lx = _log_ndtr64(xp, x)
         x = x - (lx - log_q) * _SQRT_2PI * xp.exp(x * x / 2 + lx)
-    x = xp.where(p > 0.5, -x, x)
-    out = xp.where(tail, x, middle)
-    out = xp.where(p == 0, -math.inf, xp.where(p == 1, math.inf, out))
-    return xp.where((p < 0) | (p > 1), math.nan, out)
+    return xp.where(p > 0.5, -x, x)
 
 
 _ndtri = _elementwise("special_ndtri", _ndtri64)
@@ -541,26 +556,30 @@ _I_SERIES_BELOW = 30.0
 def _bessel_i_scaled(xp, x, nu):
     """exp(-|x|) I_nu(|x|) for nu = 0 or 1 (float64)."""
     y = xp.abs(x)
-    low = y <= _I_SERIES_BELOW
-    ys = xp.where(low, y, 0.0)
-    u = ys * ys / 4
-    term = xp.ones_like(ys) if nu == 0 else ys / 2
+    return split(xp, y <= _I_SERIES_BELOW, y, lambda ys: _i_series(xp, ys, nu),
+                 lambda yl: _i_asymptotic(xp, yl, nu))
+
+
+def _i_series(xp, y, nu):
+    u = y * y / 4
+    term = xp.ones_like(y) if nu == 0 else y / 2
     total = term
     for k in range(1, 80):  # (x = 30 needs ~57 terms; positive terms: no cancellation)
         term = term * u / (k * (k + nu))
         total = total + term
         if not bool((term > 1e-17 * total).any()):
             break
-    series = total * xp.exp(-ys)
-    yl = xp.where(low, 1.0, y)
-    inv, coef, asym = 1 / yl, 1.0, xp.ones_like(yl)
-    power = xp.ones_like(yl)
+    return total * xp.exp(-y)
+
+
+def _i_asymptotic(xp, y, nu):
+    inv, coef, asym = 1 / y, 1.0, xp.ones_like(y)
+    power = xp.ones_like(y)
     for k in range(1, 30):  # Hankel: sum (-1)^k a_k(nu) / y^k
         coef *= -(4 * nu * nu - (2 * k - 1) ** 2) / (k * 8)
         power = power * inv
         asym = asym + coef * power
-    large = asym / xp.sqrt(2 * math.pi * yl)
-    return xp.where(low, series, large)
+    return asym / xp.sqrt(2 * math.pi * y)
 
 
 def _i0e64(xp, x):
