@@ -269,6 +269,11 @@ def _airy_negative(xp, z):
 # --------------------------------------------------------------------------- the ops
 
 
+# the functions whose argument PyTorch calls ``x`` (the others: ``input``)
+_ARGUMENT_X = {"airy_ai", "scaled_modified_bessel_k0", "scaled_modified_bessel_k1",
+               "spherical_bessel_j0"}
+
+
 def _declare(name, kernel):
     def forward(xp, input):
         input = xp.asarray(input)
@@ -278,7 +283,8 @@ def _declare(name, kernel):
 
     def public(input):
         if not isinstance(input, Tensor):
-            _operands._check_tensor("special_" + name, input)
+            _operands._check_tensor("special_" + name, input,
+                                    "x" if name in _ARGUMENT_X else "input")
         refuse_half(name + "_cpu", input)
         return op(input)
     public.__name__ = public.__qualname__ = name

@@ -345,6 +345,8 @@ def test_bessel_i_gradients_at_zero(name):
     lambda L: L.igamma(L.tensor([True]), L.tensor([False])),
     lambda L: L.special.zeta(2.0, 3.0),
     lambda L: L.special.xlog1py(2.0, 3.0),
+    lambda L: L.special.xlogy(2.0, 3.0),
+    lambda L: L.xlogy(2, [1.0]),
     lambda L: L.special.erfcx([1.0]),
     lambda L: L.special.bessel_j0(1.0),
     lambda L: L.special.entr(2),
@@ -492,3 +494,25 @@ def test_half_precision_like_torch(name, dtype):
         assert e_value == t_value
     else:  # (one rounding of the half-precision result apart at most)
         np.testing.assert_allclose(e_value, t_value, rtol=1e-2, atol=1e-3)
+
+
+@pytest.mark.parametrize("name", sorted(torch.special.__all__))
+def test_non_tensor_input_refused_like_torch(name):
+    """PyTorch names each function ``special_<name>`` in its TypeError (the aliases too)."""
+    messages = []
+    for lib in (ember, torch):
+        fn = getattr(lib.special, name)
+        with pytest.raises(TypeError) as error:
+            if name == "polygamma":
+                fn(1, [1.0])
+            elif name == "multigammaln":
+                fn([1.0], 2)
+            elif name in ("softmax", "log_softmax", "logsumexp"):
+                fn([1.0], 0)
+            elif name in POLYNOMIALS or name in ("xlogy", "xlog1py", "zeta", "gammainc",
+                                                 "gammaincc"):
+                fn([1.0], [1.0])
+            else:
+                fn([1.0])
+        messages.append(str(error.value))
+    assert messages[0] == messages[1]
