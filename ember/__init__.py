@@ -24,6 +24,7 @@ from . import (  # noqa: F401
     nn,
     optim,
     random,  # the torch.random namespace: seeds, states, fork_rng
+    special,  # the torch.special namespace
     testing,  # torch.testing: assert_close, make_tensor
     utils,
     version,  # torch.version

@@ -253,3 +253,31 @@ for _name in ("matrix_power", "linalg.matrix_power"):  # castable, then exactly 
                                            "from {result} dtype, but got result with dtype {out}"))
 _CUMULATIVE_INDEX = Rule(check="same", message="expected scalar_type Long but found {out}")
 RULES["cummax"].index_rule = RULES["cummin"].index_rule = _CUMULATIVE_INDEX
+
+# torch.special (``ember/special.py``): elementwise kernels, named as PyTorch names them in
+# its autograd refusal (the aliases by the op they are); the functions without a derivative
+# (and ``ndtr``, a composite) take an out= beside arguments that require grad
+RULES.update(_group(ELEMENTWISE, """i0 igamma igammac special.entr:special_entr
+    special.erfcx:special_erfcx special.i0e:special_i0e special.i1:special_i1
+    special.i1e:special_i1e special.log_ndtr:special_log_ndtr special.ndtri:special_ndtri
+    special.xlog1py:special_xlog1py special.zeta:special_zeta special.erf:erf special.erfc:erfc
+    special.erfinv:erfinv special.exp2:exp2 special.expm1:expm1 special.log1p:log1p
+    special.sinc:sinc special.xlogy:xlogy special.digamma:digamma special.psi:digamma
+    special.gammaln:lgamma special.expit:sigmoid special.gammainc:igamma
+    special.gammaincc:igammac special.i0:i0 special.polygamma:polygamma"""))
+RULES["special.ndtr"] = Rule(aten="special_ndtr", composite=True)
+RULES.update(_group(Rule(double_warning=True, composite=True), """special.airy_ai
+    special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1
+    special.modified_bessel_i0 special.modified_bessel_i1 special.modified_bessel_k0
+    special.modified_bessel_k1 special.scaled_modified_bessel_k0
+    special.scaled_modified_bessel_k1 special.spherical_bessel_j0
+    special.chebyshev_polynomial_t special.chebyshev_polynomial_u
+    special.chebyshev_polynomial_v special.chebyshev_polynomial_w
+    special.shifted_chebyshev_polynomial_t special.shifted_chebyshev_polynomial_u
+    special.shifted_chebyshev_polynomial_v special.shifted_chebyshev_polynomial_w
+    special.hermite_polynomial_h special.hermite_polynomial_he special.laguerre_polynomial_l
+    special.legendre_polynomial_p"""))
+RULES["special.logit"] = RULES["logit"]
+RULES["special.round"] = RULES["round"]
+RULES["special.logsumexp"] = RULES["logsumexp"]
+RULES["special.multigammaln"] = RULES["mvlgamma"]

@@ -32,6 +32,7 @@ from .ops import (  # noqa: F401  (importing a family runs its declarations: ops
     reduction,
     shape,
     sorting,
+    special_functions,
     unary,
 )
 from .ops.indexing.writing import _copy

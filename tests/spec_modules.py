@@ -11,10 +11,12 @@ from .ops import (
     test_ops_pointwise,
     test_ops_reduction,
     test_ops_shape,
+    test_ops_special_functions,
 )
 
 # The op families' specs: pointwise, reduction, linear algebra, shape (core: the seeds' ops).
 FAMILY_SPECS = [s for module in (test_core_ops, test_ops_pointwise, test_ops_reduction,
-                                 test_ops_linalg, test_ops_shape) for s in module.SPECS]
+                                 test_ops_linalg, test_ops_shape, test_ops_special_functions)
+                for s in module.SPECS]
 INDEXING_SPECS = list(test_ops_indexing.SPECS)
 NN_SPECS = list(test_nn_losses.SPECS) + list(test_nn_functional.SPECS)

@@ -150,6 +150,9 @@ RECIPES.update({
     "range": lambda lib, t, out: lib.range(1, 4, out=out),  # (an int out and a 0.5 step: SIGFPE)
     "complex": lambda lib, t, out: lib.complex(t(F), t(G), out=out),
     "polygamma": lambda lib, t, out: lib.polygamma(1, t(P), out=out),
+    "i0": _unary("i0"),
+    "igamma": _binary("igamma", P, F),
+    "igammac": _binary("igammac", P, F),
     "mvlgamma": lambda lib, t, out: lib.mvlgamma(t(SPD), 2, out=out),
     "gcd": _binary("gcd", I, [[2, 4, 9], [8, 15, 6]]),
     "lcm": _binary("lcm", I, [[2, 4, 9], [8, 15, 6]]),

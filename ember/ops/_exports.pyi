@@ -262,6 +262,9 @@ from ember.ops.sorting.sets import isin as isin
 from ember.ops.sorting.sets import searchsorted as searchsorted
 from ember.ops.sorting.sets import unique as unique
 from ember.ops.sorting.sets import unique_consecutive as unique_consecutive
+from ember.ops.special_functions import i0 as i0
+from ember.ops.special_functions import igamma as igamma
+from ember.ops.special_functions import igammac as igammac
 from ember.ops.unary import acos as acos
 from ember.ops.unary import acos as arccos
 from ember.ops.unary import acosh as acosh
@@ -451,6 +454,9 @@ __all__ = [
     'hsplit',
     'hstack',
     'hypot',
+    'i0',
+    'igamma',
+    'igammac',
     'imag',
     'index_add',
     'index_copy',

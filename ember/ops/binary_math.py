@@ -259,7 +259,11 @@ def pow(input, exponent):
 def xlogy(input, other):
     """``input * log(other)``, 0 where ``input`` is 0 (unless ``other`` is NaN)."""
     if not isinstance(input, Tensor):
-        _check_tensor("xlogy", other, "other", 2)
+        if not isinstance(other, Tensor):  # (PyTorch's words: no overload takes two numbers)
+            raise _invalid_arguments("xlogy", [(0, input), (1, other)], [
+                "Tensor input, Tensor other, *, Tensor out = None",
+                "Number self, Tensor other, *, Tensor out = None",
+                "Tensor input, Number other, *, Tensor out = None"])
         return _xlogy_scalar_self(other, input)
     if not isinstance(other, Tensor):
         return _xlogy_scalar_other(input, other)

@@ -111,19 +111,22 @@ def _digamma_raw(xp, x):
 # Euler-Maclaurin tail of the Hurwitz zeta: B_2j / (2j)!
 _EM = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160, -691 / 1307674368000,
        1 / 74724249600, -3617 / 10670622842880000, 43867 / 5109094217170944000,
-       -174611 / 802857662698291200000, 77683 / 14631321524098560000000,
-       -236364091 / 1561572651638476800000000)
+       -174611 / 802857662698291200000, 854513 / (138 * 1124000727777607680000),
+       -236364091 / (2730 * 620448401733239439360000))  # (B_22 = 854513/138, B_24 = ...)
 
 
 def _hurwitz_zeta64(xp, s, q):
-    """zeta(s, q) = sum_k (q + k)^-s for an integer s >= 2 and float64 ``q`` (inf at the
-    non-positive integers)."""
+    """zeta(s, q) = sum_k (q + k)^-s for float64 ``q`` and an integer s >= 2 or a float64
+    array ``s > 1`` beside ``q`` (``special.zeta``); inf at the non-positive integers q."""
     a = q
     total = xp.zeros_like(q)
     pole = (q <= 0) & (q == xp.floor(q))
     a = xp.where(pole, 10.0, a)
-    while True:  # the direct sum while a <= 9 (any q, negative ones included)
-        small = a <= 9
+    # Euler-Maclaurin's terms shrink like (s / (2 pi a))^2j: for a large s the direct sum runs
+    # on to a > s (at most 64)
+    limit = 9 if isinstance(s, int) else xp.maximum(9.0, xp.minimum(s, 64.0))
+    while True:  # the direct sum while a <= limit (any q, negative ones included)
+        small = a <= limit
         if not bool(small.any()):
             break
         total = total + xp.where(small, a ** (-s), 0.0)
@@ -131,7 +134,7 @@ def _hurwitz_zeta64(xp, s, q):
     finite = xp.isfinite(a)
     b = xp.where(finite, a, 10.0)
     tail = b ** (1 - s) / (s - 1) + 0.5 * b ** (-s)
-    rising, power = float(s), b ** (-s - 1)  # s (s+1)...(s+2j-2) and b^(-s-2j+1)
+    rising, power = s * 1.0, b ** (-s - 1)  # s (s+1)...(s+2j-2) and b^(-s-2j+1)
     for j, c in enumerate(_EM):
         tail = tail + c * rising * power
         rising *= (s + 2 * j + 1) * (s + 2 * j + 2)

@@ -58,8 +58,8 @@ def _erf_small(xp, x):
     return x * (num + _ERF_A[3]) / (den + _ERF_B[3])
 
 
-def _erfc_positive(xp, y):
-    """erfc(y) for y = |x| > 0.46875 (infinities and NaN included)."""
+def _erfcx_positive(xp, y):
+    """erfc(y) exp(y²) for y = |x| > 0.46875 (0 at inf, NaN at NaN): ``special.erfcx``."""
     num, den = _ERF_C[8] * y, y
     for c, d in zip(_ERF_C[:7], _ERF_D[:7]):
         num, den = (num + c) * y, (den + d) * y
@@ -69,7 +69,12 @@ def _erfc_positive(xp, y):
     for p, q in zip(_ERF_P[:4], _ERF_Q[:4]):
         num, den = (num + p) * w, (den + q) * w
     far = (1 / _SQRT_PI - w * (num + _ERF_P[4]) / (den + _ERF_Q[4])) / y
-    scaled = xp.where(y <= 4, middle, far)  # erfc(y) * exp(y²)
+    return xp.where(y <= 4, middle, far)
+
+
+def _erfc_positive(xp, y):
+    """erfc(y) for y = |x| > 0.46875 (infinities and NaN included)."""
+    scaled = _erfcx_positive(xp, y)  # erfc(y) * exp(y²)
     # exp(-y²) as exp(-t²) exp(-(y - t)(y + t)), t = y cut to sixteenths: t² is exact, so the
     # large exponent carries no rounding error.
     t = xp.trunc(y * 16) / 16
@@ -547,8 +552,8 @@ def round(input, *, decimals=None):  # noqa: A001 - PyTorch's name
         raise _pw._invalid_arguments("round", [(0, input), ("decimals", decimals)], [
             "Tensor input, *, Tensor out = None",
             "Tensor input, *, int decimals, Tensor out = None"])
-    if not _dtypes.is_floating(input._data.dtype):
-        raise _pw._unsupported("round_cpu", input.dtype)
+    if not _dtypes.is_floating(input._data.dtype):  # (decimals=0 takes the other kernel)
+        raise _pw._unsupported("round_vml_cpu" if decimals == 0 else "round_cpu", input.dtype)
     return _round_decimals(input, decimals)
 
 
