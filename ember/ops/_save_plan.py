@@ -61,17 +61,26 @@ def saves_also(result, *tensors):
     ``result``."""
     node = (result[0] if isinstance(result, tuple) else result)._grad_fn
     if isinstance(node, OpNode) and node._saved is not None and _reads_params(node):
-        node._inputs = (*node._inputs, *((None, t, t._vc[0]) for t in tensors
-                                         if isinstance(t, _Tensor)))
+        node._inputs = node._inputs + tuple([(None, t, t._vc[0]) for t in tensors
+                                             if isinstance(t, _Tensor)])
         node._frees = True  # it saved a tensor: a second backward through it raises
     return result
 
 
 def _reads_params(node):
     """Whether a rule that will run reads a parameter (the tensors are saved only then:
-    ``scatter_add`` keeps its index for ``src``'s gradient, not for ``self``'s)."""
+    ``scatter_add`` keeps its index for ``src``'s gradient, not for ``self``'s). Answered
+    once per op and set of inputs with edges (each embedding and nll_loss call asks)."""
     op = node._op
     if op.variadic is not None:
         return True
-    return any(j >= op.n_in for (fn, _), (read, _) in zip(node.next_functions, op._reads)
-               if fn is not None for j in read)
+    key = (op, tuple(fn is not None for fn, _ in node.next_functions))
+    reads = _READS_PARAMS.get(key)
+    if reads is None:
+        reads = _READS_PARAMS[key] = any(
+            j >= op.n_in for (fn, _), (read, _) in zip(node.next_functions, op._reads)
+            if fn is not None for j in read)
+    return reads
+
+
+_READS_PARAMS = {}  # (op, which inputs have an edge) -> _reads_params
