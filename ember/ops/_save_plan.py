@@ -61,8 +61,8 @@ def saves_also(result, *tensors):
     ``result``."""
     node = (result[0] if isinstance(result, tuple) else result)._grad_fn
     if isinstance(node, OpNode) and node._saved is not None and _reads_params(node):
-        node._inputs = node._inputs + tuple([(None, t, t._vc[0]) for t in tensors
-                                             if isinstance(t, _Tensor)])
+        node._inputs = (*node._inputs, *((None, t, t._vc[0]) for t in tensors
+                                         if isinstance(t, _Tensor)))
         node._frees = True  # it saved a tensor: a second backward through it raises
     return result
 
