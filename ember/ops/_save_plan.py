@@ -69,9 +69,18 @@ def saves_also(result, *tensors):
 
 def _reads_params(node):
     """Whether a rule that will run reads a parameter (the tensors are saved only then:
-    ``scatter_add`` keeps its index for ``src``'s gradient, not for ``self``'s)."""
+    ``scatter_add`` keeps its index for ``src``'s gradient, not for ``self``'s). Answered
+    once per op and set of inputs with edges (each embedding and nll_loss call asks)."""
     op = node._op
     if op.variadic is not None:
         return True
-    return any(j >= op.n_in for (fn, _), (read, _) in zip(node.next_functions, op._reads)
-               if fn is not None for j in read)
+    key = (op, tuple(fn is not None for fn, _ in node.next_functions))
+    reads = _READS_PARAMS.get(key)
+    if reads is None:
+        reads = _READS_PARAMS[key] = any(
+            j >= op.n_in for (fn, _), (read, _) in zip(node.next_functions, op._reads)
+            if fn is not None for j in read)
+    return reads
+
+
+_READS_PARAMS = {}  # (op, which inputs have an edge) -> _reads_params

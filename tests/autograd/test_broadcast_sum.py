@@ -63,7 +63,9 @@ def test_broadcast_gradient_against_torch():
 
 HEAD_SHAPES = [  # (shape, leading axes summed)
     ((5000, 3), 1), ((4099, 2, 5), 1), ((4099, 2, 5), 2), ((333, 127), 1), ((10000, 1), 1),
-    ((2, 3, 1000, 4), 3), ((8191, 3), 1), ((8193, 1), 1)]
+    ((2, 3, 1000, 4), 3), ((8191, 3), 1), ((8193, 1), 1),
+    # up to 1024 rows: one product with ones (a Linear's bias gradient)
+    ((512, 27), 1), ((512, 64), 1), ((32, 16, 27), 2), ((1024, 4), 1), ((1025, 4), 1)]
 
 
 @pytest.mark.parametrize("shape,m", HEAD_SHAPES)
@@ -94,6 +96,24 @@ def test_sum_head_special_values_as_numpy(dtype):
     g[5, 2], g[5999, 2] = np.inf, -np.inf  # both: NaN
     g[4000, 3] = np.nan
     g[:, 4] = 0.0
+    got, want = sum_head(g, (0,)), g.sum(axis=0, keepdims=True)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sum_head_of_few_rows_special_values_as_numpy(dtype):
+    """The product with ones (up to 1024 rows): NumPy's infinities, NaNs and zeros too."""
+    from ember._broadcast import sum_head
+
+    g = np.ones((700, 9), dtype)
+    g[:, 0] = -0.0
+    g[17, 1] = np.inf
+    g[5, 2], g[699, 2] = np.inf, -np.inf
+    g[400, 3] = np.nan
+    g[:, 4] = 0.0
+    g[3, 5] = -np.inf
+    g[:, 6] = np.finfo(dtype).max / 400  # overflows to inf, as NumPy's sum does
     got, want = sum_head(g, (0,)), g.sum(axis=0, keepdims=True)
     assert np.array_equal(got, want, equal_nan=True)
     assert np.array_equal(np.signbit(got), np.signbit(want))

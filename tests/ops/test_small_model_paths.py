@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import ember
+from ember.ops.nn import sparse
 
 from ..conftest import to_np
 
@@ -199,3 +200,28 @@ def test_variadic_nodes_fast_backward_equals_the_general_one(join):
         if p is not None:
             assert type(p) is np.ndarray and p.shape == (3, 4)
             np.testing.assert_array_equal(p, r._data)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("n, num, d", [(1536, 28, 64), (4096, 28, 16), (512, 8, 256),
+                                       (2048, 28, 64), (1024, 8, 256)])
+def test_embedding_backward_one_hot_and_sorted_paths(monkeypatch, dtype, n, num, d):
+    """makemore's MLP (3 context tokens of 512 positions into 28 rows of 64, a third of them
+    the padding token) takes the one-hot product; past its bounds (the last two shapes) the
+    sorted sums do. Both within rounding of the exact sum, in the rows' dtype."""
+    rng = np.random.default_rng(11)
+    index = rng.integers(0, num, n)
+    index[rng.random(n) < 0.35] = 0  # one long run, as the padding token makes
+    rows = rng.standard_normal((n, d)).astype(dtype)
+    one_hot = n * d <= sparse._ONE_HOT_SIZE and n * d * num <= sparse._ONE_HOT_MACS
+    assert one_hot == ((n, num, d) in [(1536, 28, 64), (4096, 28, 16), (512, 8, 256)])
+    if one_hot:  # the sorted path would sort
+        monkeypatch.setattr(sparse.np, "argsort", None)
+    got = sparse._segment_sum(np, rows, index, num)
+    want = np.zeros((num, d))
+    np.add.at(want, index, rows.astype(np.float64))
+    absum = np.zeros((num, d))
+    np.add.at(absum, index, np.abs(rows).astype(np.float64))
+    assert got.dtype == dtype and got.shape == (num, d)
+    eps = np.finfo(dtype).eps
+    assert (np.abs(got - want) <= 4 * eps * absum).all()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _creation, _xp
+from ... import _creation, _dtypes, _xp
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops import batching
@@ -59,14 +59,18 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
         padding_idx = -1
     if weight.ndim != 2:
         raise RuntimeError("'weight' must be 2-D")
-    if str(input.dtype) not in ("torch.int64", "torch.int32"):
+    if input.dtype is not _dtypes.int64 and input.dtype is not _dtypes.int32:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
                            f"torch.{input.dtype._legacy} instead (while checking arguments for "
                            "embedding)")
     if sparse:
         raise NotImplementedError("ember: embedding with sparse=True (sparse gradients)")
-    indices = input._data.astype(np.int64)  # a private copy: the node keeps it
+    # The node keeps int64 indices as they are (an int32 copy otherwise): an in-place write
+    # to ``input`` moves its version, which the node checks (``saves_also``), as PyTorch does.
+    indices = input._data
+    if indices.dtype != np.int64:
+        indices = indices.astype(np.int64)
     if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
         raise IndexError("index out of range in self")
     if max_norm is not None:
@@ -140,7 +144,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
             "embedding_bag: per_sample_weights was not None. per_sample_weights is only "
             f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
             "GitHub.")
-    if str(input.dtype) not in ("torch.int64", "torch.int32"):
+    if input.dtype is not _dtypes.int64 and input.dtype is not _dtypes.int32:
         raise RuntimeError("Expected tensor for argument #1 'indices' to have one of the "
                            "following scalar types: Long, Int; but got "
                            f"torch.{input.dtype._legacy} instead (while checking arguments for "

@@ -6,6 +6,7 @@ The ops themselves live beside it: ``views.py`` and ``slices.py`` (results that 
 """
 from __future__ import annotations
 
+import math
 import warnings
 
 from ... import _errors, _xp
@@ -32,6 +33,8 @@ def _warn_once(message, stacklevel):
 
 def infer_size(shape, numel):
     """Resolve one ``-1`` in ``shape``; PyTorch's errors for impossible shapes."""
+    if -1 not in shape and math.prod(shape) == numel and (not shape or min(shape) >= 0):
+        return tuple(shape)  # (every view and reshape of a model: the checks below, in one)
     shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
