@@ -110,12 +110,16 @@ _BANDED = [  # (input, weight, kwargs): kernels of several rows per stride phase
 ]
 
 
+@pytest.mark.parametrize("chunks", [False, True])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("case", range(len(_BANDED)))
-def test_banded_phases_match_torch(torch, path, monkeypatch, case, dtype):
-    """The weight gradient and the transposed form as one GEMM per stride phase: values and
-    both gradients against PyTorch, and the banded products taken where they should be."""
+def test_banded_phases_match_torch(torch, path, monkeypatch, case, dtype, chunks):
+    """The forward, the weight gradient and the transposed form as one GEMM per stride phase
+    (or per chunk of its kernel rows: two rows each with ``chunks``): values and both
+    gradients against PyTorch, and the banded products taken where they should be."""
     shape, kernel, kwargs = _BANDED[case]
+    if chunks:
+        monkeypatch.setattr(conv, "_BAND_ROWS", 1)
     calls = []
     monkeypatch.setattr(conv, "_banded", lambda *a: calls.append(1) or _banded(*a))
     rng = np.random.default_rng(case)
@@ -132,11 +136,14 @@ def test_banded_phases_match_torch(torch, path, monkeypatch, case, dtype):
 _banded = conv._banded
 
 
+@pytest.mark.parametrize("chunks", [False, True])
 @pytest.mark.parametrize("case", [0, 2])
-def test_banded_gradients_by_finite_differences(path, case):
+def test_banded_gradients_by_finite_differences(path, monkeypatch, case, chunks):
     """Through the banded products: first and second derivatives of a strided convolution
     (the weight gradient's own derivative is the transposed form and the forward)."""
     shape, kernel, kwargs = _BANDED[case]
+    if chunks:
+        monkeypatch.setattr(conv, "_BAND_ROWS", 1)
     shape = (1,) + shape[1:2] + tuple(min(s, 9) for s in shape[2:])
     rng = np.random.default_rng(3)
     x = ember.tensor(rng.standard_normal(shape), requires_grad=True)
@@ -148,3 +155,17 @@ def test_banded_gradients_by_finite_differences(path, case):
 
     assert gradcheck(f, (x, w))
     assert gradgradcheck(f, (x, w))
+
+
+_WASTE = conv._BAND_WASTE  # (as imported: the ``path`` fixture changes it)
+
+
+def test_chunks_of_kernel_rows(monkeypatch):
+    """Where the phases split into chunks of kernel rows (forward, weight gradient) and where
+    the row loop stays (tall GEMMs already)."""
+    monkeypatch.setattr(conv, "_BAND_WASTE", _WASTE)
+    chunks = conv._phases(24, 10, (2, 2), (1, 1), 1, 1 << 30, og=16)
+    assert [len(rows) for _, rows, _, _, _ in chunks] == [6, 6, 6, 6]
+    assert [(lo, hi) for _, _, _, lo, hi in chunks] == [(0, 15), (6, 21)] * 2
+    assert conv._phases(24, 10, (2, 2), (1, 1), 1, 1 << 30, og=79) is None
+    assert len(conv._phases(24, 10, (2, 2), (1, 1), 1, 1 << 30)) == 2  # (whole phases)
