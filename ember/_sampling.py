@@ -17,6 +17,7 @@ import math
 import numpy as np
 
 from . import _device, _dtypes, _errors, _random, _random_signatures
+from ._box_muller import normal32
 from ._broadcast import broadcast_shapes
 from ._creation import _finish, _int_like, _size, _type_name, as_dtype
 from ._dispatch import vmap as _vmap
@@ -66,10 +67,13 @@ def _placed(values, like):
     return values if not like.is_cuda else _device.move(values, like.device)
 
 
-def _standard_normal(rng, shape, complex_):
-    """N(0, 1) samples; complex ones have variance 1/2 in each part, as PyTorch's."""
+def _standard_normal(rng, shape, complex_, dtype=None):
+    """N(0, 1) samples; complex ones have variance 1/2 in each part, as PyTorch's. For a
+    float32 result (``dtype``) float32 samples (``_box_muller``: 3x faster), else float64."""
     if complex_:
         return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)) * math.sqrt(0.5)
+    if dtype == np.float32:
+        return normal32(rng, shape)
     return rng.standard_normal(shape)
 
 
@@ -184,6 +188,9 @@ def _normal_sized(mean, std, size, generator, out, dtype, device, requires_grad,
     dtype = as_dtype(dtype, "normal") or _dtypes.get_default_dtype()
     _check_normal_dtype(dtype)
     _check_std_number(std)
+    if dtype.np == np.float32:  # (std and mean applied within: two passes fewer)
+        return _finish(normal32(_random.rng(generator), shape, mean, std), dtype, device,
+                       requires_grad)
     values = mean + std * _standard_normal(_random.rng(generator), shape, dtype.is_complex)
     return _finish(values.astype(dtype.np), dtype, device, requires_grad)
 
@@ -204,8 +211,10 @@ def _normal_tensor_mean(mean, std, generator, out):
     # With ``out``, PyTorch draws in the shape of ``mean`` broadcast with ``out`` (so ``out``
     # keeps a larger shape, and one that does not broadcast is an error, even an empty one).
     shape = m.shape if out is None else broadcast_shapes(m.shape, tuple(out.shape))
-    values = m + std * _standard_normal(_random.rng(generator), shape, mean.is_complex())
-    values = _placed(values.astype(mean.dtype.np), mean)
+    values = _standard_normal(_random.rng(generator), shape, mean.is_complex(), mean.dtype.np)
+    values *= std  # (in place: the samples are a new array of the full shape)
+    values += m
+    values = _placed(values.astype(mean.dtype.np, copy=False), mean)
     if out is not None:
         return _normal_out(Tensor._make(values, None, False) if shape != m.shape
                            else _NORMAL_TF(mean, values), out)
@@ -216,8 +225,10 @@ def _normal_tensor_std(mean, std, generator, out):
     _check_normal_dtype(std.dtype)
     _check_std_tensor(std)
     s = _host(std)
-    values = mean + s * _standard_normal(_random.rng(generator), s.shape, False)
-    values = _placed(values.astype(std.dtype.np), std)
+    values = _standard_normal(_random.rng(generator), s.shape, False, std.dtype.np)
+    values *= s
+    values += mean
+    values = _placed(values.astype(std.dtype.np, copy=False), std)
     return _normal_out(_NORMAL_FT(std, values), out)
 
 
@@ -225,8 +236,8 @@ def _normal_tensors(mean, std, generator, out):
     _check_normal_dtype(mean.dtype)
     _check_std_tensor(std)
     shape = broadcast_shapes(tuple(mean.shape), tuple(std.shape))
-    noise = _standard_normal(_random.rng(generator), shape, mean.is_complex())
-    values = (_host(mean) + _host(std) * noise).astype(mean.dtype.np)
+    noise = _standard_normal(_random.rng(generator), shape, mean.is_complex(), mean.dtype.np)
+    values = (_host(mean) + _host(std) * noise).astype(mean.dtype.np, copy=False)
     return _normal_out(_NORMAL_TT(mean, std, _placed(values, mean)), out)
 
 

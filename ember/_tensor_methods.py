@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from . import _creation, _device, _dtypes, _memory_format, _random
+from ._box_muller import normal32
 from ._random_signatures import invalid
 from ._tensor import Tensor, _dtype_word
 from .cuda.streams import Stream
@@ -437,7 +438,8 @@ def _fill_random(self, name, draw, generator, op=None):
     """Write ``draw(rng, shape)`` (float64 or integer NumPy values) into self, in place."""
     _check_fill_generator(name, generator)
     self._check_inplace()
-    values = np.asarray(draw(_random.rng(generator), self._data.shape)).astype(self._data.dtype)
+    values = np.asarray(draw(_random.rng(generator), self._data.shape)).astype(
+        self._data.dtype, copy=False)  # (a fresh array: a float32 draw needs no copy)
     if self.is_cuda:
         values = _device.move(values, self.device)
     return self._assign((op or _RANDOM_OPS[name])(self, values), name + "_")
@@ -470,6 +472,9 @@ def _normal_(self, mean=0, std=1, *, generator=None):
     if self._data.dtype.kind == "c":  # variance std**2 / 2 in each part, as PyTorch
         draw = _complex_draw(self, lambda rng, s: rng.standard_normal(s), std * 0.5 ** 0.5)
         return _fill_random(self, "normal", lambda rng, s: mean + draw(rng, s), generator)
+    if self._data.dtype == np.float32:  # Box-Muller in float32 (see _box_muller)
+        return _fill_random(self, "normal", lambda rng, s: normal32(rng, s, mean, std),
+                            generator)
     return _fill_random(self, "normal", lambda rng, s: rng.normal(mean, std, s), generator)
 
 

@@ -2,8 +2,10 @@
 against PyTorch in float64 and float32: 1- to 3-d, strides (the rows dealt into phases),
 dilations, paddings (also PyTorch's uneven ``"same"``), groups, transposed with output
 padding, empty batches; gradients by finite differences and second derivatives. Each test runs
-twice: with small problems as one GEMM over a full im2col (the default) and with every problem
-as a GEMM per kernel row (``_ONE_GEMM = 0``), the path large inputs take."""
+three times: with small problems as one GEMM over a full im2col (the default); with every
+problem on the path large inputs take (``_ONE_GEMM = 0``: the forward a GEMM per kernel row,
+the weight gradient and the transposed form one GEMM per stride phase over a banded g where
+that pays); and with the banded products off (a GEMM per kernel row throughout)."""
 import numpy as np
 import pytest
 
@@ -14,10 +16,12 @@ from ember.ops.nn import conv
 from ..conftest import to_np
 
 
-@pytest.fixture(autouse=True, params=["one_gemm", "rows"])
+@pytest.fixture(autouse=True, params=["one_gemm", "rows", "row_loop"])
 def path(request, monkeypatch):
-    if request.param == "rows":
+    if request.param != "one_gemm":
         monkeypatch.setattr(conv, "_ONE_GEMM", 0)
+    if request.param == "row_loop":
+        monkeypatch.setattr(conv, "_BAND_WASTE", 0)
     return request.param
 
 
@@ -96,3 +100,72 @@ def test_strided_gradients_by_finite_differences(transposed):
                                               dilation=(2, 1))
     assert gradcheck(f, (x, w))
     assert gradgradcheck(f, (x, w))
+
+
+_BANDED = [  # (input, weight, kwargs): kernels of several rows per stride phase, few channels
+    ((3, 4, 13, 11), (4, 2, 6, 4), dict(stride=2, padding=1, groups=2)),  # conv2d_weight_grad's
+    ((2, 3, 12, 9), (4, 3, 5, 3), dict(stride=(3, 1), padding=(2, 0), dilation=(2, 1))),
+    ((2, 2, 15), (3, 2, 7), dict(stride=2, padding=3)),
+    ((1, 4, 9, 6, 5), (2, 2, 4, 2, 3), dict(stride=(2, 1, 2), groups=2)),
+]
+
+
+@pytest.mark.parametrize("chunks", [False, True])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("case", range(len(_BANDED)))
+def test_banded_phases_match_torch(torch, path, monkeypatch, case, dtype, chunks):
+    """The forward, the weight gradient and the transposed form as one GEMM per stride phase
+    (or per chunk of its kernel rows: two rows each with ``chunks``): values and both
+    gradients against PyTorch, and the banded products taken where they should be."""
+    shape, kernel, kwargs = _BANDED[case]
+    if chunks:
+        monkeypatch.setattr(conv, "_BAND_ROWS", 1)
+    calls = []
+    monkeypatch.setattr(conv, "_banded", lambda *a: calls.append(1) or _banded(*a))
+    rng = np.random.default_rng(case)
+    x, w = rng.standard_normal(shape), rng.standard_normal(kernel)
+    name = f"conv{len(shape) - 2}d"
+    got = _run(ember, name, (x, w), kwargs, dtype)
+    want = _run(torch, name, (x, w), kwargs, dtype)
+    tol = 1e-10 if dtype == np.float64 else 1e-4
+    for a, e in zip(got, want):
+        np.testing.assert_allclose(a, e, rtol=tol, atol=tol)
+    assert bool(calls) == (path == "rows")
+
+
+_banded = conv._banded
+
+
+@pytest.mark.parametrize("chunks", [False, True])
+@pytest.mark.parametrize("case", [0, 2])
+def test_banded_gradients_by_finite_differences(path, monkeypatch, case, chunks):
+    """Through the banded products: first and second derivatives of a strided convolution
+    (the weight gradient's own derivative is the transposed form and the forward)."""
+    shape, kernel, kwargs = _BANDED[case]
+    if chunks:
+        monkeypatch.setattr(conv, "_BAND_ROWS", 1)
+    shape = (1,) + shape[1:2] + tuple(min(s, 9) for s in shape[2:])
+    rng = np.random.default_rng(3)
+    x = ember.tensor(rng.standard_normal(shape), requires_grad=True)
+    w = ember.tensor(rng.standard_normal(kernel), requires_grad=True)
+    name = f"conv{len(shape) - 2}d"
+
+    def f(a, b):
+        return getattr(ember.nn.functional, name)(a, b, **kwargs)
+
+    assert gradcheck(f, (x, w))
+    assert gradgradcheck(f, (x, w))
+
+
+_WASTE = conv._BAND_WASTE  # (as imported: the ``path`` fixture changes it)
+
+
+def test_chunks_of_kernel_rows(monkeypatch):
+    """Where the phases split into chunks of kernel rows (forward, weight gradient) and where
+    the row loop stays (tall GEMMs already)."""
+    monkeypatch.setattr(conv, "_BAND_WASTE", _WASTE)
+    chunks = conv._phases(24, 10, (2, 2), (1, 1), 1, 1 << 30, og=16)
+    assert [len(rows) for _, rows, _, _, _ in chunks] == [6, 6, 6, 6]
+    assert [(lo, hi) for _, _, _, lo, hi in chunks] == [(0, 15), (6, 21)] * 2
+    assert conv._phases(24, 10, (2, 2), (1, 1), 1, 1 << 30, og=79) is None
+    assert len(conv._phases(24, 10, (2, 2), (1, 1), 1, 1 << 30)) == 2  # (whole phases)

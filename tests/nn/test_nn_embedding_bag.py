@@ -105,3 +105,83 @@ def test_a_short_last_offset_is_refused():
     with pytest.raises(RuntimeError, match="the last offset value should be the size"):
         ember.nn.functional.embedding_bag(ember.tensor([1, 2, 3]), ember.ones(10, 3),
                                           ember.tensor([0, 2]), include_last_offset=True)
+
+
+_PATH_CASES = [
+    dict(mode="sum"),
+    dict(mode="sum", per_sample_weights=True),
+    dict(mode="sum", per_sample_weights=True, padding_idx=4),
+    dict(mode="mean", padding_idx=2),
+    dict(mode="mean", include_last_offset=True),
+    dict(mode="sum", scale_grad_by_freq=True),
+    dict(mode="mean", scale_grad_by_freq=True, padding_idx=0),
+    dict(mode="max"),
+]
+
+
+@pytest.mark.parametrize("dense", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("case", range(len(_PATH_CASES)))
+def test_dense_and_gather_paths_match_torch(torch, monkeypatch, case, dtype, dense):
+    """Few bags of a small table as dense products (``S @ weight``, ``S^T @ g``,
+    ``g @ weight^T``) and the gathers otherwise: values and both gradients against PyTorch
+    (PyTorch's scale_grad_by_freq is not the documented scaling: checked on the gradient of
+    the sum against ember's other path instead)."""
+    from ember.ops.nn import sparse
+    kw = dict(_PATH_CASES[case])
+    monkeypatch.setattr(sparse, "_DENSE_BAGS", 32 if dense else 0)
+    calls = []
+    monkeypatch.setattr(sparse, "_bag_matrix", lambda *a: calls.append(1) or _bag_matrix(*a))
+    rng = np.random.default_rng(case)
+    w, p = rng.standard_normal((10, 5)), rng.uniform(0.5, 2, 10)
+    offsets = OFFSETS + [10] if kw.get("include_last_offset") else OFFSETS
+    v = rng.standard_normal((len(OFFSETS), 5))
+    outs = []
+    for lib in (ember, torch):
+        weight = lib.tensor(w, dtype=getattr(lib, dtype), requires_grad=True)
+        psw = lib.tensor(p, dtype=weight.dtype, requires_grad=True)
+        args = dict(kw, per_sample_weights=psw if kw.get("per_sample_weights") else None)
+        if lib is torch and kw.get("scale_grad_by_freq"):
+            args["scale_grad_by_freq"] = False
+        y = lib.nn.functional.embedding_bag(lib.tensor(INDICES), weight, lib.tensor(offsets),
+                                            **args)
+        (y * lib.tensor(v, dtype=y.dtype)).sum().backward()
+        got = [to_np(y), to_np(weight.grad)]
+        if kw.get("per_sample_weights"):
+            got.append(to_np(psw.grad))
+        if kw.get("scale_grad_by_freq") and lib is torch:  # the documented 1 / count
+            counts = np.bincount(INDICES, minlength=10)
+            got[1] = got[1] / np.maximum(counts, 1)[:, None]
+        outs.append(got)
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+    assert bool(calls) == (dense and kw["mode"] != "max")
+
+
+_bag_matrix = None
+
+
+def setup_module():
+    global _bag_matrix
+    from ember.ops.nn import sparse
+    _bag_matrix = sparse._bag_matrix
+
+
+@pytest.mark.parametrize("case", [1, 2, 3, 4])  # (scale_grad_by_freq: not a derivative)
+def test_dense_path_gradients_by_finite_differences(case):
+    kw = dict(_PATH_CASES[case])
+    rng = np.random.default_rng(case)
+    w = ember.tensor(rng.standard_normal((10, 3)), requires_grad=True)
+    p = ember.tensor(rng.uniform(0.5, 2, 10), requires_grad=True)
+    inputs = (w, p) if kw.get("per_sample_weights") else (w,)
+
+    offsets = OFFSETS + [10] if kw.get("include_last_offset") else OFFSETS
+
+    def f(weight, psw=None):
+        args = dict(kw, per_sample_weights=psw)
+        return ember.nn.functional.embedding_bag(ember.tensor(INDICES), weight,
+                                                 ember.tensor(offsets), **args)
+
+    assert ember.autograd.gradcheck(f, inputs)
+    assert ember.autograd.gradgradcheck(f, inputs)

@@ -73,3 +73,44 @@ def test_gradients_by_finite_differences(kind):
     f = lambda *a: CALLS[kind](ember.nn.functional, *a)  # noqa: E731
     assert gradcheck(f, ts)
     assert gradgradcheck(f, ts)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("affine", ["none", "weight", "bias", "both"])
+@pytest.mark.parametrize("needs", ["all", "input", "params"])
+def test_group_norm_folded_factors_match_torch(torch, dtype, affine, needs):
+    """Group norm's forward as xc * (rstd * w) + b and its backward from the sums per
+    (sample, channel) of g and g * xc (shared by the three rules, or each rule's own when
+    only some inputs require grad), with and without weight and bias, an offset mean."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((3, 6, 5, 7)) * 2 + 10
+    w, b, v = rng.standard_normal(6), rng.standard_normal(6), rng.standard_normal(x.shape)
+    results = []
+    for lib in (ember, torch):
+        t = lib.tensor(x, dtype=getattr(lib, dtype), requires_grad=needs != "params")
+        wt = lib.tensor(w, dtype=t.dtype, requires_grad=needs != "input") \
+            if affine in ("weight", "both") else None
+        bt = lib.tensor(b, dtype=t.dtype, requires_grad=needs != "input") \
+            if affine in ("bias", "both") else None
+        if lib is torch and affine == "bias":  # (PyTorch 2.13 fails on a bias without weight)
+            wt = lib.ones(6, dtype=t.dtype)
+        y = lib.nn.functional.group_norm(t, 3, wt, bt)
+        if y.requires_grad:
+            (y * lib.tensor(v, dtype=y.dtype)).sum().backward()
+        results.append([to_np(y)] + [to_np(a.grad) for a in (t, wt, bt)
+                                     if a is not None and a.grad is not None])
+    tol = 1e-4 if dtype == "float32" else 1e-10
+    assert len(results[0]) == len(results[1])
+    for a, c in zip(*results):
+        np.testing.assert_allclose(a, c, rtol=tol, atol=tol * np.abs(c).max())
+
+
+@pytest.mark.parametrize("affine", [False, True])
+def test_group_norm_double_backward(affine):
+    rng = np.random.default_rng(8)
+    ts = [ember.tensor(rng.standard_normal((2, 4, 3)) + 2, requires_grad=True)]
+    if affine:
+        ts += [ember.tensor(rng.standard_normal(4), requires_grad=True) for _ in range(2)]
+    f = lambda *a: ember.nn.functional.group_norm(a[0], 2, *a[1:])  # noqa: E731
+    assert gradcheck(f, ts)
+    assert gradgradcheck(f, ts)

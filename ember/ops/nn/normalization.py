@@ -242,41 +242,94 @@ def _channel_affine_batched(op, args, levels):
     return out
 
 
+# Group norm's kernels keep the centred input ``xc`` (not xhat = xc * rstd: one activation
+# more without a weight, as layer norm keeps xhat with one) and fold rstd and the weight into
+# per-(sample, channel) factors: the forward is xc * (rstd * w) + b (2 passes, where xhat,
+# then xhat * w, then + b took 3); the backward reads g and xc once each for the sums per
+# (sample, channel) of g and g * xc, from which the input rule's group sums and the weight
+# and bias gradients all follow (shared, ``_share``), then writes dx = g * (rstd * w) -
+# xc * k - c (4 passes). Forward + backward: 11 passes where 17 were (9 where 12 without a
+# weight: xhat is not recomputed).
+
+
+def _gn_views(input, groups):
+    """(N, groups, C/g, rest) and the per-(sample, channel) view's shape (1, N * C, rest)."""
+    n, c = input.shape[:2]
+    rest = math.prod(input.shape[2:])
+    return (n, groups, c // groups, rest), (1, n * c, rest)
+
+
 @defop("native_group_norm", n_in=3, jvp="transpose", batch=_channel_affine_batched)
 def _group_norm(xp, input, weight, bias, groups, eps, saved):
-    mean, _, rstd, out = _moments(xp, xp.reshape(input, _grouped(input, groups)), eps)
-    saved["mean"], saved["rstd"] = mean, rstd
-    out *= rstd  # in place, as layer norm's
-    if weight is not None:
-        saved["xhat"] = out
-        out = xp.reshape(out, input.shape) * _channel(xp, weight, input.ndim)
+    mean, _, rstd, xc = _moments(xp, xp.reshape(input, _grouped(input, groups)), eps)
+    saved["mean"], saved["rstd"], saved["xc"] = mean, rstd, xc
+    by_group, _ = _gn_views(input, groups)
+    if weight is None:
+        out = xc * rstd
     else:
-        out = xp.reshape(out, input.shape)
+        k = xp.reshape(rstd, by_group[:2] + (1, 1)) * xp.reshape(weight, by_group[1:3] + (1,))
+        out = xp.reshape(xc, by_group) * k
+    out = xp.reshape(out, input.shape)
     if bias is not None:
         out += _channel(xp, bias, input.ndim)
     return out
 
 
+def _gn_sums(xp, g, input, groups, saved):
+    """Per (sample, channel), (N, C): the sums of g and of g * xc, from one read of each."""
+    _, by_channel = _gn_views(input, groups)
+    g3, xc3 = xp.reshape(g, by_channel), xp.reshape(saved["xc"], by_channel)
+    shape = tuple(input.shape[:2])
+    return xp.reshape(_sums(xp, g3), shape), xp.reshape(_dots(xp, g3, xc3), shape)
+
+
 def _gn_input_rule(xp, g, ans, input, weight, bias, groups, eps, saved):
-    shape = _grouped(input, groups)
-    x3 = xp.reshape(input, shape)
-    xhat, own = _xhat(xp, x3, eps, saved)
-    rstd = _stats(xp, x3, eps, saved)[1]
-    gx = g if weight is None else g * _channel(xp, weight, input.ndim)
-    dx, _, _ = _normalized_grad(xp, xp.reshape(gx, shape), xhat, rstd,
-                                own_gx=weight is not None, own_xhat=own)
+    if _array_api.is_tensor_namespace(xp):  # recorded: the formulas, differentiable again
+        shape = _grouped(input, groups)
+        x3 = xp.reshape(input, shape)
+        xhat, _ = _xhat(xp, x3, eps, saved)
+        rstd = _stats(xp, x3, eps, saved)[1]
+        gx = g if weight is None else g * _channel(xp, weight, input.ndim)
+        return xp.reshape(_normalized_grad(xp, xp.reshape(gx, shape), xhat, rstd)[0],
+                          input.shape)
+    sums = _gn_sums(xp, g, input, groups, saved)
+    _share(saved, g, sums)  # the weight and bias gradients
+    by_group, _ = _gn_views(input, groups)
+    n, grp, cg, rest = by_group
+    rstd = xp.reshape(saved["rstd"], (n, grp, 1))
+    s, d = xp.reshape(sums[0], (n, grp, cg)), xp.reshape(sums[1], (n, grp, cg))
+    gain = rstd
+    if weight is not None:  # the sums of g * w and g * w * xc over each group
+        w = xp.reshape(weight, (1, grp, cg))
+        s, d, gain = s * w, d * w, rstd * w
+    m = cg * rest  # elements per group
+    s = xp.sum(s, axis=2, keepdims=True)
+    d = xp.sum(d, axis=2, keepdims=True)
+    dx = xp.reshape(g, by_group) * gain[..., None]
+    dx = xp.reshape(dx, (n, grp, m))
+    t = xp.reshape(saved["xc"], (n, grp, m)) * (rstd * rstd * rstd * d / m)
+    dx -= t
+    dx -= rstd * s / m
     return xp.reshape(dx, input.shape)
 
 
 def _gn_weight_rule(xp, g, ans, input, weight, bias, groups, eps, saved):
+    if not _array_api.is_tensor_namespace(xp):
+        sums = _shared(xp, saved, g) or _gn_sums(xp, g, input, groups, saved)
+        by_group, _ = _gn_views(input, groups)
+        rstd = xp.reshape(saved["rstd"], by_group[:2] + (1,))
+        return xp.reshape(xp.sum(xp.reshape(sums[1], by_group[:3]) * rstd, axis=0), (-1,))
     xhat, _ = _xhat(xp, xp.reshape(input, _grouped(input, groups)), eps, saved)
     shape = _per_channel(input)  # the sums over N and the rest, one read (``_dots``)
     return xp.reshape(_dots(xp, xp.reshape(g, shape), xp.reshape(xhat, shape)), (shape[1],))
 
 
-_group_norm.defvjp(
-    _gn_input_rule, _gn_weight_rule,
-    lambda xp, g, ans, input, weight, bias, groups, eps, saved: _channel_sum(xp, g))
+def _gn_bias_rule(xp, g, ans, input, weight, bias, groups, eps, saved):
+    sums = _shared(xp, saved, g)
+    return _channel_sum(xp, g) if sums is None else xp.sum(sums[0], axis=0)
+
+
+_group_norm.defvjp(_gn_input_rule, _gn_weight_rule, _gn_bias_rule)
 
 # --------------------------------------------------------------------------- batch norm
 
