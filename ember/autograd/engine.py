@@ -101,7 +101,9 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                 if fn._hooks:
                     _run_post_hooks(fn, (), buf, create_graph)
                 continue
-            if anomaly.enabled:
+            if runs is not None:
+                grads_in = _apply_pruned(fn, buf, create_graph, runs, targets)
+            elif anomaly.enabled:
                 grads_in = _apply_watched(fn, buf, create_graph)
             else:
                 grads_in = fn.apply(buf, create_graph)
@@ -139,6 +141,28 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
         grad_mode._state.grad = prev
         _current.task = outer_task
     return captured
+
+
+def _apply_pruned(fn, buf, create_graph, runs, targets):
+    """``fn.apply`` when gradients are captured (``autograd.grad``, ``backward(inputs=...)``):
+    the rules of edges that lead to no target do not run (``autograd.grad(loss, [w])`` of a
+    convolution skips its input's gradient, a whole transposed convolution), as PyTorch's
+    nodes compute only the outputs their task needs. Those edges read as ``(None, 0)`` during
+    the call, which every ``apply`` skips; their gradients are None, hooks see None there."""
+    edges = fn.next_functions
+    for child, _ in edges:
+        if child is not None and child not in runs and child not in targets:
+            break
+    else:
+        return _apply_watched(fn, buf, create_graph) if anomaly.enabled else \
+            fn.apply(buf, create_graph)
+    fn.next_functions = tuple(edge if edge[0] is None or edge[0] in runs or edge[0] in targets
+                              else (None, 0) for edge in edges)
+    try:
+        return _apply_watched(fn, buf, create_graph) if anomaly.enabled else \
+            fn.apply(buf, create_graph)
+    finally:
+        fn.next_functions = edges
 
 
 def _apply_watched(fn, buf, create_graph):
