@@ -12,8 +12,8 @@ so the cost is the number of passes over the 1M elements (each ~0.3-1 ms at 1M h
 kernels compute the centred data once in a buffer of their own and finish it in place, sum
 products in one read (``_dots``: einsum, no temporary), keep the normalized input of an
 affine norm for the backward (``saved["xhat"]``: one activation more, two passes fewer) and
-share the backward's sums among its rules (``_share``) instead of recomputing them: layer
-norm's forward+backward takes 10 passes and 6 reads, where it took 22 passes.
+share the backward's sums among its rules (``ops/_between_rules.py``) instead of recomputing
+them: layer norm's forward+backward takes 10 passes and 6 reads, where it took 22 passes.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from ... import _array_api
-from .. import batching
+from .. import _between_rules, batching
 from ..reduction.rows import _BLAS_ROW, _plain, sum_first, sum_last
 from ..registry import defop
 
@@ -121,20 +121,6 @@ def _normalized_grad(xp, gx3, xhat, rstd, gain=None, own_gx=False, own_xhat=Fals
     dx -= k * s / n
     return dx, s, d
 
-
-def _share(saved, g, value):
-    """Leave ``value`` for the weight and bias rules of this backward, which run after the
-    input rule on the same ``g`` (raw arrays only): what they would recompute."""
-    saved["shared"] = g, value
-
-
-def _shared(xp, saved, g):
-    """What the input rule of this backward left (``_share``), or None (the input does not
-    require grad, or the rules are being recorded)."""
-    got = saved.get("shared")
-    if got is None or got[0] is not g or _array_api.is_tensor_namespace(xp):
-        return None
-    return got[1]
 
 # --------------------------------------------------------------------------- layer norm
 
@@ -247,9 +233,9 @@ def _channel_affine_batched(op, args, levels):
 # per-(sample, channel) factors: the forward is xc * (rstd * w) + b (2 passes, where xhat,
 # then xhat * w, then + b took 3); the backward reads g and xc once each for the sums per
 # (sample, channel) of g and g * xc, from which the input rule's group sums and the weight
-# and bias gradients all follow (shared, ``_share``), then writes dx = g * (rstd * w) -
-# xc * k - c (4 passes). Forward + backward: 11 passes where 17 were (9 where 12 without a
-# weight: xhat is not recomputed).
+# and bias gradients all follow (shared: ``ops/_between_rules.py``), then writes
+# dx = g * (rstd * w) - xc * k - c (4 passes). Forward + backward: 11 passes where 17 were
+# (9 where 12 without a weight: xhat is not recomputed).
 
 
 def _gn_views(input, groups):
@@ -293,7 +279,7 @@ def _gn_input_rule(xp, g, ans, input, weight, bias, groups, eps, saved):
         return xp.reshape(_normalized_grad(xp, xp.reshape(gx, shape), xhat, rstd)[0],
                           input.shape)
     sums = _gn_sums(xp, g, input, groups, saved)
-    _share(saved, g, sums)  # the weight and bias gradients
+    _between_rules.leave(xp, saved, (g,), sums)  # the weight and bias gradients
     by_group, _ = _gn_views(input, groups)
     n, grp, cg, rest = by_group
     rstd = xp.reshape(saved["rstd"], (n, grp, 1))
@@ -315,7 +301,8 @@ def _gn_input_rule(xp, g, ans, input, weight, bias, groups, eps, saved):
 
 def _gn_weight_rule(xp, g, ans, input, weight, bias, groups, eps, saved):
     if not _array_api.is_tensor_namespace(xp):
-        sums = _shared(xp, saved, g) or _gn_sums(xp, g, input, groups, saved)
+        sums = (_between_rules.take(xp, saved, (g,), last=False)
+                or _gn_sums(xp, g, input, groups, saved))
         by_group, _ = _gn_views(input, groups)
         rstd = xp.reshape(saved["rstd"], by_group[:2] + (1,))
         return xp.reshape(xp.sum(xp.reshape(sums[1], by_group[:3]) * rstd, axis=0), (-1,))
@@ -325,7 +312,7 @@ def _gn_weight_rule(xp, g, ans, input, weight, bias, groups, eps, saved):
 
 
 def _gn_bias_rule(xp, g, ans, input, weight, bias, groups, eps, saved):
-    sums = _shared(xp, saved, g)
+    sums = _between_rules.take(xp, saved, (g,), last=True)
     return _channel_sum(xp, g) if sums is None else xp.sum(sums[0], axis=0)
 
 
@@ -404,13 +391,13 @@ def _bn_input_rule(xp, g, ans, input, weight, bias, running_mean, running_var, t
     xhat, own = _xhat(xp, x3, eps, saved)
     dx, s, d = _normalized_grad(xp, xp.reshape(g, shape), xhat, rstd, gain, own_xhat=own)
     if not _array_api.is_tensor_namespace(xp):
-        _share(saved, g, (s, d))  # the bias and weight gradients
+        _between_rules.leave(xp, saved, (g,), (s, d))  # the bias and weight gradients
     return xp.reshape(dx, input.shape)
 
 
 def _bn_weight_rule(xp, g, ans, input, weight, bias, running_mean, running_var, training,
                     momentum, eps, saved):
-    sums = _shared(xp, saved, g)
+    sums = _between_rules.take(xp, saved, (g,), last=False)
     if sums is not None:
         return sums[1].reshape(-1)
     shape = _per_channel(input)
@@ -420,7 +407,7 @@ def _bn_weight_rule(xp, g, ans, input, weight, bias, running_mean, running_var, 
 
 def _bn_bias_rule(xp, g, ans, input, weight, bias, running_mean, running_var, training,
                   momentum, eps, saved):
-    sums = _shared(xp, saved, g)
+    sums = _between_rules.take(xp, saved, (g,), last=True)
     return _channel_sum(xp, g) if sums is None else sums[0].reshape(-1)
 
 
