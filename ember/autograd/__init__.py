@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from . import (  # noqa: F401  (torch.autograd.function, ...)
+    _function_vmap,
     engine,
     forward_ad,
     function,
