@@ -88,3 +88,32 @@ def test_errors(torch):
         b.bias.requires_grad_(False)
         lib.func.stack_module_state([a, b])
     same_error(mixed, torch)
+
+
+def test_linearize_functionalize_replace_batch_norm(torch):
+    def run(lib):
+        x = lib.tensor([1., 2.], dtype=lib.float64)
+        out, fn = lib.func.linearize(lambda t: t.sin() * t, x)
+
+        def f(a):
+            b = a.clone()
+            b.add_(1)
+            a.mul_(2)
+            return b
+        y = lib.ones(2)
+        z = lib.func.functionalize(f)(y)
+        m = lib.nn.Sequential(lib.nn.BatchNorm1d(3)).double()
+        lib.func.replace_all_batch_norm_modules_(m)
+        xs = lib.tensor(np.random.default_rng(0).normal(size=(2, 4, 3)))
+        per = lib.func.vmap(m)(xs)
+        return (out, fn(lib.ones(2, dtype=lib.float64)), z, y, m[0].running_mean is None,
+                m[0].track_running_stats, per)
+    assert_same(run(ember), run(torch))
+
+
+def test_debug_unwrap():
+    x = ember.arange(6.).reshape(3, 2)
+    shapes = []
+    ember.func.vmap(lambda t: shapes.append(tuple(ember.func.debug_unwrap(t).shape)) or t)(x)
+    assert shapes == [(3, 2)]
+    assert ember.func.debug_unwrap(x) is x
