@@ -24,6 +24,7 @@ from . import (  # noqa: F401
     nn,
     optim,
     random,  # the torch.random namespace: seeds, states, fork_rng
+    sparse,  # torch.sparse: COO basics (ember/sparse)
     testing,  # torch.testing: assert_close, make_tensor
     utils,
     version,  # torch.version
@@ -152,6 +153,7 @@ from .func import vmap  # torch.vmap is torch.func.vmap
 from .ops._exports import *  # noqa: F403  (the op functions declared public: ops/_surface.py)
 from .ops.reduction import return_types  # torch.return_types (no op: the result classes)
 from .serialization import load, save
+from .sparse import sparse_coo, sparse_coo_tensor
 
 _tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for keepdim=
 _add_out(globals())  # PyTorch's out= on the functions that take it (ember/_out_rules.py)
