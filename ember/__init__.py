@@ -153,6 +153,7 @@ from .func import vmap  # torch.vmap is torch.func.vmap
 from .ops._exports import *  # noqa: F403  (the op functions declared public: ops/_surface.py)
 from .ops.reduction import return_types  # torch.return_types (no op: the result classes)
 from .serialization import load, save
+from .sparse import mm as spmm  # torch.spmm: sparse @ dense
 from .sparse import sparse_coo, sparse_coo_tensor
 
 _tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for keepdim=

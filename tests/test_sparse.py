@@ -28,7 +28,7 @@ def scenario(torch):
             torch.sparse.sum(s, 1).to_dense(), torch.sparse.sum(s, (0, 1)),
             torch.sparse.mm(s, torch.ones(3, 2)), s @ torch.ones(3, 2), (s + s).to_dense(),
             (s * 2).to_dense(), (2 * s).to_dense(), s.t().to_dense(), (-s).to_dense(),
-            torch.sparse.mm(s, s.t()).to_dense()]
+            torch.sparse.mm(s, s.t()).to_dense(), torch.spmm(s, torch.ones(3, 2))]
 
 
 def test_same_as_pytorch(torch):

@@ -117,3 +117,36 @@ def test_debug_unwrap():
     ember.func.vmap(lambda t: shapes.append(tuple(ember.func.debug_unwrap(t).shape)) or t)(x)
     assert shapes == [(3, 2)]
     assert ember.func.debug_unwrap(x) is x
+
+
+REARRANGE = [("b h w -> b (h w)", {}), ("b h (w1 w2) -> b w1 h w2", {"w1": 2}),
+             ("... w -> w ...", {}), ("b h w -> (b h) w", {}), ("b h w -> b 1 h w", {}),
+             ("b h w -> b (h w) ()", {}), ("(b h) w x -> b h w x", {"b": 1}),
+             ("a ... -> (...) a", {}), ("b h w -> w b h", {}), ("... -> ...", {}),
+             ("b h -> b", {}), ("b h w -> b h h", {}), ("b h -> b h", {}),
+             ("b (h w) c -> b h w c", {"h": 2}), ("b h w", {}), ("b h w -> b h w", {"q": 2}),
+             ("b h (w1 w2) -> b w1 w2 h", {})]
+
+
+@pytest.mark.parametrize("pattern,lengths", REARRANGE, ids=[p for p, _ in REARRANGE])
+def test_rearrange_as_pytorch(torch, pattern, lengths):
+    from ..oracle import outcome
+
+    def run(lib):
+        x = lib.arange(24., dtype=lib.float64).reshape(2, 3, 4)
+        if pattern.startswith("(b h) w x"):
+            x = x.reshape(2, 3, 4)
+        return lib.func.rearrange(x, pattern, **lengths)
+    got, want = outcome(lambda: run(ember)), outcome(lambda: run(torch))
+    if hasattr(want, "message"):
+        assert got.type == want.type and (got.message == want.message or got.type ==
+                                          "DimensionBindError"), (got, want)
+    else:
+        assert_same(got, want)
+
+
+def test_rearrange_of_a_list_and_its_gradient():
+    xs = [ember.tensor(np.random.default_rng(k).normal(size=(2, 3)), requires_grad=True)
+          for k in range(2)]
+    assert ember.autograd.gradcheck(
+        lambda a, b: ember.func.rearrange([a, b], "n h (w c) -> (c h) n w", c=3).sin(), xs)
