@@ -358,3 +358,24 @@ def test_gradients_by_finite_differences(kind):
         ember.nn.utils.prune.l1_unstructured(m, "weight", 5)
         params = [m.weight_orig]
     _fd_check(m, x, params)
+
+
+def test_memory_format_conversion_and_skip_init(torch):
+    def run(lib):
+        c = lib.nn.Sequential(lib.nn.Conv2d(2, 3, 3), lib.nn.Conv3d(1, 1, 1),
+                              lib.nn.ConvTranspose2d(2, 2, 2))
+        w = c[0].weight
+        r = lib.nn.utils.convert_conv2d_weight_memory_format(c, lib.channels_last)
+        out = [r is c, c[0].weight is w, c[0].weight.stride(), c[2].weight.stride(),
+               c[1].weight.stride()]
+        lib.nn.utils.convert_conv3d_weight_memory_format(c, lib.channels_last_3d)
+        out.append(c[1].weight.stride())
+        m = lib.nn.utils.skip_init(lib.nn.Linear, 2, 3)
+        out += [repr(m), tuple(m.weight.shape)]
+        for bad in (int, lib.nn.Module):
+            try:
+                lib.nn.utils.skip_init(bad)
+            except RuntimeError as e:
+                out.append(str(e).replace("ember", "torch"))
+        return out
+    assert run(ember) == run(torch)

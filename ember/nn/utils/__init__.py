@@ -5,6 +5,8 @@ from . import (  # noqa: F401
     clip_grad,
     convert_parameters,
     fusion,
+    init,
+    memory_format,
     parametrizations,
     parametrize,
     prune,
@@ -24,6 +26,11 @@ from .fusion import (  # noqa: F401
     fuse_conv_bn_weights,
     fuse_linear_bn_eval,
     fuse_linear_bn_weights,
+)
+from .init import skip_init  # noqa: F401
+from .memory_format import (  # noqa: F401
+    convert_conv2d_weight_memory_format,
+    convert_conv3d_weight_memory_format,
 )
 from .spectral_norm import remove_spectral_norm, spectral_norm  # noqa: F401
 from .weight_norm import remove_weight_norm, weight_norm  # noqa: F401
