@@ -99,3 +99,18 @@ def test_gradgradcheck_passes_its_flags(torch):
                                           nondet_tol=0.0, check_grad_dtypes=True)
         with pytest.raises(AssertionError, match="Expected at least one of check_fwd_over_rev"):
             lib.autograd.gradgradcheck(lambda x: x.sin(), (x,), check_rev_over_rev=False)
+
+
+def test_enforce_grad_layout_policy(torch):
+    """A stride-only switch: same gradients with it on or off, usable as a decorator."""
+    import ember
+    for lib in (ember, torch):
+        p = lib.ones(2, 3, 4).permute(2, 0, 1).requires_grad_()
+        with lib.autograd.enforce_grad_layout_policy(False):
+            (p * 2).sum().backward()
+        assert (p.grad == 2).all()
+
+        @lib.autograd.enforce_grad_layout_policy(True)
+        def f():
+            return 1
+        assert f() == 1
