@@ -53,9 +53,12 @@ _TWICE = "trying to differentiate twice a function that was marked with @once_di
 
 
 class _Transforms:
-    """How many ``torch.func`` transforms run now (``func/_transforms.py`` counts them)."""
+    """How many ``torch.func`` transforms run now (``func/_transforms.py`` counts them), and
+    whether the batching that runs is the one of ``gradcheck``'s batched checks (``plain``:
+    PyTorch's legacy vmap there, under which custom Functions run as they are)."""
 
     depth = 0
+    plain = 0
 
 
 transforms = _Transforms()
@@ -279,7 +282,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
-        if _dispatch.vmap.levels or transforms.depth:
+        if (_dispatch.vmap.levels or transforms.depth) and not transforms.plain:
             result = _functorch_rule(cls, args, kwargs)
             if result is not NotImplemented:
                 return result

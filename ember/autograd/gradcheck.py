@@ -15,7 +15,8 @@ import numpy as np
 from .. import _random
 from .._creation import randn_like, tensor, zeros_like
 from .._tensor import Tensor
-from . import forward_ad
+from . import forward_ad, function
+from ._reverse import func_vmap
 from ._reverse import grad as autograd_grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -144,8 +145,14 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             if analytical_fn is _analytical:
                 _check_reentrant(func, inputs, idx_list, out_i, nondet_tol)
     try:
-        if check_backward_ad and check_batched_grad:
-            _check_batched_grad(func, inputs, idx_list, atol, rtol)
+        function.transforms.plain += 1  # (PyTorch batches these checks with its legacy vmap)
+        try:
+            if check_backward_ad and check_batched_grad:
+                _check_batched_grad(func, inputs, idx_list, atol, rtol)
+            if check_forward_ad and check_batched_forward_grad:
+                _check_batched_forward_grad(func, inputs, idx_list, atol, rtol)
+        finally:
+            function.transforms.plain -= 1
         if check_backward_ad:
             _check_zero_grad_outputs(func, inputs, idx_list)
         if check_backward_ad and check_undefined_grad:
@@ -255,6 +262,45 @@ def _check_batched_grad(func, inputs, idx_list, atol, rtol):
                     raise GradcheckError(
                         f"For output {out_i} and input {idx_list[k]}:\n\n{_BATCHED_NOTE}")
 
+
+def _check_batched_forward_grad(func, inputs, idx_list, atol, rtol):
+    """Forward-mode tangents for a batch of input tangents at once (by vmap) equal those
+    computed one by one."""
+    rng = np.random.default_rng(3)
+    vmap = func_vmap()
+    for i in idx_list:
+        x = inputs[i]
+        tangents = tensor(rng.standard_normal((2,) + tuple(x.shape)), dtype=x.dtype)
+
+        def jvp(t, i=i, x=x):
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[i] = forward_ad.make_dual(x.detach(), t)
+                outs = _outputs(func, args)
+                return tuple(_tangent_or_zeros(o) for o in outs)
+        expected = [jvp(tangents[b]) for b in range(2)]
+        try:
+            got = vmap(jvp)(tangents)
+        except RuntimeError as e:
+            raise GradcheckError(f"While computing batched gradients, got: {e}\n\n"
+                                 f"{_BATCHED_FWD_NOTE}") from e
+        for out_i, g in enumerate(got):
+            for b in range(2):
+                if not np.allclose(np.asarray(g[b].detach()._data),
+                                   np.asarray(expected[b][out_i].detach()._data),
+                                   rtol=rtol, atol=atol, equal_nan=True):
+                    raise GradcheckError(f"For output {out_i} and input {i}:\n\n"
+                                         f"{_BATCHED_FWD_NOTE}")
+
+
+def _tangent_or_zeros(out):
+    tangent = forward_ad.unpack_dual(out).tangent
+    return zeros_like(out) if tangent is None else tangent
+
+
+_BATCHED_FWD_NOTE = ("gradcheck failed while testing batched gradient computation with forward-"
+                     "mode AD: the function's jvp must be vmap-compatible (or call gradcheck "
+                     "with `check_batched_forward_grad=False`).")
 
 _BATCHED_NOTE = ("gradcheck or gradgradcheck failed while testing batched gradient "
                  "computation. To compute batched grads (e.g., jacobians, hessians), we vmap "

@@ -57,8 +57,37 @@ def classes(lib):
             x, = ctx.saved_tensors
             return 2 * x * g.sum().item() / g.sum().item() * g
 
+    class WithJvp(F):
+        @staticmethod
+        def forward(x):
+            return x * x
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.save_for_forward(inputs[0])
+
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return 2 * x * g
+
+        @staticmethod
+        def jvp(ctx, t):
+            x, = ctx.saved_tensors
+            return 2 * x * t
+
+    class JvpNotBatchable(WithJvp):  # .item() in the jvp
+        generate_vmap_rule = True
+
+        @staticmethod
+        def jvp(ctx, t):
+            x, = ctx.saved_tensors
+            return 2 * x * t * t.sum().item() / t.sum().item()
+
     return dict(Good=Good, Nondet=Nondet, NoUndefined=NoUndefined,
-                NonZeroUndefined=NonZeroUndefined, NotBatchable=NotBatchable)
+                NonZeroUndefined=NonZeroUndefined, NotBatchable=NotBatchable, WithJvp=WithJvp,
+                JvpNotBatchable=JvpNotBatchable)
 
 
 CASES = [("Good", {}), ("Nondet", {}), ("Nondet", dict(nondet_tol=1e-6)),
@@ -67,7 +96,12 @@ CASES = [("Good", {}), ("Nondet", {}), ("Nondet", dict(nondet_tol=1e-6)),
          ("NotBatchable", {}), ("NotBatchable", dict(check_batched_grad=True)),
          ("Good", dict(check_batched_grad=True)), ("Good", dict(check_forward_ad=True)),
          ("Good", dict(check_backward_ad=False, check_forward_ad=False)),
-         ("Good", dict(check_grad_dtypes=True)), ("Good", dict(fast_mode=True))]
+         ("Good", dict(check_grad_dtypes=True)), ("Good", dict(fast_mode=True)),
+         ("WithJvp", dict(check_forward_ad=True, check_batched_forward_grad=True)),
+         ("JvpNotBatchable", dict(check_forward_ad=True)),
+         ("JvpNotBatchable", dict(check_forward_ad=True, check_batched_forward_grad=True)),
+         ("WithJvp", dict(check_forward_ad=True, check_batched_grad=True,
+                          check_batched_forward_grad=True))]
 
 
 def run(lib, name, flags):
