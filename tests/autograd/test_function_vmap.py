@@ -287,3 +287,55 @@ def test_old_style_function_refused_by_every_transform(torch):
     # outside the transforms it still works
     y = classes(ember)["WithCtx"].apply(ember.ones(2, requires_grad=True))
     assert type(y.grad_fn).__name__ == "WithCtxBackward"
+
+
+def two_outputs(lib):
+    class Two(lib.autograd.Function):
+        """Two outputs, materialize_grads off: the mapped backward gets None for an output
+        without a gradient."""
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x, y):
+            return x * y, x + y
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+            ctx.set_materialize_grads(False)
+
+        @staticmethod
+        def backward(ctx, ga, gb):
+            x, y = ctx.saved_tensors
+            gx = gy = None
+            if ga is not None:
+                gx, gy = ga * y, ga * x
+            if gb is not None:
+                gx = gb if gx is None else gx + gb
+                gy = gb if gy is None else gy + gb
+            return gx, gy
+    return Two
+
+
+TWO = {
+    "vmap": lambda lib, T, x, y: lib.func.vmap(T.apply, in_dims=(0, None))(x, y),
+    "grad_first": lambda lib, T, x, y: lib.func.vmap(lib.func.grad(
+        lambda a, b: T.apply(a, b)[0].sum(), argnums=(0, 1)), in_dims=(0, None))(x, y),
+    "grad_second": lambda lib, T, x, y: lib.func.vmap(lib.func.grad(
+        lambda a, b: T.apply(a, b)[1].sum(), argnums=(0, 1)), in_dims=(0, None))(x, y),
+    "jacrev_of_vmap": lambda lib, T, x, y: lib.func.jacrev(
+        lambda a: lib.func.vmap(T.apply, in_dims=(0, None))(a, y)[0])(x),
+    "out_dims_1": lambda lib, T, x, y: lib.func.vmap(lambda a: T.apply(a, y)[0],
+                                                     out_dims=1)(x),
+    "nested": lambda lib, T, x, y: lib.func.vmap(lib.func.vmap(T.apply, in_dims=(0, None)),
+                                                 in_dims=(0, None))(x.reshape(3, 2, 1), y[:1]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TWO))
+def test_generated_rule_two_outputs(torch, case):
+    def run(lib):
+        x = lib.arange(6., dtype=lib.float64).reshape(3, 2)
+        y = lib.tensor([1., -1.], dtype=lib.float64)
+        return TWO[case](lib, two_outputs(lib), x, y)
+    agree(run, torch)
