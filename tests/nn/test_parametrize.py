@@ -294,8 +294,21 @@ def pruning(torch, rec):
     rec(prune.L1Unstructured(0.5).prune(torch.tensor([1., -3, 2, 0.5])))
 
 
-SCENARIOS = [parametrize_basics, weight_norm_parametrization, spectral_norm_parametrization,
-             orthogonal_parametrization, legacy_hooks, pruning]
+def transfer(torch, rec):
+    P = torch.nn.utils.parametrize
+    Sym = _modules(torch)[0]
+    a = lin(torch, 3, 3)
+    P.register_parametrization(a, "weight", Sym())
+    b = lin(torch, 3, 3, seed=1)
+    P.transfer_parametrizations_and_params(a, b)
+    rec(type(b).__name__, list(b.state_dict()), b.weight, b.parametrizations.weight.original)
+    c = torch.nn.Module()
+    P.transfer_parametrizations_and_params(a, c, "weight")
+    rec(type(c).__name__, list(c.state_dict()), c.weight)
+
+
+SCENARIOS = [transfer, parametrize_basics, weight_norm_parametrization,
+             spectral_norm_parametrization, orthogonal_parametrization, legacy_hooks, pruning]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__)
