@@ -24,6 +24,7 @@ from . import (  # noqa: F401
     nn,
     optim,
     random,  # the torch.random namespace: seeds, states, fork_rng
+    sparse,  # torch.sparse: COO basics (ember/sparse)
     special,  # the torch.special namespace
     testing,  # torch.testing: assert_close, make_tensor
     utils,
@@ -153,6 +154,8 @@ from .func import vmap  # torch.vmap is torch.func.vmap
 from .ops._exports import *  # noqa: F403  (the op functions declared public: ops/_surface.py)
 from .ops.reduction import return_types  # torch.return_types (no op: the result classes)
 from .serialization import load, save
+from .sparse import mm as spmm  # torch.spmm: sparse @ dense
+from .sparse import sparse_coo, sparse_coo_tensor
 
 _tensor_methods.add_numpy_keywords(globals())  # axis= for dim=, keepdims= for keepdim=
 _add_out(globals())  # PyTorch's out= on the functions that take it (ember/_out_rules.py)

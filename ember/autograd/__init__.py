@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from . import (  # noqa: F401  (torch.autograd.function, ...)
+    _function_vmap,
     engine,
     forward_ad,
     function,
@@ -15,6 +16,7 @@ from .explain import explain
 from .function import Function
 from .grad_mode import (
     enable_grad,
+    enforce_grad_layout_policy,
     inference_mode,
     is_grad_enabled,
     no_grad,
@@ -28,7 +30,7 @@ from .variable import Variable
 __all__ = ["backward", "grad", "Variable", "no_grad", "enable_grad", "set_grad_enabled",
            "inference_mode", "is_grad_enabled", "gradcheck", "gradgradcheck", "Node", "explain",
            "Function", "detect_anomaly", "set_detect_anomaly", "forward_ad",
-           "set_multithreading_enabled"]
+           "set_multithreading_enabled", "enforce_grad_layout_policy"]
 
 
 def variable(*args, **kwargs):

@@ -164,7 +164,6 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                   materialize_grads):
     """``is_grads_batched``: one ``grad`` per slice of the gradients' first dim, computed
     together by ``vmap`` (the backward's rules run batched)."""
-    from ..func import vmap  # lazy: func builds on autograd
     unused = []
 
     def one(*gs):
@@ -172,8 +171,15 @@ def _grad_batched(outputs, inputs, grad_outputs, retain_graph, create_graph, all
                    allow_unused=allow_unused, materialize_grads=materialize_grads)
         unused[:] = [g is None for g in got]
         return tuple(g for g in got if g is not None)
-    got = iter(vmap(one)(*grad_outputs))
+    got = iter(func_vmap()(one)(*grad_outputs))
     return tuple(None if missing else next(got) for missing in unused)
+
+
+def func_vmap():
+    """``func.vmap``, for the checks here and in ``gradcheck`` that batch a backward or a
+    forward-mode pass."""
+    from ..func import vmap  # lazy: func builds on autograd
+    return vmap
 
 
 def _batched_seeds(outputs, grad_outputs):

@@ -34,7 +34,7 @@ import functools
 import inspect
 import warnings
 
-from .. import _dtypes
+from .. import _dispatch, _dtypes
 from .._creation import zeros
 from .._tensor import Tensor
 from . import forward_ad, grad_mode
@@ -50,6 +50,19 @@ _DIRTY_NOT_RETURNED = (
     "inputs that are modified inplace must all be outputs of the Function.")
 _LEAF_DIRTY = "a leaf Variable that requires grad has been used in an in-place operation."
 _TWICE = "trying to differentiate twice a function that was marked with @once_differentiable"
+
+
+class _Transforms:
+    """How many ``torch.func`` transforms run now (``func/_transforms.py`` counts them), and
+    whether the batching that runs is the one of ``gradcheck``'s batched checks (``plain``:
+    PyTorch's legacy vmap there, under which custom Functions run as they are)."""
+
+    depth = 0
+    plain = 0
+
+
+transforms = _Transforms()
+_functorch_rule = None  # ``_function_vmap.functorch_apply``, installed by that module
 
 
 class FunctionCtx:
@@ -235,6 +248,16 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
 
     vjp = backward
 
+    generate_vmap_rule = False  # True: vmap maps forward/backward/jvp (see _function_vmap.py)
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """How the Function runs under ``vmap``: ``(output, out_dims)`` from the arguments
+        with their mapped dims at ``in_dims`` (see ``_function_vmap.py``)."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap "
+            "staticmethod or set generate_vmap_rule=True.")
+
     @staticmethod
     def jvp(ctx, *grad_inputs):
         raise NotImplementedError(
@@ -259,6 +282,10 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
+        if (_dispatch.vmap.levels or transforms.depth) and not transforms.plain:
+            result = _functorch_rule(cls, args, kwargs)
+            if result is not NotImplemented:
+                return result
         inputs = [a for a in args if isinstance(a, Tensor)]
         recording = grad_mode._state.grad and any(t.requires_grad for t in inputs)
         ctx = new_node(cls._backward_cls, tuple(gradient_edge(t) if recording else _NO_EDGE
@@ -270,6 +297,7 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
             if separate:
                 output = cls.forward(*args, **kwargs)
                 cls.setup_context(ctx, args, output)
+                _check_saved_inputs(ctx, inputs, output)
             else:
                 output = cls.forward(ctx, *args, **kwargs)
         outputs = _wrap_outputs(ctx, inputs, output, recording)
@@ -282,6 +310,17 @@ class Function(FunctionCtx, metaclass=FunctionMeta):
         # The tensors these name (outputs among them) are kept as _saved says, or not at all.
         ctx.to_save = ctx.dirty_tensors = ctx.non_differentiable = ()
         return outputs
+
+
+def _check_saved_inputs(ctx, inputs, output):
+    """PyTorch's error for an input both returned as it is and saved, with setup_context."""
+    outputs = output if isinstance(output, tuple) else (output,)
+    if any(_contains(inputs, t) and _contains(outputs, t) for t in ctx.to_save):
+        raise RuntimeError(
+            "An input that has been returned as-is as output is being saved for backward. This "
+            "is not supported if you override setup_context. You should return and save a view "
+            "of the input instead, e.g. with x.view_as(x) or setup ctx inside the forward "
+            "function itself.")
 
 
 class _nothing:

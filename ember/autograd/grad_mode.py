@@ -28,7 +28,8 @@ from .. import _autograd_state
 from .._creation import _type_name
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "set_multithreading_enabled", "is_grad_enabled", "is_inference_mode_enabled"]
+           "set_multithreading_enabled", "is_grad_enabled", "is_inference_mode_enabled",
+           "enforce_grad_layout_policy"]
 
 
 _state = _autograd_state.grad_state  # (its class lives below _tensor.py)
@@ -246,6 +247,30 @@ class set_multithreading_enabled(_DecoratorContextManager):
 
     def __exit__(self, exc_type, exc_value, traceback):
         set_multithreading_enabled._enabled = self.prev
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+
+class enforce_grad_layout_policy(_DecoratorContextManager):
+    """PyTorch's switch for making accumulated ``.grad`` strides match their parameter's.
+
+    It changes strides only, never values; ember accumulates gradients in its own layout
+    either way, so the switch is accepted, remembered and changes nothing.
+    """
+
+    _enabled = True
+
+    def __init__(self, enable=True):
+        self.prev = enforce_grad_layout_policy._enabled
+        self.mode = enable
+        enforce_grad_layout_policy._enabled = enable
+
+    def __enter__(self):
+        pass
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        enforce_grad_layout_policy._enabled = self.prev
 
     def clone(self):
         return self.__class__(self.mode)

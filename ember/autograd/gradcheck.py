@@ -15,7 +15,8 @@ import numpy as np
 from .. import _random
 from .._creation import randn_like, tensor, zeros_like
 from .._tensor import Tensor
-from . import forward_ad
+from . import forward_ad, function
+from ._reverse import func_vmap
 from ._reverse import grad as autograd_grad
 
 __all__ = ["gradcheck", "gradgradcheck", "GradcheckError"]
@@ -52,7 +53,7 @@ def _numerical(func, inputs, idx, out_i, eps):
     return jac
 
 
-def _analytical(func, inputs, idx_list, out_i):
+def _analytical(func, inputs, idx_list, out_i, check_grad_dtypes=False):
     """One backward per output element: rows are input elements, columns output elements."""
     outs = _outputs(func, inputs)
     out = outs[out_i]
@@ -64,8 +65,10 @@ def _analytical(func, inputs, idx_list, out_i):
         v._data[np.unravel_index(j, v.shape)] = 1  # (v has out's strides)
         grads = autograd_grad(out, [inputs[i] for i in idx_list], v, retain_graph=True,
                               allow_unused=True)
-        for jac, g in zip(jacs, grads):
+        for jac, g, i in zip(jacs, grads, idx_list):
             if g is not None:
+                if check_grad_dtypes and g.dtype != inputs[i].dtype:
+                    raise GradcheckError("Gradient has dtype mismatch")
                 jac[:, j] = np.asarray(g._data, dtype=np.float64).ravel()
     return jacs
 
@@ -126,7 +129,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
             return False
         numericals = {}
         for analytical_fn, mismatch in modes:
-            analytical = analytical_fn(func, inputs, idx_list, out_i)
+            analytical = analytical_fn(func, inputs, idx_list, out_i) \
+                if analytical_fn is _forward_analytical else \
+                analytical_fn(func, inputs, idx_list, out_i, check_grad_dtypes)
             for k, i in enumerate(idx_list):
                 if i not in numericals:
                     numericals[i] = _numerical(func, inputs, i, out_i, eps)
@@ -137,7 +142,170 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                     if raise_exception:
                         raise GradcheckError(msg)
                     return False
+            if analytical_fn is _analytical:
+                _check_reentrant(func, inputs, idx_list, out_i, nondet_tol)
+    try:
+        function.transforms.plain += 1  # (PyTorch batches these checks with its legacy vmap)
+        try:
+            if check_backward_ad and check_batched_grad:
+                _check_batched_grad(func, inputs, idx_list, atol, rtol)
+            if check_forward_ad and check_batched_forward_grad:
+                _check_batched_forward_grad(func, inputs, idx_list, atol, rtol)
+        finally:
+            function.transforms.plain -= 1
+        if check_backward_ad:
+            _check_zero_grad_outputs(func, inputs, idx_list)
+        if check_backward_ad and check_undefined_grad:
+            _check_undefined_grad(func, inputs)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
     return True
+
+
+def _check_reentrant(func, inputs, idx_list, out_i, nondet_tol):
+    """The same backward run twice gives the same gradients, within ``nondet_tol``
+    (PyTorch's "reentrant" check; here on one random vector-Jacobian product)."""
+    out = _outputs(func, inputs)[out_i]
+    if not out.requires_grad:
+        return
+    v = tensor(np.random.default_rng(1).standard_normal(tuple(out.shape)), dtype=out.dtype)
+    diff_inputs = [inputs[i] for i in idx_list]
+    first = autograd_grad(out, diff_inputs, v, retain_graph=True, allow_unused=True)
+    second = autograd_grad(out, diff_inputs, v, allow_unused=True)
+    for a, b in zip(first, second):
+        if a is None or b is None:
+            continue
+        diff = np.abs(np.asarray(a._data, np.float64) - np.asarray(b._data, np.float64))
+        if np.max(diff, initial=0.0) > nondet_tol:
+            raise GradcheckError(
+                "Backward is not reentrant, i.e., running backward with same input and "
+                "grad_output multiple times gives different values, although analytical "
+                "gradient matches numerical gradient."
+                f"The tolerance for nondeterminism was {nondet_tol}." + _NONDET_NOTE)
+
+
+_NONDET_NOTE = ("\n\nNOTE: If your op relies on non-deterministic operations, this failure "
+                "might be expected: call gradcheck/gradgradcheck with `nondet_tol=<tol>`.")
+
+
+def _check_zero_grad_outputs(func, inputs, idx_list):
+    """Zero gradients of the outputs give zero (or no) input gradients: a backward that adds
+    a term of its own, not a multiple of the gradient, is wrong. (Checked where an output
+    comes from a custom Function; ember's own rules are checked by its op tables.)"""
+    outs = [o for o in _outputs(func, inputs) if o.requires_grad]
+    if not any(hasattr(o.grad_fn, "_forward_cls") for o in outs):
+        return
+    if not outs:
+        return
+    grads = autograd_grad(outs, [inputs[i] for i in idx_list], [zeros_like(o) for o in outs],
+                          allow_unused=True)
+    if any(g is not None and not bool(np.all(np.asarray(g._data) == 0)) for g in grads):
+        raise GradcheckError("backward not multiplied by grad_output")
+
+
+def _check_undefined_grad(func, inputs):
+    """The backward of a custom Function must accept outputs that got no gradient (None, with
+    ``ctx.set_materialize_grads(False)``) and give zero or no input gradients then."""
+    for out in _outputs(func, inputs):
+        node = out.grad_fn
+        if node is None or not hasattr(node, "_forward_cls"):
+            continue  # ember's own ops: their rules are checked by the op tables
+        try:
+            grads = node.apply([None] * len(node._out_meta), False)
+        except RuntimeError as e:
+            _warn_undefined()
+            raise GradcheckError(
+                "Expected backward function to handle undefined output grads. Please look at "
+                '"Notes about undefined output gradients" in '
+                '"tools/autograd/derivatives.yaml"') from e
+        if any(g is not None and bool(np.any(np.asarray(g) != 0)) for g in grads):
+            _warn_undefined()
+            raise GradcheckError(
+                "Expected all input grads to be undefined or zero when all output grads are "
+                'undefined or zero. Please look at "Notes about undefined output gradients" in '
+                '"tools/autograd/derivatives.yaml"')
+
+
+def _warn_undefined():
+    warnings.warn("Backwards compatibility: New undefined gradient support checking feature is "
+                  "enabled by default, but it may break existing callers of this function. If "
+                  "this is true for you, you can call this function with "
+                  '"check_undefined_grad=False" to disable the feature', stacklevel=4)
+
+
+def _check_batched_grad(func, inputs, idx_list, atol, rtol):
+    """Gradients for a batch of grad_outputs at once (``is_grads_batched``, run by vmap) equal
+    those computed one by one."""
+    rng = np.random.default_rng(2)
+    diff_inputs = [inputs[i] for i in idx_list]
+    for out_i, out in enumerate(_outputs(func, inputs)):
+        if not out.requires_grad:
+            continue
+        vs = tensor(rng.standard_normal((2,) + tuple(out.shape)), dtype=out.dtype)
+        expected = [autograd_grad(out, diff_inputs, vs[b], retain_graph=True,
+                                  allow_unused=True) for b in range(2)]
+        try:
+            got = autograd_grad(out, diff_inputs, vs, retain_graph=True, allow_unused=True,
+                                is_grads_batched=True)
+        except RuntimeError as e:
+            raise GradcheckError(f"While computing batched gradients, got: {e}\n\n"
+                                 f"{_BATCHED_NOTE}") from e
+        for k, g in enumerate(got):
+            for b in range(2):
+                want = expected[b][k]
+                if (g is None) != (want is None):
+                    continue
+                if g is not None and not np.allclose(np.asarray(g[b]._data), np.asarray(
+                        want._data), rtol=rtol, atol=atol, equal_nan=True):
+                    raise GradcheckError(
+                        f"For output {out_i} and input {idx_list[k]}:\n\n{_BATCHED_NOTE}")
+
+
+def _check_batched_forward_grad(func, inputs, idx_list, atol, rtol):
+    """Forward-mode tangents for a batch of input tangents at once (by vmap) equal those
+    computed one by one."""
+    rng = np.random.default_rng(3)
+    vmap = func_vmap()
+    for i in idx_list:
+        x = inputs[i]
+        tangents = tensor(rng.standard_normal((2,) + tuple(x.shape)), dtype=x.dtype)
+
+        def jvp(t, i=i, x=x):
+            with forward_ad.dual_level():
+                args = list(inputs)
+                args[i] = forward_ad.make_dual(x.detach(), t)
+                outs = _outputs(func, args)
+                return tuple(_tangent_or_zeros(o) for o in outs)
+        expected = [jvp(tangents[b]) for b in range(2)]
+        try:
+            got = vmap(jvp)(tangents)
+        except RuntimeError as e:
+            raise GradcheckError(f"While computing batched gradients, got: {e}\n\n"
+                                 f"{_BATCHED_FWD_NOTE}") from e
+        for out_i, g in enumerate(got):
+            for b in range(2):
+                if not np.allclose(np.asarray(g[b].detach()._data),
+                                   np.asarray(expected[b][out_i].detach()._data),
+                                   rtol=rtol, atol=atol, equal_nan=True):
+                    raise GradcheckError(f"For output {out_i} and input {i}:\n\n"
+                                         f"{_BATCHED_FWD_NOTE}")
+
+
+def _tangent_or_zeros(out):
+    tangent = forward_ad.unpack_dual(out).tangent
+    return zeros_like(out) if tangent is None else tangent
+
+
+_BATCHED_FWD_NOTE = ("gradcheck failed while testing batched gradient computation with forward-"
+                     "mode AD: the function's jvp must be vmap-compatible (or call gradcheck "
+                     "with `check_batched_forward_grad=False`).")
+
+_BATCHED_NOTE = ("gradcheck or gradgradcheck failed while testing batched gradient "
+                 "computation. To compute batched grads (e.g., jacobians, hessians), we vmap "
+                 "over the backward computation: the backward must be vmap-compatible (or call "
+                 "gradcheck with `check_batched_grad=False`).")
 
 
 def _fast_check(func, inputs, idx_list, out_i, eps, atol, rtol):
@@ -181,6 +349,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   check_batched_grad=False, check_fwd_over_rev=False,
                   check_rev_over_rev=True, fast_mode=False, masked=False):
     """``gradcheck`` of the first derivative: checks second derivatives by double backward."""
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError("Expected at least one of check_fwd_over_rev or check_rev_over_rev "
+                             "to be True")
     inputs = (inputs,) if isinstance(inputs, Tensor) else tuple(inputs)
     idx_list = _tensors(inputs)
     outs = _outputs(func, inputs)
@@ -200,4 +371,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return tuple(g for g in grads if g is not None)
 
     return gradcheck(first_derivative, tuple(inputs) + tuple(grad_outputs), eps=eps,
-                     atol=atol, rtol=rtol, raise_exception=raise_exception, fast_mode=fast_mode)
+                     atol=atol, rtol=rtol, raise_exception=raise_exception, fast_mode=fast_mode,
+                     nondet_tol=nondet_tol, check_undefined_grad=check_undefined_grad,
+                     check_grad_dtypes=check_grad_dtypes, check_batched_grad=check_batched_grad,
+                     check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev)

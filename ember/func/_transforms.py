@@ -34,7 +34,7 @@ import weakref
 
 from .._creation import eye, zeros, zeros_like
 from .._tensor import Tensor
-from ..autograd import forward_ad
+from ..autograd import forward_ad, function
 from ..autograd.functional import _autograd_grad
 from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
 from ..autograd.graph import AccumulateGrad, gradient_edge
@@ -97,11 +97,13 @@ class _Call:
         """Run ``func`` as a transform does: counted as nested, with grad mode on (PyTorch's
         transforms ignore an outer ``no_grad``; ``jvp`` leaves the mode as it is)."""
         _state.depth += 1
+        function.transforms.depth += 1  # custom Functions check their setup_context then
         try:
             with set_grad_enabled(enable_grad or self.grad_enabled):
                 yield
         finally:
             _state.depth -= 1
+            function.transforms.depth -= 1
 
     def track(self, x):
         """``x`` as an input to differentiate with respect to (see the module docstring); the
