@@ -95,6 +95,11 @@ from .modules import (  # noqa: F401
     UpsamplingNearest2d,
 )
 from .parallel import DataParallel  # noqa: F401
-from .parameter import Parameter  # noqa: F401
+from .parameter import (  # noqa: F401
+    Buffer,
+    Parameter,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
 
 functional.grad = grad  # torch.nn.functional.grad is torch.nn.grad (F.grad.conv2d_input, ...)

@@ -8,7 +8,7 @@ from .. import _dtypes
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..utils.hooks import RemovableHandle
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedTensorMixin
 
 if TYPE_CHECKING:
     import builtins
@@ -177,6 +177,11 @@ class Module:
             remove_from(self.__dict__, self._buffers, self._modules,
                         self._non_persistent_buffers_set)
             self.register_parameter(name, value)
+        elif getattr(value, "_is_buffer", False) and isinstance(value, Tensor):  # nn.Buffer
+            if params is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            remove_from(self.__dict__, self._parameters, self._modules)
+            self.register_buffer(name, value, persistent=value.persistent)
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{_type_name(value)}' as parameter '{name}' "
@@ -449,6 +454,8 @@ class Module:
                         f'While copying the parameter named "{key}", expected torch.Tensor or '
                         f"Tensor-like object from checkpoint but received {type(value)}")
                     continue
+                if isinstance(target, UninitializedTensorMixin):  # a lazy module's placeholder
+                    target.materialize(value.shape)
                 if tuple(value.shape) != tuple(target.shape):
                     error_msgs.append(
                         f"size mismatch for {key}: copying a param with shape {value.shape} "
