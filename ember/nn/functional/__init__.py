@@ -89,6 +89,7 @@ from .dropouts import (
     dropout3d,
     feature_alpha_dropout,
 )
+from .grid import affine_grid, grid_sample
 from .loss import (
     binary_cross_entropy,
     cross_entropy,
@@ -212,5 +213,6 @@ _more += ["pdist", "gumbel_softmax", "multilabel_margin_loss", "conv_tbc",
           "upsample_nearest", "upsample_bilinear", "has_torch_function",
           "has_torch_function_unary", "has_torch_function_variadic", "assert_int_or_pair",
           "ScalingType", "SwizzleType", "scaled_mm", "scaled_grouped_mm", "grouped_mm"]
+_more += ["affine_grid", "grid_sample"]
 
 __all__ += _more_losses + _more
