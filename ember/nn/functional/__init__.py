@@ -72,6 +72,7 @@ from .conv import (
     fold,
     unfold,
 )
+from .ctc import ctc_loss
 from .dense import (
     bilinear,
     linear,
@@ -213,6 +214,6 @@ _more += ["pdist", "gumbel_softmax", "multilabel_margin_loss", "conv_tbc",
           "upsample_nearest", "upsample_bilinear", "has_torch_function",
           "has_torch_function_unary", "has_torch_function_variadic", "assert_int_or_pair",
           "ScalingType", "SwizzleType", "scaled_mm", "scaled_grouped_mm", "grouped_mm"]
-_more += ["affine_grid", "grid_sample"]
+_more += ["affine_grid", "grid_sample", "ctc_loss"]
 
 __all__ += _more_losses + _more
