@@ -90,6 +90,12 @@ from .dropouts import (
     dropout3d,
     feature_alpha_dropout,
 )
+from .fractional import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
 from .grid import affine_grid, grid_sample
 from .loss import (
     binary_cross_entropy,
@@ -214,6 +220,8 @@ _more += ["pdist", "gumbel_softmax", "multilabel_margin_loss", "conv_tbc",
           "upsample_nearest", "upsample_bilinear", "has_torch_function",
           "has_torch_function_unary", "has_torch_function_variadic", "assert_int_or_pair",
           "ScalingType", "SwizzleType", "scaled_mm", "scaled_grouped_mm", "grouped_mm"]
-_more += ["affine_grid", "grid_sample", "ctc_loss"]
+_more += ["affine_grid", "grid_sample", "ctc_loss", "fractional_max_pool2d",
+          "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+          "fractional_max_pool3d_with_indices"]
 
 __all__ += _more_losses + _more
