@@ -125,6 +125,7 @@ from .more import (
     has_torch_function,
     has_torch_function_unary,
     has_torch_function_variadic,
+    linear_cross_entropy,
     max_pool1d_with_indices,
     max_pool2d_with_indices,
     max_pool3d_with_indices,
@@ -222,6 +223,6 @@ _more += ["pdist", "gumbel_softmax", "multilabel_margin_loss", "conv_tbc",
           "ScalingType", "SwizzleType", "scaled_mm", "scaled_grouped_mm", "grouped_mm"]
 _more += ["affine_grid", "grid_sample", "ctc_loss", "fractional_max_pool2d",
           "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
-          "fractional_max_pool3d_with_indices"]
+          "fractional_max_pool3d_with_indices", "linear_cross_entropy"]
 
 __all__ += _more_losses + _more

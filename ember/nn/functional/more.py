@@ -18,7 +18,8 @@ from ...ops.shape.joins import cat as _cat
 from ...ops.shape.joins import stack as _stack
 from .activation import softmax
 from .conv import conv1d
-from .loss import _reduce, _reduction
+from .dense import linear
+from .loss import _reduce, _reduction, cross_entropy
 from .pooling import (
     adaptive_max_pool1d,
     adaptive_max_pool2d,
@@ -35,7 +36,8 @@ __all__ = ["pdist", "gumbel_softmax", "multilabel_margin_loss", "conv_tbc",
            "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "upsample",
            "upsample_nearest", "upsample_bilinear", "has_torch_function",
            "has_torch_function_unary", "has_torch_function_variadic", "assert_int_or_pair",
-           "ScalingType", "SwizzleType", "scaled_mm", "scaled_grouped_mm", "grouped_mm"]
+           "ScalingType", "SwizzleType", "scaled_mm", "scaled_grouped_mm", "grouped_mm",
+           "linear_cross_entropy"]
 
 
 # --------------------------------------------------------------------------- pdist
@@ -326,3 +328,16 @@ def grouped_mm(mat_a: Tensor, mat_b: Tensor, *, offs: Tensor | None = None,
     if a_2d:
         return _cat([mat_a[s:e] @ mat_b[g] for g, (s, e) in enumerate(bounds)], 0)
     return _cat([mat_a[g] @ mat_b[:, s:e] for g, (s, e) in enumerate(bounds)], 1)
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
+                         linear_bias: Tensor | None = None, weight: Tensor | None = None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options=None) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``: PyTorch
+    chunks the logits to save memory (``options`` tunes that); ember computes them whole,
+    with the same values and gradients."""
+    logits = linear(input, linear_weight, linear_bias)
+    return cross_entropy(logits, target, weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         label_smoothing=label_smoothing)

@@ -168,6 +168,18 @@ from .transformer import (  # noqa: F401
     TransformerEncoderLayer,
 )
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
+from .zoo import (  # noqa: F401
+    Container,
+    CrossMapLRN2d,
+    CTCLoss,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
+    LinearCrossEntropyLoss,
+    LinearCrossEntropyOptions,
+    MultiLabelMarginLoss,
+    SyncBatchNorm,
+    factory_kwargs,
+)
 
 # What `from .modules import *` (ember/nn/__init__.py) takes: the layer classes, not this
 # package's submodules (its `utils`, torch.nn.modules.utils, must not shadow torch.nn.utils).
