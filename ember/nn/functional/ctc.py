@@ -22,6 +22,7 @@ import numpy as np
 
 from ... import _creation
 from ..._tensor import Tensor
+from ...ops.autocast import autocast_op
 from ...ops.shape.joins import cat, stack
 from .loss import _get_enum
 
@@ -91,6 +92,7 @@ def _logsumexp(parts):
     return total.log() + top
 
 
+@autocast_op("ctc_loss")
 def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths,
              blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """The CTC loss of ``log_probs`` (T, N, C) or (T, C) against ``targets``, padded (N, S)

@@ -14,6 +14,7 @@ import numpy as np
 
 from ... import _creation
 from ..._tensor import Tensor
+from ...ops.autocast import autocast_op
 
 __all__ = ["fractional_max_pool2d", "fractional_max_pool2d_with_indices",
            "fractional_max_pool3d", "fractional_max_pool3d_with_indices"]
@@ -108,6 +109,7 @@ def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=N
                        output_ratio, _random_samples)
 
 
+@autocast_op("fractional_max_pool2d")
 def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
                           return_indices: bool = False, _random_samples: Tensor | None = None):
     """2-d fractional max pooling; ``(output, indices)`` with ``return_indices``."""
@@ -124,6 +126,7 @@ def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=N
                        output_ratio, _random_samples)
 
 
+@autocast_op("fractional_max_pool3d")
 def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
                           return_indices: bool = False, _random_samples: Tensor | None = None):
     """3-d fractional max pooling; ``(output, indices)`` with ``return_indices``."""

@@ -14,6 +14,7 @@ import numpy as np
 
 from ... import _creation, _dtypes
 from ..._tensor import Tensor
+from ...ops.autocast import autocast_op
 from ...ops.shape.joins import cat as _cat
 from ...ops.shape.joins import stack as _stack
 from .activation import softmax
@@ -102,6 +103,7 @@ def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: floa
 # --------------------------------------------------------------------------- multilabel margin
 
 
+@autocast_op("multilabel_margin_loss")
 def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
                            reduce: bool | None = None, reduction: str = "mean") -> Tensor:
     """``sum over targets j, non-targets i of max(0, 1 - (x[j] - x[i])) / C`` per sample; a
@@ -141,6 +143,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
 # --------------------------------------------------------------------------- conv_tbc, shuffle
 
 
+@autocast_op("conv_tbc")
 def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
     """A 1-d convolution over a (time, batch, channel) input with a (width, in, out) weight:
     ``conv1d`` on the transposed layouts, transposed back."""
