@@ -197,7 +197,8 @@ class Container(Module):
     def __init__(self, **kwargs):
         super().__init__()
         warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
-                      "implemented in `nn.Module`. Subclass that instead.", stacklevel=2)
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
         for key, value in kwargs.items():
             self.add_module(key, value)
 
