@@ -5,6 +5,7 @@ from collections import OrderedDict, namedtuple
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import _dtypes
+from .._creation import empty
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..utils.hooks import RemovableHandle
@@ -323,6 +324,9 @@ class Module:
         for param in self._parameters.values():
             if param is None:
                 continue
+            if isinstance(param, UninitializedTensorMixin):  # converted as an empty stand-in
+                param._data = fn(empty(0, dtype=param.dtype, device=param.device))._data
+                continue
             with no_grad():
                 new = fn(param)
             param.data = new
@@ -331,7 +335,9 @@ class Module:
                     g = fn(param.grad)
                 param.grad.data = g
         for key, buf in self._buffers.items():
-            if buf is not None:
+            if isinstance(buf, UninitializedTensorMixin):
+                buf._data = fn(empty(0, dtype=buf.dtype, device=buf.device))._data
+            elif buf is not None:
                 self._buffers[key] = fn(buf)
         return self
 

@@ -222,3 +222,30 @@ def test_modules_listed_in_torch_nn_exist():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert all(hasattr(ember.nn, n) for n in names)
+
+
+def test_lazy_module_conversions_before_the_first_forward():
+    for lib in (ember, torch):
+        m = lib.nn.LazyLinear(3).double()
+        assert repr(m.weight) == "<UninitializedParameter>" and m.weight.dtype == lib.float64
+        m(lib.randn(2, 4, dtype=lib.float64))
+        assert m.weight.dtype == lib.float64
+        bn = lib.nn.LazyBatchNorm1d().to(lib.float64)
+        assert bn.running_mean.dtype == lib.float64
+        assert bn.num_batches_tracked.dtype == lib.int64
+        bn(lib.randn(3, 2, dtype=lib.float64))
+        c = copy.deepcopy(lib.nn.LazyLinear(3))
+        assert repr(c) == "LazyLinear(in_features=0, out_features=3, bias=True)"
+        c(lib.randn(2, 2))
+        assert repr(c) == "Linear(in_features=2, out_features=3, bias=True)"
+
+
+@pytest.mark.parametrize("name", ["Softmax", "LogSoftmax", "Softmin"])
+def test_softmax_modules_without_dim(name):
+    x = rng.standard_normal((2, 3, 4))
+    with pytest.warns(UserWarning, match="Implicit dimension choice"):
+        e = getattr(ember.nn, name)()(ember.tensor(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = getattr(torch.nn, name)()(torch.tensor(x))
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12)
