@@ -257,3 +257,38 @@ def test_softmax_without_dim(name, shape):
         warnings.simplefilter("ignore")
         t = getattr(torch.nn.functional, name)(torch.tensor(x))
     np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12)
+
+
+def _vmapped_equals_loop(fn, xs):
+    v = ember.func.vmap(fn)(ember.tensor(xs))
+    ref = np.stack([fn(ember.tensor(a)).numpy() for a in xs])
+    np.testing.assert_allclose(v.numpy(), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_forward_mode_and_vmap():
+    # composed of ember's ops: forward-mode AD and vmap come with them (PyTorch has no
+    # forward AD for grid_sampler; the tangents are checked by central differences)
+    r = np.random.default_rng(5)
+    x, tx = (ember.tensor(r.standard_normal((2, 3, 4, 5))) for _ in range(2))
+    g, tg = (ember.tensor(r.uniform(-0.9, 0.9, (2, 3, 4, 2))) for _ in range(2))
+    def grid(a, b):
+        return EF.grid_sample(a, b, mode="bicubic", padding_mode="reflection",
+                              align_corners=False)
+    _, tangent = ember.func.jvp(grid, (x, g), (tx, tg))
+    h = 1e-6
+    fd = (grid(x + h * tx, g + h * tg) - grid(x - h * tx, g - h * tg)) / (2 * h)
+    np.testing.assert_allclose(tangent.numpy(), fd.numpy(), atol=1e-7)
+    lp = ember.tensor(r.standard_normal((6, 2, 4))).log_softmax(-1)
+    t = ember.tensor(r.standard_normal((6, 2, 4)))
+    def ctc(a):
+        return EF.ctc_loss(a, ember.tensor([[1, 2], [1, 1]]), ember.tensor([6, 5]),
+                           ember.tensor([2, 2]))
+    _, tangent = ember.func.jvp(ctc, (lp,), (t,))
+    np.testing.assert_allclose(tangent.item(), ((ctc(lp + h * t) - ctc(lp - h * t)) /
+                                                (2 * h)).item(), rtol=1e-6)
+    _vmapped_equals_loop(EF.pdist, r.standard_normal((3, 4, 2)))
+    _vmapped_equals_loop(lambda a: EF.grid_sample(a, g, align_corners=True),
+                         r.standard_normal((3, 2, 3, 4, 5)))
+    target = ember.tensor([[1, 2, -1, 0]] * 4)
+    _vmapped_equals_loop(lambda a: EF.multilabel_margin_loss(a, target),
+                         r.standard_normal((3, 4, 4)))
