@@ -5,8 +5,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import _dtypes
 from .._tensor import Tensor
+from .._typeinfo import finfo
 from .optimizer import Optimizer, _add_, _lerp_, _mul_, _wrap
 
 if TYPE_CHECKING:
@@ -100,14 +100,8 @@ class Adafactor(Optimizer):
                 raise RuntimeError("Adafactor does not support complex parameters")
         for p, state in self._stepped(group, self._init_state):
             if eps1 is None:  # the first parameter's dtype decides, for the group (PyTorch's)
-                eps1 = float(np.finfo(_dtypes_np(p)).eps)
+                eps1 = float(finfo(p.dtype).eps)
             adafactor(p, p.grad._data, state, lr=_scalar(group["lr"]),
                       beta2_decay=group["beta2_decay"], eps1=eps1, eps2=eps2, d=group["d"],
                       weight_decay=group["weight_decay"], maximize=group["maximize"])
-
-
-def _dtypes_np(p):
-    data = p._data.dtype
-    return _dtypes.LOW_PRECISION.get(data, data) if type(data) in _dtypes.LOW_PRECISION_TYPES \
-        else data
 

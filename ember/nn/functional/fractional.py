@@ -45,9 +45,9 @@ def _fractional(nd, name, input, kernel_size, output_size, output_ratio, samples
         raise ValueError(f"{name} requires specifying either an output_size or an "
                          "output_ratio")
     if output_size is None:
+        len(output_ratio)  # a single float is PyTorch's TypeError here (its module pairs it)
         spatial_in = input.shape[-nd:]
         output_size = [int(spatial_in[d] * output_ratio[d]) for d in range(nd)]
-        _ = len(output_ratio)  # a single float is refused with PyTorch's TypeError
     pool = _tuple(kernel_size, nd)
     out = _tuple(output_size, nd)
     batched = input.dim() == nd + 2
