@@ -94,7 +94,7 @@ from .modules import (  # noqa: F401
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
 )
-from .modules.zoo import factory_kwargs  # noqa: F401
+from .modules.utils import factory_kwargs  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
 from .parameter import (  # noqa: F401
     Buffer,
