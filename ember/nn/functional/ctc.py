@@ -33,13 +33,13 @@ _NEG = -1e30  # "log 0" that keeps gradients finite; float32 holds it (max 3.4e3
 
 def _as_lengths(value, name):
     if isinstance(value, Tensor):
-        return value.detach().reshape(-1).numpy().astype(np.int64)
+        return value.detach().reshape(-1).cpu().numpy().astype(np.int64)
     return np.asarray(value, dtype=np.int64).reshape(-1)
 
 
 def _padded_targets(targets, target_lengths, batch):
     """The targets as an (N, S) int array, from the padded or the concatenated form."""
-    t = targets.detach().numpy().astype(np.int64) if isinstance(targets, Tensor) else \
+    t = targets.detach().cpu().numpy().astype(np.int64) if isinstance(targets, Tensor) else \
         np.asarray(targets, dtype=np.int64)
     if t.ndim == 2 or (t.ndim == 1 and batch == 0):
         return t.reshape(batch, -1)
@@ -114,16 +114,17 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths,
     # the skip from s - 2 to s: onto a label that differs from the one two back
     skip = np.zeros((batch, width), bool)
     skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
-    ext_t = _creation.tensor(ext)
-    neg = _creation.full((batch, 1), _NEG, dtype=lp.dtype)
-    skip_t = _creation.tensor(skip)
+    dev = lp.device
+    ext_t = _creation.tensor(ext, device=dev)
+    neg = _creation.full((batch, 1), _NEG, dtype=lp.dtype, device=dev)
+    skip_t = _creation.tensor(skip, device=dev)
 
     def emit(t):
         return lp[t].gather(1, ext_t)
 
     start = np.full((batch, width), _NEG)
     start[:, :2] = 0.0
-    alpha = emit(0) + _creation.tensor(start, dtype=lp.dtype) if n_frames else None
+    alpha = emit(0) + _creation.tensor(start, dtype=lp.dtype, device=dev) if n_frames else None
     finals = [None] * batch
     by_end = {}
     for n, length in enumerate(in_len):
@@ -149,7 +150,7 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths,
         scale = _creation.ones_like(loss).masked_fill(impossible, float("inf"))
         loss = loss * scale
     if reduction == "mean":
-        divisor = _creation.tensor(np.maximum(tg_len, 1), dtype=loss.dtype)
+        divisor = _creation.tensor(np.maximum(tg_len, 1), dtype=loss.dtype, device=dev)
         loss = (loss / divisor).mean()
     elif reduction == "sum":
         loss = loss.sum()

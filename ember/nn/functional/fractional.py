@@ -71,7 +71,7 @@ def _fractional(nd, name, input, kernel_size, output_size, output_ratio, samples
         if out[d] + pool[d] - 1 > spatial[d]:
             raise RuntimeError(f"{prefix}(): pool {words[d]} {pool[d]} too large relative to "
                                f"input {words[d]} {spatial[d]}")
-    u = samples.detach().numpy().reshape(n * c, nd)
+    u = samples.detach().cpu().numpy().reshape(n * c, nd)
     np_dtype = input.dtype.np
     # which sample drives which dim: PyTorch's 2-d kernel reads the width's first, its 3-d
     # kernel time, height, width in order
@@ -91,11 +91,12 @@ def _fractional(nd, name, input, kernel_size, output_size, output_ratio, samples
     window = int(np.prod(pool))
     index = index.reshape(n, c, -1)
     flat = x.reshape(n, c, -1)
-    gathered = flat.gather(2, _creation.tensor(index)).reshape(n, c, *out, window)
+    gathered = flat.gather(2, _creation.tensor(index, device=x.device)).reshape(n, c, *out,
+                                                                              window)
     values, arg = gathered.max(-1)
     picked = np.take_along_axis(index.reshape(n, c, *out, window),
-                                arg.numpy()[..., None], -1)[..., 0]
-    indices = _creation.tensor(picked)
+                                arg.cpu().numpy()[..., None], -1)[..., 0]
+    indices = _creation.tensor(picked, device=x.device)
     if not batched:
         values, indices = values.squeeze(0), indices.squeeze(0)
     return values, indices

@@ -57,7 +57,8 @@ def pdist(input: Tensor, p: float = 2) -> Tensor:
         raise RuntimeError("pdist only supports non-negative p values")
     n = input.shape[0]
     i, j = np.triu_indices(n, 1)
-    diff = input[_creation.tensor(i)] - input[_creation.tensor(j)]
+    dev = input.device
+    diff = input[_creation.tensor(i, device=dev)] - input[_creation.tensor(j, device=dev)]
     return _row_norm(diff, float(p))
 
 
@@ -122,7 +123,7 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
         raise NotImplementedError('"multilabel_margin_loss_forward_out_frame" not implemented '
                                   f"for '{input.dtype._word}'")
     x = input.reshape(-1, max(input.shape[-1], 1) if nd else 1)
-    t = target.detach().reshape(x.shape).numpy()
+    t = target.detach().reshape(x.shape).cpu().numpy()
     c = x.shape[1]
     if ((t < -1) | (t >= c)).any():
         raise RuntimeError("argument #2 'target' is out of range")
@@ -131,9 +132,10 @@ def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | N
     is_target = np.zeros(t.shape, bool)
     rows = np.nonzero(valid)[0]
     is_target[rows, t[valid]] = True
-    picked = x.gather(1, _creation.tensor(np.where(valid, t, 0)))
-    margins = (1 - picked.unsqueeze(2) + x.unsqueeze(1)).clamp(min=0)
-    pairs = _creation.tensor(valid[:, :, None] & ~is_target[:, None, :]).to(x.dtype)
+    picked = x.gather(1, _creation.tensor(np.where(valid, t, 0), device=x.device))
+    margins = (1 - picked.unsqueeze(2) + x.unsqueeze(1)).relu()  # gradient 0 at 0, as PyTorch's
+    pairs = _creation.tensor(valid[:, :, None] & ~is_target[:, None, :], dtype=x.dtype,
+                             device=x.device)
     loss = (margins * pairs).sum((1, 2)) / c
     if nd < 2:
         loss = loss.reshape(())

@@ -304,7 +304,7 @@ class CrossMapLRN2d(Module):
             raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
                              "instead.")
         window = _creation.tensor(_cross_map_window(input.shape[1], self.size),
-                                  dtype=input.dtype)
+                                  dtype=input.dtype, device=input.device)
         sums = (window @ (input * input).flatten(2)).reshape(input.shape)
         return input * (self.k + self.alpha / self.size * sums) ** -self.beta
 
