@@ -138,6 +138,9 @@ PATHS = {
     "optim.nadam": ["NAdam"], "optim.radam": ["RAdam"], "optim.rprop": ["Rprop"],
     "nn.modules.adaptive": ["AdaptiveLogSoftmaxWithLoss"],
     "nn.modules.channelshuffle": ["ChannelShuffle"],
+    "nn.modules.lazy": ["LazyModuleMixin"],
+    "nn.modules.linear_cross_entropy_options": ["LinearCrossEntropyOptions"],
+    "optim.sparse_adam": ["SparseAdam"],
 }
 # Submodules that import only where an optional package is installed (in ember as in PyTorch).
 OPTIONAL = {"utils.tensorboard": ("tensorboard", ["SummaryWriter"])}
@@ -151,9 +154,8 @@ NOT_IN_EMBER = {
     "nn.backends": "PyTorch-internal", "nn.cpp": "C++ module wrappers",
     "nn.intrinsic": "quantization", "nn.qat": "quantization", "nn.quantizable": "quantization",
     "nn.quantized": "quantization",
-    "nn.modules.lazy": "lazy modules: not implemented",
-    "nn.modules.linear_cross_entropy": "LinearCrossEntropyLoss: not implemented yet",
-    "nn.modules.linear_cross_entropy_options": "LinearCrossEntropyLoss: not implemented yet",
+    "nn.modules.linear_cross_entropy": "PyTorch's chunked kernels of linear_cross_entropy "
+                                       "(all private; ember computes the logits whole)",
     "nn.utils.init": "skip_init: not implemented yet",
     "nn.utils.memory_format": "channels_last conversion: ember has no memory formats",
     "nn.utils.parametrizations": "issue 20", "nn.utils.parametrize": "issue 20",
@@ -163,7 +165,6 @@ NOT_IN_EMBER = {
     "nn.parallel.replicate": _GPU_ONLY, "nn.parallel.scatter_gather": _GPU_ONLY,
     "autograd.profiler_legacy": "ember's profiler records no events",
     "autograd.profiler_util": "ember's profiler records no events",
-    "optim.sparse_adam": "ember has no sparse tensors",
     "utils.backcompat": "PyTorch-internal", "utils.backend_registration": "PyTorch-internal",
     "utils.bundled_inputs": "TorchScript",
     "utils.collect_env": "PyTorch's build report", "utils.cpp_backtrace": "C++",

@@ -18,6 +18,8 @@ itself: both agree wherever ``log_probs`` come from ``log_softmax``, as CTC requ
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ... import _creation
@@ -25,6 +27,9 @@ from ..._tensor import Tensor
 from ...ops.autocast import autocast_op
 from ...ops.shape.joins import cat, stack
 from .loss import _get_enum
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["ctc_loss"]
 
@@ -93,7 +98,8 @@ def _logsumexp(parts):
 
 
 @autocast_op("ctc_loss")
-def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths, target_lengths,
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
+             target_lengths: Tensor | Sequence[int],
              blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
     """The CTC loss of ``log_probs`` (T, N, C) or (T, C) against ``targets``, padded (N, S)
     or concatenated (sum of ``target_lengths``); ``reduction='mean'`` divides each loss by its

@@ -10,11 +10,16 @@ maximum of each window, as PyTorch's kernel's.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
 from ... import _creation
 from ..._tensor import Tensor
 from ...ops.autocast import autocast_op
+
+if TYPE_CHECKING:
+    from ..._typing import IntOrInts
 
 __all__ = ["fractional_max_pool2d", "fractional_max_pool2d_with_indices",
            "fractional_max_pool3d", "fractional_max_pool3d_with_indices"]
@@ -102,34 +107,42 @@ def _fractional(nd, name, input, kernel_size, output_size, output_ratio, samples
     return values, indices
 
 
-def fractional_max_pool2d_with_indices(input: Tensor, kernel_size, output_size=None,
-                                       output_ratio=None, return_indices: bool = False,
-                                       _random_samples: Tensor | None = None):
+def fractional_max_pool2d_with_indices(input: Tensor, kernel_size: IntOrInts,
+                                       output_size: IntOrInts | None = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Tensor | None = None
+                                       ) -> tuple[Tensor, Tensor]:
     """2-d fractional max pooling of (N, C, H, W) or (C, H, W): ``(output, indices)``."""
     return _fractional(2, "fractional_max_pool2d", input, kernel_size, output_size,
                        output_ratio, _random_samples)
 
 
 @autocast_op("fractional_max_pool2d")
-def fractional_max_pool2d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
-                          return_indices: bool = False, _random_samples: Tensor | None = None):
+def fractional_max_pool2d(input: Tensor, kernel_size: IntOrInts,
+                          output_size: IntOrInts | None = None, output_ratio: Any = None,
+                          return_indices: bool = False, _random_samples: Tensor | None = None
+                          ) -> Any:
     """2-d fractional max pooling; ``(output, indices)`` with ``return_indices``."""
     out = fractional_max_pool2d_with_indices(input, kernel_size, output_size, output_ratio,
                                              return_indices, _random_samples)
     return out if return_indices else out[0]
 
 
-def fractional_max_pool3d_with_indices(input: Tensor, kernel_size, output_size=None,
-                                       output_ratio=None, return_indices: bool = False,
-                                       _random_samples: Tensor | None = None):
+def fractional_max_pool3d_with_indices(input: Tensor, kernel_size: IntOrInts,
+                                       output_size: IntOrInts | None = None,
+                                       output_ratio: Any = None, return_indices: bool = False,
+                                       _random_samples: Tensor | None = None
+                                       ) -> tuple[Tensor, Tensor]:
     """3-d fractional max pooling of (N, C, T, H, W) or (C, T, H, W): ``(output, indices)``."""
     return _fractional(3, "fractional_max_pool3d", input, kernel_size, output_size,
                        output_ratio, _random_samples)
 
 
 @autocast_op("fractional_max_pool3d")
-def fractional_max_pool3d(input: Tensor, kernel_size, output_size=None, output_ratio=None,
-                          return_indices: bool = False, _random_samples: Tensor | None = None):
+def fractional_max_pool3d(input: Tensor, kernel_size: IntOrInts,
+                          output_size: IntOrInts | None = None, output_ratio: Any = None,
+                          return_indices: bool = False, _random_samples: Tensor | None = None
+                          ) -> Any:
     """3-d fractional max pooling; ``(output, indices)`` with ``return_indices``."""
     out = fractional_max_pool3d_with_indices(input, kernel_size, output_size, output_ratio,
                                              return_indices, _random_samples)

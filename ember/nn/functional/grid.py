@@ -11,10 +11,14 @@ from __future__ import annotations
 
 import itertools
 import warnings
+from typing import TYPE_CHECKING
 
 from ... import _creation
 from ..._tensor import Tensor
 from ...ops.shape.joins import meshgrid, stack
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["affine_grid", "grid_sample"]
 
@@ -44,7 +48,7 @@ def _base_coords(size, align_corners, dtype, device):
     return line if align_corners else line * ((size - 1) / size)
 
 
-def affine_grid(theta: Tensor, size, align_corners: bool | None = None) -> Tensor:
+def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
     """The sampling grid of a batch of affine maps ``theta`` (N, 2, 3) or (N, 3, 4) for an
     output of ``size`` (N, C, H, W) or (N, C, D, H, W): ``grid[n, ..., :] = theta[n] @
     (x, y[, z], 1)`` over the output's normalized pixel centres."""

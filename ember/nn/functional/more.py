@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import warnings
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +31,11 @@ from .pooling import (
     max_pool3d,
 )
 from .resampling import channel_shuffle, interpolate
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from ..._typing import DTypeLike, IntOrInts
 
 __all__ = ["pdist", "gumbel_softmax", "multilabel_margin_loss", "conv_tbc",
            "native_channel_shuffle", "max_pool1d_with_indices", "max_pool2d_with_indices",
@@ -172,38 +178,47 @@ def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
 # --------------------------------------------------------------------------- *_with_indices
 
 
-def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=False):
+def max_pool1d_with_indices(input: Tensor, kernel_size: IntOrInts,
+                            stride: IntOrInts | None = None, padding: IntOrInts = 0,
+                            dilation: IntOrInts = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
     """``max_pool1d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode,
                       return_indices=True)
 
 
-def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=False):
+def max_pool2d_with_indices(input: Tensor, kernel_size: IntOrInts,
+                            stride: IntOrInts | None = None, padding: IntOrInts = 0,
+                            dilation: IntOrInts = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
     """``max_pool2d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
     return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode,
                       return_indices=True)
 
 
-def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
-                            ceil_mode=False, return_indices=False):
+def max_pool3d_with_indices(input: Tensor, kernel_size: IntOrInts,
+                            stride: IntOrInts | None = None, padding: IntOrInts = 0,
+                            dilation: IntOrInts = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
     """``max_pool3d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
     return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode,
                       return_indices=True)
 
 
-def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
     """``adaptive_max_pool1d`` returning ``(output, indices)``."""
     return adaptive_max_pool1d(input, output_size, return_indices=True)
 
 
-def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
     """``adaptive_max_pool2d`` returning ``(output, indices)``."""
     return adaptive_max_pool2d(input, output_size, return_indices=True)
 
 
-def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
     """``adaptive_max_pool3d`` returning ``(output, indices)``."""
     return adaptive_max_pool3d(input, output_size, return_indices=True)
 
@@ -216,19 +231,23 @@ def _deprecated(name):
                   "instead.", stacklevel=3)
 
 
-def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+def upsample(input: Tensor, size: IntOrInts | None = None,
+             scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
     """``interpolate`` under its old name (with PyTorch's deprecation warning)."""
     _deprecated("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
-def upsample_nearest(input, size=None, scale_factor=None):
+def upsample_nearest(input: Tensor, size: IntOrInts | None = None,
+                     scale_factor: float | Sequence[float] | None = None) -> Tensor:
     """``interpolate(mode='nearest')`` under its old name (deprecated)."""
     _deprecated("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
-def upsample_bilinear(input, size=None, scale_factor=None):
+def upsample_bilinear(input: Tensor, size: IntOrInts | None = None,
+                      scale_factor: float | Sequence[float] | None = None) -> Tensor:
     """``interpolate(mode='bilinear', align_corners=True)`` under its old name (deprecated)."""
     _deprecated("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
@@ -242,22 +261,22 @@ def _overrides(obj):
     return not isinstance(obj, Tensor) and hasattr(type(obj), "__torch_function__")
 
 
-def has_torch_function(relevant_args) -> bool:
+def has_torch_function(relevant_args: Iterable[Any]) -> bool:
     """Whether any of ``relevant_args`` overrides ``__torch_function__``."""
     return any(_overrides(a) for a in relevant_args)
 
 
-def has_torch_function_unary(obj) -> bool:
+def has_torch_function_unary(obj: Any) -> bool:
     """``has_torch_function((obj,))``."""
     return _overrides(obj)
 
 
-def has_torch_function_variadic(*args) -> bool:
+def has_torch_function_variadic(*args: Any) -> bool:
     """``has_torch_function(args)``."""
     return any(_overrides(a) for a in args)
 
 
-def assert_int_or_pair(arg, arg_name: str, message: str) -> None:
+def assert_int_or_pair(arg: int | Sequence[int], arg_name: str, message: str) -> None:
     """Assert that ``arg`` is an int or a pair (``message.format(arg_name)`` otherwise)."""
     assert isinstance(arg, int) or len(arg) == 2, message.format(arg_name)
 
@@ -283,28 +302,31 @@ class SwizzleType(enum.Enum):
     SWIZZLE_32_4_4 = 1
 
 
-def _no_float8(name):
+def _no_float8(name: str) -> Any:
     raise NotImplementedError(
         f"{name}: ember has no float8 dtypes (and PyTorch runs this only on CUDA float8 "
         "tensors); compute the product in a floating dtype with matmul")
 
 
-def scaled_mm(mat_a, mat_b, scale_a, scale_recipe_a, scale_b, scale_recipe_b, swizzle_a=None,
-              swizzle_b=None, bias=None, output_dtype=None, contraction_dim=(),
-              use_fast_accum=False):
+def scaled_mm(mat_a: Tensor, mat_b: Tensor, scale_a: Any, scale_recipe_a: Any, scale_b: Any,
+              scale_recipe_b: Any, swizzle_a: Any = None, swizzle_b: Any = None,
+              bias: Tensor | None = None, output_dtype: DTypeLike = None,
+              contraction_dim: Sequence[int] = (), use_fast_accum: bool = False) -> Tensor:
     """A float8 matmul with scales: refused (ember has no float8 dtypes)."""
-    _no_float8("scaled_mm")
+    return _no_float8("scaled_mm")
 
 
-def scaled_grouped_mm(mat_a, mat_b, scale_a, scale_recipe_a, scale_b, scale_recipe_b,
-                      swizzle_a=None, swizzle_b=None, bias=None, offs=None, output_dtype=None,
-                      contraction_dim=(), use_fast_accum=False):
+def scaled_grouped_mm(mat_a: Tensor, mat_b: Tensor, scale_a: Any, scale_recipe_a: Any,
+                      scale_b: Any, scale_recipe_b: Any, swizzle_a: Any = None,
+                      swizzle_b: Any = None, bias: Tensor | None = None,
+                      offs: Tensor | None = None, output_dtype: DTypeLike = None,
+                      contraction_dim: Sequence[int] = (), use_fast_accum: bool = False) -> Tensor:
     """A grouped float8 matmul with scales: refused (ember has no float8 dtypes)."""
-    _no_float8("scaled_grouped_mm")
+    return _no_float8("scaled_grouped_mm")
 
 
 def grouped_mm(mat_a: Tensor, mat_b: Tensor, *, offs: Tensor | None = None,
-               bias: Tensor | None = None, out_dtype=None) -> Tensor:
+               bias: Tensor | None = None, out_dtype: DTypeLike = None) -> Tensor:
     """Several matmuls at once (the mixture-of-experts product). 3-d by 3-d: one per batch
     entry. With ``offs`` (the groups' cumulative ends): a 2-d ``mat_a``'s row groups each by
     their 3-d ``mat_b`` slice, a 2-d ``mat_b``'s column groups each by their ``mat_a`` slice,
@@ -338,7 +360,7 @@ def grouped_mm(mat_a: Tensor, mat_b: Tensor, *, offs: Tensor | None = None,
 def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
                          linear_bias: Tensor | None = None, weight: Tensor | None = None,
                          reduction: str = "mean", ignore_index: int | None = None,
-                         label_smoothing: float = 0.0, options=None) -> Tensor:
+                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:
     """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``: PyTorch
     chunks the logits to save memory (``options`` tunes that); ember computes them whole,
     with the same values and gradients."""

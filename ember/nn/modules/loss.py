@@ -243,20 +243,19 @@ class MultiLabelMarginLoss(_Loss):
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
-class LinearCrossEntropyLoss(Module):
+class LinearCrossEntropyLoss(_WeightedLoss):
     """``cross_entropy(linear(input), target)`` with its own classifier, ``linear``
     (``in_features`` -> ``num_classes``)."""
 
     def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
                  dtype=None, reduction="mean", weight=None, ignore_index=None,
                  label_smoothing=0.0, options=None):
-        super().__init__()
+        super().__init__(weight, reduction=reduction)
         self.in_features, self.num_classes = in_features, num_classes
-        self.out_features, self.reduction = tuple(out_features), reduction
+        self.out_features = tuple(out_features)
         self.ignore_index, self.label_smoothing, self.options = ignore_index, label_smoothing, \
             options
         self.linear = Linear(in_features, num_classes, bias, device=device, dtype=dtype)
-        self.register_buffer("weight", weight)
 
     def forward(self, input, target):
         return F.linear_cross_entropy(input, self.linear.weight, target,

@@ -249,28 +249,34 @@ class _LazyNormBase(LazyModuleMixin):
             self.reset_parameters()
 
 
-class LazyBatchNorm1d(_LazyNormBase, BatchNorm1d):
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):  # not a BatchNorm1d (as in PyTorch)
     cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
 
 
-class LazyBatchNorm2d(_LazyNormBase, BatchNorm2d):
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):  # not a BatchNorm2d (as in PyTorch)
     cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
 
 
-class LazyBatchNorm3d(_LazyNormBase, BatchNorm3d):
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):  # not a BatchNorm3d (as in PyTorch)
     cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim
 
 
-class LazyInstanceNorm1d(_LazyNormBase, InstanceNorm1d):
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):  # not an InstanceNorm1d (PyTorch's)
     cls_to_become = InstanceNorm1d
+    _no_batch_dim = InstanceNorm1d._no_batch_dim
 
 
-class LazyInstanceNorm2d(_LazyNormBase, InstanceNorm2d):
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):  # not an InstanceNorm2d (PyTorch's)
     cls_to_become = InstanceNorm2d
+    _no_batch_dim = InstanceNorm2d._no_batch_dim
 
 
-class LazyInstanceNorm3d(_LazyNormBase, InstanceNorm3d):
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):  # not an InstanceNorm3d (PyTorch's)
     cls_to_become = InstanceNorm3d
+    _no_batch_dim = InstanceNorm3d._no_batch_dim
 
 
 def _cross_map_window(channels, size):
