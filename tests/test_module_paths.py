@@ -152,6 +152,9 @@ PATHS = {
                        "global_unstructured", "custom_from_mask", "remove", "is_pruned"],
     "nn.utils.spectral_norm": ["SpectralNorm", "spectral_norm", "remove_spectral_norm"],
     "nn.utils.weight_norm": ["WeightNorm", "weight_norm", "remove_weight_norm"],
+    "nn.modules.lazy": ["LazyModuleMixin"],
+    "nn.modules.linear_cross_entropy_options": ["LinearCrossEntropyOptions"],
+    "optim.sparse_adam": ["SparseAdam"],
 }
 # Submodules that import only where an optional package is installed (in ember as in PyTorch).
 OPTIONAL = {"utils.tensorboard": ("tensorboard", ["SummaryWriter"])}
@@ -165,14 +168,12 @@ NOT_IN_EMBER = {
     "nn.backends": "PyTorch-internal", "nn.cpp": "C++ module wrappers",
     "nn.intrinsic": "quantization", "nn.qat": "quantization", "nn.quantizable": "quantization",
     "nn.quantized": "quantization",
-    "nn.modules.lazy": "lazy modules: not implemented",
-    "nn.modules.linear_cross_entropy": "LinearCrossEntropyLoss: not implemented yet",
-    "nn.modules.linear_cross_entropy_options": "LinearCrossEntropyLoss: not implemented yet",
+    "nn.modules.linear_cross_entropy": "PyTorch's chunked kernels of linear_cross_entropy "
+                                       "(all private; ember computes the logits whole)",
     "nn.parallel.comm": _GPU_ONLY, "nn.parallel.parallel_apply": _GPU_ONLY,
     "nn.parallel.replicate": _GPU_ONLY, "nn.parallel.scatter_gather": _GPU_ONLY,
     "autograd.profiler_legacy": "ember's profiler records no events",
     "autograd.profiler_util": "ember's profiler records no events",
-    "optim.sparse_adam": "ember has no sparse tensors",
     "utils.backcompat": "PyTorch-internal", "utils.backend_registration": "PyTorch-internal",
     "utils.bundled_inputs": "TorchScript",
     "utils.collect_env": "PyTorch's build report", "utils.cpp_backtrace": "C++",

@@ -94,7 +94,13 @@ from .modules import (  # noqa: F401
     UpsamplingBilinear2d,
     UpsamplingNearest2d,
 )
+from .modules.utils import factory_kwargs  # noqa: F401
 from .parallel import DataParallel  # noqa: F401
-from .parameter import Parameter  # noqa: F401
+from .parameter import (  # noqa: F401
+    Buffer,
+    Parameter,
+    UninitializedBuffer,
+    UninitializedParameter,
+)
 
 functional.grad = grad  # torch.nn.functional.grad is torch.nn.grad (F.grad.conv2d_input, ...)

@@ -5,10 +5,11 @@ from collections import OrderedDict, namedtuple
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .. import _dtypes
+from .._creation import empty
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
 from ..utils.hooks import RemovableHandle
-from .parameter import Parameter
+from .parameter import Parameter, UninitializedTensorMixin
 
 if TYPE_CHECKING:
     import builtins
@@ -177,6 +178,11 @@ class Module:
             remove_from(self.__dict__, self._buffers, self._modules,
                         self._non_persistent_buffers_set)
             self.register_parameter(name, value)
+        elif getattr(value, "_is_buffer", False) and isinstance(value, Tensor):  # nn.Buffer
+            if params is None:
+                raise AttributeError("cannot assign buffer before Module.__init__() call")
+            remove_from(self.__dict__, self._parameters, self._modules)
+            self.register_buffer(name, value, persistent=value.persistent)
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{_type_name(value)}' as parameter '{name}' "
@@ -318,6 +324,9 @@ class Module:
         for param in self._parameters.values():
             if param is None:
                 continue
+            if isinstance(param, UninitializedTensorMixin):  # converted as an empty stand-in
+                param._data = fn(empty(0, dtype=param.dtype, device=param.device))._data
+                continue
             with no_grad():
                 new = fn(param)
             param.data = new
@@ -326,7 +335,9 @@ class Module:
                     g = fn(param.grad)
                 param.grad.data = g
         for key, buf in self._buffers.items():
-            if buf is not None:
+            if isinstance(buf, UninitializedTensorMixin):
+                buf._data = fn(empty(0, dtype=buf.dtype, device=buf.device))._data
+            elif buf is not None:
                 self._buffers[key] = fn(buf)
         return self
 
@@ -449,6 +460,8 @@ class Module:
                         f'While copying the parameter named "{key}", expected torch.Tensor or '
                         f"Tensor-like object from checkpoint but received {type(value)}")
                     continue
+                if isinstance(target, UninitializedTensorMixin):  # a lazy module's placeholder
+                    target.materialize(value.shape)
                 if tuple(value.shape) != tuple(target.shape):
                     error_msgs.append(
                         f"size mismatch for {key}: copying a param with shape {value.shape} "

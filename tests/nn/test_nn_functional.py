@@ -468,9 +468,17 @@ def compare(torch, f, arrays, ints=(), dtype="float32", grads=True, tol=None):
 
 def test_softmax_reexported():
     # ``torch.softmax`` also takes ``axis=`` (PyTorch's argument parser), ``F.softmax`` does
-    # not: the former wraps the latter (``_tensor_methods.numpy_keywords``, and ``out=``).
-    assert fn(ember).softmax is inspect.unwrap(ember.softmax)
-    assert fn(ember).log_softmax is inspect.unwrap(ember.log_softmax)
+    # not: the former wraps the kernel (``_tensor_methods.numpy_keywords``, and ``out=``);
+    # ``F.softmax`` calls the same kernel after PyTorch's deprecated implicit ``dim``.
+    from ember.ops import reduction
+    for name in ("softmax", "log_softmax"):
+        kernel = getattr(reduction, name)
+        assert inspect.unwrap(getattr(ember, name)) is kernel
+        public = getattr(fn(ember), name)
+        assert list(inspect.signature(public).parameters) == ["input", "dim", "_stacklevel",
+                                                               "dtype"]  # PyTorch's
+        x = ember.randn(3, 4)
+        assert (public(x, 1) == kernel(x, 1)).all()
     assert "binary_cross_entropy_with_logits" in fn(ember).__all__
 
 

@@ -72,6 +72,7 @@ from .conv import (
     fold,
     unfold,
 )
+from .ctc import ctc_loss
 from .dense import (
     bilinear,
     linear,
@@ -89,6 +90,13 @@ from .dropouts import (
     dropout3d,
     feature_alpha_dropout,
 )
+from .fractional import (
+    fractional_max_pool2d,
+    fractional_max_pool2d_with_indices,
+    fractional_max_pool3d,
+    fractional_max_pool3d_with_indices,
+)
+from .grid import affine_grid, grid_sample
 from .loss import (
     binary_cross_entropy,
     cross_entropy,
@@ -103,6 +111,32 @@ from .loss import (
     poisson_nll_loss,
     smooth_l1_loss,
     soft_margin_loss,
+)
+from .more import (
+    ScalingType,
+    SwizzleType,
+    adaptive_max_pool1d_with_indices,
+    adaptive_max_pool2d_with_indices,
+    adaptive_max_pool3d_with_indices,
+    assert_int_or_pair,
+    conv_tbc,
+    grouped_mm,
+    gumbel_softmax,
+    has_torch_function,
+    has_torch_function_unary,
+    has_torch_function_variadic,
+    linear_cross_entropy,
+    max_pool1d_with_indices,
+    max_pool2d_with_indices,
+    max_pool3d_with_indices,
+    multilabel_margin_loss,
+    native_channel_shuffle,
+    pdist,
+    scaled_grouped_mm,
+    scaled_mm,
+    upsample,
+    upsample_bilinear,
+    upsample_nearest,
 )
 from .normalization import (
     batch_norm,
@@ -179,5 +213,16 @@ _more = ["rms_norm"]
 _more += ["embedding_bag"]
 _more += ["channel_shuffle", "lp_pool1d", "lp_pool2d", "lp_pool3d", "local_response_norm"]
 _more += ["max_unpool1d", "max_unpool2d", "max_unpool3d"]
+
+_more += ["pdist", "gumbel_softmax", "multilabel_margin_loss", "conv_tbc",
+          "native_channel_shuffle", "max_pool1d_with_indices", "max_pool2d_with_indices",
+          "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+          "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "upsample",
+          "upsample_nearest", "upsample_bilinear", "has_torch_function",
+          "has_torch_function_unary", "has_torch_function_variadic", "assert_int_or_pair",
+          "ScalingType", "SwizzleType", "scaled_mm", "scaled_grouped_mm", "grouped_mm"]
+_more += ["affine_grid", "grid_sample", "ctc_loss", "fractional_max_pool2d",
+          "fractional_max_pool2d_with_indices", "fractional_max_pool3d",
+          "fractional_max_pool3d_with_indices", "linear_cross_entropy"]
 
 __all__ += _more_losses + _more

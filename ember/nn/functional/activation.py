@@ -27,8 +27,24 @@ if TYPE_CHECKING:
     from ..._tensor import Tensor
     from ..._typing import DTypeLike
 
-softmax = _red.softmax
-log_softmax = _red.log_softmax
+
+
+def softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+            dtype: DTypeLike = None) -> Tensor:
+    """``exp(x) / sum(exp(x))`` along ``dim`` (``torch.softmax``); without ``dim``, PyTorch's
+    deprecated implicit choice, with its warning."""
+    if dim is None:
+        dim = _get_softmax_dim("softmax", input.ndim, _stacklevel)
+    return _red.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input: Tensor, dim: int | None = None, _stacklevel: int = 3,
+                dtype: DTypeLike = None) -> Tensor:
+    """``log(softmax(x))`` along ``dim``, computed stably; without ``dim``, PyTorch's
+    deprecated implicit choice, with its warning."""
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.ndim, _stacklevel)
+    return _red.log_softmax(input, dim, dtype=dtype)
 
 
 # --------------------------------------------------------------------------- activations

@@ -42,21 +42,29 @@ from .activation import (  # noqa: F401
 )
 from .adaptive import AdaptiveLogSoftmaxWithLoss  # noqa: F401
 from .attention import MultiheadAttention  # noqa: F401
+from .batchnorm import SyncBatchNorm  # noqa: F401
 from .channelshuffle import ChannelShuffle  # noqa: F401
 from .container import (  # noqa: F401
+    Container,  # noqa: F401
     ModuleDict,
     ModuleList,
     ParameterDict,
     ParameterList,
     Sequential,
 )
-from .conv import (  # noqa: F401
+from .conv import (  # noqa: F401  # noqa: F401
     Conv1d,
     Conv2d,
     Conv3d,
     ConvTranspose1d,
     ConvTranspose2d,
     ConvTranspose3d,
+    LazyConv1d,
+    LazyConv2d,
+    LazyConv3d,
+    LazyConvTranspose1d,
+    LazyConvTranspose2d,
+    LazyConvTranspose3d,
 )
 from .distance import CosineSimilarity, PairwiseDistance  # noqa: F401
 from .dropout import (  # noqa: F401
@@ -68,19 +76,24 @@ from .dropout import (  # noqa: F401
     FeatureAlphaDropout,
 )
 from .fold import Fold, Unfold  # noqa: F401
-from .linear import Bilinear, Flatten, Identity, Linear, Unflatten  # noqa: F401
-from .loss import (  # noqa: F401
+from .lazy import LazyModuleMixin  # noqa: F401
+from .linear import Bilinear, Flatten, Identity, LazyLinear, Linear, Unflatten  # noqa: F401
+from .linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
+from .loss import (  # noqa: F401  # noqa: F401
     BCELoss,
     BCEWithLogitsLoss,
     CosineEmbeddingLoss,
     CrossEntropyLoss,
+    CTCLoss,
     GaussianNLLLoss,
     HingeEmbeddingLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
+    LinearCrossEntropyLoss,
     MarginRankingLoss,
     MSELoss,
+    MultiLabelMarginLoss,
     MultiLabelSoftMarginLoss,
     MultiMarginLoss,
     NLLLoss,
@@ -91,15 +104,22 @@ from .loss import (  # noqa: F401
     TripletMarginLoss,
     TripletMarginWithDistanceLoss,
 )
-from .normalization import (  # noqa: F401
+from .normalization import (  # noqa: F401  # noqa: F401
     BatchNorm1d,
     BatchNorm2d,
     BatchNorm3d,
+    CrossMapLRN2d,
     GroupNorm,
     InstanceNorm1d,
     InstanceNorm2d,
     InstanceNorm3d,
     LayerNorm,
+    LazyBatchNorm1d,
+    LazyBatchNorm2d,
+    LazyBatchNorm3d,
+    LazyInstanceNorm1d,
+    LazyInstanceNorm2d,
+    LazyInstanceNorm3d,
 )
 from .padding import (  # noqa: F401
     CircularPad1d,
@@ -119,7 +139,7 @@ from .padding import (  # noqa: F401
     ZeroPad3d,
 )
 from .pixelshuffle import PixelShuffle, PixelUnshuffle  # noqa: F401
-from .pooling import (  # noqa: F401
+from .pooling import (  # noqa: F401  # noqa: F401
     AdaptiveAvgPool1d,
     AdaptiveAvgPool2d,
     AdaptiveAvgPool3d,
@@ -129,6 +149,8 @@ from .pooling import (  # noqa: F401
     AvgPool1d,
     AvgPool2d,
     AvgPool3d,
+    FractionalMaxPool2d,
+    FractionalMaxPool3d,
     MaxPool1d,
     MaxPool2d,
     MaxPool3d,
@@ -152,6 +174,7 @@ from .transformer import (  # noqa: F401
     TransformerEncoderLayer,
 )
 from .upsampling import Upsample, UpsamplingBilinear2d, UpsamplingNearest2d  # noqa: F401
+from .utils import factory_kwargs  # noqa: F401
 
 # What `from .modules import *` (ember/nn/__init__.py) takes: the layer classes, not this
 # package's submodules (its `utils`, torch.nn.modules.utils, must not shadow torch.nn.utils).

@@ -130,7 +130,7 @@ class _AlongDim(Module):
 
 class Softmax(_AlongDim):
     def forward(self, input):
-        return F.softmax(input, self.dim)
+        return F.softmax(input, self.dim, _stacklevel=5)
 
 
 class Softmax2d(Module):
@@ -145,7 +145,7 @@ class Softmax2d(Module):
 
 class LogSoftmax(_AlongDim):
     def forward(self, input):
-        return F.log_softmax(input, self.dim)
+        return F.log_softmax(input, self.dim, _stacklevel=5)
 
 
 class Softmin(_AlongDim):

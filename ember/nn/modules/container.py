@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from collections import abc as container_abcs
 from itertools import islice
@@ -10,7 +11,8 @@ from ..._tensor import Tensor
 from ..module import Module, _addindent
 from ..parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict",
+           "Container"]
 
 
 def _renumber(container):
@@ -450,3 +452,15 @@ class ParameterDict(Module):
     def __ior__(self, other):
         self.update(other)
         return self
+
+
+class Container(Module):
+    """The deprecated ``nn.Container``: a Module holding the modules given as keywords."""
+
+    def __init__(self, **kwargs):
+        super().__init__()
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now "
+                      "implemented in `nn.Module`. Subclass that instead.", FutureWarning,
+                      stacklevel=2)
+        for key, value in kwargs.items():
+            self.add_module(key, value)

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from .. import functional as F
 from ..module import Module
+from ..parameter import UninitializedParameter
+from .lazy import LazyModuleMixin
 from .linear import _kaiming_reset, _weight_and_bias
 from .utils import _ntuple, _pair, _reverse_repeat_tuple, _single, _triple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-           "ConvTranspose3d"]
+           "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
 class _ConvNd(Module):
@@ -174,3 +177,82 @@ class ConvTranspose3d(_ConvTransposeNd):
     """Transposed 3-d convolution over (N, C, D, H, W) or (C, D, H, W) inputs."""
 
     _nd = 3
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """What the lazy convolutions share: ``in_channels`` is the first input's channel dim."""
+
+    _spatial = 0
+
+    def _lazy_init(self, out_channels, bias, device, dtype):
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_channels = out_channels
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_channels != 0:
+            super().reset_parameters()
+
+    def _get_in_channels(self, input):
+        no_batch = self._spatial + 1
+        if input.dim() not in (no_batch, no_batch + 1):
+            raise RuntimeError(f"Expected {no_batch}D (unbatched) or {no_batch + 1}D (batched) "
+                               f"input to {type(self).__name__}, but got input of size: "
+                               f"{input.shape}")
+        return input.shape[1] if input.dim() == no_batch + 1 else input.shape[0]
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            if self.transposed:
+                shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+            else:
+                shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+            self.weight.materialize(shape)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+
+class _LazyConv(_LazyConvXdMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode, device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class _LazyConvTranspose(_LazyConvXdMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                 dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode, device=device, dtype=dtype)
+        self._lazy_init(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConv, Conv1d):
+    cls_to_become, _spatial = Conv1d, 1
+
+
+class LazyConv2d(_LazyConv, Conv2d):
+    cls_to_become, _spatial = Conv2d, 2
+
+
+class LazyConv3d(_LazyConv, Conv3d):
+    cls_to_become, _spatial = Conv3d, 3
+
+
+class LazyConvTranspose1d(_LazyConvTranspose, ConvTranspose1d):
+    cls_to_become, _spatial = ConvTranspose1d, 1
+
+
+class LazyConvTranspose2d(_LazyConvTranspose, ConvTranspose2d):
+    cls_to_become, _spatial = ConvTranspose2d, 2
+
+
+class LazyConvTranspose3d(_LazyConvTranspose, ConvTranspose3d):
+    cls_to_become, _spatial = ConvTranspose3d, 3

@@ -7,9 +7,10 @@ from ... import _creation
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedParameter
+from .lazy import LazyModuleMixin
 
-__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten"]
+__all__ = ["Identity", "Linear", "Bilinear", "Flatten", "Unflatten", "LazyLinear"]
 
 
 def _empty(*shape, device=None, dtype=None):
@@ -146,3 +147,28 @@ class Unflatten(Module):
 
     def extra_repr(self):
         return f"dim={self.dim}, unflattened_size={self.unflattened_size}"
+
+
+class LazyLinear(LazyModuleMixin, Linear):
+    """``Linear`` whose ``in_features`` is the last dim of the first input."""
+
+    cls_to_become = Linear
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        self.out_features = out_features
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.in_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            self.in_features = input.shape[-1]
+            self.weight.materialize((self.out_features, self.in_features))
+            if self.bias is not None:
+                self.bias.materialize((self.out_features,))
+            self.reset_parameters()

@@ -5,12 +5,14 @@ from .. import functional as F
 from ..functional.loss import _legacy_get_string
 from ..module import Module
 from .distance import PairwiseDistance
+from .linear import Linear
 
 __all__ = ["L1Loss", "MSELoss", "SmoothL1Loss", "SoftMarginLoss", "HuberLoss", "CrossEntropyLoss",
            "NLLLoss", "BCELoss", "BCEWithLogitsLoss", "KLDivLoss", "MarginRankingLoss",
            "HingeEmbeddingLoss", "CosineEmbeddingLoss", "TripletMarginLoss",
            "TripletMarginWithDistanceLoss", "MultiLabelSoftMarginLoss", "PoissonNLLLoss",
-           "GaussianNLLLoss", "MultiMarginLoss", "NLLLoss2d"]
+           "GaussianNLLLoss", "MultiMarginLoss", "NLLLoss2d", "CTCLoss", "MultiLabelMarginLoss",
+           "LinearCrossEntropyLoss"]
 
 
 class _Loss(Module):
@@ -219,3 +221,50 @@ class MultiMarginLoss(_WeightedLoss):
 
 class NLLLoss2d(NLLLoss):
     """The old name of ``NLLLoss`` for image-shaped inputs (``NLLLoss`` takes any shape)."""
+
+
+class CTCLoss(_Loss):
+    """``F.ctc_loss`` as a module."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
+
+
+class MultiLabelMarginLoss(_Loss):
+    """``F.multilabel_margin_loss`` as a module."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class LinearCrossEntropyLoss(_WeightedLoss):
+    """``cross_entropy(linear(input), target)`` with its own classifier, ``linear``
+    (``in_features`` -> ``num_classes``)."""
+
+    def __init__(self, in_features, num_classes, *, out_features=(), bias=False, device=None,
+                 dtype=None, reduction="mean", weight=None, ignore_index=None,
+                 label_smoothing=0.0, options=None):
+        super().__init__(weight, reduction=reduction)
+        self.in_features, self.num_classes = in_features, num_classes
+        self.out_features = tuple(out_features)
+        self.ignore_index, self.label_smoothing, self.options = ignore_index, label_smoothing, \
+            options
+        self.linear = Linear(in_features, num_classes, bias, device=device, dtype=dtype)
+
+    def forward(self, input, target):
+        return F.linear_cross_entropy(input, self.linear.weight, target,
+                                      linear_bias=self.linear.bias, weight=self.weight,
+                                      reduction=self.reduction, ignore_index=self.ignore_index,
+                                      label_smoothing=self.label_smoothing, options=self.options)
+
+    def extra_repr(self):
+        return (f"in_features={self.in_features}, num_classes={self.num_classes}, "
+                f"out_features={self.out_features}, bias={self.linear.bias is not None}, "
+                f"reduction={self.reduction}, ignore_index={self.ignore_index}, "
+                f"label_smoothing={self.label_smoothing}, options={self.options}")

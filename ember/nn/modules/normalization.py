@@ -4,15 +4,20 @@ from __future__ import annotations
 import numbers
 import warnings
 
+import numpy as np
+
 from ... import _creation, _dtypes
 from .. import functional as F
 from .. import init
 from ..module import Module
-from ..parameter import Parameter
+from ..parameter import Parameter, UninitializedBuffer, UninitializedParameter
+from .lazy import LazyModuleMixin
 from .linear import _empty
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d",
-           "InstanceNorm3d", "LayerNorm", "GroupNorm"]
+           "InstanceNorm3d", "LayerNorm", "GroupNorm", "LazyBatchNorm1d", "LazyBatchNorm2d",
+           "LazyBatchNorm3d", "LazyInstanceNorm1d", "LazyInstanceNorm2d", "LazyInstanceNorm3d",
+           "CrossMapLRN2d"]
 
 
 def _affine_parameters(module, shape, affine, bias, device, dtype):
@@ -213,6 +218,104 @@ class GroupNorm(Module):
     def extra_repr(self):
         return ("{num_groups}, {num_channels}, eps={eps}, affine={affine}, "
                 "bias={use_bias}").format(**self.__dict__, use_bias=self.bias is not None)
+
+
+class _LazyNormBase(LazyModuleMixin):
+    """The lazy batch and instance norms: ``num_features`` is the first input's dim 1."""
+
+    def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None):
+        super().__init__(0, eps, momentum, False, False, device=device, dtype=dtype)
+        self.affine = affine
+        self.track_running_stats = track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = _creation.tensor(0, dtype=_dtypes.int64)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and self.num_features != 0:
+            super().reset_parameters()
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            self.num_features = input.shape[1]
+            for t in (self.weight, self.bias, self.running_mean, self.running_var):
+                if t is not None:
+                    t.materialize((self.num_features,))
+            self.reset_parameters()
+
+
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):  # not a BatchNorm1d (as in PyTorch)
+    cls_to_become = BatchNorm1d
+    _check_input_dim = BatchNorm1d._check_input_dim
+
+
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):  # not a BatchNorm2d (as in PyTorch)
+    cls_to_become = BatchNorm2d
+    _check_input_dim = BatchNorm2d._check_input_dim
+
+
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):  # not a BatchNorm3d (as in PyTorch)
+    cls_to_become = BatchNorm3d
+    _check_input_dim = BatchNorm3d._check_input_dim
+
+
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):  # not an InstanceNorm1d (PyTorch's)
+    cls_to_become = InstanceNorm1d
+    _no_batch_dim = InstanceNorm1d._no_batch_dim
+
+
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):  # not an InstanceNorm2d (PyTorch's)
+    cls_to_become = InstanceNorm2d
+    _no_batch_dim = InstanceNorm2d._no_batch_dim
+
+
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):  # not an InstanceNorm3d (PyTorch's)
+    cls_to_become = InstanceNorm3d
+    _no_batch_dim = InstanceNorm3d._no_batch_dim
+
+
+def _cross_map_window(channels, size):
+    """(C, C) 0/1 matrix: row c marks the channels whose squares scale channel c in the legacy
+    ``CrossMapLRN2d``. Its running-sum formulation adds channel ``c + p - 1`` at each step and
+    drops channel ``c - p`` only from ``c > p`` on (``p = (size - 1) // 2 + 1``), so channel 0
+    is never dropped; PyTorch's output is reproduced exactly by this matrix."""
+    p = (size - 1) // 2 + 1
+    window = np.zeros((channels, channels))
+    window[0, :min(p, channels)] = 1
+    for c in range(1, channels):
+        window[c] = window[c - 1]
+        if c < channels - p + 1:
+            window[c, c + p - 1] += 1
+        if c > p:
+            window[c, c - p] -= 1
+    return window
+
+
+class CrossMapLRN2d(Module):
+    """The legacy (Lua Torch) cross-channel local response norm of a 4-d input:
+    ``x * (k + alpha / size * sum of x^2 over the channel window)^-beta``. Gradients are the
+    exact derivatives of the output (PyTorch's own backward fails on batches)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
+
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             "instead.")
+        window = _creation.tensor(_cross_map_window(input.shape[1], self.size),
+                                  dtype=input.dtype, device=input.device)
+        sums = (window @ (input * input).flatten(2)).reshape(input.shape)
+        return input * (self.k + self.alpha / self.size * sums) ** -self.beta
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
 
 from ._lp_pool import LocalResponseNorm  # noqa: E402,F401  (PyTorch's path)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from .. import functional as F
 from ..module import Module
-from .utils import _single
+from .utils import _pair, _single, _triple
 
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
-           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d"]
+           "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -151,3 +151,42 @@ from ._lp_pool import (  # noqa: E402,F401  (PyTorch's path)
     MaxUnpool2d,
     MaxUnpool3d,
 )
+
+
+class _FractionalMaxPoolNd(Module):
+    _tuple = None
+    _fn = None
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        self.kernel_size = self._tuple(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = self._tuple(output_size) if output_size is not None else None
+        self.output_ratio = self._tuple(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output "
+                             "size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return type(self)._fn(input, self.kernel_size, self.output_size, self.output_ratio,
+                              self.return_indices, _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """2-d fractional max pooling (``F.fractional_max_pool2d``)."""
+
+    _tuple = staticmethod(_pair)
+    _fn = staticmethod(F.fractional_max_pool2d)
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """3-d fractional max pooling (``F.fractional_max_pool3d``)."""
+
+    _tuple = staticmethod(_triple)
+    _fn = staticmethod(F.fractional_max_pool3d)

@@ -62,3 +62,21 @@ def consume_prefix_in_state_dict_if_present(state_dict, prefix):
         # "" is the root module's entry; "module" (the prefix without its dot) becomes it.
         if key and (key == prefix.replace(".", "") or key.startswith(prefix)):
             metadata[key[len(prefix):]] = metadata.pop(key)
+
+
+def factory_kwargs(kwargs):
+    """The ``device``/``dtype``/``memory_format`` keywords of ``kwargs`` as one dict for a
+    factory call; a ``factory_kwargs`` entry adds to them. Other keys are a TypeError."""
+    if kwargs is None:
+        return {}
+    simple = {"device", "dtype", "memory_format"}
+    unexpected = kwargs.keys() - simple - {"factory_kwargs"}
+    if unexpected:
+        raise TypeError(f"unexpected kwargs {unexpected}")
+    out = dict(kwargs.get("factory_kwargs", {}))
+    for key in simple:
+        if key in kwargs:
+            if key in out:
+                raise TypeError(f"{key} specified twice, in **kwargs and in factory_kwargs")
+            out[key] = kwargs[key]
+    return out

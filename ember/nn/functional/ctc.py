@@ -1,0 +1,163 @@
+"""``ctc_loss``: the Connectionist Temporal Classification loss (Graves et al., 2006).
+
+The loss of a sample is ``-log`` of the total probability of all alignments of its target
+(blanks interleaved, repeats merged) to its input frames, computed by the forward (alpha)
+recursion over the extended label sequence ``blank, l1, blank, l2, ..., blank``. The recursion
+is written with ember's ops, one step per frame over the whole batch, so its gradient is the
+exact derivative of the loss (and differentiable again).
+
+Impossible alignments carry a large finite negative log-probability (``_NEG``) rather than
+``-inf``: a log-sum-exp over ``-inf`` alone has an undefined (nan) gradient, which would leak
+into the samples that are feasible. A sample whose best path still carries it has probability
+0: its loss is ``inf`` (or 0 with ``zero_infinity``, with a zero gradient).
+
+PyTorch's own kernel returns, for the gradient with respect to ``log_probs``, the gradient
+with respect to the logits of a ``log_softmax`` in front of it (the difference, ``exp(
+log_probs)``, vanishes through that ``log_softmax``). ember's is the derivative of the loss
+itself: both agree wherever ``log_probs`` come from ``log_softmax``, as CTC requires.
+"""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ... import _creation
+from ..._tensor import Tensor
+from ...ops.autocast import autocast_op
+from ...ops.shape.joins import cat, stack
+from .loss import _get_enum
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["ctc_loss"]
+
+_NEG = -1e30  # "log 0" that keeps gradients finite; float32 holds it (max 3.4e38)
+
+
+def _as_lengths(value, name):
+    if isinstance(value, Tensor):
+        return value.detach().reshape(-1).cpu().numpy().astype(np.int64)
+    return np.asarray(value, dtype=np.int64).reshape(-1)
+
+
+def _padded_targets(targets, target_lengths, batch):
+    """The targets as an (N, S) int array, from the padded or the concatenated form."""
+    t = targets.detach().cpu().numpy().astype(np.int64) if isinstance(targets, Tensor) else \
+        np.asarray(targets, dtype=np.int64)
+    if t.ndim == 2 or (t.ndim == 1 and batch == 0):
+        return t.reshape(batch, -1)
+    width = int(target_lengths.max(initial=0))
+    out = np.zeros((batch, width), np.int64)
+    start = 0
+    for n, length in enumerate(target_lengths):
+        out[n, :length] = t[start:start + length]
+        start += length
+    return out
+
+
+def _check(log_probs, targets, input_lengths, target_lengths, blank, batched):
+    if not log_probs.is_floating_point():
+        raise NotImplementedError(f"\"ctc_loss_cpu\" not implemented for "
+                                  f"'{log_probs.dtype._word}'")
+    n_frames, batch, classes = log_probs.shape
+    if not 0 <= blank < classes:
+        raise RuntimeError("blank must be in label range")
+    if input_lengths.size != batch:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if target_lengths.size != batch:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    suffix = " (while checking arguments for ctc_loss_allocate_outputs)"
+    for name, lengths, limit in (("input_lengths", input_lengths, n_frames),
+                                 ("target_lengths", target_lengths, None)):
+        if lengths.size and lengths.min() < 0:
+            raise RuntimeError(f"Expected {name} to have value at least 0, but got value "
+                               f"{lengths.min()}{suffix}")
+        if limit is not None and lengths.size and lengths.max() > limit:
+            raise RuntimeError(f"Expected {name} to have value at most {limit}, but got value "
+                               f"{lengths.max()}{suffix}")
+    if targets.dim() == 2 and batched and target_lengths.size and \
+            target_lengths.max() > targets.shape[1]:
+        raise RuntimeError(f"Expected tensor to have size at least {target_lengths.max()} at "
+                           f"dimension 1, but got size {targets.shape[1]} for argument #2 "
+                           f"'targets'{suffix}")
+
+
+def _logsumexp(parts):
+    """``log(sum(exp(parts)))`` over a list of same-shape tensors, shifted by their
+    (constant) maximum."""
+    top = parts[0].detach()
+    for p in parts[1:]:
+        top = top.maximum(p.detach())
+    total = None
+    for p in parts:
+        e = (p - top).exp()
+        total = e if total is None else total + e
+    return total.log() + top
+
+
+@autocast_op("ctc_loss")
+def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequence[int],
+             target_lengths: Tensor | Sequence[int],
+             blank: int = 0, reduction: str = "mean", zero_infinity: bool = False) -> Tensor:
+    """The CTC loss of ``log_probs`` (T, N, C) or (T, C) against ``targets``, padded (N, S)
+    or concatenated (sum of ``target_lengths``); ``reduction='mean'`` divides each loss by its
+    target length, then averages over the batch."""
+    reduction = _get_enum(reduction)
+    batched = log_probs.dim() == 3
+    lp = log_probs if batched else log_probs.unsqueeze(1)
+    if not batched:
+        targets = targets.unsqueeze(0) if isinstance(targets, Tensor) else targets
+    in_len = _as_lengths(input_lengths, "input_lengths")
+    tg_len = _as_lengths(target_lengths, "target_lengths")
+    _check(lp, targets, in_len, tg_len, blank, batched)
+    n_frames, batch, _ = lp.shape
+    labels = _padded_targets(targets, tg_len, batch)
+    width = 2 * labels.shape[1] + 1
+    ext = np.full((batch, width), blank, np.int64)  # blank, l1, blank, l2, ..., blank
+    ext[:, 1::2] = labels
+    # the skip from s - 2 to s: onto a label that differs from the one two back
+    skip = np.zeros((batch, width), bool)
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    dev = lp.device
+    ext_t = _creation.tensor(ext, device=dev)
+    neg = _creation.full((batch, 1), _NEG, dtype=lp.dtype, device=dev)
+    skip_t = _creation.tensor(skip, device=dev)
+
+    def emit(t):
+        return lp[t].gather(1, ext_t)
+
+    start = np.full((batch, width), _NEG)
+    start[:, :2] = 0.0
+    alpha = emit(0) + _creation.tensor(start, dtype=lp.dtype, device=dev) if n_frames else None
+    finals = [None] * batch
+    by_end = {}
+    for n, length in enumerate(in_len):
+        by_end.setdefault(int(length) - 1, []).append(n)
+    for t in range(n_frames):
+        if t:
+            one_back = cat([neg, alpha[:, :-1]], 1)
+            two_back = cat([neg, neg, alpha[:, :-2]], 1).where(skip_t, _NEG)
+            alpha = emit(t) + _logsumexp([alpha, one_back, two_back])
+        for n in by_end.get(t, ()):
+            last = 2 * int(tg_len[n])
+            ends = [alpha[n, last]] + ([alpha[n, last - 1]] if last else [])
+            finals[n] = -_logsumexp(ends)
+    for n in by_end.get(-1, ()):  # an empty input: probability 1 of an empty target
+        zero = lp.sum() * 0
+        finals[n] = zero if tg_len[n] == 0 else zero + float("inf")
+    loss = stack(finals) if batch else lp.sum((0, 2)) * 0
+    impossible = loss.detach() > -_NEG / 2
+    if zero_infinity:
+        loss = loss.masked_fill(impossible, 0.0)
+    else:
+        # inf where impossible (its gradient non-finite, as PyTorch's); exact elsewhere
+        scale = _creation.ones_like(loss).masked_fill(impossible, float("inf"))
+        loss = loss * scale
+    if reduction == "mean":
+        divisor = _creation.tensor(np.maximum(tg_len, 1), dtype=loss.dtype, device=dev)
+        loss = (loss / divisor).mean()
+    elif reduction == "sum":
+        loss = loss.sum()
+    return loss if batched or reduction != "none" else loss.squeeze(0)

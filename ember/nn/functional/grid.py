@@ -1,0 +1,267 @@
+"""``affine_grid`` and ``grid_sample``: spatial transformers.
+
+``grid_sample`` reads ``input`` (N, C, [D,] H, W) at the points of ``grid`` (N, [Do,] Ho, Wo,
+2 or 3; x, y[, z] in [-1, 1]) by (tri)linear, nearest or bicubic interpolation. It is composed
+of ember's ops: the taps' integer positions are computed apart (no gradient) and the values
+are gathered from the flattened spatial dims; the weights are differentiable functions of the
+grid, so gradients with respect to both ``input`` and ``grid`` (and second derivatives) come
+from the ops' rules.
+"""
+from __future__ import annotations
+
+import itertools
+import warnings
+from typing import TYPE_CHECKING
+
+from ... import _creation
+from ..._tensor import Tensor
+from ...ops.shape.joins import meshgrid, stack
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+__all__ = ["affine_grid", "grid_sample"]
+
+_MODES = ("bilinear", "nearest", "bicubic")
+_PADDINGS = ("zeros", "border", "reflection")
+_CUBIC_A = -0.75  # Keys' cubic convolution coefficient (Keys 1981), the one PyTorch uses
+
+
+def _default_align_corners(align_corners):
+    if align_corners is None:
+        warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                      "align_corners=False since 1.3.0. Please specify align_corners=True if "
+                      "the old behavior is desired. See the documentation of grid_sample for "
+                      "details.", stacklevel=3)
+        return False
+    return align_corners
+
+
+# --------------------------------------------------------------------------- affine_grid
+
+
+def _base_coords(size, align_corners, dtype, device):
+    """The normalized pixel centres along one dim: -1..1 (corners) or shrunk by (S-1)/S."""
+    if size == 1:
+        return _creation.zeros(1, dtype=dtype, device=device)
+    line = _creation.linspace(-1, 1, size, dtype=dtype, device=device)
+    return line if align_corners else line * ((size - 1) / size)
+
+
+def affine_grid(theta: Tensor, size: Sequence[int], align_corners: bool | None = None) -> Tensor:
+    """The sampling grid of a batch of affine maps ``theta`` (N, 2, 3) or (N, 3, 4) for an
+    output of ``size`` (N, C, H, W) or (N, C, D, H, W): ``grid[n, ..., :] = theta[n] @
+    (x, y[, z], 1)`` over the output's normalized pixel centres."""
+    align_corners = _default_align_corners(align_corners)
+    if not theta.is_floating_point():
+        raise ValueError(f"Expected theta to have floating point type, but got {theta.dtype}")
+    size = tuple(size)
+    if len(size) == 4:
+        if theta.dim() != 3 or theta.shape[-2:] != (2, 3):
+            raise ValueError("Expected a batch of 2D affine matrices of shape Nx2x3 for size "
+                             f"{size}. Got {theta.shape}.")
+    elif len(size) == 5:
+        if theta.dim() != 3 or theta.shape[-2:] != (3, 4):
+            raise ValueError("Expected a batch of 3D affine matrices of shape Nx3x4 for size "
+                             f"{size}. Got {theta.shape}.")
+    else:
+        raise NotImplementedError("affine_grid only supports 4D and 5D sizes, for 2D and 3D "
+                                  f"affine transforms, respectively. Got size {size}.")
+    spatial = size[2:]
+    if align_corners and min(spatial) == 1:
+        warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                      "grids when align_corners=True. This is not an intended use case of "
+                      "affine_grid. See the documentation of affine_grid for details.",
+                      stacklevel=2)
+    if min(size) <= 0:
+        raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if theta.shape[0] != size[0]:
+        raise RuntimeError("Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{size[0]}, {len(spatial) + 1}] but got: "
+                           f"[{theta.shape[0]}, {len(spatial) + 1}].")
+    # coordinates x (last spatial dim) first, then y, z; then the homogeneous 1
+    axes = [_base_coords(s, align_corners, theta.dtype, theta.device) for s in spatial]
+    mesh = meshgrid(*axes, indexing="ij")
+    base = stack([*mesh[::-1], _creation.ones_like(mesh[0])], -1)  # (*spatial, nd + 1)
+    flat = base.reshape(1, -1, len(spatial) + 1)
+    grid = flat @ theta.transpose(1, 2)
+    return grid.reshape(size[0], *spatial, len(spatial))
+
+
+# --------------------------------------------------------------------------- grid_sample
+
+
+def _unnormalize(coord, size, align_corners):
+    """[-1, 1] to pixel units: the corner pixels' centres at +-1, or their outer edges."""
+    if align_corners:
+        return (coord + 1) * ((size - 1) / 2)
+    return ((coord + 1) * size - 1) / 2
+
+
+def _reflect(coord, low, high):
+    """``coord`` folded into [low, high] by repeated reflection at the ends."""
+    if low == high:
+        return coord * 0
+    span = high - low
+    dist = (coord - low).abs()
+    flips = (dist / span).floor().detach()
+    extra = dist - flips * span  # the remainder, its gradient that of dist
+    return (extra + low).where(flips % 2 == 0, span - extra + low)
+
+
+def _pad_coord(coord, size, padding_mode, align_corners):
+    """Where a coordinate reads under ``padding_mode``: clipped to the image (border), folded
+    back into it (reflection), or left (zeros: reads outside are 0)."""
+    if padding_mode == "zeros":
+        return coord
+    if padding_mode == "reflection":
+        if align_corners:
+            coord = _reflect(coord, 0.0, size - 1.0)
+        else:
+            coord = _reflect(coord, -0.5, size - 0.5)
+    return _clip(coord, size)
+
+
+def _clip(coord, size):
+    """``coord`` clamped to [0, size - 1], its gradient 0 at the bounds too (PyTorch's)."""
+    inner = (coord > 0) & (coord < size - 1)
+    return coord.where(inner, coord.detach().clamp(0, size - 1))
+
+
+def _gather(flat, spatial, taps):
+    """``flat`` (N, C, P) read at integer positions ``taps`` (one (N, Q) index per spatial dim,
+    last dim first); positions outside the image read 0."""
+    inside = None
+    linear = None
+    stride = 1
+    for idx, size in zip(taps, spatial[::-1]):
+        ok = (idx >= 0) & (idx < size)
+        inside = ok if inside is None else inside & ok
+        term = idx.clamp(0, size - 1) * stride
+        linear = term if linear is None else linear + term
+        stride *= size
+    n, c = flat.shape[:2]
+    values = flat.gather(2, linear.unsqueeze(1).expand(n, c, linear.shape[1]))
+    return values, inside.unsqueeze(1)
+
+
+def _cubic_weights(t):
+    """The four cubic convolution weights of taps -1, 0, 1, 2 at fraction ``t``."""
+    a = _CUBIC_A
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return far(t + 1), near(t), near(1 - t), far(2 - t)
+
+
+def _check_grid_sample(input, grid, mode, padding_mode):
+    if mode not in _MODES:
+        raise ValueError("nn.functional.grid_sample(): expected mode to be 'bilinear', "
+                         f"'nearest' or 'bicubic', but got: '{mode}'")
+    if padding_mode not in _PADDINGS:
+        raise ValueError("nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
+                         f"'border', or 'reflection', but got: '{padding_mode}'")
+    if input.dim() != grid.dim() or input.shape[0] != grid.shape[0]:
+        raise RuntimeError("grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    nd = input.dim() - 2
+    if grid.shape[-1] != nd:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last "
+                           f"dimension, but got grid with sizes {list(grid.shape)}")
+    if input.dim() not in (4, 5):
+        raise RuntimeError("grid_sampler(): expected 4D or 5D input and grid with same number "
+                           f"of dimensions, but got input with sizes {list(input.shape)} and "
+                           f"grid with sizes {list(grid.shape)}")
+    for d in range(2, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError("grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {d} being empty")
+    if mode == "bicubic" and input.dim() != 4:
+        raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    if not input.is_floating_point():
+        kernel = f"grid_sampler_{nd}d_cpu_kernel_impl" if nd == 2 else f"grid_sampler_{nd}d_cpu"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._word}'")
+    if grid.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype._word} but found "
+                           f"{grid.dtype._word}")
+
+
+def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
+                padding_mode: str = "zeros", align_corners: bool | None = None) -> Tensor:
+    """``input`` interpolated at ``grid``'s normalized points (see the module docstring)."""
+    _check_grid_sample(input, grid, mode, padding_mode)
+    align_corners = _default_align_corners(align_corners)
+    n, c = input.shape[:2]
+    spatial = tuple(input.shape[2:])
+    out_spatial = tuple(grid.shape[1:-1])
+    flat = input.reshape(n, c, -1)
+    g = grid.reshape(n, -1, len(spatial))
+    # one (N, Q) coordinate per spatial dim, x (the last dim) first, in pixel units
+    sizes = spatial[::-1]
+    coords = [_unnormalize(g[..., k], sizes[k], align_corners) for k in range(len(sizes))]
+    if mode == "bicubic":
+        out = _bicubic(flat, spatial, coords, padding_mode, align_corners)
+    else:
+        coords = [_pad_coord(x, s, padding_mode, align_corners) for x, s in zip(coords, sizes)]
+        if mode == "nearest":
+            taps = [x.detach().round().long() for x in coords]
+            values, inside = _gather(flat, spatial, taps)
+            out = values * inside.to(values.dtype)
+            out = out + _zero_link(g)
+        else:
+            out = _linear(flat, spatial, coords)
+    return out.reshape(n, c, *out_spatial)
+
+
+def _zero_link(g):
+    """A zero that depends on ``g``: nearest sampling's gradient with respect to the grid is
+    zero (PyTorch gives zeros, not no gradient)."""
+    link = g.sum(-1) * 0
+    return link.masked_fill(~link.isfinite(), 0).unsqueeze(1)
+
+
+def _linear(flat, spatial, coords):
+    """(Bi/tri)linear: the 2^nd corners around each point, weighted by the fractions."""
+    lows = [x.detach().floor() for x in coords]
+    fracs = [x - lo for x, lo in zip(coords, lows)]
+    lows = [lo.long() for lo in lows]
+    out = None
+    for corner in itertools.product((0, 1), repeat=len(coords)):
+        weight = None
+        for bit, f in zip(corner, fracs):
+            w = f if bit else 1 - f
+            weight = w if weight is None else weight * w
+        values, inside = _gather(flat, spatial, [lo + bit for lo, bit in zip(lows, corner)])
+        term = values * (weight * inside.squeeze(1).to(weight.dtype)).unsqueeze(1)
+        out = term if out is None else out + term
+    return out
+
+
+def _bicubic(flat, spatial, coords, padding_mode, align_corners):
+    """Bicubic: 4 x 4 taps around each point with cubic convolution weights; the padding mode
+    moves each tap (not the point), as PyTorch does."""
+    x, y = coords
+    w_size, h_size = spatial[1], spatial[0]
+    x0, y0 = x.detach().floor(), y.detach().floor()
+    wx, wy = _cubic_weights(x - x0), _cubic_weights(y - y0)
+    out = None
+    for i in range(4):
+        tx = _tap(x0 + (i - 1), w_size, padding_mode, align_corners)
+        for j in range(4):
+            ty = _tap(y0 + (j - 1), h_size, padding_mode, align_corners)
+            values, inside = _gather(flat, spatial, [tx, ty])
+            weight = wx[i] * wy[j] * inside.squeeze(1).to(wx[i].dtype)
+            term = values * weight.unsqueeze(1)
+            out = term if out is None else out + term
+    return out
+
+
+def _tap(pos, size, padding_mode, align_corners):
+    """A bicubic tap's integer position under ``padding_mode``."""
+    return _pad_coord(pos, size, padding_mode, align_corners).long()

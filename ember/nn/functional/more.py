@@ -1,0 +1,370 @@
+"""The rest of ``torch.nn.functional``'s surface: ``pdist``, ``gumbel_softmax``,
+``multilabel_margin_loss``, ``conv_tbc``, the ``*_with_indices`` forms of max pooling, the
+deprecated ``upsample*``, the ``has_torch_function*`` probes, ``assert_int_or_pair``, and the
+float8 matmuls (``scaled_mm``, ``scaled_grouped_mm``, ``grouped_mm``) that ember refuses as
+PyTorch's CPU build does. Each is composed of ember's differentiable ops, so gradients (and
+second derivatives) come from the ops' rules.
+"""
+from __future__ import annotations
+
+import enum
+import warnings
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ... import _creation, _dtypes
+from ..._tensor import Tensor
+from ...ops.autocast import autocast_op
+from ...ops.shape.joins import cat as _cat
+from ...ops.shape.joins import stack as _stack
+from .activation import softmax
+from .conv import conv1d
+from .dense import linear
+from .loss import _reduce, _reduction, cross_entropy
+from .pooling import (
+    adaptive_max_pool1d,
+    adaptive_max_pool2d,
+    adaptive_max_pool3d,
+    max_pool1d,
+    max_pool2d,
+    max_pool3d,
+)
+from .resampling import channel_shuffle, interpolate
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
+    from ..._typing import DTypeLike, IntOrInts
+
+__all__ = ["pdist", "gumbel_softmax", "multilabel_margin_loss", "conv_tbc",
+           "native_channel_shuffle", "max_pool1d_with_indices", "max_pool2d_with_indices",
+           "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+           "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices", "upsample",
+           "upsample_nearest", "upsample_bilinear", "has_torch_function",
+           "has_torch_function_unary", "has_torch_function_variadic", "assert_int_or_pair",
+           "ScalingType", "SwizzleType", "scaled_mm", "scaled_grouped_mm", "grouped_mm",
+           "linear_cross_entropy"]
+
+
+# --------------------------------------------------------------------------- pdist
+
+
+def pdist(input: Tensor, p: float = 2) -> Tensor:
+    """The p-norm distances between the rows of a 2-d ``input``, pair (i, j) for i < j in
+    row-major order: ``N * (N - 1) / 2`` of them. The gradient of a zero distance, and of a
+    zero component, is 0 (PyTorch's convention); for ``p = inf`` every component at the
+    maximum gets the full gradient."""
+    if input.dim() != 2:
+        raise RuntimeError(f"pdist only supports 2D tensors, got: {input.dim()}D")
+    if not input.is_floating_point():
+        raise RuntimeError("pdist only supports floating-point dtypes")
+    if p < 0:
+        raise RuntimeError("pdist only supports non-negative p values")
+    n = input.shape[0]
+    i, j = np.triu_indices(n, 1)
+    dev = input.device
+    diff = input[_creation.tensor(i, device=dev)] - input[_creation.tensor(j, device=dev)]
+    return _row_norm(diff, float(p))
+
+
+def _row_norm(diff, p):
+    """``‖diff‖_p`` along dim 1, with PyTorch's pdist gradients at zeros and ties."""
+    a = diff.abs()
+    if p == 0:
+        return (a != 0).to(diff.dtype).sum(1) + (diff * 0).sum(1)  # no gradient, in the graph
+    if p == 1:
+        return a.sum(1)
+    if p == float("inf"):
+        top = a.amax(1, keepdim=True).detach()
+        at_top = (a == top).to(diff.dtype)
+        # value max|d|; gradient sign(d) on each component at the maximum (not split)
+        return (a * at_top).sum(1) - (at_top.sum(1) - 1) * top.squeeze(1)
+    zero = a == 0
+    safe = a.masked_fill(zero, 1.0)
+    powered = (safe ** p).masked_fill(zero, 0.0)
+    total = powered.sum(1)
+    nil = total == 0
+    return (total.masked_fill(nil, 1.0) ** (1.0 / p)).masked_fill(nil, 0.0)
+
+
+# --------------------------------------------------------------------------- gumbel softmax
+
+
+def gumbel_softmax(logits: Tensor, tau: float = 1, hard: bool = False, eps: float = 1e-10,
+                   dim: int = -1) -> Tensor:
+    """A sample of the Gumbel-softmax distribution: ``softmax((logits + g) / tau)`` with
+    ``g = -log(Exponential(1))`` drawn from ember's generator. ``hard=True`` returns the
+    one-hot of the sample's argmax, with the soft sample's gradient (straight through)."""
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    gumbels = -_creation.empty_like(logits).exponential_().log()
+    y_soft = softmax((logits + gumbels) / tau, dim)
+    if not hard:
+        return y_soft
+    index = y_soft.max(dim, keepdim=True)[1]
+    y_hard = _creation.zeros_like(logits).scatter_(dim, index, 1.0)
+    return y_hard - y_soft.detach() + y_soft
+
+
+# --------------------------------------------------------------------------- multilabel margin
+
+
+@autocast_op("multilabel_margin_loss")
+def multilabel_margin_loss(input: Tensor, target: Tensor, size_average: bool | None = None,
+                           reduce: bool | None = None, reduction: str = "mean") -> Tensor:
+    """``sum over targets j, non-targets i of max(0, 1 - (x[j] - x[i])) / C`` per sample; a
+    sample's targets are the class indices of its ``target`` row up to the first -1."""
+    reduction = _reduction(size_average, reduce, reduction)
+    nd = input.dim()
+    if nd > 2 or (nd == 2 and input.shape[1] == 0) or (nd == 1 and input.shape[0] == 0):
+        raise RuntimeError("Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(input.shape)}")
+    if target.shape != input.shape:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    if target.dtype != _dtypes.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._word}")
+    if not input.is_floating_point():
+        raise NotImplementedError('"multilabel_margin_loss_forward_out_frame" not implemented '
+                                  f"for '{input.dtype._word}'")
+    x = input.reshape(-1, max(input.shape[-1], 1) if nd else 1)
+    t = target.detach().reshape(x.shape).cpu().numpy()
+    c = x.shape[1]
+    if ((t < -1) | (t >= c)).any():
+        raise RuntimeError("argument #2 'target' is out of range")
+    # a target position counts while no -1 came before it in its row
+    valid = np.cumsum(t == -1, axis=1) == 0
+    is_target = np.zeros(t.shape, bool)
+    rows = np.nonzero(valid)[0]
+    is_target[rows, t[valid]] = True
+    picked = x.gather(1, _creation.tensor(np.where(valid, t, 0), device=x.device))
+    margins = (1 - picked.unsqueeze(2) + x.unsqueeze(1)).relu()  # gradient 0 at 0, as PyTorch's
+    pairs = _creation.tensor(valid[:, :, None] & ~is_target[:, None, :], dtype=x.dtype,
+                             device=x.device)
+    loss = (margins * pairs).sum((1, 2)) / c
+    if nd < 2:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+# --------------------------------------------------------------------------- conv_tbc, shuffle
+
+
+@autocast_op("conv_tbc")
+def conv_tbc(input: Tensor, weight: Tensor, bias: Tensor, pad: int = 0) -> Tensor:
+    """A 1-d convolution over a (time, batch, channel) input with a (width, in, out) weight:
+    ``conv1d`` on the transposed layouts, transposed back."""
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad)
+    return out.permute(2, 0, 1)
+
+
+def native_channel_shuffle(input: Tensor, groups: int) -> Tensor:
+    """``channel_shuffle`` (PyTorch's native kernel of the same function)."""
+    return channel_shuffle(input, groups)
+
+
+# --------------------------------------------------------------------------- *_with_indices
+
+
+def max_pool1d_with_indices(input: Tensor, kernel_size: IntOrInts,
+                            stride: IntOrInts | None = None, padding: IntOrInts = 0,
+                            dilation: IntOrInts = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool1d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode,
+                      return_indices=True)
+
+
+def max_pool2d_with_indices(input: Tensor, kernel_size: IntOrInts,
+                            stride: IntOrInts | None = None, padding: IntOrInts = 0,
+                            dilation: IntOrInts = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool2d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
+    return max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode,
+                      return_indices=True)
+
+
+def max_pool3d_with_indices(input: Tensor, kernel_size: IntOrInts,
+                            stride: IntOrInts | None = None, padding: IntOrInts = 0,
+                            dilation: IntOrInts = 1, ceil_mode: bool = False,
+                            return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``max_pool3d`` returning ``(output, indices)`` whatever ``return_indices`` says."""
+    return max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode=ceil_mode,
+                      return_indices=True)
+
+
+def adaptive_max_pool1d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool1d`` returning ``(output, indices)``."""
+    return adaptive_max_pool1d(input, output_size, return_indices=True)
+
+
+def adaptive_max_pool2d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool2d`` returning ``(output, indices)``."""
+    return adaptive_max_pool2d(input, output_size, return_indices=True)
+
+
+def adaptive_max_pool3d_with_indices(input: Tensor, output_size: Any,
+                                     return_indices: bool = False) -> tuple[Tensor, Tensor]:
+    """``adaptive_max_pool3d`` returning ``(output, indices)``."""
+    return adaptive_max_pool3d(input, output_size, return_indices=True)
+
+
+# --------------------------------------------------------------------------- deprecated upsample
+
+
+def _deprecated(name):
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                  "instead.", stacklevel=3)
+
+
+def upsample(input: Tensor, size: IntOrInts | None = None,
+             scale_factor: float | Sequence[float] | None = None, mode: str = "nearest",
+             align_corners: bool | None = None) -> Tensor:
+    """``interpolate`` under its old name (with PyTorch's deprecation warning)."""
+    _deprecated("upsample")
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input: Tensor, size: IntOrInts | None = None,
+                     scale_factor: float | Sequence[float] | None = None) -> Tensor:
+    """``interpolate(mode='nearest')`` under its old name (deprecated)."""
+    _deprecated("upsample_nearest")
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input: Tensor, size: IntOrInts | None = None,
+                      scale_factor: float | Sequence[float] | None = None) -> Tensor:
+    """``interpolate(mode='bilinear', align_corners=True)`` under its old name (deprecated)."""
+    _deprecated("upsample_bilinear")
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# --------------------------------------------------------------------------- dispatch probes
+
+
+def _overrides(obj):
+    """Whether ``obj`` carries a ``__torch_function__`` of its own (ember's Tensors do not)."""
+    return not isinstance(obj, Tensor) and hasattr(type(obj), "__torch_function__")
+
+
+def has_torch_function(relevant_args: Iterable[Any]) -> bool:
+    """Whether any of ``relevant_args`` overrides ``__torch_function__``."""
+    return any(_overrides(a) for a in relevant_args)
+
+
+def has_torch_function_unary(obj: Any) -> bool:
+    """``has_torch_function((obj,))``."""
+    return _overrides(obj)
+
+
+def has_torch_function_variadic(*args: Any) -> bool:
+    """``has_torch_function(args)``."""
+    return any(_overrides(a) for a in args)
+
+
+def assert_int_or_pair(arg: int | Sequence[int], arg_name: str, message: str) -> None:
+    """Assert that ``arg`` is an int or a pair (``message.format(arg_name)`` otherwise)."""
+    assert isinstance(arg, int) or len(arg) == 2, message.format(arg_name)
+
+
+# --------------------------------------------------------------------------- float8 matmuls
+
+
+class ScalingType(enum.Enum):
+    """How ``scaled_mm`` scales its operands."""
+
+    TensorWise = 0
+    RowWise = 1
+    BlockWise1x16 = 2
+    BlockWise1x32 = 3
+    BlockWise1x128 = 4
+    BlockWise128x128 = 5
+
+
+class SwizzleType(enum.Enum):
+    """The layout of ``scaled_mm``'s block scales."""
+
+    NO_SWIZZLE = 0
+    SWIZZLE_32_4_4 = 1
+
+
+def _no_float8(name: str) -> Any:
+    raise NotImplementedError(
+        f"{name}: ember has no float8 dtypes (and PyTorch runs this only on CUDA float8 "
+        "tensors); compute the product in a floating dtype with matmul")
+
+
+def scaled_mm(mat_a: Tensor, mat_b: Tensor, scale_a: Any, scale_recipe_a: Any, scale_b: Any,
+              scale_recipe_b: Any, swizzle_a: Any = None, swizzle_b: Any = None,
+              bias: Tensor | None = None, output_dtype: DTypeLike = None,
+              contraction_dim: Sequence[int] = (), use_fast_accum: bool = False) -> Tensor:
+    """A float8 matmul with scales: refused (ember has no float8 dtypes)."""
+    return _no_float8("scaled_mm")
+
+
+def scaled_grouped_mm(mat_a: Tensor, mat_b: Tensor, scale_a: Any, scale_recipe_a: Any,
+                      scale_b: Any, scale_recipe_b: Any, swizzle_a: Any = None,
+                      swizzle_b: Any = None, bias: Tensor | None = None,
+                      offs: Tensor | None = None, output_dtype: DTypeLike = None,
+                      contraction_dim: Sequence[int] = (), use_fast_accum: bool = False) -> Tensor:
+    """A grouped float8 matmul with scales: refused (ember has no float8 dtypes)."""
+    return _no_float8("scaled_grouped_mm")
+
+
+def grouped_mm(mat_a: Tensor, mat_b: Tensor, *, offs: Tensor | None = None,
+               bias: Tensor | None = None, out_dtype: DTypeLike = None) -> Tensor:
+    """Several matmuls at once (the mixture-of-experts product). 3-d by 3-d: one per batch
+    entry. With ``offs`` (the groups' cumulative ends): a 2-d ``mat_a``'s row groups each by
+    their 3-d ``mat_b`` slice, a 2-d ``mat_b``'s column groups each by their ``mat_a`` slice,
+    or, both 2-d, the contraction dim in groups (a 3-d result)."""
+    for name, m in (("mat_a", mat_a), ("mat_b", mat_b)):
+        if m.dtype not in (_dtypes.float32, _dtypes.bfloat16, _dtypes.float16):
+            raise RuntimeError(f"Expected {name} to be Float32, BFloat16 or Float16 matrix, "
+                               f"got {m.dtype._word}")
+        if m.dim() not in (2, 3):
+            raise RuntimeError(f"{name} must be 2d or 3d")
+        if (m.shape[-1] * m.element_size()) % 16:
+            raise RuntimeError("strides should be multiple of 16 bytes")
+    if bias is not None:
+        raise RuntimeError("Bias not supported yet")
+    if out_dtype is not None and out_dtype != mat_a.dtype:
+        raise RuntimeError("Grouped gemm output dtype must match `mat_a` dtype")
+    a_2d, b_2d = mat_a.dim() == 2, mat_b.dim() == 2
+    if (a_2d or b_2d) and offs is None:
+        raise RuntimeError("offs needs to be passed when either input is 2d")
+    if not (a_2d or b_2d):
+        return mat_a @ mat_b
+    ends = [int(e) for e in offs.tolist()]
+    bounds = list(zip([0, *ends[:-1]], ends))
+    if a_2d and b_2d:
+        return _stack([mat_a[:, s:e] @ mat_b[s:e] for s, e in bounds])
+    if a_2d:
+        return _cat([mat_a[s:e] @ mat_b[g] for g, (s, e) in enumerate(bounds)], 0)
+    return _cat([mat_a[g] @ mat_b[:, s:e] for g, (s, e) in enumerate(bounds)], 1)
+
+
+def linear_cross_entropy(input: Tensor, linear_weight: Tensor, target: Tensor, *,
+                         linear_bias: Tensor | None = None, weight: Tensor | None = None,
+                         reduction: str = "mean", ignore_index: int | None = None,
+                         label_smoothing: float = 0.0, options: Any = None) -> Tensor:
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target, ...)``: PyTorch
+    chunks the logits to save memory (``options`` tunes that); ember computes them whole,
+    with the same values and gradients."""
+    logits = linear(input, linear_weight, linear_bias)
+    return cross_entropy(logits, target, weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index,
+                         label_smoothing=label_smoothing)
