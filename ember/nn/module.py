@@ -182,7 +182,7 @@ class Module:
             if params is None:
                 raise AttributeError("cannot assign buffer before Module.__init__() call")
             remove_from(self.__dict__, self._parameters, self._modules)
-            self.register_buffer(name, value, persistent=value.persistent)
+            self.register_buffer(name, value, persistent=getattr(value, "persistent", True))
         elif params is not None and name in params:
             if value is not None:
                 raise TypeError(f"cannot assign '{_type_name(value)}' as parameter '{name}' "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 from collections import defaultdict
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .._tensor import Tensor
@@ -57,7 +58,7 @@ def _group_ids(idx, live, swapin):
 @contextlib.contextmanager
 def swap_in_optimizer_params_and_state(optimizer: Optimizer,
                                        swapin_parameters: dict[str, Tensor],
-                                       swapin_optim_state: dict[str, Any]):
+                                       swapin_optim_state: dict[str, Any]) -> Iterator[None]:
     """Within the ``with`` block, ``optimizer`` works on ``swapin_parameters`` (in its
     parameters' order) with the state and hyperparameters of ``swapin_optim_state`` (a
     ``state_dict()``-shaped dict); on exit its own parameters, groups and state are back.
@@ -66,8 +67,8 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer,
         raise RuntimeError(f"{_WHO} requires initialized optimizer state.")
     if not isinstance(swapin_optim_state, dict):
         raise RuntimeError(f"{_WHO} requires a DCP-style optimizer state_dict.")
-    state = swapin_optim_state.get("state")
-    groups = swapin_optim_state.get("param_groups")
+    state: Any = swapin_optim_state.get("state")  # (checked by _check_groups)
+    groups: Any = swapin_optim_state.get("param_groups")
     _check_groups(optimizer, state, groups)
     flat = list(swapin_parameters.values())
     plans, offset, seen = [], 0, set()
@@ -87,7 +88,7 @@ def swap_in_optimizer_params_and_state(optimizer: Optimizer,
     original_state = optimizer.state
     snapshots = [dict(g) for g in optimizer.param_groups]
     try:
-        swapped = defaultdict(dict)
+        swapped: defaultdict = defaultdict(dict)
         for live, swapin, ids, params in plans:
             live["params"] = params
             live.update({k: v for k, v in swapin.items() if k != "params"})

@@ -18,7 +18,7 @@ itself: both agree wherever ``log_probs`` come from ``log_softmax``, as CTC requ
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -130,9 +130,10 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
 
     start = np.full((batch, width), _NEG)
     start[:, :2] = 0.0
-    alpha = emit(0) + _creation.tensor(start, dtype=lp.dtype, device=dev) if n_frames else None
-    finals = [None] * batch
-    by_end = {}
+    alpha: Any = (emit(0) + _creation.tensor(start, dtype=lp.dtype, device=dev) if n_frames
+                  else None)
+    finals: list = [None] * batch
+    by_end: dict[int, list[int]] = {}
     for n, length in enumerate(in_len):
         by_end.setdefault(int(length) - 1, []).append(n)
     for t in range(n_frames):

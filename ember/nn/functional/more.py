@@ -348,6 +348,7 @@ def grouped_mm(mat_a: Tensor, mat_b: Tensor, *, offs: Tensor | None = None,
         raise RuntimeError("offs needs to be passed when either input is 2d")
     if not (a_2d or b_2d):
         return mat_a @ mat_b
+    assert offs is not None  # (checked above)
     ends = [int(e) for e in offs.tolist()]
     bounds = list(zip([0, *ends[:-1]], ends))
     if a_2d and b_2d:
