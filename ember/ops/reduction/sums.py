@@ -317,14 +317,15 @@ def _plain_pair(xp, a, b=None):
 def _log_softmax(xp, input, dim):
     if input.size == 0:
         return input.copy()
-    if not _plain_pair(xp, input) or input.ndim == 0:
+    blocks = _blocks(input, dim) if input.nbytes > _ROWS_BYTES and _plain_pair(xp, input) else ()
+    if len(blocks) < 2:  # (one block: the same passes, without the buffers' set-up)
         shifted = input - _row_max(xp, input, dim)
         # (PyTorch keeps the sum and its log in a bfloat16 input's own dtype: round_reduced)
         shifted -= round_reduced(xp.log(round_reduced(_row_sum(xp, xp.exp(shifted), dim))))
         return shifted
     out = np.empty_like(input)
     scratch = None
-    for b in _blocks(input, dim):
+    for b in blocks:
         x, shifted = input[b], out[b]
         np.subtract(x, _row_max(xp, x, dim), out=shifted)
         if scratch is None:
