@@ -81,3 +81,13 @@ def test_smooth_l1_gradients_by_finite_differences(reduction, beta):
         return ember.nn.functional.smooth_l1_loss(a, b, reduction=reduction, beta=beta)
     assert ember.autograd.gradcheck(f, (a, b))
     assert ember.autograd.gradgradcheck(f, (a, b))
+
+
+@pytest.mark.parametrize("name", ["smooth_l1_loss", "mse_loss", "huber_loss"])
+def test_mean_of_empty_losses_backward(torch, name):
+    """The one-pass scale of the mean's gradient leaves an empty gradient alone (1 / 0)."""
+    for L in (ember, torch):
+        x = L.zeros((0,), dtype=L.float64, requires_grad=True)
+        loss = getattr(L.nn.functional, name)(x, L.zeros((0,), dtype=L.float64))
+        loss.backward(L.tensor(2.5, dtype=L.float64))
+        assert x.grad.shape == (0,)

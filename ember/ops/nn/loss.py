@@ -44,7 +44,7 @@ def _times_g(g, grad, reduction):
             or not isinstance(g, (np.ndarray, np.generic))  # (-g of 0-d: a NumPy scalar)
             or (g.ndim and g.shape != grad.shape) or g.dtype != grad.dtype):
         return g * _mean_scale(grad, reduction)
-    if reduction == "mean" and not g.ndim:  # one pass: times PyTorch's 1 / N, times g
+    if reduction == "mean" and not g.ndim and grad.size:  # one pass: times 1 / N, times g
         return np.multiply(grad, grad.dtype.type(1 / math.prod(grad.shape)) * g, out=grad)
     if reduction == "mean":
         grad /= math.prod(grad.shape)
