@@ -170,3 +170,24 @@ def test_nll_gradients_by_finite_differences(reduction, ignore_index, shape):
                                                 reduction=reduction)
         assert ember.autograd.gradcheck(f, (xe,))
         assert ember.autograd.gradgradcheck(f, (xe,))
+
+
+@pytest.mark.parametrize("shape, tshape", [((2, 3, 0), (2, 0)), ((0, 3), (0,)), ((0, 3, 2), (0, 2)),
+                                           ((2, 3, 0, 0), (2, 0, 0)), ((2, 0), (2,))])
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("kw", [{}, {"weight": True}, {"ignore_index": 1}])
+def test_no_targets(torch, shape, tshape, reduction, kw):
+    """Empty inputs and targets (the flat index of no targets): PyTorch's results, or its
+    error (a target 0 of no classes)."""
+    out = []
+    for L in (ember, torch):
+        x = L.zeros(shape, requires_grad=True)
+        k = dict(kw, weight=L.ones(shape[1])) if "weight" in kw else kw
+        try:
+            loss = L.nn.functional.nll_loss(x, L.zeros(tshape, dtype=L.int64),
+                                            reduction=reduction, **k)
+            loss.sum().backward()
+            out.append((tuple(loss.shape), to_np(loss).tolist(), tuple(x.grad.shape)))
+        except (RuntimeError, IndexError) as e:
+            out.append(type(e))
+    assert str(out[0]) == str(out[1])

@@ -254,7 +254,7 @@ def _flat_entries(xp, shape, classes):
     """The flat index of each target's class entry in a C-contiguous (N, C, *rest) array of
     ``shape`` (``classes`` itself for a 1-d input and its 0-d target):
     ``n * C * R + class * R + r``, with R the product of ``rest``."""
-    if classes.ndim == 0:
+    if classes.ndim == 0 or classes.size == 0:  # (no targets: an empty index of their shape)
         return classes
     n, c, r = shape[0], shape[1], math.prod(shape[2:])
     flat = xp.arange(0, n * c * r, c * r)
