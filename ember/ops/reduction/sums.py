@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ... import _array_api, _dtypes
+from ... import _array_api, _dtypes, _xp
 from ..._broadcast import sum_head
 from ..._tensor import _wrap_dim
 from .. import batching
@@ -27,7 +27,7 @@ from .common import (
     _no_dims,
     _unreduce,
 )
-from .rows import max_last, sum_last
+from .rows import _FLOATS, max_last, sum_last
 
 if TYPE_CHECKING:
     from typing import Protocol
@@ -289,18 +289,66 @@ def _softmax_rule(xp, g, ans, input, dim):
 _softmax.defvjp(_softmax_rule)
 
 
+# On NumPy float arrays log_softmax and its rule run over blocks of the leading dim (whole
+# rows of the reduced dim, about _ROWS_BYTES each), each block's passes in one output buffer
+# and one scratch for the exponentials, while it is in cache: no temporaries of the input's
+# size, and the passes after the first read the cache, not memory (the same operations in the
+# same order: the same values). At (1291, 774) float32 the forward 1.5 -> 1.2 ms, the rule
+# 1.5 -> 0.9 ms.
+_ROWS_BYTES = 1 << 19
+
+
+def _blocks(x, dim):
+    """Slices of ``x``'s first dim, each about ``_ROWS_BYTES`` of whole rows along ``dim``
+    (one, the whole array, when ``dim`` is the first)."""
+    if dim == 0 or x.ndim < 2:
+        return (slice(None),)
+    step = builtins.max(1, _ROWS_BYTES // (x[0].size * x.itemsize))
+    return tuple(slice(i, i + step) for i in range(0, x.shape[0], step))
+
+
+def _plain_pair(xp, a, b=None):
+    return (xp is _xp.NUMPY and type(a) is np.ndarray and a.dtype in _FLOATS and a.size > 0
+            and (b is None or (type(b) is np.ndarray and b.dtype == a.dtype
+                               and b.shape == a.shape)))
+
+
 @defop("log_softmax", n_in=1, jvp="transpose", batch="moved")
 def _log_softmax(xp, input, dim):
     if input.size == 0:
         return input.copy()
-    shifted = input - _row_max(xp, input, dim)
-    # (PyTorch keeps the sum and its log in a bfloat16 input's own dtype: round_reduced)
-    shifted -= round_reduced(xp.log(round_reduced(_row_sum(xp, xp.exp(shifted), dim))))
-    return shifted
+    blocks = _blocks(input, dim) if input.nbytes > _ROWS_BYTES and _plain_pair(xp, input) else ()
+    if len(blocks) < 2:  # (one block: the same passes, without the buffers' set-up)
+        shifted = input - _row_max(xp, input, dim)
+        # (PyTorch keeps the sum and its log in a bfloat16 input's own dtype: round_reduced)
+        shifted -= round_reduced(xp.log(round_reduced(_row_sum(xp, xp.exp(shifted), dim))))
+        return shifted
+    out = np.empty_like(input)
+    scratch = None
+    for b in blocks:
+        x, shifted = input[b], out[b]
+        np.subtract(x, _row_max(xp, x, dim), out=shifted)
+        if scratch is None:
+            scratch = np.empty(shifted.size, shifted.dtype)
+        e = np.exp(shifted, out=scratch[:shifted.size].reshape(shifted.shape))
+        shifted -= round_reduced(np.log(round_reduced(_row_sum(xp, e, dim))))
+    return out
 
 
-_log_softmax.defvjp(lambda xp, g, ans, input, dim:
-                    g - xp.exp(ans) * _row_sum(xp, g, dim))
+def _log_softmax_rule(xp, g, ans, input, dim):
+    """``g - exp(ans) * sum(g)``."""
+    if not _plain_pair(xp, ans, g) or ans.ndim == 0:
+        return g - xp.exp(ans) * _row_sum(xp, g, dim)
+    out = np.empty(ans.shape, ans.dtype)
+    for b in _blocks(ans, dim):
+        grad, part = g[b], out[b]
+        np.exp(ans[b], out=part)
+        part *= _row_sum(xp, grad, dim)
+        np.subtract(grad, part, out=part)
+    return out
+
+
+_log_softmax.defvjp(_log_softmax_rule)
 
 
 def _softmax_public(name: str, op: Any) -> _Softmax:
