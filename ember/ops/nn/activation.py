@@ -7,6 +7,8 @@ and their methods, which are the checked functions of ``nn.functional``.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ... import _xp
