@@ -100,16 +100,28 @@ def _opmath(xp, fn, *args):
     return fn(xp, *wide).astype(xp.float16)
 
 
+_INT_BOUNDS: dict = {}  # NumPy integer dtype -> (min, max): ``np.iinfo`` is ~1 µs a call
+
+
+def _int_bounds(np_dtype):
+    """The least and greatest values of the NumPy integer dtype ``np_dtype``."""
+    bounds = _INT_BOUNDS.get(np_dtype)
+    if bounds is None:
+        info = np.iinfo(np_dtype)
+        bounds = _INT_BOUNDS[np_dtype] = (int(info.min), int(info.max))
+    return bounds
+
+
 def _wrapped(value, dtype):
     """A Python int as PyTorch casts it to an integer ``dtype``: modulo 2**bits."""
     if dtype.kind not in "iu" or not isinstance(value, int) or isinstance(value, bool):
         return value
-    info = np.iinfo(dtype.np)
-    if info.min <= value <= info.max:
+    low, high = _int_bounds(dtype.np)
+    if low <= value <= high:
         return value
     bits = 8 * dtype.itemsize
     value %= 1 << bits
-    return value - (1 << bits) if value > info.max else value  # in range: NumPy keeps dtype
+    return value - (1 << bits) if value > high else value  # in range: NumPy keeps dtype
 
 
 # The C type names in PyTorch's overflow errors.
@@ -125,8 +137,8 @@ def _checked(value, dtype, floats=False):
     value = _in_range(value)
     kind = dtype.kind
     if kind in "iu" and isinstance(value, int) and not isinstance(value, bool):
-        info = np.iinfo(dtype.np)
-        fits = (-info.max if kind == "u" else info.min) <= value <= info.max
+        low, high = _int_bounds(dtype.np)
+        fits = (-high if kind == "u" else low) <= value <= high
     elif floats and kind == "f" and isinstance(value, (int, float)):
         limit = float(_dtypes.np_finfo(dtype.np).max)
         fits = not math.isfinite(value) or -limit <= value <= limit
@@ -199,9 +211,16 @@ def _operands(kernel, kinds, input, other, wrap=True):
         return _converted(kernel, kinds, input, other, wrap)
     t = type(number)
     if t is float or t is int:
-        if kinds is _ANY and type(tensor._data.dtype) in _INEXACT and (
+        dtype = tensor._data.dtype
+        if kinds is _ANY and type(dtype) in _INEXACT and (
                 t is float or _INT64_MIN <= number < _UINT64_END):
             return input, other
+        if t is int and dtype.kind in "iu" and (kinds is _ANY or dtype.kind in kinds):
+            # an integer tensor beside an int its dtype holds (index arithmetic, ``i + 8``):
+            # the tensor's dtype, nothing to wrap (~5 µs of ``_converted`` a call saved)
+            low, high = _int_bounds(dtype)
+            if low <= number <= high:
+                return input, other
     elif isinstance(number, Tensor):
         dtype = tensor._data.dtype
         if number._data.dtype is dtype and (kinds is _ANY or dtype.kind in kinds):
