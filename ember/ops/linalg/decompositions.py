@@ -32,7 +32,18 @@ def _cholesky(xp, A, upper):
         L = xp.linalg.cholesky(A)
     except np.linalg.LinAlgError:
         raise _failure("linalg.cholesky", A, _not_positive_definite, _NOT_PD) from None
+    if not bool(xp.all(xp.diagonal(L, axis1=-2, axis2=-1) > 0)):
+        # a NaN pivot: OpenBLAS's potrf carries it on (NaN factors, no error) where LAPACK's
+        # reference and MKL report the minor, and PyTorch raises
+        raise _failure("linalg.cholesky", A, _first_nan_pivot, _NOT_PD)
     return _mT(xp, L).copy() if upper else L
+
+
+def _first_nan_pivot(a):
+    """The order of the first leading minor of ``a`` whose Cholesky pivot is not positive
+    (NaN included), 0 if there is none."""
+    bad = np.flatnonzero(~(np.diagonal(np.linalg.cholesky(a)) > 0))
+    return int(bad[0]) + 1 if bad.size else 0
 
 
 def _cholesky_backward(xp, g, ans, A, upper):
