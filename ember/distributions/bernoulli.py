@@ -17,7 +17,14 @@ from ..ops import selection
 from . import constraints
 from .distribution import _EMPTY
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (
+    broadcast_all,
+    expand_probs_or_logits,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+    require_probs_or_logits,
+)
 
 __all__ = ["Bernoulli"]
 
@@ -25,8 +32,7 @@ __all__ = ["Bernoulli"]
 def _probs_or_logits(dist, probs, logits):
     """Set ``dist.probs`` or ``dist.logits`` (exactly one given, PyTorch's ValueError else) and
     ``dist._param``; return whether it was a Python number."""
-    if (probs is None) == (logits is None):
-        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+    require_probs_or_logits(probs, logits)
     given = probs if probs is not None else logits
     (param,) = broadcast_all(given)
     if probs is not None:
@@ -52,12 +58,7 @@ class Bernoulli(ExponentialFamily):
 
     def expand(self, batch_shape, _instance=None):
         def set_params(new, batch_shape):
-            if "probs" in self.__dict__:
-                new.probs = self.probs.expand(batch_shape)
-                new._param = new.probs
-            if "logits" in self.__dict__:
-                new.logits = self.logits.expand(batch_shape)
-                new._param = new.logits
+            expand_probs_or_logits(self, new, batch_shape)
         return self._expanded(Bernoulli, batch_shape, _instance, set_params)
 
     @lazy_property

@@ -12,7 +12,14 @@ from ..autograd.grad_mode import no_grad
 from . import constraints
 from ._samplers import _host64
 from .distribution import _EMPTY, Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (
+    broadcast_all,
+    expand_probs_or_logits,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+    require_probs_or_logits,
+)
 
 __all__ = ["Binomial"]
 
@@ -37,8 +44,7 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        require_probs_or_logits(probs, logits)
         if probs is not None:
             self.total_count, self.probs = broadcast_all(total_count, probs)
             self.total_count = self.total_count.type_as(self.probs)
@@ -51,12 +57,7 @@ class Binomial(Distribution):
     def expand(self, batch_shape, _instance=None):
         def set_params(new, batch_shape):
             new.total_count = self.total_count.expand(batch_shape)
-            if "probs" in self.__dict__:
-                new.probs = self.probs.expand(batch_shape)
-                new._param = new.probs
-            if "logits" in self.__dict__:
-                new.logits = self.logits.expand(batch_shape)
-                new._param = new.logits
+            expand_probs_or_logits(self, new, batch_shape)
         return self._expanded(Binomial, batch_shape, _instance, set_params)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)

@@ -18,7 +18,7 @@ from ..ops import selection
 from ..ops import shape as shape_ops
 from . import constraints
 from .distribution import _EMPTY, Distribution
-from .utils import lazy_property, logits_to_probs, probs_to_logits
+from .utils import lazy_property, logits_to_probs, probs_to_logits, require_probs_or_logits
 
 __all__ = ["Categorical"]
 
@@ -30,8 +30,7 @@ class Categorical(Distribution):
     has_enumerate_support = True
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        require_probs_or_logits(probs, logits)
         if probs is not None:
             if probs.dim() < 1:
                 raise ValueError("`probs` parameter must be at least one-dimensional.")

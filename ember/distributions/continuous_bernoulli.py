@@ -17,7 +17,15 @@ from ..ops import selection
 from . import constraints
 from .distribution import _EMPTY
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (
+    broadcast_all,
+    clamp_probs,
+    expand_probs_or_logits,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+    require_probs_or_logits,
+)
 
 __all__ = ["ContinuousBernoulli"]
 
@@ -31,8 +39,7 @@ class ContinuousBernoulli(ExponentialFamily):
     has_rsample = True
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        require_probs_or_logits(probs, logits)
         if probs is not None:
             scalar = isinstance(probs, Number)
             (self.probs,) = broadcast_all(probs)
@@ -51,12 +58,7 @@ class ContinuousBernoulli(ExponentialFamily):
     def expand(self, batch_shape, _instance=None):
         def set_params(new, batch_shape):
             new._lims = self._lims
-            if "probs" in self.__dict__:
-                new.probs = self.probs.expand(batch_shape)
-                new._param = new.probs
-            if "logits" in self.__dict__:
-                new.logits = self.logits.expand(batch_shape)
-                new._param = new.logits
+            expand_probs_or_logits(self, new, batch_shape)
         return self._expanded(ContinuousBernoulli, batch_shape, _instance, set_params)
 
     def _outside_unstable_region(self):

@@ -9,7 +9,14 @@ from ..ops import selection
 from . import constraints
 from .distribution import _EMPTY, Distribution
 from .gamma import Gamma
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (
+    broadcast_all,
+    expand_probs_or_logits,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+    require_probs_or_logits,
+)
 
 __all__ = ["NegativeBinomial"]
 
@@ -23,8 +30,7 @@ class NegativeBinomial(Distribution):
     support = constraints.nonnegative_integer
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        require_probs_or_logits(probs, logits)
         if probs is not None:
             self.total_count, self.probs = broadcast_all(total_count, probs)
             self.total_count = self.total_count.type_as(self.probs)
@@ -37,12 +43,7 @@ class NegativeBinomial(Distribution):
     def expand(self, batch_shape, _instance=None):
         def set_params(new, batch_shape):
             new.total_count = self.total_count.expand(batch_shape)
-            if "probs" in self.__dict__:
-                new.probs = self.probs.expand(batch_shape)
-                new._param = new.probs
-            if "logits" in self.__dict__:
-                new.logits = self.logits.expand(batch_shape)
-                new._param = new.logits
+            expand_probs_or_logits(self, new, batch_shape)
         return self._expanded(NegativeBinomial, batch_shape, _instance, set_params)
 
     @property

@@ -15,7 +15,15 @@ from . import constraints
 from .distribution import _EMPTY, Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
-from .utils import broadcast_all, clamp_probs, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (
+    broadcast_all,
+    clamp_probs,
+    expand_probs_or_logits,
+    lazy_property,
+    logits_to_probs,
+    probs_to_logits,
+    require_probs_or_logits,
+)
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
@@ -28,8 +36,7 @@ class LogitRelaxedBernoulli(Distribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        require_probs_or_logits(probs, logits)
         given = probs if probs is not None else logits
         (param,) = broadcast_all(given)
         if probs is not None:
@@ -43,12 +50,7 @@ class LogitRelaxedBernoulli(Distribution):
     def expand(self, batch_shape, _instance=None):
         def set_params(new, batch_shape):
             new.temperature = self.temperature
-            if "probs" in self.__dict__:
-                new.probs = self.probs.expand(batch_shape)
-                new._param = new.probs
-            if "logits" in self.__dict__:
-                new.logits = self.logits.expand(batch_shape)
-                new._param = new.logits
+            expand_probs_or_logits(self, new, batch_shape)
         return self._expanded(LogitRelaxedBernoulli, batch_shape, _instance, set_params)
 
     @lazy_property

@@ -142,3 +142,21 @@ def vec_to_tril_matrix(vec, diag=0):
     padded = shape_ops.cat([vec, zero], -1)
     index = _creation.tensor(source, dtype=_dtypes.long, device=vec.device)
     return padded[..., index].reshape(tuple(vec.shape[:-1]) + (n, n))
+
+
+def require_probs_or_logits(probs, logits):
+    """PyTorch's ValueError unless exactly one of ``probs`` and ``logits`` is given."""
+    if (probs is None) == (logits is None):
+        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+
+
+def expand_probs_or_logits(old, new, batch_shape):
+    """``expand``'s copy of the ``probs`` and/or ``logits`` that ``old`` holds (the given one,
+    and the other once computed), expanded to ``batch_shape``, into ``new`` with its
+    ``_param``."""
+    if "probs" in old.__dict__:
+        new.probs = old.probs.expand(batch_shape)
+        new._param = new.probs
+    if "logits" in old.__dict__:
+        new.logits = old.logits.expand(batch_shape)
+        new._param = new.logits
