@@ -13,12 +13,11 @@ from . import constraints
 from ._samplers import _host64
 from .distribution import _EMPTY, Distribution
 from .utils import (
-    broadcast_all,
+    count_and_probs_or_logits,
     expand_probs_or_logits,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
-    require_probs_or_logits,
 )
 
 __all__ = ["Binomial"]
@@ -44,14 +43,7 @@ class Binomial(Distribution):
     has_enumerate_support = True
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        require_probs_or_logits(probs, logits)
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
+        count_and_probs_or_logits(self, total_count, probs, logits)
         super().__init__(self._param.size(), validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):

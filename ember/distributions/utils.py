@@ -160,3 +160,15 @@ def expand_probs_or_logits(old, new, batch_shape):
     if "logits" in old.__dict__:
         new.logits = old.logits.expand(batch_shape)
         new._param = new.logits
+
+
+def count_and_probs_or_logits(dist, total_count, probs, logits):
+    """Set ``dist.total_count`` and ``dist.probs`` or ``dist.logits`` (exactly one given),
+    broadcast together, the count in the parameter's dtype, and ``dist._param``: the
+    constructor of the count distributions (Binomial, NegativeBinomial)."""
+    require_probs_or_logits(probs, logits)
+    name, given = ("probs", probs) if probs is not None else ("logits", logits)
+    count, param = broadcast_all(total_count, given)
+    dist.total_count = count.type_as(param)
+    setattr(dist, name, param)
+    dist._param = param
