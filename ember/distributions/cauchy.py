@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 from .. import _creation
-from .._tensor import Size
-from . import constraints
+from ._location_scale import LocationScale
 from ._samplers import noise
 from .distribution import _EMPTY, Distribution
-from .utils import broadcast_all
 
 __all__ = ["Cauchy"]
 
@@ -19,23 +16,8 @@ def _standard_cauchy(rng, shape):
     return rng.standard_cauchy(shape)
 
 
-class Cauchy(Distribution):
+class Cauchy(LocationScale, Distribution):
     """The Cauchy distribution with median ``loc`` and half width ``scale``."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        scalar = isinstance(loc, Number) and isinstance(scale, Number)
-        super().__init__(Size() if scalar else self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        def set_params(new, batch_shape):
-            new.loc = self.loc.expand(batch_shape)
-            new.scale = self.scale.expand(batch_shape)
-        return self._expanded(Cauchy, batch_shape, _instance, set_params)
 
     def _full(self, value):
         return _creation.full(tuple(self._extended_shape()), value, dtype=self.loc.dtype,
@@ -44,10 +26,6 @@ class Cauchy(Distribution):
     @property
     def mean(self):
         return self._full(math.nan)
-
-    @property
-    def mode(self):
-        return self.loc
 
     @property
     def variance(self):

@@ -1,42 +1,19 @@
 """``Laplace``: the double exponential, density ``exp(-|x - loc| / scale) / (2 scale)``."""
 from __future__ import annotations
 
-from numbers import Number
-
 from .. import _creation
-from .._tensor import Size
 from .._typeinfo import finfo
-from . import constraints
+from ._location_scale import LocationScale
 from .distribution import _EMPTY, Distribution
-from .utils import broadcast_all
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
+class Laplace(LocationScale, Distribution):
     """The Laplace distribution with location ``loc`` and scale ``scale``."""
-
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        scalar = isinstance(loc, Number) and isinstance(scale, Number)
-        super().__init__(Size() if scalar else self.loc.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        def set_params(new, batch_shape):
-            new.loc = self.loc.expand(batch_shape)
-            new.scale = self.scale.expand(batch_shape)
-        return self._expanded(Laplace, batch_shape, _instance, set_params)
 
     @property
     def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
         return self.loc
 
     @property

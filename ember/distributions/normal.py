@@ -7,48 +7,25 @@ generator, so the numbers differ from PyTorch's for the same seed.
 from __future__ import annotations
 
 import math
-from numbers import Number
 
 from .. import _sampling
-from .._tensor import Size
 from ..autograd.grad_mode import no_grad
 from ..ops import unary
-from . import constraints
+from ._location_scale import LocationScale
 from .distribution import _EMPTY
 from .exp_family import ExponentialFamily
-from .utils import _standard_normal, broadcast_all
+from .utils import _standard_normal
 
 __all__ = ["Normal"]
 
 
-class Normal(ExponentialFamily):
+class Normal(LocationScale, ExponentialFamily):
     """A normal distribution with mean ``loc`` and standard deviation ``scale``."""
 
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    support = constraints.real
-    has_rsample = True
     _mean_carrier_measure = 0
-
-    def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        def set_params(new, batch_shape):
-            new.loc = self.loc.expand(batch_shape)
-            new.scale = self.scale.expand(batch_shape)
-        return self._expanded(Normal, batch_shape, _instance, set_params)
 
     @property
     def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
         return self.loc
 
     @property
