@@ -119,6 +119,21 @@ class Transform:
         return shape
 
 
+class ParameterFreeTransform(Transform):
+    """A transform without parameters (``ExpTransform``, ``SoftmaxTransform``, ...): any two
+    instances of its class, or of a subclass, are equal."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if ParameterFreeTransform in cls.__bases__:
+            cls._family = cls   # the class equality is judged by, as PyTorch's isinstance
+
+    def __eq__(self, other):
+        return isinstance(other, self._family)
+
+    __hash__ = object.__hash__
+
+
 class _InverseTransform(Transform):
     """The inverse of a transform: calls swap ``_call`` and ``_inverse``."""
 

@@ -13,7 +13,7 @@ from .._typeinfo import finfo
 from ..nn import functional as F
 from ..ops import shape as shape_ops
 from . import constraints
-from ._transform_base import Transform, _clipped_sigmoid
+from ._transform_base import ParameterFreeTransform, Transform, _clipped_sigmoid
 from .utils import _sum_rightmost, tril_matrix_to_vec, vec_to_tril_matrix
 
 __all__ = ["CatTransform", "CorrCholeskyTransform", "LowerCholeskyTransform",
@@ -26,16 +26,11 @@ def _needs_dims(shape, n):
         raise ValueError("Too few dimensions on input")
 
 
-class SoftmaxTransform(Transform):
+class SoftmaxTransform(ParameterFreeTransform):
     """``y = softmax(x)`` over the last dim (not injective: the inverse is ``log y``)."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
-
-    def __eq__(self, other):
-        return isinstance(other, SoftmaxTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         e = (x - x.max(-1, keepdim=True)[0]).exp()
@@ -56,18 +51,13 @@ def _stick_offsets(k, like):
     return (k + 1 - like.new_ones(k).cumsum(-1)).log()
 
 
-class StickBreakingTransform(Transform):
+class StickBreakingTransform(ParameterFreeTransform):
     """A bijection from ``R^K`` onto the ``K+1``-simplex: each coordinate (a shifted sigmoid)
     takes its fraction of the stick left by the ones before it."""
 
     domain = constraints.real_vector
     codomain = constraints.simplex
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, StickBreakingTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         z = _clipped_sigmoid(x - _stick_offsets(x.shape[-1], x))
@@ -92,17 +82,12 @@ class StickBreakingTransform(Transform):
         return Size(tuple(shape[:-1]) + (shape[-1] - 1,))
 
 
-class LowerCholeskyTransform(Transform):
+class LowerCholeskyTransform(ParameterFreeTransform):
     """Any square matrix to a lower-triangular one with positive diagonal: the strict lower
     triangle kept, the diagonal exponentiated (not injective)."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
-
-    def __eq__(self, other):
-        return isinstance(other, LowerCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tril(-1) + x.diagonal(dim1=-2, dim2=-1).exp().diag_embed()
@@ -111,17 +96,12 @@ class LowerCholeskyTransform(Transform):
         return y.tril(-1) + y.diagonal(dim1=-2, dim2=-1).log().diag_embed()
 
 
-class PositiveDefiniteTransform(Transform):
+class PositiveDefiniteTransform(ParameterFreeTransform):
     """Any square matrix to a positive definite one, ``L L^T`` with ``L`` from
     ``LowerCholeskyTransform``; the inverse takes the Cholesky factor."""
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
-
-    def __eq__(self, other):
-        return isinstance(other, PositiveDefiniteTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         low = LowerCholeskyTransform()(x)
@@ -131,7 +111,7 @@ class PositiveDefiniteTransform(Transform):
         return LowerCholeskyTransform().inv(linalg.cholesky(y))
 
 
-class CorrCholeskyTransform(Transform):
+class CorrCholeskyTransform(ParameterFreeTransform):
     """A bijection from ``R^(n(n-1)/2)`` onto Cholesky factors of ``n x n`` correlation
     matrices. Each entry, through ``tanh``, is a partial correlation in ``(-1, 1)``; row by
     row these break the unit norm of the row like a stick (so each row has norm 1 and the
@@ -140,11 +120,6 @@ class CorrCholeskyTransform(Transform):
     domain = constraints.real_vector
     codomain = constraints.corr_cholesky
     bijective = True
-
-    def __eq__(self, other):
-        return isinstance(other, CorrCholeskyTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         eps = finfo(x.dtype).eps

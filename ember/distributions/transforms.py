@@ -24,6 +24,7 @@ from . import constraints
 from ._transform_base import (
     ComposeTransform,
     IndependentTransform,
+    ParameterFreeTransform,
     ReshapeTransform,
     Transform,
     _clipped_sigmoid,
@@ -50,18 +51,13 @@ __all__ = [
 ]
 
 
-class ExpTransform(Transform):
+class ExpTransform(ParameterFreeTransform):
     """``y = exp(x)``."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, ExpTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.exp()
@@ -115,18 +111,13 @@ class PowerTransform(Transform):
     inverse_shape = forward_shape
 
 
-class SigmoidTransform(Transform):
+class SigmoidTransform(ParameterFreeTransform):
     """``y = sigmoid(x)`` onto the unit interval (clipped away from 0 and 1)."""
 
     domain = constraints.real
     codomain = constraints.unit_interval
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SigmoidTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return _clipped_sigmoid(x)
@@ -140,18 +131,13 @@ class SigmoidTransform(Transform):
         return -F.softplus(-x) - F.softplus(x)  # log(s (1 - s)) without rounding s
 
 
-class SoftplusTransform(Transform):
+class SoftplusTransform(ParameterFreeTransform):
     """``y = log(1 + exp(x))`` onto the positive reals."""
 
     domain = constraints.real
     codomain = constraints.positive
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, SoftplusTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return F.softplus(x)
@@ -163,18 +149,13 @@ class SoftplusTransform(Transform):
         return -F.softplus(-x)
 
 
-class TanhTransform(Transform):
+class TanhTransform(ParameterFreeTransform):
     """``y = tanh(x)`` onto ``(-1, 1)``."""
 
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
     bijective = True
     sign = +1
-
-    def __eq__(self, other):
-        return isinstance(other, TanhTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.tanh()
@@ -187,16 +168,11 @@ class TanhTransform(Transform):
         return 2.0 * (math.log(2.0) - x - F.softplus(-2.0 * x))
 
 
-class AbsTransform(Transform):
+class AbsTransform(ParameterFreeTransform):
     """``y = |x|`` (not injective: the inverse picks the nonnegative preimage)."""
 
     domain = constraints.real
     codomain = constraints.positive
-
-    def __eq__(self, other):
-        return isinstance(other, AbsTransform)
-
-    __hash__ = object.__hash__
 
     def _call(self, x):
         return x.abs()
