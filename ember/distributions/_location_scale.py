@@ -12,7 +12,7 @@ from numbers import Number
 
 from .._tensor import Size
 from . import constraints
-from .utils import broadcast_all
+from .utils import broadcast_all, family
 
 __all__ = ["LocationScale"]
 
@@ -21,11 +21,6 @@ class LocationScale:
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
     has_rsample = True
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if LocationScale in cls.__bases__:
-            cls._family = cls   # the class expand checks a subclass's __init__ against
 
     def __init__(self, loc, scale, validate_args=None):
         self.loc, self.scale = broadcast_all(loc, scale)
@@ -36,7 +31,7 @@ class LocationScale:
         def set_params(new, batch_shape):
             new.loc = self.loc.expand(batch_shape)
             new.scale = self.scale.expand(batch_shape)
-        return self._expanded(self._family, batch_shape, _instance, set_params)
+        return self._expanded(family(self, LocationScale), batch_shape, _instance, set_params)
 
     @property
     def mode(self):

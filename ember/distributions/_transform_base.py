@@ -11,7 +11,7 @@ from .. import _creation
 from .._tensor import Size
 from .._typeinfo import finfo
 from . import constraints
-from .utils import _sum_rightmost
+from .utils import _sum_rightmost, family
 
 __all__ = ["ComposeTransform", "IndependentTransform", "ReshapeTransform", "Transform",
            "identity_transform"]
@@ -123,13 +123,8 @@ class ParameterFreeTransform(Transform):
     """A transform without parameters (``ExpTransform``, ``SoftmaxTransform``, ...): any two
     instances of its class, or of a subclass, are equal."""
 
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if ParameterFreeTransform in cls.__bases__:
-            cls._family = cls   # the class equality is judged by, as PyTorch's isinstance
-
     def __eq__(self, other):
-        return isinstance(other, self._family)
+        return isinstance(other, family(self, ParameterFreeTransform))
 
     __hash__ = object.__hash__
 

@@ -19,6 +19,7 @@ from .utils import (
     broadcast_all,
     clamp_probs,
     expand_probs_or_logits,
+    family,
     lazy_property,
     logits_to_probs,
     probs_to_logits,
@@ -80,19 +81,14 @@ class LogitRelaxedBernoulli(Distribution):
         return self.temperature.log() + diff - 2 * diff.exp().log1p()
 
 
-class RelaxedBernoulli(TransformedDistribution):
-    """``sigmoid`` of a ``LogitRelaxedBernoulli(temperature, probs, logits)`` variable."""
+class RelaxedThroughTransform(TransformedDistribution):
+    """What ``RelaxedBernoulli`` and ``RelaxedOneHotCategorical`` share: a relaxed base
+    distribution seen through one transform, whose temperature, logits and probs they show."""
 
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
-    support = constraints.unit_interval
     has_rsample = True
 
-    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base = LogitRelaxedBernoulli(temperature, probs, logits)
-        super().__init__(base, SigmoidTransform(), validate_args=validate_args)
-
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedBernoulli, _instance)
+        new = self._get_checked_instance(family(self, RelaxedThroughTransform), _instance)
         return super().expand(batch_shape, _instance=new)
 
     @property
@@ -106,3 +102,14 @@ class RelaxedBernoulli(TransformedDistribution):
     @property
     def probs(self):
         return self.base_dist.probs
+
+
+class RelaxedBernoulli(RelaxedThroughTransform):
+    """``sigmoid`` of a ``LogitRelaxedBernoulli(temperature, probs, logits)`` variable."""
+
+    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+    support = constraints.unit_interval
+
+    def __init__(self, temperature, probs=None, logits=None, validate_args=None):
+        base = LogitRelaxedBernoulli(temperature, probs, logits)
+        super().__init__(base, SigmoidTransform(), validate_args=validate_args)

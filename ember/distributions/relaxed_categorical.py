@@ -11,7 +11,7 @@ from .._tensor import Size
 from . import constraints
 from .categorical import Categorical
 from .distribution import _EMPTY, Distribution
-from .transformed_distribution import TransformedDistribution
+from .relaxed_bernoulli import RelaxedThroughTransform
 from .transforms import ExpTransform
 from .utils import broadcast_all, clamp_probs
 
@@ -73,29 +73,12 @@ class ExpRelaxedCategorical(Distribution):
         return score + log_scale
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
+class RelaxedOneHotCategorical(RelaxedThroughTransform):
     """``exp`` of an ``ExpRelaxedCategorical(temperature, probs, logits)`` variable."""
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
-    has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
         super().__init__(base, ExpTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs

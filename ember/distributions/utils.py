@@ -45,6 +45,14 @@ def broadcast_all(*values):
     return shape_ops.broadcast_tensors(*tensors)
 
 
+def family(instance, shared_base):
+    """The class in ``instance``'s lineage that names ``shared_base`` among its bases: for a
+    base that several distributions or transforms share (``LocationScale``), the family
+    (``Normal``) whose ``expand`` checks a subclass's ``__init__`` or whose instances compare
+    equal."""
+    return next(c for c in type(instance).__mro__ if shared_base in c.__bases__)
+
+
 def _standard_normal(shape, like):
     """Standard normal draws of ``shape`` in the dtype and on the device of the tensor
     ``like``: the noise of a reparameterised sample (from ember's generator, not PyTorch's
