@@ -18,11 +18,9 @@ from . import constraints
 from .distribution import _EMPTY
 from .exp_family import ExponentialFamily
 from .utils import (
+    BinaryProbsOrLogits,
     broadcast_all,
     expand_probs_or_logits,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
     require_probs_or_logits,
 )
 
@@ -43,7 +41,7 @@ def _probs_or_logits(dist, probs, logits):
     return isinstance(given, Number)
 
 
-class Bernoulli(ExponentialFamily):
+class Bernoulli(BinaryProbsOrLogits, ExponentialFamily):
     """A Bernoulli distribution over ``{0, 1}``, by ``probs`` or ``logits``."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -60,14 +58,6 @@ class Bernoulli(ExponentialFamily):
         def set_params(new, batch_shape):
             expand_probs_or_logits(self, new, batch_shape)
         return self._expanded(Bernoulli, batch_shape, _instance, set_params)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

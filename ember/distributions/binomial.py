@@ -13,11 +13,9 @@ from . import constraints
 from ._samplers import _host64
 from .distribution import _EMPTY, Distribution
 from .utils import (
+    BinaryProbsOrLogits,
     count_and_probs_or_logits,
     expand_probs_or_logits,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["Binomial"]
@@ -35,7 +33,7 @@ def _homogeneous_count(total_count, what):
     return n
 
 
-class Binomial(Distribution):
+class Binomial(BinaryProbsOrLogits, Distribution):
     """The binomial distribution, by ``probs`` or ``logits`` (exactly one)."""
 
     arg_constraints = {"total_count": constraints.nonnegative_integer,
@@ -67,14 +65,6 @@ class Binomial(Distribution):
     @property
     def variance(self):
         return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -10,12 +10,15 @@ from ..ops import selection
 from . import constraints
 from .bernoulli import _probs_or_logits
 from .distribution import _EMPTY, Distribution
-from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+from .utils import (
+    BinaryProbsOrLogits,
+    broadcast_all,
+)
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
+class Geometric(BinaryProbsOrLogits, Distribution):
     """P(k) = (1 - p)^k p for k = 0, 1, 2, ...; by ``probs`` or ``logits``."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -53,14 +56,6 @@ class Geometric(Distribution):
     @property
     def variance(self):
         return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     def sample(self, sample_shape=_EMPTY):
         shape = tuple(self._extended_shape(sample_shape))

@@ -10,17 +10,16 @@ from . import constraints
 from .distribution import _EMPTY, Distribution
 from .gamma import Gamma
 from .utils import (
+    BinaryProbsOrLogits,
     count_and_probs_or_logits,
     expand_probs_or_logits,
     lazy_property,
-    logits_to_probs,
-    probs_to_logits,
 )
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
+class NegativeBinomial(BinaryProbsOrLogits, Distribution):
     """P(k) = C(k + r - 1, k) (1 - p)^r p^k with ``r = total_count``, ``p = probs``."""
 
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
@@ -49,14 +48,6 @@ class NegativeBinomial(Distribution):
     @property
     def variance(self):
         return self.mean / (-self.logits).sigmoid()
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

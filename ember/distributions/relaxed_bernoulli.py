@@ -16,20 +16,18 @@ from .distribution import _EMPTY, Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
 from .utils import (
+    BinaryProbsOrLogits,
     broadcast_all,
     clamp_probs,
     expand_probs_or_logits,
     family,
-    lazy_property,
-    logits_to_probs,
-    probs_to_logits,
     require_probs_or_logits,
 )
 
 __all__ = ["LogitRelaxedBernoulli", "RelaxedBernoulli"]
 
 
-class LogitRelaxedBernoulli(Distribution):
+class LogitRelaxedBernoulli(BinaryProbsOrLogits, Distribution):
     """The logit of a ``RelaxedBernoulli`` variable, by ``probs`` or ``logits``."""
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
@@ -53,14 +51,6 @@ class LogitRelaxedBernoulli(Distribution):
             new.temperature = self.temperature
             expand_probs_or_logits(self, new, batch_shape)
         return self._expanded(LogitRelaxedBernoulli, batch_shape, _instance, set_params)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):

@@ -115,6 +115,19 @@ class lazy_property:
 
 
 
+class BinaryProbsOrLogits:
+    """For a distribution given one event probability or its logit (``Bernoulli``,
+    ``Binomial``, ``Geometric``, ...): the other is derived on first use and cached."""
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+
 def _tril_positions(n, diag):
     """Flat positions (row-major in an ``n x n`` matrix) of the entries on or below diagonal
     ``diag``, in row-major order: the layout of a packed triangular vector."""
