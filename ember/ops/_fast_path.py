@@ -55,7 +55,10 @@ def __call__(self, {inputs}, *params):
         elif type(b) is float or type(b) is int:  #2
             db = b  #2
             b_rg = False  #2
-            if self.promote and type(dtype) not in _INEXACT:  #2
+            if self.promote and type(dtype) not in _INEXACT and (  #2
+                    type(b) is float or dtype.kind not in "iu"):  #2
+                # (an int beside an integer tensor keeps its dtype: ``_operands``  #2
+                # brought it into the dtype's range; ``i + 8`` comes this way)  #2
                 return Op.__call__(self, a, b, *params)  #2
         else:  #23
             return Op.__call__(self, {inputs}, *params)  #23

@@ -45,6 +45,7 @@ _ndarray = np.ndarray
 # The classes of the floating and complex dtypes (``type(d) in _INEXACT`` reads no attribute
 # of ``d``: cheaper than ``d.kind in "fc"`` on the hot path); bfloat16's joins once it is used.
 _INEXACT = _dtypes._INEXACT_TYPES
+_NUMBERS = (int, float, bool)
 # The classes of the reduced-precision dtypes (float16; bfloat16 once used), which ops compute
 # in float32 (``ops/reduced.py``).
 _LOWP = _dtypes.LOW_PRECISION_TYPES
@@ -181,6 +182,13 @@ class Op:
         requires = False
         xp = None
         arrays = list(args)
+        # Whether float16/bfloat16 may be involved: a Tensor input of such a dtype, an input
+        # that is neither a Tensor nor a Python number, or a dtype among the parameters. Only
+        # then does ``upcast`` look (it walks every input: 32 for a stack of 32).
+        low_maybe = False
+        for i in range(n_in, len(args)):
+            if isinstance(args[i], np.dtype):
+                low_maybe = True
         for i in range(n_in):
             a = args[i]
             if isinstance(a, Tensor):
@@ -191,11 +199,15 @@ class Op:
                     requires = True
                 if xp is None:
                     xp = _NUMPY if type(data) is np.ndarray else _xp.namespace_of(data)
+                if type(data.dtype) in _LOWP:
+                    low_maybe = True
+            elif type(a) not in _NUMBERS:
+                low_maybe = True
         if self.promote and n_in:
             _promote(self.promote, args, arrays, n_in)
         if xp is None:  # raw arrays or Python numbers only
             xp = _xp_of(arrays, n_in)
-        low = _reduced.upcast(arrays, n_in, self.scalar_operands) if _LOWP else None
+        low = _reduced.upcast(arrays, n_in, self.scalar_operands) if low_maybe else None
         try:
             if low is None:
                 out = self.forward(xp, *arrays)

@@ -276,6 +276,10 @@ def getitem(x, key):
             else:
                 out, dim = _apply_slice(out, dim, k, False), dim + 1
         return as_view(_alias(x), x, lambda xp, a: a) if out is x else out
+    if type(key) is slice and type(x) is Tensor and x._data.ndim:
+        # a lone slice (a language model's windows, ``data[i:i + block_size]``): one view,
+        # as the general path below makes it (a forced slice), without classifying the key
+        return _apply_slice(x, 0, key, True)
     lone_slice = isinstance(key, slice)  # x[:] is a slice, x[:, :] (or x[(slice(None),)]) not
     _check_scalar_index(x, key)
     if not isinstance(key, tuple):

