@@ -474,7 +474,7 @@ class Tensor(_BoundMethods):
     def item(self) -> Number:
         if self._data.size != 1:
             raise RuntimeError(_errors.ITEM_NUMEL.format(n=self._data.size))
-        return self._data.reshape(()).item() if isinstance(self._data, np.ndarray) \
+        return self._data.item() if type(self._data) is np.ndarray \
             else _device.to_numpy(self._data).reshape(()).item()
 
     def tolist(self) -> Any:
@@ -527,9 +527,10 @@ class Tensor(_BoundMethods):
         return complex(self._scalar())
 
     def __index__(self) -> int:
-        if self._data.dtype.kind not in "iub" or self._data.size != 1:
+        data = self._data
+        if data.dtype.kind not in "iub" or data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
-        return int(self.item())
+        return int(data.item() if type(data) is np.ndarray else self.item())
 
     def __format__(self, spec: str) -> str:
         if self._data.ndim == 0:

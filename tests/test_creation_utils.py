@@ -371,3 +371,20 @@ def test_pytorch_creation_and_dtype_helpers_exist():
         "is_grad_enabled", "get_device", "chunk"}
     missing = sorted(n for n in names - NOT_IN_EMBER if not hasattr(ember, n))
     assert missing == []
+
+
+@pytest.mark.parametrize("data", [[1, 2, 3], [1, 2.5], [True, False], [True, 2], [1, 2j],
+                                  [1.5, True], [[1, 2], [3, 4.5]], [[True], [1]], [],
+                                  (1, 2.0), [0] * 1000 + [0.5], [[1, 2], (3, 4)]])
+def test_tensor_of_python_numbers_infers_dtype_as_pytorch(torch, data):
+    """Rows of Python numbers take a short path (no per-element walk): dtype and values as
+    PyTorch infers them."""
+    e, t = ember.tensor(data), torch.tensor(data)
+    assert str(e.dtype) == str(t.dtype)
+    assert e.tolist() == t.tolist()
+
+
+def test_tensor_of_numbers_and_tensors_as_pytorch(torch):
+    e = ember.tensor([[ember.tensor(1.5), 2], [3, 4]])
+    t = torch.tensor([[torch.tensor(1.5), 2], [3, 4]])
+    assert str(e.dtype) == str(t.dtype) and e.tolist() == t.tolist()
