@@ -43,7 +43,7 @@ _SCALAR_TYPES = {bool, int, float, complex}
 
 def _infer_dtype(data: Any) -> DType:
     """The dtype PyTorch infers for Python data: bool, int64, the default float, or complex."""
-    kinds = set()
+    kinds: set[DType] = set()
     stack = [data]
     while stack:
         x = stack.pop()
