@@ -138,22 +138,33 @@ def _lgamma_below_10(xp, a, exact):
     return out
 
 
-def _log_prefactor_large(xp, a, x):
+def _log_prefactor_large(xp, a, x, floor):
     d = (x - a) / a  # (x - a exact where x is near a: d keeps its relative precision)
     phi = _parts(xp, xp.abs(d) <= _TEMME_WITHIN, lambda d, q: _phi_near(xp, d),
                  lambda d, q: d - xp.log(q), d, x / a)
-    w = 1 / a
+    phi *= a
+    out = 0.5 * xp.log(a)
+    out -= phi
+    out -= _HALF_LOG_2PI
+    # Stirling's correction (positive) where the rest is not already below the floor: most
+    # elements far from x = a (1M float32 elements of the benchmark: 1.6x faster)
+    at = xp.flatnonzero(out >= floor)
+    w = 1 / a[at]
     stirling = _horner(xp, w * w, _gamma._LGAMMA_W)
     stirling *= w
-    out = 0.5 * xp.log(a) - _HALF_LOG_2PI - a * phi
-    out -= stirling
+    out[at] -= stirling
     return out
 
 
-def _log_prefactor(xp, a, x, exact):
-    """log(x^a e^-x / Gamma(a)), for 0 < a, x < inf."""
-    return _parts(xp, a >= 10, lambda a, x: _log_prefactor_large(xp, a, x),
-                  lambda a, x: a * xp.log(x) - x - _lgamma_below_10(xp, a, exact), a, x)
+def _log_prefactor(xp, a, x, exact, floor=-math.inf):
+    """L = log(x^a e^-x / Gamma(a)) for 0 < a, x < inf, where it is at least ``floor`` (a
+    number or an array beside a and x); elsewhere a bound above L still below ``floor``."""
+    if isinstance(floor, float):
+        return _parts(xp, a >= 10, lambda a, x: _log_prefactor_large(xp, a, x, floor),
+                      lambda a, x: a * xp.log(x) - x - _lgamma_below_10(xp, a, exact), a, x)
+    return _parts(xp, a >= 10, lambda a, x, f: _log_prefactor_large(xp, a, x, f),
+                  lambda a, x, f: a * xp.log(x) - x - _lgamma_below_10(xp, a, exact),
+                  a, x, floor)
 
 
 def _temme(xp, a, x, upper):
@@ -281,7 +292,7 @@ def _by_prefactor(xp, a, x, upper, tol, floor):
     """P or Q by the series or the fraction, or (where exp(L) is below the result dtype's
     range) 0 and 1 without either: the series' P is at most 5 exp(L) for a >= 1 and the
     fraction's Q at most exp(L)."""
-    log_pre = _log_prefactor(xp, a, x, tol < _EXACT_BELOW)
+    log_pre = _log_prefactor(xp, a, x, tol < _EXACT_BELOW, floor)
     below = x < a + 1
     dead = (log_pre < floor) & ((a >= 1) | ~below)
     return _parts(xp, dead, lambda a, x, L, below: (below == upper).astype(xp.float64),
@@ -341,6 +352,16 @@ def _flat64(xp, a, x):
     return dtype, a.shape, a.reshape(-1), x.reshape(-1)
 
 
+def _density_plain(xp, a, x, dtype):
+    """exp(L - log x): exact where it is within the result dtype's range, and where not, below
+    it (so 0 all the same)."""
+    tol, floor = _TOLERANCE[xp.dtype(dtype).itemsize]
+    log_x = xp.log(x)
+    out = _log_prefactor(xp, a, x, tol < _EXACT_BELOW, floor + log_x)
+    out -= log_x
+    return xp.exp(out, out=out)
+
+
 @_blockwise
 def _density(xp, a, x):
     """x^(a-1) e^-x / Gamma(a), d/dx P(a, x): exp(L) / x by the forward's prefactor where a
@@ -348,8 +369,7 @@ def _density(xp, a, x):
     (its values at 0, inf and NaN)."""
     dtype, shape, a, x = _flat64(xp, a, x)
     plain = (a > 0) & (x > 0) & (a < math.inf) & (x < math.inf)
-    out = _parts(xp, plain, lambda a, x: xp.exp(_log_prefactor(xp, a, x, dtype == xp.float64)
-                                             - xp.log(x)),
+    out = _parts(xp, plain, lambda a, x: _density_plain(xp, a, x, dtype),
                  lambda a, x: xp.exp((a - 1) * xp.log(x) - x - xp.lgamma(a)), a, x)
     return out.reshape(shape).astype(dtype)
 
