@@ -2,11 +2,12 @@
 Gamma(a) and ``igammac`` = Q = 1 - P, declared with their derivative in x (PyTorch refuses the
 one in a, and so does this): ``torch.igamma``, ``torch.special.gammainc`` and the methods.
 
-Written from the math (DLMF 8.7.1, 8.9.2, 8.12), in float64 for every input dtype (rounded
-once; a float32 input's series stop at float32's accuracy), each element by one method chosen
-for it; the elements of a method are gathered and computed together (``_parts``), and the
-iterated methods drop each element as it converges, so no element pays for another's method
-or for its slower convergence:
+Written from the math (DLMF 8.7.1, 8.9.2, 8.12), in float64 for every input dtype, on blocks
+that stay in L2 (``_blockwise``), rounded once (a float32 result's sums stop at 1e-10 and its
+Temme sum keeps the terms above 1e-12), each element by one method chosen for it; the
+elements of a method are gathered and computed together (``_parts``), and the iterated
+methods drop each element as it converges, so no element pays for another's method or for
+its slower convergence:
 
 - Temme's uniform expansion where a >= 20 and |x - a| <= 0.3 a, where the series and the
   fraction would take ~10 sqrt(a) terms (unbounded in a):
@@ -16,7 +17,8 @@ or for its slower convergence:
 - Elsewhere the prefactor x^a e^-x / Gamma(a) = exp(L) first: from a = 10 in Stirling's form
   L = log(a / 2 pi) / 2 - a phi(d) - S(a) (S: Stirling's correction to lgamma, DLMF 5.11.1),
   whose terms do not cancel as a log x - x - lgamma(a)'s do (1e-9 at a = 1e6); below 10,
-  lgamma(a) = lgamma(a + 8) - log(a (a + 1) ... (a + 7)), the first by Stirling. Where L is
+  lgamma(a) = lgamma(a + 8) - log(a (a + 1) ... (a + 7)), the first by Stirling (~1e-14: for
+  float32 results; float64 ones take the C library's lgamma, ~100 ns an element). Where L is
   so small that the result underflows (most x far from a), P or Q is 0 and the other 1
   without a sum.
 - below x = a + 1, P by its series x^a e^-x / Gamma(a + 1) sum x^k / ((a + 1)...(a + k));
@@ -83,11 +85,12 @@ _TEMME = (
     (0.0013324454494800656, -0.0019144384985654776, 0.0011089369134596636),
     (0.001579727660730835,),
 )
-_TEMME_FROM = 20.0  # a (at a = 20, c_16 / a^16 < 1e-18)
+_TEMME_FROM = 20.0  # a (from 20 the expansion's dropped terms are below 3e-18)
 _TEMME_WITHIN = 0.3  # |x / a - 1|
-_STEPS = 2000  # iterations of a series or fraction (the most any element needs is ~120)
+_STEPS = 2000  # iterations of a series or fraction (far more than any element needs: the
+# slow ones, near x = a, are Temme's from a = 20)
 _CHECK = 8  # iterations between convergence checks (a few extra terms cost less than a check)
-_TINY = 1e-300
+_TINY = 1e-300  # (Lentz's start for C: 1 / _TINY)
 _HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 
 
