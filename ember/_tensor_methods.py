@@ -24,6 +24,7 @@ from .ops import (  # noqa: F401  (importing a family runs its declarations: ops
     complex_views,
     gamma,
     histogram,
+    incomplete_gamma,
     indexing,
     integer,
     legacy,

@@ -17,6 +17,7 @@ from .ops import gamma as _gamma
 from .ops import unary as _unary
 from .ops.bessel import FUNCTIONS as _BESSEL
 from .ops.binary_math import xlogy as _xlogy
+from .ops.incomplete_gamma import gammainc, gammaincc
 from .ops.operands import _check_tensor, _invalid_arguments
 from .ops.polynomials import FUNCTIONS as _POLYNOMIALS
 from .ops.reduction.sums import log_softmax as _log_softmax
@@ -25,8 +26,6 @@ from .ops.reduction.sums import softmax as _softmax
 from .ops.special_functions import (
     entr,
     erfcx,
-    gammainc,
-    gammaincc,
     i0e,
     i1,
     i1e,

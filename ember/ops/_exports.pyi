@@ -66,6 +66,8 @@ from ember.ops.gamma import lgamma as lgamma
 from ember.ops.gamma import mvlgamma as mvlgamma
 from ember.ops.gamma import polygamma as polygamma
 from ember.ops.histogram import histogram as histogram
+from ember.ops.incomplete_gamma import igamma as igamma
+from ember.ops.incomplete_gamma import igammac as igammac
 from ember.ops.indexing.reading import argwhere as argwhere
 from ember.ops.indexing.reading import gather as gather
 from ember.ops.indexing.reading import index_select as index_select
@@ -263,8 +265,6 @@ from ember.ops.sorting.sets import searchsorted as searchsorted
 from ember.ops.sorting.sets import unique as unique
 from ember.ops.sorting.sets import unique_consecutive as unique_consecutive
 from ember.ops.special_functions import i0 as i0
-from ember.ops.special_functions import igamma as igamma
-from ember.ops.special_functions import igammac as igammac
 from ember.ops.unary import acos as acos
 from ember.ops.unary import acos as arccos
 from ember.ops.unary import acosh as acosh

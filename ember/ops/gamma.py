@@ -115,33 +115,78 @@ _EM = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160, -691 / 130767436
        -236364091 / (2730 * 620448401733239439360000))  # (B_22 = 854513/138, B_24 = ...)
 
 
-def _hurwitz_zeta64(xp, s, q):
+def _hurwitz_zeta64(xp, s, q, tol=0.0, fast_pow=False):
     """zeta(s, q) = sum_k (q + k)^-s for float64 ``q`` and an integer s >= 2 or a float64
-    array ``s > 1`` beside ``q`` (``special.zeta``); inf at the non-positive integers q."""
-    a = q
-    total = xp.zeros_like(q)
+    array ``s > 1`` beside ``q`` (``special.zeta``); inf at the non-positive integers q.
+
+    Summed directly while q + k <= 9 (for a large s up to q + k > s, at most 64: Euler-
+    Maclaurin's terms shrink like (s / (2 pi (q + k)))^2j), then Euler-Maclaurin's tail; each
+    element leaves the loop when it is done (the rest are summed on alone). With ``tol``, an
+    element also leaves once the rest of its sum, below (q + k)^(1-s) / (s - 1), is under
+    ``tol`` of it (a large s: after a term or two; ``special.zeta``). ``fast_pow``: the terms
+    as exp(-s log(q + k)) where every q > 0 (2.5x faster than ``power``, ~1e-14 relative: for
+    float32 results)."""
+    shape = q.shape
+    q = q.reshape(-1)
+    scalar_s = isinstance(s, int)
+    s = s if scalar_s else xp.broadcast_to(s, shape).reshape(-1)
+    out = xp.full(q.shape, xp.inf)
     pole = (q <= 0) & (q == xp.floor(q))
-    a = xp.where(pole, 10.0, a)
-    # Euler-Maclaurin's terms shrink like (s / (2 pi a))^2j: for a large s the direct sum runs
-    # on to a > s (at most 64)
-    limit = 9 if isinstance(s, int) else xp.maximum(9.0, xp.minimum(s, 64.0))
-    while True:  # the direct sum while a <= limit (any q, negative ones included)
-        small = a <= limit
-        if not bool(small.any()):
-            break
-        total = total + xp.where(small, a ** (-s), 0.0)
-        a = xp.where(small, a + 1, a)
-    finite = xp.isfinite(a)
-    b = xp.where(finite, a, 10.0)
-    tail = b ** (1 - s) / (s - 1) + 0.5 * b ** (-s)
-    rising, power = s * 1.0, b ** (-s - 1)  # s (s+1)...(s+2j-2) and b^(-s-2j+1)
+    out[xp.isnan(q) | (q == xp.inf)] = xp.nan  # (NaN at +inf, as PyTorch)
+    at = xp.flatnonzero(~pole & xp.isfinite(q))
+    a, total = q[at], xp.zeros(at.shape)
+    # (a negative q's sum cancels, -0.5^-15 against 0.5^-15: its terms need power's precision)
+    fast_pow = fast_pow and bool((a > 0).all())
+    if not scalar_s:
+        s = s[at]
+    limit = 9 if scalar_s else xp.maximum(9.0, xp.minimum(s, 64.0))
+    stop = tol * (s - 1) if tol else None  # (per element, or one number)
+    checks = 0
+    while at.size:
+        # steps between the checks (a check costs about two steps): one at first, when a
+        # large s may end the sum, then four (summing a few terms past the limit is exact)
+        for _ in range(1 if checks < 2 else 4):
+            if fast_pow:
+                term = xp.log(a)
+                term *= -s
+                xp.exp(term, out=term)
+            else:
+                term = a ** (-s)
+            total += term
+            a += 1
+        checks += 1
+        over = a > limit  # the direct sum is done: Euler-Maclaurin's tail
+        done = over
+        if tol:  # or the rest, below (a - 1) term / (s - 1), is below tol of the sum
+            done = over | ((a > 1) & (term * (a - 1) <= stop * xp.abs(total)))
+        if bool(done.any()):
+            tail = xp.zeros(total.shape)
+            if bool(over.any()):
+                tail[over] = _zeta_tail(xp, s if scalar_s else s[over], a[over], tol)
+            out[at[done]] = total[done] + tail[done]
+            keep = ~done
+            at, a, total = at[keep], a[keep], total[keep]
+            if not scalar_s:
+                s, limit = s[keep], limit[keep]
+                stop = stop[keep] if tol else None
+    return out.reshape(shape)
+
+
+def _zeta_tail(xp, s, b, tol):
+    """sum_k (b + k)^-s by Euler-Maclaurin (b > 9, and b > s up to s = 64), its terms down
+    to ``tol`` of the sum (all 12 for 0)."""
+    power = b ** (-s)  # b^-s; then b^(-s-2j+1)
+    tail = power * b / (s - 1) + 0.5 * power
+    power = power / b
+    rising = s * 1.0  # s (s+1)...(s+2j-2)
     for j, c in enumerate(_EM):
-        tail = tail + c * rising * power
-        rising *= (s + 2 * j + 1) * (s + 2 * j + 2)
+        term = c * rising * power
+        tail = tail + term
+        if tol and not bool((xp.abs(term) > tol * tail).any()):
+            break
+        rising = rising * ((s + 2 * j + 1) * (s + 2 * j + 2))
         power = power / (b * b)
-    out = total + xp.where(finite, tail, 0.0)
-    out = xp.where(pole, xp.inf, out)
-    return xp.where(xp.isnan(q) | (q == xp.inf), xp.nan, out)  # NaN at +inf, as PyTorch
+    return tail
 
 
 def _trigamma64(xp, x):

@@ -1,9 +1,8 @@
 """The functions of ``torch.special`` that are no other family's: ``entr``, ``erfcx``,
-``ndtr`` / ``log_ndtr`` / ``ndtri``, ``xlog1py``, ``i0`` / ``i0e`` / ``i1`` / ``i1e``, the
-regularized incomplete gamma functions (``igamma``, ``igammac``) and the Hurwitz zeta function,
-each declared once with its derivative (where PyTorch has one). ``ember/special.py`` gives them
-their ``torch.special`` names; ``i0``, ``igamma`` and ``igammac`` are also ``ember.<name>`` and
-Tensor methods, as in PyTorch.
+``ndtr`` / ``log_ndtr`` / ``ndtri``, ``xlog1py``, ``i0`` / ``i0e`` / ``i1`` / ``i1e`` and the
+Hurwitz zeta function, each declared once with its derivative (where PyTorch has one; the
+incomplete gamma functions are ``incomplete_gamma.py``'s). ``ember/special.py`` gives them
+their ``torch.special`` names; ``i0`` is also ``ember.i0`` and a Tensor method, as in PyTorch.
 
 Every kernel computes in float64 (and rounds to the input's floating dtype: PyTorch computes
 float32 in float32, these are within its rounding), written from the math:
@@ -18,13 +17,8 @@ float32 in float32, these are within its rounding), written from the math:
 - ``i0`` / ``i1``: the power series sum (x²/4)^k / (k! (k + nu)!) (x/2)^nu (positive terms)
   up to |x| = 30, Hankel's asymptotic expansion of exp(-x) I_nu(x) above (its error, about
   exp(-2x), is below 1e-26 there); DLMF 10.25.2, 10.40.1.
-- ``igamma(a, x)`` = P(a, x) and ``igammac`` = Q = 1 - P: the series x^a e^-x / Gamma(a + 1)
-  sum x^k / ((a + 1)...(a + k)) below x = a + 1, the continued fraction of Q above (DLMF
-  8.7.1, 8.9.2; Lentz's evaluation), the other as 1 minus it, but Q for a < 1 below x = a + 1
-  by its own series (1 - P would lose it); the prefactor x^a e^-x / Gamma(a) in Stirling's
-  form from a = 10. Near x = a the sums take ~10 sqrt(a) terms: past a ~ 4e6 there, ember
-  refuses (NotImplementedError) rather than return a sum cut short.
-- ``zeta(s, q)``: the Hurwitz zeta function (``gamma.py``'s direct sum plus Euler-Maclaurin).
+- ``zeta(s, q)``: the Hurwitz zeta function (``gamma.py``'s direct sum plus Euler-Maclaurin,
+  each element summed until its rest is below the result dtype's precision).
 """
 from __future__ import annotations
 
@@ -37,6 +31,7 @@ from ..autograd.graph import Node, gradient_edge, new_node
 from . import arithmetic as _arith
 from . import gamma as _gamma
 from . import operands as _operands
+from ._blocks import _blockwise
 from .registry import defop
 from .unary import (
     _ERF_SMALL,
@@ -311,26 +306,40 @@ def xlog1py(input, other):
 # --------------------------------------------------------------------------- zeta
 
 
-def _zeta64(xp, s, q):
-    """The Hurwitz zeta function sum_k (q + k)^-s, with PyTorch's values off its domain, in
-    its order: inf at s = 1, NaN below 1, inf at the non-positive integers q (-inf included),
-    NaN at the other negative q unless s is an integer; at s = inf the sum's first term (inf
-    for |q| < 1 and negative q, 1 at q = 1) or NaN; NaN at q = inf and at NaN."""
-    s, q = xp.broadcast_arrays(s, q)
+# A float64 result's sums stop where the rest is below 1e-17 of them, a float32 one's below
+# 1e-10, its terms as exp(-s log(q + k)) (``_hurwitz_zeta64``)
+_ZETA_TOLERANCE = {8: 1e-17, 4: 1e-10, 2: 1e-10}
+
+
+@_blockwise
+def _zeta_raw(xp, s, q):
+    """The Hurwitz zeta function sum_k (q + k)^-s, in float64 on blocks that stay in L2,
+    rounded once; with PyTorch's values off its domain, in its order: inf at s = 1, NaN below
+    1, inf at the non-positive integers q (-inf included), NaN at the other negative q unless
+    s is an integer; at s = inf the sum's first term (inf for |q| < 1 and negative q, 1 at q =
+    1) or NaN; NaN at q = inf and at NaN."""
+    dtype = next(v.dtype for v in (s, q) if hasattr(v, "dtype"))
+    s, q = xp.broadcast_arrays(xp.asarray(s, dtype=xp.float64), xp.asarray(q, dtype=xp.float64))
+    shape = s.shape
+    s, q = s.reshape(-1), q.reshape(-1)
     pole = (q <= 0) & (q == xp.floor(q))
     off = (q < 0) & (s != xp.floor(s))
     plain = (s > 1) & (s < math.inf) & ~pole & ~off & (q < math.inf)  # (NaN: False)
-    out = _gamma._hurwitz_zeta64(xp, xp.where(plain, s, 2.0), xp.where(plain, q, 1.0))
+    size = xp.dtype(dtype).itemsize
+    tol = _ZETA_TOLERANCE[size]
+    if bool(plain.all()):
+        out = _gamma._hurwitz_zeta64(xp, s, q, tol, fast_pow=size < 8)
+        return out.reshape(shape).astype(dtype)
+    out = _gamma._hurwitz_zeta64(xp, xp.where(plain, s, 2.0), xp.where(plain, q, 1.0), tol,
+                                 fast_pow=size < 8)
     out = xp.where(plain, out, math.nan)
     at_inf = xp.where((xp.abs(q) < 1) | (q < 0), math.inf, xp.where(q == 1, 1.0, math.nan))
     out = xp.where(s == math.inf, at_inf, out)
     out = xp.where(off, math.nan, out)
     out = xp.where(pole, math.inf, out)
     out = xp.where(s < 1, math.nan, out)
-    return xp.where(s == 1, math.inf, out)
-
-
-_zeta_raw = _float64_kernel(_zeta64)
+    out = xp.where(s == 1, math.inf, out)
+    return out.reshape(shape).astype(dtype)
 
 
 def _zeta_s_rule(xp, g, ans, input, other):
@@ -390,203 +399,6 @@ def zeta(input, other):
         refuse_half("zeta_cpu", input, other)
     return _tensor_or_number("special_zeta", input, other, _zeta, _zeta_scalar_self,
                              _zeta_number_q)
-
-# --------------------------------------------------------------------------- igamma, igammac
-
-# The series and the fraction take up to ~10 sqrt(a) steps near x = a; past this many (a above
-# ~4e6 there) the result is refused rather than cut short
-_IGAMMA_STEPS = 20000
-
-
-def _converged(active, name):
-    if bool(active.any()):
-        raise NotImplementedError(
-            f"ember: {name} for a above about 4e6 with x near a is not implemented (its series "
-            f"would need more than {_IGAMMA_STEPS} terms)")
-
-
-def _igamma_series(xp, a, x):
-    """P(a, x) by its series (for x < a + 1)."""
-    term = 1 / a
-    total = term
-    k = 0
-    active = xp.ones(a.shape, dtype=bool)
-    while bool(active.any()) and k < _IGAMMA_STEPS:
-        k += 1
-        term = term * x / (a + k)
-        total = total + xp.where(active, term, 0.0)
-        active = active & (xp.abs(term) > 1e-17 * xp.abs(total))
-    _converged(active, "igamma")
-    return total * _igamma_prefactor(xp, a, x)
-
-
-# d - log(1 + d) = d² sum_{k>=2} (-d)^(k-2) / k for |d| < 0.4 (the closed form cancels there)
-_PHI = tuple((-1) ** k / (k + 2) for k in range(40))
-_PHI_SERIES_BELOW = 0.4
-
-
-def _igamma_prefactor(xp, a, x):
-    """x^a e^-x / Gamma(a) (the series' total is already divided by a once). From a = 10 as
-    exp(-a phi(x/a - 1) - S(a)) sqrt(a / (2 pi)), phi(d) = d - log(1 + d) and S Stirling's
-    correction to lgamma (DLMF 5.11.1): the plain exponent's terms are each ~a log a, and their
-    cancellation would cost 1e-9 of relative error at a = 1e6."""
-    plain = xp.exp(a * xp.log(x) - x - xp.lgamma(a))
-    big = a >= 10
-    ab = xp.where(big, a, 10.0)
-    d = (x - ab) / ab
-    ds = xp.where(xp.abs(d) < _PHI_SERIES_BELOW, d, 0.0)
-    phi = xp.where(xp.abs(d) < _PHI_SERIES_BELOW, ds * ds * _poly(xp, ds, _PHI),
-                   d - xp.log1p(xp.where(d > -1, d, 0.0)))
-    phi = xp.where(d <= -1, math.inf, phi)
-    w = 1 / ab
-    stirling = w * _poly(xp, w * w, _gamma._LGAMMA_W)
-    scaled = xp.exp(-ab * phi - stirling) * xp.sqrt(ab / (2 * math.pi))
-    return xp.where(big, scaled, plain)
-
-
-_TINY = 1e-300
-
-
-def _igammac_fraction(xp, a, x):
-    """Q(a, x) by its continued fraction (for x >= a + 1), evaluated by modified Lentz."""
-    b = x + 1 - a
-    c = xp.full(a.shape, 1 / _TINY)
-    d = 1 / b
-    h = d
-    k = 0
-    active = xp.ones(a.shape, dtype=bool)
-    while bool(active.any()) and k < _IGAMMA_STEPS:
-        k += 1
-        an = -k * (k - a)
-        b = b + 2
-        d = an * d + b
-        d = xp.where(xp.abs(d) < _TINY, _TINY, d)
-        c = b + an / c
-        c = xp.where(xp.abs(c) < _TINY, _TINY, c)
-        d = 1 / d
-        delta = d * c
-        h = xp.where(active, h * delta, h)
-        active = active & (xp.abs(delta - 1) > 1e-16)
-    _converged(active, "igammac")
-    return h * _igamma_prefactor(xp, a, x)
-
-
-# lgamma(1 + a) = -gamma a + sum_k (-1)^k zeta(k) a^k / k for |a| < 1 (DLMF 5.7.3): the
-# zeta(k) / k, k = 2..40 (at |a| <= 1/2 the terms fall below 1e-17 of the sum)
-_ZETA_K = (1.6449340668482264, 1.2020569031595942, 1.0823232337111381, 1.03692775514337,
-           1.0173430619844492, 1.008349277381923, 1.0040773561979444, 1.0020083928260821,
-           1.000994575127818, 1.0004941886041194, 1.000246086553308, 1.0001227133475785,
-           1.0000612481350588, 1.000030588236307, 1.0000152822594086, 1.0000076371976379,
-           1.000003817293265, 1.0000019082127165, 1.0000009539620338, 1.0000004769329869,
-           1.0000002384505027, 1.000000119219926, 1.000000059608189, 1.0000000298035034,
-           1.0000000149015549, 1.0000000074507118, 1.000000003725334, 1.0000000018626598,
-           1.0000000009313275, 1.0000000004656628, 1.000000000232831, 1.0000000001164155,
-           1.0000000000582077, 1.0000000000291038, 1.000000000014552, 1.000000000007276,
-           1.000000000003638, 1.000000000001819, 1.0000000000009095)
-_EULER = 0.5772156649015329
-
-
-def _lgamma1p(xp, a):
-    """lgamma(1 + a), accurate for small a (|a| <= 1/2; lgamma elsewhere)."""
-    total = xp.zeros_like(a)
-    for k in range(len(_ZETA_K) + 1, 1, -1):
-        total = (total + (-1) ** k * _ZETA_K[k - 2] / k) * a
-    series = (total - _EULER) * a
-    return xp.where(xp.abs(a) <= 0.5, series, xp.lgamma(1 + a))
-
-
-def _igammac_small_a(xp, a, x):
-    """Q(a, x) for 0 < a < 1, x < a + 1: 1 - x^a / Gamma(a + 1) - x^a / Gamma(a) sum_{k>=1}
-    (-x)^k / (k! (a + k)) (DLMF 8.7.1 with gamma(a, x) = x^a sum (-x)^k / (k! (a + k)));
-    the first difference as -expm1, so Q keeps its relative precision as a -> 0."""
-    log_xa = a * xp.log(x)
-    head = -xp.expm1(log_xa - _lgamma1p(xp, a))
-    term = xp.ones_like(x)
-    total = xp.zeros_like(x)
-    for k in range(1, 60):  # (x < 2: the alternating terms fall below 1e-17 by k = 30)
-        term = term * (-x) / k
-        total = total + term / (a + k)
-    return head - a * xp.exp(log_xa - _lgamma1p(xp, a)) * total
-
-
-def _igamma_pair(xp, a, x, upper):
-    """P(a, x) (``upper``: Q) with PyTorch's values off the domain, in its order: NaN below 0;
-    at a = 0, P = 1 for x > 0 (else NaN); at x = 0, P = 0; at a = inf, P = 0 (NaN at x =
-    inf too); at x = inf, P = 1 (so a NaN argument meets some of these first)."""
-    a, x = xp.broadcast_arrays(a, x)
-    plain = (a > 0) & (x > 0) & (a < math.inf) & (x < math.inf)  # (NaN: False)
-    series = plain & (x < a + 1)
-    aa = xp.where(plain, a, 1.0)
-    p_series = _igamma_series(xp, aa, xp.where(series, x, 0.5))
-    q_fraction = _igammac_fraction(xp, aa, xp.where(plain & ~series, x, 2.0))
-    if upper:  # 1 - P loses Q's digits where P is near 1: a small, x < a + 1 (Q ~ a E1(x))
-        small = series & (a < 1)
-        q_small = _igammac_small_a(xp, xp.where(small, a, 0.5), xp.where(small, x, 0.5))
-        out = xp.where(small, q_small, xp.where(series, 1 - p_series, q_fraction))
-    else:
-        out = xp.where(series, p_series, 1 - q_fraction)
-    out = xp.where(plain, out, math.nan)
-    one, zero = (0.0, 1.0) if upper else (1.0, 0.0)  # (P's 1 and 0 as this function's)
-    out = xp.where(x == math.inf, one, out)
-    out = xp.where(a == math.inf, xp.where(x == math.inf, math.nan, zero), out)
-    out = xp.where(x == 0, zero, out)
-    out = xp.where(a == 0, xp.where(x > 0, one, math.nan), out)
-    return xp.where((x < 0) | (a < 0), math.nan, out)
-
-
-_igamma_raw = _float64_kernel(lambda xp, a, x: _igamma_pair(xp, a, x, False))
-_igammac_raw = _float64_kernel(lambda xp, a, x: _igamma_pair(xp, a, x, True))
-
-
-def _no_input_rule(name):
-    def rule(xp, g, ans, input, other):
-        raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
-    return rule
-
-
-def _density(xp, input, other):
-    """x^(a-1) e^-x / Gamma(a): d/dx P(a, x), PyTorch's formula."""
-    return xp.exp((input - 1) * xp.log(other) - other - xp.lgamma(input))
-
-
-_igamma = defop("igamma", promote="float", jvp="elementwise", batch="pointwise",
-                inplace=True)(lambda xp, input, other: _igamma_raw(xp, input, other))
-_igamma.defvjp(_no_input_rule("igamma"),
-               lambda xp, g, ans, input, other: g * _density(xp, input, other))
-_igammac = defop("igammac", promote="float", jvp="elementwise", batch="pointwise",
-                 inplace=True)(lambda xp, input, other: _igammac_raw(xp, input, other))
-_igammac.defvjp(_no_input_rule("igammac"),
-                lambda xp, g, ans, input, other: -g * _density(xp, input, other))
-
-
-def _incomplete_gamma(op, label, input, other):
-    _operands._check_tensor(label, input)
-    _operands._check_tensor(label, other, "other", 2)
-    if input._data.dtype.kind in "biu" and other._data.dtype.kind in "biu":
-        raise _operands._unsupported(op.name + "_cpu", _dtypes.result_type(input, other))
-    return op(input, other)
-
-
-@_igamma.public
-def igamma(input, other):
-    """The regularized lower incomplete gamma function P(input, other)."""
-    return _incomplete_gamma(_igamma, "igamma", input, other)
-
-
-@_igammac.public
-def igammac(input, other):
-    """The regularized upper incomplete gamma function Q(input, other) = 1 - P."""
-    return _incomplete_gamma(_igammac, "igammac", input, other)
-
-
-def gammainc(input, other):
-    """``torch.special.gammainc``: :func:`igamma`."""
-    return _incomplete_gamma(_igamma, "special_gammainc", input, other)
-
-
-def gammaincc(input, other):
-    """``torch.special.gammaincc``: :func:`igammac`."""
-    return _incomplete_gamma(_igammac, "special_gammaincc", input, other)
 
 # --------------------------------------------------------------------------- i0, i1 and scaled
 
@@ -694,5 +506,5 @@ _xp.register_extra("special_i1e", _i1e_raw, i1e)
 _xp.register_extra("special_zeta", _zeta_raw, zeta)
 _xp.register_extra("special_xlog1py", _xlog1py_raw, xlog1py)
 
-__all__ = ["entr", "erfcx", "ndtr", "log_ndtr", "ndtri", "xlog1py", "zeta", "igamma",
-           "igammac", "gammainc", "gammaincc", "i0", "i0e", "i1", "i1e"]
+__all__ = ["entr", "erfcx", "ndtr", "log_ndtr", "ndtri", "xlog1py", "zeta", "i0", "i0e", "i1",
+           "i1e"]
