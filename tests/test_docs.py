@@ -12,11 +12,13 @@ Each block runs alone in a fresh namespace whose ``torch`` is the library under 
 submodule that ``import torch`` leaves out, such as ``torch.nn.utils.prune``) imports the library
 under test's; tracebacks name the .md file and its line.
 """
+import ast
 import builtins
 import pathlib
 import re
 
 import pytest
+from _pytest.assertion.rewrite import rewrite_asserts
 
 import ember
 
@@ -53,8 +55,10 @@ def _namespace(library):
 
 def _run(block, library):
     path, line, _, code = block
-    # blank lines in front, so that a traceback's line number is the line in the .md file
-    exec(compile("\n" * (line - 1) + code, str(path), "exec"), _namespace(library))
+    tree = ast.parse(code, str(path))
+    rewrite_asserts(tree, code.encode(), str(path))  # a failing assert shows its values
+    ast.increment_lineno(tree, line - 1)  # a traceback's line is the line in the .md file
+    exec(compile(tree, str(path), "exec"), _namespace(library))
 
 
 @pytest.mark.parametrize("block", [b for b, _ in RUN_ON_EMBER], ids=[i for _, i in RUN_ON_EMBER])
