@@ -68,7 +68,14 @@ def test_example_runs_on_ember(block):
 
 @pytest.mark.parametrize("block", [b for b, _ in RUN_ON_TORCH], ids=[i for _, i in RUN_ON_TORCH])
 def test_example_runs_on_pytorch_too(torch, block):
-    _run(block, torch)
+    threads = torch.get_num_threads()
+    # the examples are small: PyTorch's thread pool only adds waiting on a shared machine
+    # (docs/func.md's ensemble: 45 s with the default threads on 2 busy cores, 1.2 s with one)
+    torch.set_num_threads(1)
+    try:
+        _run(block, torch)
+    finally:
+        torch.set_num_threads(threads)
 
 
 def test_every_block_has_a_known_kind():
