@@ -97,3 +97,27 @@ def test_anything_else_is_refused(use):
            "d @ s": lambda: d @ s}[use]
     with pytest.raises((NotImplementedError, TypeError)):
         run()
+
+
+@pytest.mark.parametrize("use", ["1-d", "rows", "dtype", "dtype long", "dtype of s"])
+def test_mm_checks_as_pytorch(torch, use):
+    def run(lib):
+        s = lib.sparse_coo_tensor(lib.tensor(IDX), lib.tensor([3., 4., 5., 1.]), (2, 3))
+        dense = {"1-d": lib.ones(3), "rows": lib.ones(2, 2), "dtype": lib.ones(3, 2).double(),
+                 "dtype long": lib.ones(3, 1, dtype=lib.int64)}.get(use, lib.ones(3, 1))
+        return lib.sparse.mm(s.double() if use == "dtype of s" else s, dense)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        same_error(run, torch)
+
+
+def test_matrix_at_vector_as_pytorch(torch):
+    def run(lib):
+        x = lib.tensor([1., -2., 0.5], requires_grad=True)
+        s = lib.sparse_coo_tensor(lib.tensor(IDX), lib.tensor([3., 4., 5., 1.]), (2, 3))
+        y = s @ x
+        (y * lib.tensor([1., 3.])).sum().backward()
+        return [y, x.grad]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_same(run(ember), run(torch))

@@ -2,7 +2,8 @@
 along a new leading dim, for model ensembling with ``vmap`` over ``functional_call``::
 
     params, buffers = stack_module_state(models)
-    base = copy.deepcopy(models[0]).to("meta")   # (or any instance: only its code is used)
+    base = copy.deepcopy(models[0])   # any instance: only its code is used (PyTorch's
+                                      # tutorial adds .to("meta"); ember has no meta device)
     def one(params, buffers, x):
         return functional_call(base, (params, buffers), (x,))
     outputs = vmap(one, in_dims=(0, 0, None))(params, buffers, x)   # one row per model

@@ -66,8 +66,12 @@ class Module:
         sa(self, "_buffers", OrderedDict())
         sa(self, "_non_persistent_buffers_set", set())
         sa(self, "_modules", OrderedDict())
+        # PyTorch's layout (code reads it: the pruning tutorial walks _forward_pre_hooks):
+        # {handle id: hook}, and the ids of hooks registered with_kwargs=True apart
         sa(self, "_forward_hooks", OrderedDict())
+        sa(self, "_forward_hooks_with_kwargs", OrderedDict())
         sa(self, "_forward_pre_hooks", OrderedDict())
+        sa(self, "_forward_pre_hooks_with_kwargs", OrderedDict())
 
     def forward(self, *input):
         raise NotImplementedError(
@@ -498,8 +502,11 @@ class Module:
     # ------------------------------------------------------------------ hooks and calls
     def register_forward_pre_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
                                   with_kwargs: bool = False) -> RemovableHandle:
-        handle = RemovableHandle(self._forward_pre_hooks)
-        self._forward_pre_hooks[handle.id] = (hook, with_kwargs)
+        handle = RemovableHandle(self._forward_pre_hooks,
+                                 extra_dict=self._forward_pre_hooks_with_kwargs)
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
         if prepend:
             self._forward_pre_hooks.move_to_end(handle.id, last=False)
         return handle
@@ -507,8 +514,11 @@ class Module:
     def register_forward_hook(self, hook: Callable[..., Any], *, prepend: bool = False,
                               with_kwargs: bool = False,
                               always_call: bool = False) -> RemovableHandle:
-        handle = RemovableHandle(self._forward_hooks)
-        self._forward_hooks[handle.id] = (hook, with_kwargs)
+        handle = RemovableHandle(self._forward_hooks,
+                                 extra_dict=self._forward_hooks_with_kwargs)
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
         if prepend:
             self._forward_hooks.move_to_end(handle.id, last=False)
         return handle
@@ -516,8 +526,9 @@ class Module:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._forward_pre_hooks or self._forward_hooks):  # the common case, fast
             return self.forward(*args, **kwargs)
-        for hook, with_kwargs in list(self._forward_pre_hooks.values()):
-            if with_kwargs:
+        with_kwargs = self._forward_pre_hooks_with_kwargs
+        for key, hook in list(self._forward_pre_hooks.items()):
+            if key in with_kwargs:
                 result = hook(self, args, kwargs)
                 if result is not None:
                     args, kwargs = result
@@ -526,8 +537,12 @@ class Module:
                 if result is not None:
                     args = result if isinstance(result, tuple) else (result,)
         result = self.forward(*args, **kwargs)
-        for hook, with_kwargs in list(self._forward_hooks.values()):
-            out = hook(self, args, kwargs, result) if with_kwargs else hook(self, args, result)
+        with_kwargs = self._forward_hooks_with_kwargs
+        for key, hook in list(self._forward_hooks.items()):
+            if key in with_kwargs:
+                out = hook(self, args, kwargs, result)
+            else:
+                out = hook(self, args, result)
             if out is not None:
                 result = out
         return result

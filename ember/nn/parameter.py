@@ -174,3 +174,8 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
 
     def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
         pass
+
+
+def is_lazy(param: object) -> bool:
+    """Whether ``param`` is a lazy module's placeholder, not yet given its shape."""
+    return isinstance(param, UninitializedTensorMixin)

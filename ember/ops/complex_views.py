@@ -53,6 +53,11 @@ def view_as_real(input):
         raise RuntimeError("view_as_real is only supported for complex tensors")
     if input._data.dtype not in _REAL_OF:
         raise RuntimeError(f"ember: view_as_real of {input.dtype}")
+    if input.is_conj():  # its pairs would not be the numbers it holds, nor share its storage
+        raise RuntimeError("view_as_real doesn't work on unresolved conjugated tensors.  To "
+                           "resolve the conjugate tensor so you can view it as real, use "
+                           "self.resolve_conj(); however, be warned that the resulting tensor "
+                           "will NOT alias the original.")
     return as_view(_view_as_real(input), input, _as_real)
 
 

@@ -216,6 +216,8 @@ class SparseCOOTensor:
         raise _not_implemented("numpy() (call to_dense() first)")
 
     def __matmul__(self, other):
+        if isinstance(other, Tensor) and other.ndim == 1:  # matrix @ vector, as matmul's
+            return mm(self, other.unsqueeze(1)).squeeze(1)
         return mm(self, other)
 
     def __getattr__(self, name):
@@ -327,9 +329,17 @@ def mm(mat1, mat2, reduce="sum"):
         raise RuntimeError("mm: expected a 2-D sparse matrix")
     if isinstance(mat2, SparseCOOTensor):
         return mm(mat1, mat2.to_dense()).to_sparse()
-    if mat2.ndim != 2 or mat2.shape[0] != mat1.shape[1]:
+    if mat2.ndim < 2:
+        raise IndexError("Dimension out of range (expected to be in range of [-1, 0], but got 1)")
+    if mat2.ndim != 2:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({mat1.shape[0]}x"
                            f"{mat1.shape[1]} and {mat2.shape[0]}x{mat2.shape[1]})")
+    if mat2.shape[0] != mat1.shape[1]:
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {mat1.shape[1]}, "
+                           f"got {mat2.shape[0]}")
+    if mat2.dtype != mat1.dtype:  # no promotion, as PyTorch's
+        raise RuntimeError(f"expected scalar type {mat1.dtype._word} but found "
+                           f"{mat2.dtype._word}")
     rows, cols = mat1._idx[0], mat1._idx[1]
     contrib = mat1._vals.unsqueeze(1) * mat2.index_select(0, cols)
     out = _creation.zeros((mat1.shape[0], mat2.shape[1]), dtype=contrib.dtype,

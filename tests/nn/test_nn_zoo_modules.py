@@ -138,6 +138,17 @@ def test_lazy_linear_details():
     assert lazy.weight.grad.shape == (2, 4)
 
 
+
+def test_is_lazy_matches_pytorch():
+    for lib in (ember, torch):
+        m = lib.nn.LazyLinear(3)
+        before = [lib.nn.parameter.is_lazy(t) for t in (m.weight, m.bias)]
+        m(lib.zeros(2, 4))
+        after = [lib.nn.parameter.is_lazy(t) for t in (m.weight, m.bias)]
+        buffer = lib.nn.parameter.is_lazy(lib.nn.parameter.UninitializedBuffer())
+        assert (before, after, buffer) == ([True, True], [False, False], True)
+        assert not lib.nn.parameter.is_lazy(lib.zeros(2))
+
 def test_lazy_errors_match_pytorch():
     for call in (lambda L: L.nn.LazyConv2d(4, 3)(L.zeros(5, 5)),
                  lambda L: L.nn.LazyConv2d(4, 3, groups=2)(L.zeros(1, 3, 5, 5))):

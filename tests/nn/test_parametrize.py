@@ -307,8 +307,38 @@ def transfer(torch, rec):
     rec(type(c).__name__, list(c.state_dict()), c.weight)
 
 
+def hook_dicts(torch, rec):
+    """The hooks as PyTorch keeps them: code (the pruning tutorial, hand-written
+    remove_weight_norm loops) walks ``_forward_pre_hooks`` for the hook objects."""
+    prune = torch.nn.utils.prune
+    m = lin(torch, 3, 4)
+    prune.l1_unstructured(m, "weight", 3)
+    torch.nn.utils.weight_norm(m, "bias", dim=0)
+    rec([(type(h).__name__, getattr(h, "_tensor_name", getattr(h, "name", None)))
+         for h in m._forward_pre_hooks.values()])
+    hook, = [h for h in m._forward_pre_hooks.values() if isinstance(h, prune.BasePruningMethod)]
+    rec(hook._tensor_name, prune.is_pruned(m))
+    torch.nn.utils.remove_weight_norm(m, "bias")
+    prune.remove(m, "weight")
+    rec(len(m._forward_pre_hooks), prune.is_pruned(m))
+    seen = []
+    pre = m.register_forward_pre_hook(lambda mod, args, kwargs: seen.append(sorted(kwargs)),
+                                      with_kwargs=True)
+    post = m.register_forward_hook(lambda mod, args, out: seen.append(tuple(out.shape)))
+    post_kw = m.register_forward_hook(lambda mod, args, kwargs, out: seen.append("kw"),
+                                      with_kwargs=True, prepend=True)
+    m(input=torch.ones(2, 3, dtype=torch.float64))
+    rec(seen, list(m._forward_pre_hooks_with_kwargs.values()),
+        len(m._forward_hooks), len(m._forward_hooks_with_kwargs))
+    for handle in (pre, post, post_kw):
+        handle.remove()
+    rec(len(m._forward_pre_hooks), len(m._forward_pre_hooks_with_kwargs),
+        len(m._forward_hooks), len(m._forward_hooks_with_kwargs))
+
+
 SCENARIOS = [transfer, parametrize_basics, weight_norm_parametrization,
-             spectral_norm_parametrization, orthogonal_parametrization, legacy_hooks, pruning]
+             spectral_norm_parametrization, orthogonal_parametrization, legacy_hooks, pruning,
+             hook_dicts]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda f: f.__name__)

@@ -69,6 +69,8 @@ ERRORS = [
     lambda L: L.view_as_complex(L.ones(2, 4)[:, ::2]), lambda L: L.view_as_complex(L.ones(6)[1:5]
                                                                                     .view(2, 2)),
     lambda L: L.view_as_complex(L.ones(3, 2).t().contiguous().t()),
+    lambda L: L.view_as_real(L.tensor([1 + 2j, 3j]).conj()),  # (ifft of a real input is one)
+    lambda L: L.view_as_real(L.fft.ifft(L.ones(4))),
 ]
 
 

@@ -47,9 +47,9 @@ class BasePruningMethod(ABC):
     def apply(cls, module, name, *args, importance_scores=None, **kwargs):
         """Prune ``module.<name>`` with ``cls(*args, **kwargs)`` (see the module docstring)."""
         old = None
-        for key, entry in list(module._forward_pre_hooks.items()):
-            if isinstance(entry[0], BasePruningMethod) and entry[0]._tensor_name == name:
-                old = entry[0]
+        for key, hook in list(module._forward_pre_hooks.items()):
+            if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
+                old = hook
                 del module._forward_pre_hooks[key]
         method = cls(*args, **kwargs)
         method._tensor_name = name
@@ -404,8 +404,7 @@ def custom_from_mask(module, name, mask):
 def remove(module, name):
     """Make the pruning of ``module.<name>`` permanent: a plain parameter with the pruned
     values, no ``_orig``, ``_mask`` or hook."""
-    for key, entry in list(module._forward_pre_hooks.items()):
-        hook = entry[0]
+    for key, hook in list(module._forward_pre_hooks.items()):
         if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
@@ -416,6 +415,6 @@ def remove(module, name):
 
 def is_pruned(module):
     """Whether ``module`` or one of its submodules has a pruned parameter."""
-    return any(isinstance(entry[0], BasePruningMethod)
+    return any(isinstance(hook, BasePruningMethod)
                for _, sub in module.named_modules()
-               for entry in sub._forward_pre_hooks.values())
+               for hook in sub._forward_pre_hooks.values())

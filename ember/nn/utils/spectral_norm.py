@@ -65,8 +65,8 @@ class SpectralNorm:
 
     @staticmethod
     def apply(module, name, n_power_iterations, dim, eps):
-        for entry in module._forward_pre_hooks.values():
-            if isinstance(entry[0], SpectralNorm) and entry[0].name == name:
+        for hook in module._forward_pre_hooks.values():
+            if isinstance(hook, SpectralNorm) and hook.name == name:
                 raise RuntimeError(f"Cannot register two spectral_norm hooks on the same "
                                    f"parameter {name}")
         fn = SpectralNorm(name, n_power_iterations, dim, eps)
@@ -97,8 +97,7 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 
 def remove_spectral_norm(module, name="weight"):
     """Undo ``spectral_norm``: ``module.<name>`` a plain parameter again."""
-    for key, entry in list(module._forward_pre_hooks.items()):
-        hook = entry[0]
+    for key, hook in list(module._forward_pre_hooks.items()):
         if isinstance(hook, SpectralNorm) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]

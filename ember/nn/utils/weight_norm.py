@@ -55,7 +55,7 @@ class WeightNorm:
 
 
 def _hooks(module):
-    return [entry[0] for entry in module._forward_pre_hooks.values()]
+    return list(module._forward_pre_hooks.values())
 
 
 def weight_norm(module, name="weight", dim=0):
@@ -69,8 +69,7 @@ def weight_norm(module, name="weight", dim=0):
 
 def remove_weight_norm(module, name="weight"):
     """Undo ``weight_norm``: ``module.<name>`` a plain parameter again."""
-    for key, entry in list(module._forward_pre_hooks.items()):
-        hook = entry[0]
+    for key, hook in list(module._forward_pre_hooks.items()):
         if isinstance(hook, WeightNorm) and hook.name == name:
             hook.remove(module)
             del module._forward_pre_hooks[key]
