@@ -95,6 +95,27 @@ def test_jvp_matches_pytorch(spec, shapes):
                                        rtol=1e-9 * spec.tol, atol=1e-11 * spec.tol)
 
 
+@pytest.mark.skipif(torch is None, reason="PyTorch not installed")
+@pytest.mark.parametrize("name", ["pad", "inv", "addmm", "cumprod"])
+def test_a_transposed_jvp_of_a_complex_tangent_is_pytorchs(name):
+    """``jvp="transpose"`` ops (``J·t`` from the gradient in ``v`` of ``Σ (Jᵀv)·t``) with
+    complex numbers: the tangent once came back conjugated (hfft of a zero-padded spectrum
+    gave a reversed tangent), and with a complex ``J`` was wrong."""
+    rng = np.random.default_rng(0)
+    x, t, m = (rng.normal(size=(3, 3)) + 1j * rng.normal(size=(3, 3)) for _ in range(3))
+    out = []
+    for lib in (ember, torch):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(lib.tensor(x), lib.tensor(t))
+            y = {"pad": lambda: lib.nn.functional.pad(d, (1, 2)),
+                 "inv": lambda: lib.linalg.inv(d),
+                 "addmm": lambda: lib.addmm(lib.tensor(m), d, lib.tensor(m)),
+                 "cumprod": lambda: d.cumprod(1)}[name]()
+            out.append(fw.unpack_dual(y).tangent.resolve_conj().numpy())
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-12)
+
+
 def test_every_differentiable_op_of_the_families_declares_a_jvp():
     missing = [op.name for op in registry.OPS
                if op.rules is not None and op.jvp_kind is None
