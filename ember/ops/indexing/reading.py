@@ -155,7 +155,23 @@ _xp.register_extra("index_add_zeros", _index_add_zeros.forward, _index_add_zeros
 # --------------------------------------------------------------------------- gather / scatter
 
 
+def _gather_batched(fn, input, dim, index, *, sparse_grad=False):
+    """gather under vmap with an index per sample: input and index expanded to the whole batch
+    (the batch dims lead both, and gather pairs them entry by entry), ``dim`` moved past them;
+    one call. (A 0-d input or index, read as one entry, loops.)"""
+    if not batching.is_batched(index):  # (the read op's own rule: an index shared by all)
+        return fn(input, dim, index, sparse_grad=sparse_grad)
+    if input.ndim == 0 or index.ndim == 0:
+        return batching.loop(fn, (input, dim, index), dict(sparse_grad=sparse_grad))
+    levels = batching._union((input, index))
+    d = _wrap_dim(dim, input.ndim) + len(levels)
+    out = fn(batching.physical(input, levels, expand=True), d,
+             batching.physical(index, levels, expand=True), sparse_grad=sparse_grad)
+    return batching.wrap(out, levels)
+
+
 @public
+@batching.per_sample_with(_gather_batched)
 def gather(input, dim, index, *, sparse_grad=False):
     """``out[i][j][k] = input[index[i][j][k]][j][k]`` (for ``dim=0``); index has input's rank."""
     key = _scatter_args("gather", input, dim, index)
