@@ -296,6 +296,29 @@ def test_per_sample_index_tensors_use_a_batching_rule(key):
         np.testing.assert_allclose(a, b)
 
 
+@pytest.mark.skipif(torch is None, reason="PyTorch not installed")
+@pytest.mark.parametrize("in_dims", [(0, 0), (None, 0), (0, None)])
+@pytest.mark.parametrize("name", ["gather", "gather_dim1", "take_along_dim"])
+def test_gather_with_an_index_per_sample_is_one_call(name, in_dims):
+    rng = np.random.default_rng(1)
+    xn, i_n = rng.normal(size=(3, 4, 5)), rng.integers(0, 4, (3, 2, 5))
+    out = []
+    for lib in (ember, torch):
+        fn = {"gather": lambda x, i: x.gather(0, i),
+              "gather_dim1": lambda x, i: lib.gather(x, 1, i.remainder(5)),
+              "take_along_dim": lambda x, i: x.take_along_dim(i, -2)}[name]
+        x = lib.tensor(xn, requires_grad=True)
+        batching.fallbacks.clear()
+        args = [x if in_dims[0] == 0 else x[0], lib.tensor(i_n if in_dims[1] == 0 else i_n[0])]
+        y = lib.func.vmap(fn, in_dims=in_dims)(*args)
+        (g,) = lib.autograd.grad((y * y).sum(), x)
+        out.append((y.detach().numpy(), g.numpy()))
+        if lib is ember:
+            assert not batching.fallbacks
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-14)
+
+
 def test_different_randomness_draws_per_sample_and_is_reproducible():
     f = vmap(lambda t: t + ember.rand(3), randomness="different")
     ember.manual_seed(0)
