@@ -208,6 +208,7 @@ def take_along_dim(input, indices, dim=None):
 
 
 @public
+@batching.reads_data(2, "index")
 def index_select(input, dim, index):
     """The entries at ``index`` (a vector) along ``dim``; repeated indices repeat entries."""
     d = _wrap_dim(dim, input.ndim)
@@ -251,6 +252,7 @@ _take.defvjp(lambda xp, g, ans, input, index, in_shape: xp.reshape(
 
 
 @_take.public
+@batching.reads_data(1, "index")
 def take(input, index):
     """The entries of the flattened ``input`` at ``index`` (shaped like ``index``)."""
     return saves_also(_take(input, _flat_index("take", input, index), input.shape), index, input)
