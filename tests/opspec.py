@@ -35,6 +35,13 @@ class Spec:
     int_args: dict = field(default_factory=dict)  # position -> (shape, high) integer inputs
     tol: float = 1.0                # scales the PyTorch-comparison tolerance (ill-conditioned ops)
     distinct: bool = False          # inputs are spread apart (sort, max: no ties)
+    # False where ember's graph is composite and its grad_fn (name, inputs) legitimately
+    # differs from PyTorch's fused kernel's (the row's comment says which): values, dtypes and
+    # gradients are still compared
+    grad_fn_name: bool = True
+    # test kind ("forward_ad", "vmap", ...) -> why it cannot pass: a real limitation, which
+    # raises a clear error (the case runs as a strict xfail, so a fix is noticed)
+    xfail: dict = field(default_factory=dict)
 
 
 BINARY_SHAPES = [((), ()), ((3,), (3,)), ((2, 3), (2, 3)), ((2, 3), (1, 3)), ((3,), (2, 3)),
@@ -69,28 +76,38 @@ def _float_outputs(result):
     return [o for o in _outputs(result) if o.is_floating_point() and o.requires_grad]
 
 
-def cases(specs, only=None):
-    return [pytest.param(s, shp, id=f"{s.name}-{'x'.join(map(str, shp))}")
+def xfail_marks(spec, kind):
+    """The strict xfail of a test kind the spec declares it cannot pass (``Spec.xfail``)."""
+    if kind not in spec.xfail:
+        return ()
+    return (pytest.mark.xfail(strict=True, reason=spec.xfail[kind]),)
+
+
+def cases(specs, only=None, kind=None):
+    return [pytest.param(s, shp, id=f"{s.name}-{'x'.join(map(str, shp))}",
+                         marks=xfail_marks(s, kind))
             for s in specs for shp in s.shapes if only is None or only(s)]
 
 
 def op_tests(specs):
     """The three parametrised test functions for a spec table."""
 
-    @pytest.mark.parametrize("spec,shapes", cases(specs, lambda s: s.finite_differences))
+    @pytest.mark.parametrize("spec,shapes",
+                             cases(specs, lambda s: s.finite_differences, "gradcheck"))
     def test_gradcheck(spec, shapes):
         xs = inputs(ember, spec, shapes, ember.float64)
         assert gradcheck(lambda *a: tuple(_float_outputs(spec.fn(ember, *a))), xs)
 
     @pytest.mark.parametrize("spec,shapes",
-                             cases(specs, lambda s: s.gradgrad and s.finite_differences))
+                             cases(specs, lambda s: s.gradgrad and s.finite_differences,
+                                   "gradgradcheck"))
     def test_gradgradcheck(spec, shapes):
         xs = inputs(ember, spec, shapes, ember.float64)
         assert gradgradcheck(lambda *a: tuple(_float_outputs(spec.fn(ember, *a))), xs)
 
     @pytest.mark.skipif(torch is None, reason="PyTorch not installed")
     @pytest.mark.parametrize("dtype", ["float32", "float64"])
-    @pytest.mark.parametrize("spec,shapes", cases(specs))
+    @pytest.mark.parametrize("spec,shapes", cases(specs, kind="pytorch"))
     def test_against_pytorch(spec, shapes, dtype):
         check_against_pytorch(spec, shapes, dtype)
 
@@ -108,13 +125,15 @@ def check_against_pytorch(spec, shapes, dtype):
     for e, t in zip(e_outs, t_outs):
         assert e.shape == t.shape and str(e.dtype) == str(t.dtype)
         assert e.requires_grad == t.requires_grad
-        assert type(e.grad_fn).__name__ == type(t.grad_fn).__name__
+        if spec.grad_fn_name:
+            assert type(e.grad_fn).__name__ == type(t.grad_fn).__name__
         np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), **tol)
     e_f, t_f = _float_outputs(e_res), _float_outputs(t_res)
     if not e_f:
         return
-    assert repr(e_f[0].grad_fn.next_functions).count("None") == \
-        repr(t_f[0].grad_fn.next_functions).count("None")
+    if spec.grad_fn_name:  # (the same node: the same inputs without a gradient)
+        assert repr(e_f[0].grad_fn.next_functions).count("None") == \
+            repr(t_f[0].grad_fn.next_functions).count("None")
     rng = np.random.default_rng(1)
     vs = [rng.uniform(-1, 1, size=tuple(o.shape)) for o in e_f]
     ember.autograd.backward(e_f, [ember.tensor(v, dtype=o.dtype) for v, o in zip(vs, e_f)])

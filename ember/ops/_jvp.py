@@ -60,7 +60,8 @@ def jvp(self, args, n_in, tangents, results):
     return _sum_parts(_as_tuple(p) for p in parts)
 
 def _transposed_vjp(self, xp, args, n_in, tangents, results):
-    """``J·t`` as the gradient in ``v`` of ``Σ_i (J_iᵀ·v)·t_i`` (see ``defjvp``)."""
+    """``J·t`` from the gradient in ``v`` of ``Σ_i (J_iᵀ·v)·t_i`` (see ``defjvp``; complex
+    numbers: below)."""
     vs = [_Tensor._make(_xp.namespace_of(r._data).zeros_like(r._data), None, True)
           if r.is_floating_point() or r.is_complex() else None for r in results]
     with grad_mode.enable_grad():
@@ -75,10 +76,19 @@ def _transposed_vjp(self, xp, args, n_in, tangents, results):
             else:
                 part = self.rules[i](xp, g, ans, *args)
             if part is not None:
+                if not self.holomorphic and part.is_complex():
+                    part = part.conj()  # (its rule gives the adjoint, J^H v)
                 term = (part * t).sum()
                 total = term if total is None else total + term
         if total is None or not total.requires_grad:
             return (None,) * len(results)
         jt = iter(grad(total, [v for v in vs if v is not None], create_graph=True,
                        allow_unused=True))
-    return tuple(None if v is None else next(jt) for v in vs)
+    # With a holomorphic op's rule ``total = v·(J t)`` is holomorphic in ``v``, and its
+    # gradient in PyTorch's convention the conjugate, conj(J t): conjugated back. (Without this
+    # a complex tangent came back conjugated: hfft of a zero-padded spectrum, a reversed
+    # tangent.) A rule in PyTorch's convention gives ``total = conj(v)·(J t)``, gradient J t.
+    out = (None if v is None else next(jt) for v in vs)
+    if not self.holomorphic:
+        return tuple(out)
+    return tuple(t.conj() if t is not None and t.is_complex() else t for t in out)

@@ -402,6 +402,19 @@ def per_sample_with(rule):
     return lambda fn: per_sample(fn, rule)
 
 
+def reads_data(position, name):
+    """``per_sample_with`` for a function that reads the argument at ``position`` (or keyword
+    ``name``: an index, a mask, a tuple of indices) as data: batched, the function runs per
+    sample (:func:`loop`; read whole, a batch of indices would index every sample); otherwise
+    the function runs as it is, its ops by their own rules."""
+    def rule(fn, *args, **kwargs):
+        data = args[position] if len(args) > position else kwargs.get(name)
+        if _union((data,)):
+            return loop(fn, args, kwargs)
+        return fn(*args, **kwargs)
+    return per_sample_with(rule)
+
+
 def random_batch():
     """The levels (and their sizes) a fresh random tensor varies over: the innermost run of
     ``randomness='different'`` levels, outermost first (none under 'same')."""

@@ -33,7 +33,7 @@ _complex.defvjp(lambda xp, g, ans, real, imag: xp.real(g),
                 lambda xp, g, ans, real, imag: xp.imag(g))
 
 
-@defop("polar", batch="pointwise", method=False)
+@defop("polar", jvp="elementwise", batch="pointwise", method=False)
 def _polar(xp, abs, angle):  # noqa: A002 - PyTorch's parameter name
     z = abs * xp.cos(angle) + 1j * (abs * xp.sin(angle))
     return z if abs.dtype.itemsize == 8 else z.astype(xp.complex64)

@@ -1,6 +1,7 @@
-"""Forward-mode AD: every op of the pointwise, reduction, linear-algebra and shape families
-computes ``J·t`` — checked against central finite differences and against reverse mode
-(``v·(J t) == (Jᵀ v)·t``) in float64 on the op specs' inputs, and against PyTorch's forward AD.
+"""Forward-mode AD: every op spec of ``tests/spec_modules.py`` (the families, indexing, nn,
+the surface of issue 20, the rest) computes ``J·t`` — checked against central finite
+differences and against reverse mode (``v·(J t) == (Jᵀ v)·t``) in float64 on the op specs'
+inputs, and against PyTorch's forward AD.
 """
 import numpy as np
 import pytest
@@ -20,7 +21,8 @@ except ImportError:
 
 FAMILIES = ("pointwise", "arithmetic", "binary_math", "selection", "comparison", "unary",
             "reduction", "linalg", "shape", "sorting")
-SPECS = spec_modules.FAMILY_SPECS
+SPECS = (spec_modules.FAMILY_SPECS + spec_modules.INDEXING_SPECS + spec_modules.NN_SPECS
+         + spec_modules.SURFACE_SPECS + spec_modules.OTHER_SPECS)
 
 
 def _tangents(xs, seed=2):
@@ -50,7 +52,8 @@ def _shifted(xs, ts, eps):
             for x, t in zip(xs, ts)]
 
 
-@pytest.mark.parametrize("spec,shapes", cases(SPECS, lambda s: s.finite_differences))
+@pytest.mark.parametrize("spec,shapes",
+                         cases(SPECS, lambda s: s.finite_differences, "forward_ad"))
 def test_jvp_matches_finite_differences_and_reverse_mode(spec, shapes):
     xs = inputs(ember, spec, shapes, ember.float64)
     ts = _tangents(xs)
@@ -75,7 +78,9 @@ def test_jvp_matches_finite_differences_and_reverse_mode(spec, shapes):
 
 
 @pytest.mark.skipif(torch is None, reason="PyTorch not installed")
-@pytest.mark.parametrize("spec,shapes", cases(SPECS, lambda s: not s.name.endswith("_ties")))
+@pytest.mark.parametrize("spec,shapes",
+                         cases(SPECS, lambda s: not s.name.endswith("_ties"),
+                               "forward_ad_pytorch"))
 def test_jvp_matches_pytorch(spec, shapes):
     """(Not at ties, where no derivative exists: PyTorch's JVP and VJP pick differently there,
     and ember's JVP follows its VJP.)"""
@@ -93,6 +98,27 @@ def test_jvp_matches_pytorch(spec, shapes):
         if g is not None:
             np.testing.assert_allclose(g.detach().numpy(), e.detach().numpy(force=True),
                                        rtol=1e-9 * spec.tol, atol=1e-11 * spec.tol)
+
+
+@pytest.mark.skipif(torch is None, reason="PyTorch not installed")
+@pytest.mark.parametrize("name", ["pad", "inv", "addmm", "cumprod"])
+def test_a_transposed_jvp_of_a_complex_tangent_is_pytorchs(name):
+    """``jvp="transpose"`` ops (``J·t`` from the gradient in ``v`` of ``Σ (Jᵀv)·t``) with
+    complex numbers: the tangent once came back conjugated (hfft of a zero-padded spectrum
+    gave a reversed tangent), and with a complex ``J`` was wrong."""
+    rng = np.random.default_rng(0)
+    x, t, m = (rng.normal(size=(3, 3)) + 1j * rng.normal(size=(3, 3)) for _ in range(3))
+    out = []
+    for lib in (ember, torch):
+        fw = lib.autograd.forward_ad
+        with fw.dual_level():
+            d = fw.make_dual(lib.tensor(x), lib.tensor(t))
+            y = {"pad": lambda: lib.nn.functional.pad(d, (1, 2)),
+                 "inv": lambda: lib.linalg.inv(d),
+                 "addmm": lambda: lib.addmm(lib.tensor(m), d, lib.tensor(m)),
+                 "cumprod": lambda: d.cumprod(1)}[name]()
+            out.append(fw.unpack_dual(y).tangent.resolve_conj().numpy())
+    np.testing.assert_allclose(out[0], out[1], rtol=1e-12)
 
 
 def test_every_differentiable_op_of_the_families_declares_a_jvp():

@@ -74,7 +74,10 @@ KINK_SPECS = [
     _at("kinks", [-INF, 0.0, INF], "softplus"),
     Spec("prelu_at_kinks", lambda L, a, w: fn(L).prelu(
         a - a.detach() + L.tensor([-1.0, 0.0, 1.0, NAN, INF, -INF], dtype=a.dtype), w),
-        [((6,), (1,))], finite_differences=False, gradgrad=False),
+        [((6,), (1,))], finite_differences=False, gradgrad=False,
+        # at 0 PyTorch's JVP takes the other one-sided slope than its (and ember's) VJP;
+        # ember's JVP follows its VJP, as at the ties of test_forward_ad
+        xfail={"forward_ad_pytorch": "PyTorch's prelu JVP at 0 differs from its VJP"}),
 ]
 
 

@@ -37,5 +37,17 @@ SPECS = [
     Spec("ifftn_real", lambda L, a: _ri(L, L.fft.ifftn(a, dim=(0, 1))), [((3, 4),)]),
     Spec("hfftn", lambda L, a, b: L.fft.hfftn(_c(L, a, b), s=(2, 4)), [((2, 3), (2, 3))]),
     Spec("ihfft2", lambda L, a: _ri(L, L.fft.ihfft2(a)), [((3, 4),)]),
+    Spec("ifft2", lambda L, a, b: _ri(L, L.fft.ifft2(_c(L, a, b), s=(3, 2))),
+         [((2, 3, 4), (2, 3, 4))]),
+    Spec("fftn_real", lambda L, a: _ri(L, L.fft.fftn(a, s=(4, 3), norm="forward")),
+         [((3, 3),), ((2, 3, 2),)]),
+    Spec("irfft2", lambda L, a, b: L.fft.irfft2(_c(L, a, b), norm="ortho"),
+         [((2, 3), (2, 3)), ((2, 2, 4), (2, 2, 4))]),
+    Spec("rfftn", lambda L, a: _ri(L, L.fft.rfftn(a, dim=(0, 2))), [((3, 2, 4),)]),
+    Spec("hfft2", lambda L, a, b: L.fft.hfft2(_c(L, a, b), s=(3, 4), norm="forward"),
+         [((3, 3), (3, 3))]),
+    Spec("ihfftn", lambda L, a: _ri(L, L.fft.ihfftn(a, s=(2, 5))), [((3, 4),)]),
+    Spec("fftshift", lambda L, a: L.fft.fftshift(a), [((5,),), ((3, 4),)]),
+    Spec("ifftshift_dim", lambda L, a: L.fft.ifftshift(a, dim=(0,)), [((5, 2),)]),
 ]
 test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)

@@ -61,6 +61,10 @@ def _fill(key, value):
 IDX = [0, 2, 2]
 COLUMN = [[0], [1], [2]]
 
+# PyTorch 2.13's forward mode gives scatter_reduce "prod" no tangent (None, silently);
+# ember's is checked against finite differences and reverse mode (test_forward_ad.py)
+TORCH_NO_PROD_TANGENT = {"forward_ad_pytorch": "PyTorch gives scatter_reduce 'prod' no "
+                                               "forward-mode tangent"}
 SPECS = [
     # reading: basic keys are views, advanced keys one IndexBackward0
     Spec("index_columns", lambda L, a: a[:, [0, 2]], [((2, 3),)]),
@@ -141,12 +145,14 @@ SPECS = [
     Spec("scatter_reduce_mean_no_self", lambda L, a, b: a.scatter_reduce(
         0, _ix(L, 1, 1, 0), b, "mean", include_self=False), [((4,), (3,))]),
     Spec("scatter_reduce_prod", lambda L, a, b: a.scatter_reduce(
-        0, _ix(L, 1, 1, 0, 2), b, "prod"), [((3,), (4,))]),
+        0, _ix(L, 1, 1, 0, 2), b, "prod"), [((3,), (4,))], xfail=TORCH_NO_PROD_TANGENT),
     Spec("scatter_reduce_prod_no_self", lambda L, a, b: a.scatter_reduce(
-        0, _ix(L, 1, 1, 0, 2), b, "prod", include_self=False), [((4,), (4,))]),
+        0, _ix(L, 1, 1, 0, 2), b, "prod", include_self=False), [((4,), (4,))],
+        xfail=TORCH_NO_PROD_TANGENT),
     Spec("scatter_reduce_prod_zeros", lambda L, a, b: _valued(L, a, [0.0, 2.0, 0.5]).scatter_reduce(
         0, _ix(L, 0, 0, 1, 1, 2, 2), _valued(L, b, [0.0, 1.5, 0.0, 0.0, 3.0, 0.0]), "prod"),
-        [((3,), (6,))], finite_differences=False),  # gradcheck: see the test below
+        [((3,), (6,))], finite_differences=False,  # gradcheck: see the test below
+        xfail=TORCH_NO_PROD_TANGENT),
     Spec("scatter_reduce_amax", lambda L, a, b: a.scatter_reduce(
         0, _ix(L, 1, 1, 0, 0), b, "amax"), [((3,), (4,))], distinct=True),
     Spec("scatter_reduce_amin_no_self", lambda L, a, b: a.scatter_reduce(

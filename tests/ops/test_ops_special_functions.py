@@ -51,6 +51,15 @@ SPECS = [
          UNARY_SHAPES),
     Spec("igammac_method", lambda L, x: L.igammac(_constant_like(L, x, 1.0, 0.9), x.abs() + 0.1),
          UNARY_SHAPES),
+    # the aliases (the op itself runs: ``test_aliases_are_the_ops``), each name with a row
+    Spec("special_expit", lambda L, x: L.special.expit(x), UNARY_SHAPES[1:]),
+    Spec("special_gammaln", lambda L, x: L.special.gammaln(x), UNARY_SHAPES[1:],
+         domain=(0.2, 5.0)),
+    # (PyTorch's trigamma, psi's derivative, is accurate to ~5e-10 only: test_ops_gamma.py)
+    Spec("special_psi", lambda L, x: L.special.psi(x), UNARY_SHAPES[1:], domain=(0.2, 5.0),
+         tol=1e2),
+    Spec("special_multigammaln", lambda L, x: L.special.multigammaln(x, 2), UNARY_SHAPES[1:],
+         domain=(0.8, 4.0)),
 ]
 test_gradcheck, test_gradgradcheck, test_against_pytorch = op_tests(SPECS)
 

@@ -10,6 +10,7 @@ import warnings
 
 from ... import _creation, _dtypes
 from ..._tensor import Tensor
+from ...ops import batching
 from ...ops import shape as _shape
 from ...ops.autocast import autocast_op
 from ...ops.nn.attention import _flash_attention
@@ -37,7 +38,7 @@ def _safe_softmax(x):
     ``_safe_softmax``); their gradient is zero too (the -inf are replaced before the softmax,
     so no nan reaches the backward)."""
     dead = (x == float("-inf")).all(-1, keepdim=True)
-    if not dead.any():
+    if not batching.is_batched(dead) and not dead.any():  # (under vmap: the masked form)
         return softmax(x, -1)
     return softmax(x.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0)
 
@@ -123,7 +124,9 @@ def scaled_dot_product_attention(query: Tensor, key: Tensor, value: Tensor,
         key, value = _expand_gqa(q, key, value)
     attn = q.matmul(key.transpose(-2, -1) * factor)
     if attn_mask is not None:
-        attn.add_(attn_mask)
+        # (a mask per sample under vmap, shared scores: the sum varies over more than attn)
+        batched = batching.is_batched(attn_mask) and not batching.is_batched(attn)
+        attn = attn + attn_mask if batched else attn.add_(attn_mask)
     attn = _safe_softmax(attn)
     if dropout_p > 0.0:
         if dropout_p > 1.0:

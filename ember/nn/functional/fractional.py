@@ -16,6 +16,7 @@ import numpy as np
 
 from ... import _creation
 from ..._tensor import Tensor
+from ...ops import batching
 from ...ops.autocast import autocast_op
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ def _starts(sample, size, pool, out, np_dtype):
     return starts
 
 
+@batching.per_sample  # (it reads the samples and each window's maximum: per sample)
 def _fractional(nd, name, input, kernel_size, output_size, output_ratio, samples):
     if output_size is None and output_ratio is None:
         raise ValueError(f"{name} requires specifying either an output_size or an "

@@ -481,6 +481,7 @@ def _unpool_size(input, kernel_size, stride, padding, output_size):
     return size
 
 
+@batching.per_sample  # (it reads the indices: per sample, each sample's own)
 def _unpool(n, input, indices, kernel_size, stride, padding, output_size):
     tup = lambda v: (v,) * n if isinstance(v, int) else tuple(v)  # noqa: E731
     kernel_size = tup(kernel_size)

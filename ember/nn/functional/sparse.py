@@ -91,6 +91,17 @@ def _embedding_renorm(weight, indices, max_norm, norm_type):
         weight.detach()[wrap(rows, None, False)] = wrap(data * scale[:, None], None, False)
 
 
+def _embedding_bag_batched(fn, input, weight, offsets=None, max_norm=None, *args, **kwargs):
+    """embedding_bag under vmap: a weight or per-sample weights per sample go through the bag
+    kernel's own batching rule; batched indices or offsets, ``max`` mode and ``max_norm`` read
+    data (bag boundaries, each bag's maximal rows, row norms) and loop."""
+    mode = args[3] if len(args) > 3 else kwargs.get("mode", "mean")
+    if batching.is_batched(input, offsets) or mode == "max" or max_norm is not None:
+        return batching.loop(fn, (input, weight, offsets, max_norm, *args), kwargs)
+    return fn(input, weight, offsets, max_norm, *args, **kwargs)
+
+
+@per_sample_with(_embedding_bag_batched)
 def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                   max_norm: float | None = None, norm_type: float = 2,
                   scale_grad_by_freq: bool = False, mode: str = "mean", sparse: bool = False,

@@ -155,7 +155,23 @@ _xp.register_extra("index_add_zeros", _index_add_zeros.forward, _index_add_zeros
 # --------------------------------------------------------------------------- gather / scatter
 
 
+def _gather_batched(fn, input, dim, index, *, sparse_grad=False):
+    """gather under vmap with an index per sample: input and index expanded to the whole batch
+    (the batch dims lead both, and gather pairs them entry by entry), ``dim`` moved past them;
+    one call. (A 0-d input or index, read as one entry, loops.)"""
+    if not batching.is_batched(index):  # (the read op's own rule: an index shared by all)
+        return fn(input, dim, index, sparse_grad=sparse_grad)
+    if input.ndim == 0 or index.ndim == 0:
+        return batching.loop(fn, (input, dim, index), dict(sparse_grad=sparse_grad))
+    levels = batching._union((input, index))
+    d = _wrap_dim(dim, input.ndim) + len(levels)
+    out = fn(batching.physical(input, levels, expand=True), d,
+             batching.physical(index, levels, expand=True), sparse_grad=sparse_grad)
+    return batching.wrap(out, levels)
+
+
 @public
+@batching.per_sample_with(_gather_batched)
 def gather(input, dim, index, *, sparse_grad=False):
     """``out[i][j][k] = input[index[i][j][k]][j][k]`` (for ``dim=0``); index has input's rank."""
     key = _scatter_args("gather", input, dim, index)
@@ -192,6 +208,7 @@ def take_along_dim(input, indices, dim=None):
 
 
 @public
+@batching.reads_data(2, "index")
 def index_select(input, dim, index):
     """The entries at ``index`` (a vector) along ``dim``; repeated indices repeat entries."""
     d = _wrap_dim(dim, input.ndim)
@@ -235,6 +252,7 @@ _take.defvjp(lambda xp, g, ans, input, index, in_shape: xp.reshape(
 
 
 @_take.public
+@batching.reads_data(1, "index")
 def take(input, index):
     """The entries of the flattened ``input`` at ``index`` (shaped like ``index``)."""
     return saves_also(_take(input, _flat_index("take", input, index), input.shape), index, input)

@@ -13,6 +13,7 @@ from ... import _errors, _xp
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from ...autograd.graph import Node, gradient_edge, new_node
+from .. import batching
 from ..registry import defop, public, saves_also
 from .keys import _scatter_args, _zeroed
 
@@ -83,6 +84,7 @@ _scatter_add.defvjp(lambda xp, g, ans, input, src, key, src_shape: g,
 
 
 @_scatter_add.public
+@batching.reads_data(2, "index")
 def scatter_add(input, dim, index, src):
     """Add ``src`` into a copy of ``input`` at ``index`` along ``dim`` (repeats accumulate)."""
     key = _scatter_args("scatter", input, dim, index, src)
@@ -175,6 +177,7 @@ _REDUCTIONS = ("sum", "prod", "mean", "amax", "amin")
 
 
 @_scatter_reduce.public
+@batching.reads_data(2, "index")
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     """Reduce ``src`` into a copy of ``input`` at ``index`` along ``dim``.
 
@@ -201,6 +204,7 @@ def _scatter_reduce_arg(reduce, kind):
 
 
 @public(inplace=True)
+@batching.reads_data(2, "index")
 def scatter(input, dim, index, src=None, *, value=None, reduce=None):
     """Write ``src`` (or the number ``value``) into a copy of ``input`` at ``index`` along ``dim``.
 

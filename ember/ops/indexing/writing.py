@@ -119,6 +119,7 @@ _index_add.defvjp(lambda xp, g, ans, input, source, key, alpha: g,
 
 
 @_index_add.public
+@batching.reads_data(2, "index")
 def index_add(input, dim, index, source, *, alpha=1):
     """Add ``alpha * source`` into a copy of ``input`` at ``index`` along ``dim``."""
     d = _wrap_dim(dim, input.ndim)
@@ -154,6 +155,7 @@ _index_copy.defvjp(lambda xp, g, ans, input, source, key: _zeroed(xp, g, key),
 
 @_index_copy.public
 @autocast_op("index_copy")
+@batching.reads_data(2, "index")
 def index_copy(input, dim, index, source):
     """Copy ``source`` into a copy of ``input`` at ``index`` along ``dim`` (last write wins)."""
     d = _wrap_dim(dim, input.ndim)
@@ -190,6 +192,7 @@ _index_fill_tensor.defvjp(lambda xp, g, ans, input, value, key: _zeroed(xp, g, k
 
 
 @public(inplace=True)  # (the op of each overload above)
+@batching.reads_data(2, "index")
 def index_fill(input, dim, index, value):
     """A copy of ``input`` with the entries at ``index`` along ``dim`` set to ``value``."""
     d = _wrap_dim(dim, input.ndim)
@@ -274,6 +277,7 @@ _masked_scatter.defvjp(
 
 
 @_masked_scatter.public
+@batching.reads_data(1, "mask")
 def masked_scatter(input, mask, source):
     """``input`` with the first entries of ``source``, in order, where ``mask`` holds."""
     _check_mask(mask, "masked_scatter_ only supports boolean masks, but got mask with dtype "
@@ -314,6 +318,7 @@ _put.defvjp(_put_self, lambda xp, g, ans, input, source, index, accumulate, sour
 
 
 @_put.public
+@batching.reads_data(1, "index")
 def put(input, index, source, accumulate=False):
     """A copy of ``input`` with ``source`` written (or added) at flat positions ``index``."""
     if source.numel() != index.numel():
@@ -418,6 +423,7 @@ def _index_put_key(input, indices):
 
 
 @public(inplace=True)
+@batching.reads_data(1, "indices")
 def index_put(input, indices, values, accumulate=False):
     """A copy of ``input`` with ``values`` written (or added) at the tensor indices."""
     key = _index_put_key(input, indices)

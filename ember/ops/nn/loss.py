@@ -409,7 +409,7 @@ def _hinge(xp, x, onehot, margin):
     return xp.where(onehot > 0, 0.0, margin - picked + x)
 
 
-@defop("multi_margin_loss", n_in=1, batch="loop")
+@defop("multi_margin_loss", n_in=1, jvp="transpose", batch="loop")
 def _multi_margin_loss(xp, input, onehot, scale, p, margin, reduction, shape):
     z = _hinge(xp, input.reshape(onehot.shape), onehot, margin)
     h = xp.where(z > 0, z, 0.0)

@@ -97,7 +97,10 @@ def _row_scale(xp, indices, num_weights, padding_idx, scale_grad_by_freq, dtype)
     return scale
 
 
-@defop("embedding", n_in=1, jvp="transpose", batch="loop")
+# Forward mode: the rows of the weight's tangent (``jvp="linear"``), the padding row's and
+# repeated rows' in full, as PyTorch's: ``padding_idx`` and ``scale_grad_by_freq`` shape the
+# gradient the weight is trained with, not the derivative of the rows picked.
+@defop("embedding", n_in=1, jvp="linear", batch="loop")
 def _embedding(xp, weight, indices, num_weights, padding_idx, scale_grad_by_freq):
     return xp.take(weight, indices, axis=0)
 
