@@ -35,12 +35,13 @@ from ._common import (
     _solve_singular,
     _zero_pivot,
 )
+from ._lapack import lapack
 
 
 @defop("linalg_inv_ex", n_in=1, jvp="transpose", batch="unchanged")
 def _inv(xp, A):
     try:
-        return xp.linalg.inv(A)
+        return lapack(xp, A).inv(A)
     except np.linalg.LinAlgError:
         raise _failure("linalg.inv", A, _zero_pivot, _SINGULAR) from None
 
@@ -72,7 +73,7 @@ _EXACT_DET_MAX = 16
 def _det(xp, A):
     if isinstance(A, np.ndarray) and A.shape[-1] <= _EXACT_DET_MAX:
         return _lu_det(A)
-    return xp.linalg.det(A)
+    return lapack(xp, A).det(A)
 
 
 def _det_backward(xp, g, ans, A):
@@ -122,7 +123,7 @@ def linalg_det(A):
     return _det(A)
 
 
-_xp.register_extra("linalg_det", lambda xp, A: xp.linalg.det(A), linalg_det)
+_xp.register_extra("linalg_det", lambda xp, A: lapack(xp, A).det(A), linalg_det)
 
 
 @public
@@ -133,8 +134,8 @@ def det(input):
 
 @defop("linalg_slogdet", n_in=1, nout=2, jvp="transpose", batch="unchanged")
 def _slogdet(xp, A):
-    sign, logabsdet = xp.linalg.slogdet(A)
-    if xp.any(sign == 0):
+    sign, logabsdet = lapack(xp, A).slogdet(A)
+    if xp.any(sign == 0) and A.dtype.kind != "c":  # (a complex sign carries no -0)
         sign = _per_matrix(xp, sign, A, sign == 0, lambda a, _: np.copysign(0, _lu_det(a)))
     return sign, logabsdet
 
@@ -190,8 +191,8 @@ def _vector_rhs(A_shape, B_shape):
 def _solve_matrices(xp, A, B, left):
     """``A^{-1} B`` (``left``) or ``B A^{-1}``, for batches of matrices ``B``."""
     if left:
-        return xp.linalg.solve(A, B)
-    return _mT(xp, xp.linalg.solve(_mT(xp, A), _mT(xp, B)))
+        return lapack(xp, A, B).solve(A, B)
+    return _mT(xp, lapack(xp, A, B).solve(_mT(xp, A), _mT(xp, B)))
 
 
 def _solve_raw(xp, A, B, left=True):
