@@ -17,7 +17,9 @@ The family is one package, a file per concern:
   LAPACK and differentiate with PyTorch's formulas (``FunctionsManual.cpp``), written once
   against the array namespace so second derivatives come from recording the first ones;
 - ``_common.py``: what they share (checks, messages, ember's own LU factors);
-  ``_triangular.py``: triangular solves by blocks (NumPy has no ``trsm``).
+  ``_triangular.py``: triangular solves by blocks (NumPy has no ``trsm``); ``_lapack.py``:
+  NumPy's LAPACK loops in single precision for float32 and complex64 (its Python layer
+  computes them in double).
 
 Gradients are for real inputs (complex inputs run forward only). Each file declares its public
 functions where it writes them (``ops/_surface.py``); this module imports the files and

@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._lapack import lapack
+
 # Rows of a diagonal block: at 8, inverting them costs about as much as the products.
 _LEAF = 8
 # Up to this size a triangle is one block, for ``gesv`` (the blocks' bookkeeping would cost
@@ -50,7 +52,7 @@ def _gesv(xp, T, B):
     """``T^{-1} B`` for upper ``T``: ``gesv``'s back substitution (see above), or ours where it
     refuses ``T`` (a zero on its diagonal)."""
     try:
-        return xp.linalg.solve(T, B)
+        return lapack(xp, T, B).solve(T, B)
     except np.linalg.LinAlgError:
         return _substitute(xp, T, B)
 
@@ -69,7 +71,7 @@ def _inverses(xp, T):
     a zero on its diagonal has none: its block is solved by substitution)."""
     eye = xp.broadcast_to(xp.eye(T.shape[-1], dtype=T.dtype), T.shape)
     try:
-        return xp.linalg.solve(T, eye), True
+        return lapack(xp, T).solve(T, eye), True
     except np.linalg.LinAlgError:
         return None, False
 

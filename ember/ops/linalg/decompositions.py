@@ -24,6 +24,7 @@ from ._common import (
     _mT,
     _not_positive_definite,
 )
+from ._lapack import lapack
 
 
 @defop("linalg_cholesky_ex", n_in=1, jvp="transpose", batch="unchanged")
@@ -161,7 +162,7 @@ def linalg_eigvalsh(A, UPLO="L"):
 
 @defop("linalg_svd", n_in=1, nout=3, jvp="transpose", batch="unchanged")
 def _svd(xp, A, full_matrices):
-    U, S, Vh = xp.linalg.svd(A, full_matrices=full_matrices)
+    U, S, Vh = lapack(xp, A).svd(A, full_matrices=full_matrices)
     return U, S, Vh
 
 
@@ -224,7 +225,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None):
 
 
 _xp.register_extra("linalg_svd", lambda xp, A, full_matrices=True: tuple(
-    xp.linalg.svd(A, full_matrices=full_matrices)), linalg_svd)
+    lapack(xp, A).svd(A, full_matrices=full_matrices)), linalg_svd)
 
 
 @autocast_op("linalg_svdvals")

@@ -35,12 +35,13 @@ from ._common import (
     _solve_singular,
     _zero_pivot,
 )
+from ._lapack import lapack
 
 
 @defop("linalg_inv_ex", n_in=1, jvp="transpose", batch="unchanged")
 def _inv(xp, A):
     try:
-        return xp.linalg.inv(A)
+        return lapack(xp, A).inv(A)
     except np.linalg.LinAlgError:
         raise _failure("linalg.inv", A, _zero_pivot, _SINGULAR) from None
 
@@ -72,7 +73,7 @@ _EXACT_DET_MAX = 16
 def _det(xp, A):
     if isinstance(A, np.ndarray) and A.shape[-1] <= _EXACT_DET_MAX:
         return _lu_det(A)
-    return xp.linalg.det(A)
+    return lapack(xp, A).det(A)
 
 
 def _det_backward(xp, g, ans, A):
@@ -122,7 +123,7 @@ def linalg_det(A):
     return _det(A)
 
 
-_xp.register_extra("linalg_det", lambda xp, A: xp.linalg.det(A), linalg_det)
+_xp.register_extra("linalg_det", lambda xp, A: lapack(xp, A).det(A), linalg_det)
 
 
 @public
@@ -133,8 +134,8 @@ def det(input):
 
 @defop("linalg_slogdet", n_in=1, nout=2, jvp="transpose", batch="unchanged")
 def _slogdet(xp, A):
-    sign, logabsdet = xp.linalg.slogdet(A)
-    if xp.any(sign == 0):
+    sign, logabsdet = lapack(xp, A).slogdet(A)
+    if xp.any(sign == 0) and A.dtype.kind != "c":  # (a complex sign carries no -0)
         sign = _per_matrix(xp, sign, A, sign == 0, lambda a, _: np.copysign(0, _lu_det(a)))
     return sign, logabsdet
 
@@ -190,8 +191,8 @@ def _vector_rhs(A_shape, B_shape):
 def _solve_matrices(xp, A, B, left):
     """``A^{-1} B`` (``left``) or ``B A^{-1}``, for batches of matrices ``B``."""
     if left:
-        return xp.linalg.solve(A, B)
-    return _mT(xp, xp.linalg.solve(_mT(xp, A), _mT(xp, B)))
+        return lapack(xp, A, B).solve(A, B)
+    return _mT(xp, lapack(xp, A, B).solve(_mT(xp, A), _mT(xp, B)))
 
 
 def _solve_raw(xp, A, B, left=True):
@@ -215,7 +216,16 @@ def _solve_gB(xp, g, ans, A, left, first):
 def _solve_backward_A(xp, g, ans, A, B, left):
     gB = _solve_gB(xp, g, ans, A, left, first=True)
     if _vector_rhs(A.shape, ans.shape):
-        return -(gB[..., :, None] * ans[..., None, :])
+        return -gB[..., :, None] * ans[..., None, :]
+    return _minus_product(xp, gB, ans, left)
+
+
+def _minus_product(xp, gB, ans, left):
+    """``-gB X^T`` (``left``) or ``-X^T gB``: the gradient of a solve's ``A``. With one
+    right-hand side it is an outer product, by broadcasting (NumPy's matmul over an inner dim
+    of 1: 4.6 ms against 1.6 ms at 76 x 115 x 115), the sign on the short factor."""
+    if ans.shape[-1 if left else -2] == 1:
+        return -gB * _mT(xp, ans) if left else -_mT(xp, ans) * gB
     return -xp.matmul(gB, _mT(xp, ans)) if left else -xp.matmul(_mT(xp, ans), gB)
 
 
@@ -268,7 +278,7 @@ def _solve_triangular_gB(xp, g, ans, A, upper, left, unitriangular, first):
 
 def _solve_triangular_gA(xp, g, ans, A, B, upper, left, unitriangular):
     gB = _solve_triangular_gB(xp, g, ans, A, upper, left, unitriangular, first=True)
-    gA = -xp.matmul(gB, _mT(xp, ans)) if left else -xp.matmul(_mT(xp, ans), gB)
+    gA = _minus_product(xp, gB, ans, left)
     return xp.triu(gA, int(unitriangular)) if upper else xp.tril(gA, -int(unitriangular))
 
 
