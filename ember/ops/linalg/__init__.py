@@ -21,7 +21,10 @@ The family is one package, a file per concern:
   NumPy's LAPACK loops in single precision for float32 and complex64 (its Python layer
   computes them in double).
 
-Gradients are for real inputs (complex inputs run forward only). Each file declares its public
+Gradients of complex input: the holomorphic functions (inverse, determinant, solves, matrix
+products) and slogdet follow PyTorch's convention; the decompositions whose rules are written
+for real matrices (Cholesky, QR, eigh, SVD, pinv) raise NotImplementedError (``_common.
+real_only``) rather than return a wrong gradient. Each file declares its public
 functions where it writes them (``ops/_surface.py``); this module imports the files and
 re-exports what other modules import through the package (``ember.linalg``'s functions...).
 """

@@ -17,6 +17,21 @@ def _mT(xp, x):
     return xp.swapaxes(x, -1, -2)
 
 
+def real_only(name, rule):
+    """``rule``, refusing complex input: the rules written for real matrices (those whose
+    complex derivative is not the real formula read in the engine's conjugate convention:
+    Cholesky, QR, eigh, SVD, pinv) raise instead of returning a plausible wrong gradient."""
+    def checked(xp, g, ans, A, *params):
+        dtype = A.dtype
+        if getattr(dtype, "kind", None) == "c" or getattr(dtype, "is_complex", False):
+            raise NotImplementedError(
+                f"ember: the derivative of {name} for complex input is not implemented")
+        return rule(xp, g, ans, A, *params)
+    checked.__name__ = checked.__qualname__ = rule.__name__
+    checked.__doc__ = rule.__doc__
+    return checked
+
+
 def _recording(xp):
     """Whether a derivative rule is being recorded (``create_graph=True``) rather than run."""
     return _array_api.is_tensor_namespace(xp)

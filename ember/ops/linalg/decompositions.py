@@ -23,6 +23,7 @@ from ._common import (
     _failure,
     _mT,
     _not_positive_definite,
+    real_only,
 )
 from ._lapack import lapack
 
@@ -57,7 +58,7 @@ def _cholesky_backward(xp, g, ans, A, upper):
     return xp.linalg_solve_triangular(L, gA, upper=False, left=False)
 
 
-_cholesky.defvjp(_cholesky_backward)
+_cholesky.defvjp(real_only("linalg.cholesky", _cholesky_backward))
 
 
 @autocast_op("linalg_cholesky")
@@ -99,7 +100,7 @@ def _qr_backward(xp, g, ans, A, mode):
     return xp.concat([gA, xp.zeros_like(R[..., m:])], axis=-1) + xp.matmul(Q, gR)
 
 
-_qr.defvjp(_qr_backward)
+_qr.defvjp(real_only("linalg.qr", _qr_backward))
 _QrResult = _reduction.return_type("linalg_qr", ("Q", "R"))
 
 
@@ -133,7 +134,7 @@ def _eigh_backward(xp, g, ans, A, UPLO):
     return xp.matmul(V, xp.matmul(VtgV / E + xp.diag_embed(gL), _mT(xp, V)))
 
 
-_eigh.defvjp(_eigh_backward)
+_eigh.defvjp(real_only("linalg.eigh", _eigh_backward))
 _EighResult = _reduction.return_type("linalg_eigh", ("eigenvalues", "eigenvectors"))
 
 
@@ -208,7 +209,7 @@ def _svd_backward(xp, g, ans, A, full_matrices):
     return xp.matmul(xp.matmul(U, inner), Vh)
 
 
-_svd.defvjp(_svd_backward)
+_svd.defvjp(real_only("linalg.svd", _svd_backward))
 _SvdResult = _reduction.return_type("linalg_svd", ("U", "S", "Vh"))
 
 
@@ -265,7 +266,7 @@ def _pinv_backward(xp, g, ans, A, atol, rtol, hermitian):
             PtK - xp.matmul(xp.matmul(PtK, P), A))
 
 
-_pinv.defvjp(_pinv_backward)
+_pinv.defvjp(real_only("linalg.pinv", _pinv_backward))
 
 
 def linalg_pinv(A, rcond=None, hermitian=False, *, atol=None, rtol=None):

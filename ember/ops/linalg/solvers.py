@@ -141,12 +141,24 @@ def _slogdet(xp, A):
 
 
 def _slogdet_backward(xp, g, ans, A):
-    """``g_logabsdet * A^{-T}`` (the sign's gradient is zero for real matrices).
+    """``g_logabsdet * A^{-T}`` for real matrices (their sign has no gradient). A complex
+    sign moves with ``A``: d sign = i Im(tr(A^{-1} dA)) sign, so PyTorch's gradient is
+    ``(g_logabsdet - i Im(conj(g_sign) sign)) * A^{-H}``; rules see and return conjugates
+    (``autograd/engine``'s convention, as ``det``'s ``g * det * A^{-T}``), which makes it
+    ``(g_logabsdet + i Im(g_sign sign)) * A^{-T}`` here.
 
     There is no derivative at singular matrices: a recorded backward raises there, as
     PyTorch's does; a plain one gives the infinities of PyTorch's LU solve.
     """
-    rhs = _diagonal_rhs(xp, g[1], A.shape[-1])
+    g_sign, g_logabsdet = g
+    if A.dtype.kind == "c":
+        sign = ans[0]
+        scale = xp.astype(g_logabsdet, A.dtype) if g_logabsdet is not None else \
+            xp.zeros_like(sign)
+        if g_sign is not None:
+            scale = scale + 1j * xp.imag(g_sign * sign)
+        return xp.linalg_solve(_mT(xp, A), _diagonal_rhs(xp, scale, A.shape[-1]))
+    rhs = _diagonal_rhs(xp, g_logabsdet, A.shape[-1])
     singular = ans[0] == 0
     if _recording(xp) or not xp.any(singular):
         return xp.linalg_solve(_mT(xp, A), rhs)
@@ -179,6 +191,8 @@ def logdet(input):
     _check_matrix(input, "logdet")
     _check_floating(input, "logdet")
     sign, logabsdet = _slogdet(input)
+    if input.dtype.is_complex:  # log det = log|det| + i arg(det), complex as PyTorch's
+        return logabsdet + 1j * sign.angle()
     return where(sign == -1, float("nan"), logabsdet)
 
 
