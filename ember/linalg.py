@@ -27,13 +27,21 @@ from .ops.linalg import linalg_svd as svd
 from .ops.linalg import linalg_svdvals as svdvals
 from .ops.linalg import matmul
 from .ops.linalg.decompositions import linalg_matrix_rank as matrix_rank
+from .ops.linalg.factorizations import linalg_cholesky_ex as cholesky_ex
+from .ops.linalg.factorizations import linalg_inv_ex as inv_ex
+from .ops.linalg.factorizations import linalg_lu as lu
+from .ops.linalg.factorizations import linalg_lu_factor as lu_factor
+from .ops.linalg.factorizations import linalg_lu_factor_ex as lu_factor_ex
+from .ops.linalg.factorizations import linalg_lu_solve as lu_solve
+from .ops.linalg.factorizations import linalg_solve_ex as solve_ex
 from .ops.linalg.products import linalg_multi_dot as multi_dot
 from .ops.linalg.products import linalg_vecdot as vecdot
 from .ops.reduction import vector_norm
 
-__all__ = ["LinAlgError", "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv",
-           "qr", "slogdet", "solve", "solve_triangular", "svd", "svdvals", "vecdot",
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cross", "det", "diagonal", "eigh",
+           "eigvalsh", "inv", "inv_ex", "lu", "lu_factor", "lu_factor_ex", "lu_solve", "matmul",
+           "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
+           "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot",
            "vector_norm"]
 
 
