@@ -137,6 +137,10 @@ RULES.update(_group(EXACT, """addmm addmv baddbmm bmm cross:linalg_cross gather 
     linalg.cholesky_ex:linalg_cholesky_ex linalg.inv_ex:linalg_inv_ex linalg.lu:linalg_lu
     linalg.lu_factor:linalg_lu_factor_ex linalg.lu_factor_ex:linalg_lu_factor_ex
     linalg.lu_solve:linalg_lu_solve linalg.solve_ex:_linalg_solve_ex"""))
+for _name in ("eig", "eigvals"):  # castable from the complex result (eigvals: a composite)
+    RULES["linalg." + _name] = Rule(aten="linalg_eig", composite=_name == "eigvals", message=(
+        f"torch.linalg.{_name}: Expected eigenvalues to be safely castable from {{result}} "
+        "dtype, but got eigenvalues with dtype {out}"))
 for _name in ("cond", "tensorinv", "tensorsolve"):  # composites: castable, in their words
     RULES["linalg." + _name] = Rule(aten="linalg_" + _name, composite=True, message=(
         f"{'linalg.' if _name == 'cond' else ''}{_name}: Expected result to be safely castable "

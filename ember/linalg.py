@@ -27,6 +27,8 @@ from .ops.linalg import linalg_svd as svd
 from .ops.linalg import linalg_svdvals as svdvals
 from .ops.linalg import matmul
 from .ops.linalg.decompositions import linalg_matrix_rank as matrix_rank
+from .ops.linalg.eig import linalg_eig as eig
+from .ops.linalg.eig import linalg_eigvals as eigvals
 from .ops.linalg.factorizations import linalg_cholesky_ex as cholesky_ex
 from .ops.linalg.factorizations import linalg_inv_ex as inv_ex
 from .ops.linalg.factorizations import linalg_lu as lu
@@ -44,11 +46,12 @@ from .ops.linalg.products import linalg_multi_dot as multi_dot
 from .ops.linalg.products import linalg_vecdot as vecdot
 from .ops.reduction import vector_norm
 
-__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh",
-           "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor", "lu_factor_ex", "lu_solve",
-           "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot",
-           "norm", "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd",
-           "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot", "vector_norm"]
+__all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
+           "eigh", "eigvals", "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
+           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
+           "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
+           "vector_norm"]
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

@@ -200,6 +200,8 @@ LINALG = {
                                                         t([[1.0], [2.0], [3.0]]), out=out),
     "solve_ex": _linalg("solve_ex", SPD, [[1.0], [2.0], [3.0]]),
     "cond": _linalg("cond", SPD),
+    "eig": _linalg("eig", SPD),
+    "eigvals": _linalg("eigvals", SPD),
     "tensorinv": _linalg("tensorinv", SPD, ind=1),
     "tensorsolve": _linalg("tensorsolve", SPD, V),
 }
