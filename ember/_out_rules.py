@@ -141,6 +141,10 @@ for _name in ("eig", "eigvals"):  # castable from the complex result (eigvals: a
     RULES["linalg." + _name] = Rule(aten="linalg_eig", composite=_name == "eigvals", message=(
         f"torch.linalg.{_name}: Expected eigenvalues to be safely castable from {{result}} "
         "dtype, but got eigenvalues with dtype {out}"))
+for _name in ("linalg.householder_product", "orgqr"):
+    RULES[_name] = Rule(aten="linalg_householder_product", message=(
+        "torch.linalg.householder_product: Expected result to be safely castable from {result} "
+        "dtype, but got result with dtype {out}"))
 for _name in ("cond", "tensorinv", "tensorsolve"):  # composites: castable, in their words
     RULES["linalg." + _name] = Rule(aten="linalg_" + _name, composite=True, message=(
         f"{'linalg.' if _name == 'cond' else ''}{_name}: Expected result to be safely castable "

@@ -42,16 +42,17 @@ from .ops.linalg.functions import linalg_tensorinv as tensorinv
 from .ops.linalg.functions import linalg_tensorsolve as tensorsolve
 from .ops.linalg.functions import linalg_vander as vander
 from .ops.linalg.functions import matrix_exp
+from .ops.linalg.householder import linalg_householder_product as householder_product
 from .ops.linalg.products import linalg_multi_dot as multi_dot
 from .ops.linalg.products import linalg_vecdot as vecdot
 from .ops.reduction import vector_norm
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eig",
-           "eigh", "eigvals", "eigvalsh", "inv", "inv_ex", "lstsq", "lu", "lu_factor",
-           "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm", "matrix_power",
-           "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve", "solve_ex",
-           "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve", "vander", "vecdot",
-           "vector_norm"]
+           "eigh", "eigvals", "eigvalsh", "householder_product", "inv", "inv_ex", "lstsq", "lu",
+           "lu_factor", "lu_factor_ex", "lu_solve", "matmul", "matrix_exp", "matrix_norm",
+           "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr", "slogdet", "solve",
+           "solve_ex", "solve_triangular", "svd", "svdvals", "tensorinv", "tensorsolve",
+           "vander", "vecdot", "vector_norm"]
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

@@ -11,6 +11,7 @@ from .ops import (
     test_ops_linalg_eig,
     test_ops_linalg_factor,
     test_ops_linalg_functions,
+    test_ops_linalg_householder,
     test_ops_pointwise,
     test_ops_reduction,
     test_ops_shape,
@@ -20,7 +21,7 @@ from .ops import (
 # The op families' specs: pointwise, reduction, linear algebra, shape (core: the seeds' ops).
 FAMILY_SPECS = [s for module in (test_core_ops, test_ops_pointwise, test_ops_reduction,
                                  test_ops_linalg, test_ops_linalg_eig, test_ops_linalg_factor,
-                                 test_ops_linalg_functions,
+                                 test_ops_linalg_functions, test_ops_linalg_householder,
                                  test_ops_shape, test_ops_special_functions)
                 for s in module.SPECS]
 INDEXING_SPECS = list(test_ops_indexing.SPECS)

@@ -202,10 +202,12 @@ LINALG = {
     "cond": _linalg("cond", SPD),
     "eig": _linalg("eig", SPD),
     "eigvals": _linalg("eigvals", SPD),
+    "householder_product": _linalg("householder_product", SPD, [1.0, -2.0]),
     "tensorinv": _linalg("tensorinv", SPD, ind=1),
     "tensorsolve": _linalg("tensorsolve", SPD, V),
 }
 RECIPES.update({"linalg." + name: fn for name, fn in LINALG.items()})
+RECIPES["orgqr"] = lambda lib, t, out: lib.orgqr(t(SPD), t([1.0, -2.0]), out=out)
 # values that depend on the random stream or on uninitialised memory: compared by shape/dtype
 UNVALUED = {"empty", "rand", "randn", "randint", "randperm"}
 # decompositions whose vectors are fixed only up to sign: compared in absolute value

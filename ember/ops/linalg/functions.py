@@ -16,6 +16,7 @@ from .. import shape as _shape
 from ..registry import defop
 from ..shape.views import _reshape_alias, _reshaped_view
 from ..unary import nan_to_num
+from . import householder as _householder  # noqa: F401  (orgqr: its declaration)
 from ._common import _check_floating, _check_matrix, _eps, _mT
 from .decompositions import _pinv, _pinv_backward, linalg_pinv, linalg_svdvals
 from .factorizations import linalg_inv_ex
