@@ -141,6 +141,9 @@ for _name in ("eig", "eigvals"):  # castable from the complex result (eigvals: a
     RULES["linalg." + _name] = Rule(aten="linalg_eig", composite=_name == "eigvals", message=(
         f"torch.linalg.{_name}: Expected eigenvalues to be safely castable from {{result}} "
         "dtype, but got eigenvalues with dtype {out}"))
+RULES.update(_group(Rule(check="same", message=_EXACT, composite=True),  # (no derivative)
+                    """linalg.ldl_factor:linalg_ldl_factor_ex
+    linalg.ldl_factor_ex:linalg_ldl_factor_ex linalg.ldl_solve"""))
 for _name in ("linalg.householder_product", "orgqr"):
     RULES[_name] = Rule(aten="linalg_householder_product", message=(
         "torch.linalg.householder_product: Expected result to be safely castable from {result} "

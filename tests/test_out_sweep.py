@@ -203,6 +203,10 @@ LINALG = {
     "eig": _linalg("eig", SPD),
     "eigvals": _linalg("eigvals", SPD),
     "householder_product": _linalg("householder_product", SPD, [1.0, -2.0]),
+    "ldl_factor": _linalg("ldl_factor", SPD),
+    "ldl_factor_ex": _linalg("ldl_factor_ex", SPD),
+    "ldl_solve": lambda lib, t, out: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(t(SPD)),
+                                                          t([[1.0], [2.0], [3.0]]), out=out),
     "tensorinv": _linalg("tensorinv", SPD, ind=1),
     "tensorsolve": _linalg("tensorsolve", SPD, V),
 }
