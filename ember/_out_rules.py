@@ -133,7 +133,25 @@ RULES.update(_group(EXACT, """addmm addmv baddbmm bmm cross:linalg_cross gather 
     linalg.eigh:_linalg_eigh linalg.eigvalsh:_linalg_eigh linalg.inv:linalg_inv_ex
     linalg.matmul:matmul linalg.qr:linalg_qr linalg.slogdet:_linalg_slogdet
     linalg.solve:_linalg_solve_ex linalg.svd:_linalg_svd linalg.svdvals:_linalg_svd
-    linalg.vector_norm:linalg_vector_norm qr:linalg_qr svd:_linalg_svd"""))
+    linalg.vector_norm:linalg_vector_norm qr:linalg_qr svd:_linalg_svd
+    linalg.cholesky_ex:linalg_cholesky_ex linalg.inv_ex:linalg_inv_ex linalg.lu:linalg_lu
+    linalg.lu_factor:linalg_lu_factor_ex linalg.lu_factor_ex:linalg_lu_factor_ex
+    linalg.lu_solve:linalg_lu_solve linalg.solve_ex:_linalg_solve_ex"""))
+for _name in ("eig", "eigvals"):  # castable from the complex result (eigvals: a composite)
+    RULES["linalg." + _name] = Rule(aten="linalg_eig", composite=_name == "eigvals", message=(
+        f"torch.linalg.{_name}: Expected eigenvalues to be safely castable from {{result}} "
+        "dtype, but got eigenvalues with dtype {out}"))
+RULES.update(_group(Rule(check="same", message=_EXACT, composite=True),  # (no derivative)
+                    """linalg.ldl_factor:linalg_ldl_factor_ex
+    linalg.ldl_factor_ex:linalg_ldl_factor_ex linalg.ldl_solve"""))
+for _name in ("linalg.householder_product", "orgqr"):
+    RULES[_name] = Rule(aten="linalg_householder_product", message=(
+        "torch.linalg.householder_product: Expected result to be safely castable from {result} "
+        "dtype, but got result with dtype {out}"))
+for _name in ("cond", "tensorinv", "tensorsolve"):  # composites: castable, in their words
+    RULES["linalg." + _name] = Rule(aten="linalg_" + _name, composite=True, message=(
+        f"{'linalg.' if _name == 'cond' else ''}{_name}: Expected result to be safely castable "
+        "from {result} dtype, but got result with dtype {out}"))
 RULES.update(_group(Rule(check="same", message=_EXACT, composite=True),
                     "softmax log_softmax"))
 RULES.update(_group(Rule(check="same", message=_EXACT, composite=True, resize_first=True),

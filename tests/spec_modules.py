@@ -21,6 +21,10 @@ from .ops import (
     test_ops_indexing,
     test_ops_legacy,
     test_ops_linalg,
+    test_ops_linalg_eig,
+    test_ops_linalg_factor,
+    test_ops_linalg_functions,
+    test_ops_linalg_householder,
     test_ops_linalg_more,
     test_ops_pointwise,
     test_ops_random,
@@ -36,7 +40,8 @@ def _specs(*modules):
 
 # The op families' specs: pointwise, reduction, linear algebra, shape (core: the seeds' ops).
 FAMILY_SPECS = _specs(test_core_ops, test_ops_pointwise, test_ops_reduction, test_ops_linalg,
-                      test_ops_shape, test_ops_special_functions)
+                      test_ops_linalg_eig, test_ops_linalg_factor, test_ops_linalg_functions,
+                      test_ops_linalg_householder, test_ops_shape, test_ops_special_functions)
 INDEXING_SPECS = _specs(test_ops_indexing)
 NN_SPECS = _specs(test_nn_losses, test_nn_functional, test_nn_attention, test_nn_sdpa_fused)
 # The surface of issue 20: torch.fft, the gamma family of torch.special, the nn zoo, sparse COO

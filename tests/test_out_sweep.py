@@ -191,8 +191,27 @@ LINALG = {
     "multi_dot": lambda lib, t, out: lib.linalg.multi_dot([t(F), t(SPD)], out=out),
     "vecdot": _linalg("vecdot", F, G),
     "matrix_rank": _linalg("matrix_rank", SPD),
+    "cholesky_ex": _linalg("cholesky_ex", SPD),
+    "inv_ex": _linalg("inv_ex", SPD),
+    "lu": _linalg("lu", SPD),
+    "lu_factor": _linalg("lu_factor", SPD),
+    "lu_factor_ex": _linalg("lu_factor_ex", SPD),
+    "lu_solve": lambda lib, t, out: lib.linalg.lu_solve(*lib.linalg.lu_factor(t(SPD)),
+                                                        t([[1.0], [2.0], [3.0]]), out=out),
+    "solve_ex": _linalg("solve_ex", SPD, [[1.0], [2.0], [3.0]]),
+    "cond": _linalg("cond", SPD),
+    "eig": _linalg("eig", SPD),
+    "eigvals": _linalg("eigvals", SPD),
+    "householder_product": _linalg("householder_product", SPD, [1.0, -2.0]),
+    "ldl_factor": _linalg("ldl_factor", SPD),
+    "ldl_factor_ex": _linalg("ldl_factor_ex", SPD),
+    "ldl_solve": lambda lib, t, out: lib.linalg.ldl_solve(*lib.linalg.ldl_factor(t(SPD)),
+                                                          t([[1.0], [2.0], [3.0]]), out=out),
+    "tensorinv": _linalg("tensorinv", SPD, ind=1),
+    "tensorsolve": _linalg("tensorsolve", SPD, V),
 }
 RECIPES.update({"linalg." + name: fn for name, fn in LINALG.items()})
+RECIPES["orgqr"] = lambda lib, t, out: lib.orgqr(t(SPD), t([1.0, -2.0]), out=out)
 # values that depend on the random stream or on uninitialised memory: compared by shape/dtype
 UNVALUED = {"empty", "rand", "randn", "randint", "randperm"}
 # decompositions whose vectors are fixed only up to sign: compared in absolute value

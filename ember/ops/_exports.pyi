@@ -113,6 +113,8 @@ from ember.ops.linalg.distances import cdist as cdist
 from ember.ops.linalg.einsum import einsum as einsum
 from ember.ops.linalg.einsum import kron as kron
 from ember.ops.linalg.einsum import tensordot as tensordot
+from ember.ops.linalg.functions import matrix_exp as matrix_exp
+from ember.ops.linalg.householder import orgqr as orgqr
 from ember.ops.linalg.products import bmm as bmm
 from ember.ops.linalg.products import cross as cross
 from ember.ops.linalg.products import dot as dot
@@ -501,6 +503,7 @@ __all__ = [
     'masked_scatter',
     'masked_select',
     'matmul',
+    'matrix_exp',
     'matrix_power',
     'max',
     'maximum',
@@ -529,6 +532,7 @@ __all__ = [
     'nonzero',
     'norm',
     'not_equal',
+    'orgqr',
     'outer',
     'permute',
     'pinverse',

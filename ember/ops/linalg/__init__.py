@@ -31,6 +31,7 @@ re-exports what other modules import through the package (``ember.linalg``'s fun
 from __future__ import annotations
 
 from . import addmm, distances, einsum  # noqa: F401  (their declarations: ops/_surface.py)
+from . import functions as _functions  # noqa: F401  (lu, lstsq, matrix_exp... of issue 20)
 from ._common import _LinAlgError as _LinAlgError
 from .decompositions import linalg_cholesky as linalg_cholesky
 from .decompositions import linalg_eigh as linalg_eigh
