@@ -316,3 +316,24 @@ def test_exact_gelu_input_modified_in_place_raises_as_in_pytorch():
             out.sum().backward()
         errors.append(str(info.value).split(";")[0])
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("name", ["erf", "erfc", "erfinv"])
+def test_error_function_gradients_over_blocks(name):
+    """The rules' ``g * scale * exp(±x²)`` over several blocks (``unary._gauss``): the bits of
+    the one-buffer formula over the whole array, in float32 and float64."""
+    rng = np.random.default_rng(5)
+    for dtype in (np.float32, np.float64):
+        x = rng.uniform(-0.95, 0.95, BLOCKS).astype(dtype)
+        g = rng.normal(size=BLOCKS).astype(dtype)
+        t = ember.tensor(x, requires_grad=True)
+        out = getattr(ember, name)(t)
+        out.backward(ember.tensor(g))
+        at = out.detach().numpy() if name == "erfinv" else x
+        scale, sign = {"erf": (2 / math.sqrt(math.pi), -1), "erfc": (-2 / math.sqrt(math.pi), -1),
+                       "erfinv": (math.sqrt(math.pi) / 2, 1)}[name]
+        want = at * at
+        if sign < 0:
+            want = -want
+        want = np.exp(want) * dtype(scale) * g
+        np.testing.assert_array_equal(t.grad.numpy(), want)
