@@ -266,6 +266,42 @@ def test_exact_gelu_slope_kept_by_the_forward_is_the_backward_bit_for_bit():
     assert saved["slope"].dtype == np.float32
 
 
+def test_exact_gelu_tails_and_huge_values_across_blocks():
+    """The elements that the float32 kernel hands to float64 (below -2.5, above 1e9, the
+    infinities), gathered from several blocks (a NaN in a block does not hide its tail):
+    output and slope against float64 references, with the kept slope the backward's."""
+    from ember.ops.nn import _gelu32
+
+    rng = np.random.default_rng(11)
+    x = (rng.normal(size=3 * unary._BLOCK + 77) * 2.5).astype(np.float32)
+    special = [np.nan, -2.5, -2.5000002, -13.0, -13.5, -20.0, 1e9, 1.0000001e9, 4e9, -1e13, 1e13,
+               3e38, -3e38, inf, -inf]
+    for k, v in enumerate(special):  # spread over the blocks, the short last one too
+        x[(k * 7919) % x.size] = v
+    x[-1] = -3.0
+    out, slope = _gelu32.and_slope(np, x)
+    np.testing.assert_array_equal(out.view(np.uint32), _gelu32.narrow(np, x).view(np.uint32))
+    g = np.ones_like(x)
+    np.testing.assert_array_equal(slope.view(np.uint32),
+                                  _gelu32.grad_narrow(np, g, x).view(np.uint32))
+    finite = np.isfinite(x)
+    xf = x[finite].astype(np.float64)
+    cdf = np.array([_phi(float(v)) for v in xf])
+    want = xf * cdf
+    normal = np.abs(want) > 1.2e-38
+    err = _ulp_error(out[finite], want)[normal]
+    assert err.max() < 8, (xf[normal][err.argmax()], err.max())
+    np.testing.assert_allclose(out[finite][~normal], want[~normal], rtol=0, atol=1e-44)
+    want_slope = cdf + xf * np.exp(-xf * xf / 2) / math.sqrt(2 * math.pi)
+    eps = np.finfo(np.float32).eps
+    np.testing.assert_allclose(slope[finite], want_slope, rtol=8 * eps, atol=4 * eps)
+    at = {v: (k * 7919) % x.size for k, v in enumerate(special)}
+    assert out[at[1e13]] == 1e13 and out[at[3e38]] == np.float32(3e38) and out[at[inf]] == inf
+    assert out[at[-1e13]] == 0 and np.signbit(out[at[-1e13]]) and out[at[-3e38]] == 0
+    assert np.isnan(out[at[-inf]]) and np.isnan(out[at[np.nan]])
+    assert slope[at[1e13]] == 1 and slope[at[-1e13]] == 0 and np.isnan(slope[at[np.nan]])
+
+
 def test_exact_gelu_input_modified_in_place_raises_as_in_pytorch():
     """The kept slope does not replace the saved input: modifying it in place still raises
     at backward, with PyTorch's message."""
@@ -280,3 +316,24 @@ def test_exact_gelu_input_modified_in_place_raises_as_in_pytorch():
             out.sum().backward()
         errors.append(str(info.value).split(";")[0])
     assert errors[0] == errors[1]
+
+
+@pytest.mark.parametrize("name", ["erf", "erfc", "erfinv"])
+def test_error_function_gradients_over_blocks(name):
+    """The rules' ``g * scale * exp(±x²)`` over several blocks (``unary._gauss``): the bits of
+    the one-buffer formula over the whole array, in float32 and float64."""
+    rng = np.random.default_rng(5)
+    for dtype in (np.float32, np.float64):
+        x = rng.uniform(-0.95, 0.95, BLOCKS).astype(dtype)
+        g = rng.normal(size=BLOCKS).astype(dtype)
+        t = ember.tensor(x, requires_grad=True)
+        out = getattr(ember, name)(t)
+        out.backward(ember.tensor(g))
+        at = out.detach().numpy() if name == "erfinv" else x
+        scale, sign = {"erf": (2 / math.sqrt(math.pi), -1), "erfc": (-2 / math.sqrt(math.pi), -1),
+                       "erfinv": (math.sqrt(math.pi) / 2, 1)}[name]
+        want = at * at
+        if sign < 0:
+            want = -want
+        want = np.exp(want) * dtype(scale) * g
+        np.testing.assert_array_equal(t.grad.numpy(), want)
