@@ -8,6 +8,7 @@ translated by ``_op_errors.py``), and the node when one is needed, keeping what 
 """
 from __future__ import annotations
 
+import inspect
 import re
 import types
 
@@ -124,10 +125,15 @@ class Op:
             if rule is None:
                 reads.append(((), False))
                 continue
-            params = rule.__code__.co_varnames[3:rule.__code__.co_argcount]
-            used = _names_read(rule)
-            reads.append((tuple(i for i, n in enumerate(params) if n in used),
-                          rule.__code__.co_varnames[2] in used))
+            # A checking wrapper (``functools.wraps``, as linalg's ``real_only``) keeps what
+            # the rule it calls reads, and ``ans`` if it reads that itself
+            inner = inspect.unwrap(rule)
+            code = inner.__code__
+            params = code.co_varnames[3:code.co_argcount]
+            used = _names_read(inner)
+            reads_ans = code.co_varnames[2] in used or (
+                inner is not rule and rule.__code__.co_varnames[2] in _names_read(rule))
+            reads.append((tuple(i for i, n in enumerate(params) if n in used), reads_ans))
         self._reads = tuple(reads)
         return self
 

@@ -21,6 +21,15 @@ MATCH = {
     "slogdet": lambda L, A, B: L.linalg.slogdet(A)[1],
     "matrix_norm_fro": lambda L, A, B: L.linalg.matrix_norm(A),
     "vector_norm": lambda L, A, B: L.linalg.vector_norm(A),
+    "lu_factor": lambda L, A, B: L.linalg.lu_factor(A)[0],
+    "lu": lambda L, A, B: L.linalg.lu(A)[2],
+    "eigvals": lambda L, A, B: L.linalg.eigvals(A),
+    "tensorinv": lambda L, A, B: L.linalg.tensorinv(A, 1),
+    "tensorsolve": lambda L, A, B: L.linalg.tensorsolve(A, B[:, 0]),
+    "inv_ex": lambda L, A, B: L.linalg.inv_ex(A)[0],
+    "solve_ex": lambda L, A, B: L.linalg.solve_ex(A, B)[0],
+    "vander": lambda L, A, B: L.linalg.vander(A[0]),
+    "matrix_exp": lambda L, A, B: L.linalg.matrix_exp(A),
 }
 REFUSED = {
     "cholesky": lambda L, A: L.linalg.cholesky(A @ A.mH + 3 * L.eye(3)),
@@ -30,6 +39,11 @@ REFUSED = {
     "qr": lambda L, A: L.linalg.qr(A)[1],
     "pinv": lambda L, A: L.linalg.pinv(A),
     "matrix_norm_nuc": lambda L, A: L.linalg.matrix_norm(A, "nuc"),
+    "cholesky_ex": lambda L, A: L.linalg.cholesky_ex(A @ A.mH + 3 * L.eye(3))[0],
+    "cond": lambda L, A: L.linalg.cond(A),
+    "lu_solve": lambda L, A: L.linalg.lu_solve(*L.linalg.lu_factor(A), A[:, :2]),
+    "lstsq": lambda L, A: L.linalg.lstsq(A, A[:, :2]).solution,
+    "householder_product": lambda L, A: L.linalg.householder_product(A, A[:, 0]),
 }
 
 

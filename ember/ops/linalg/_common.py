@@ -5,6 +5,8 @@ LAPACK's show through (error messages, exact determinants, results at singular m
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ... import _array_api
@@ -17,18 +19,24 @@ def _mT(xp, x):
     return xp.swapaxes(x, -1, -2)
 
 
+def _complex(a):
+    dtype = getattr(a, "dtype", None)
+    return getattr(dtype, "kind", None) == "c" or getattr(dtype, "is_complex", False)
+
+
 def real_only(name, rule):
     """``rule``, refusing complex input: the rules written for real matrices (those whose
     complex derivative is not the real formula read in the engine's conjugate convention:
-    Cholesky, QR, eigh, SVD, pinv) raise instead of returning a plausible wrong gradient."""
-    def checked(xp, g, ans, A, *params):
-        dtype = A.dtype
-        if getattr(dtype, "kind", None) == "c" or getattr(dtype, "is_complex", False):
+    Cholesky, QR, eigh, SVD, pinv, lu_solve, lstsq, householder_product) raise instead of
+    returning a plausible wrong gradient. The outputs tell (one is complex exactly when the
+    input is: eigh's eigenvalues are real, its vectors not); the node saves what ``rule``
+    reads (``Op.defvjp`` looks through the wrapper)."""
+    @functools.wraps(rule)
+    def checked(xp, g, ans, *args):
+        if any(_complex(a) for a in (ans if isinstance(ans, tuple) else (ans,))):
             raise NotImplementedError(
                 f"ember: the derivative of {name} for complex input is not implemented")
-        return rule(xp, g, ans, A, *params)
-    checked.__name__ = checked.__qualname__ = rule.__name__
-    checked.__doc__ = rule.__doc__
+        return rule(xp, g, ans, *args)
     return checked
 
 

@@ -29,6 +29,7 @@ from ._common import (
     _LinAlgError,
     _mT,
     _recording,
+    real_only,
 )
 from .decompositions import _cholesky_backward, linalg_cholesky
 from .solvers import _vector_rhs, linalg_inv, linalg_solve
@@ -294,8 +295,9 @@ def _lu_solve_gLU(xp, g, ans, LU, B, pivots, left, adjoint):
     return xp.tril(xp.matmul(PtgA, _mT(xp, U)), -1) + xp.triu(xp.matmul(_mT(xp, L), PtgA))
 
 
-_lu_solve.defvjp(_lu_solve_gLU, lambda xp, g, ans, LU, B, pivots, left, adjoint:
-                 _lu_solve_gB(xp, g, LU, pivots, left, adjoint))
+_lu_solve.defvjp(real_only("linalg.lu_solve", _lu_solve_gLU),
+                 real_only("linalg.lu_solve", lambda xp, g, ans, LU, B, pivots, left, adjoint:
+                           _lu_solve_gB(xp, g, LU, pivots, left, adjoint)))
 _xp.register_extra("linalg_lu_solve", _lu_solve_raw,
                    lambda LU, pivots, B, left=True, adjoint=False:
                    _lu_solve(LU, B, _host(pivots), left, adjoint))

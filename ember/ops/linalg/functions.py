@@ -17,7 +17,7 @@ from ..registry import defop
 from ..shape.views import _reshape_alias, _reshaped_view
 from ..unary import nan_to_num
 from . import householder as _householder  # noqa: F401  (orgqr: its declaration)
-from ._common import _check_floating, _check_matrix, _eps, _mT
+from ._common import _check_floating, _check_matrix, _eps, _mT, real_only
 from .decompositions import _pinv, _pinv_backward, linalg_pinv, linalg_svdvals
 from .factorizations import linalg_inv_ex
 from .norms import linalg_matrix_norm
@@ -288,7 +288,8 @@ def _lstsq_backward_B(xp, g, ans, A, B, rcond, driver, vector):
     return gB[..., 0] if vector else gB
 
 
-_lstsq.defvjp(_lstsq_backward_A, _lstsq_backward_B)
+_lstsq.defvjp(real_only("linalg.lstsq", _lstsq_backward_A),
+              real_only("linalg.lstsq", _lstsq_backward_B))
 _lstsq.saved_outputs = (0,)
 _xp.register_extra("linalg_pinv", lambda xp, A, rtol: _pinv.forward(xp, A, 0.0, rtol, False),
                    lambda A, rtol: linalg_pinv(A, rtol=rtol))

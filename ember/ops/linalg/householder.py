@@ -11,7 +11,7 @@ entries below the diagonal are ``A``'s), and ``H^T G`` goes on to the reflection
 from __future__ import annotations
 
 from ..registry import defop
-from ._common import _check_matrix
+from ._common import _check_matrix, real_only
 
 
 def _reflector(xp, A, i):
@@ -67,8 +67,9 @@ def _backward(xp, g, A, tau):
     return xp.stack(g_columns, axis=-1), xp.stack(g_tau, axis=-1) if g_tau else xp.zeros_like(tau)
 
 
-_householder_product.defvjp(lambda xp, g, ans, A, tau: _backward(xp, g, A, tau)[0],
-                            lambda xp, g, ans, A, tau: _backward(xp, g, A, tau)[1])
+_householder_product.defvjp(
+    real_only("linalg.householder_product", lambda xp, g, ans, A, tau: _backward(xp, g, A, tau)[0]),
+    real_only("linalg.householder_product", lambda xp, g, ans, A, tau: _backward(xp, g, A, tau)[1]))
 
 
 @_householder_product.public
