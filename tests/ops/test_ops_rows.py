@@ -77,7 +77,7 @@ def _logits(shape, dtype, rng):
 
 
 @pytest.mark.parametrize("shape", [(300, 27), (4, 128, 16), (20, 700), (6, 5), (64, 48), (63, 48),
-                                   (100, 49), (200, 3)])
+                                   (100, 49), (200, 3), (20000, 27)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_softmax_family_matches_torch_on_the_fast_paths(torch, shape, dtype):
     rng = np.random.default_rng(4)

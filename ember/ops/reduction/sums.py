@@ -323,8 +323,12 @@ def _plain_pair(xp, a, b=None):
 def _log_softmax(xp, input, dim):
     if input.size == 0:
         return input.copy()
-    cols = short_columns(xp, input) if dim == input.ndim - 1 else None
-    if cols is not None:  # (short rows: the same passes on the transposed copy, see rows.py)
+    # Short rows: the same passes on the transposed copy (see rows.py), up to a size that
+    # stays in cache; past it the blocks below are faster (1M elements of rows of 27: 3.2
+    # against 5.3 ms).
+    fits = dim == input.ndim - 1 and input.nbytes <= _ROWS_BYTES
+    cols = short_columns(xp, input) if fits else None
+    if cols is not None:
         cols -= cols.max(axis=0)
         cols -= np.log(np.exp(cols).sum(axis=0))
         return rows_back(cols, input.shape)
