@@ -191,3 +191,31 @@ def test_no_targets(torch, shape, tshape, reduction, kw):
         except (RuntimeError, IndexError) as e:
             out.append(type(e))
     assert str(out[0]) == str(out[1])
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("ignore_index", [-1, 5, 30, -100, None])
+def test_rows_without_weights_equal_the_weighted_path(torch, dtype, reduction, ignore_index):
+    """(N, C) rows without class weights (a language model's loss: makemore's (512, 27) with
+    -1 past each word) take the path without the weight table: the loss and gradient equal,
+    bit for bit, the general path's with weights of ones, and PyTorch's; also with an
+    incoming gradient that is not 1."""
+    rng = np.random.default_rng(7)
+    x = (rng.standard_normal((512, 27)) * 3).astype(dtype)
+    t = rng.integers(0, 27, 512)
+    if ignore_index is not None:
+        t[rng.random(512) < 0.3] = ignore_index
+    kw = {} if ignore_index is None else {"ignore_index": ignore_index}
+    results = []
+    for L, weight in ((ember, None), (ember, np.ones(27, dtype)), (torch, None)):
+        xt = L.tensor(x, requires_grad=True)
+        w = None if weight is None else L.tensor(weight)
+        loss = L.nn.functional.cross_entropy(xt, L.tensor(t), w, reduction=reduction, **kw)
+        (loss * 0.75).backward()
+        results.append((to_np(loss), to_np(xt.grad)))
+    (a, ga), (b, gb), (c, gc) = results
+    np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ga, gb)
+    _close(a, c, dtype)
+    _close(ga, gc, dtype)

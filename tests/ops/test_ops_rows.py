@@ -76,7 +76,8 @@ def _logits(shape, dtype, rng):
     return x.astype(dtype)
 
 
-@pytest.mark.parametrize("shape", [(300, 27), (4, 128, 16), (20, 700), (6, 5)])
+@pytest.mark.parametrize("shape", [(300, 27), (4, 128, 16), (20, 700), (6, 5), (64, 48), (63, 48),
+                                   (100, 49), (200, 3), (20000, 27)])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_softmax_family_matches_torch_on_the_fast_paths(torch, shape, dtype):
     rng = np.random.default_rng(4)
@@ -101,6 +102,43 @@ def test_softmax_family_matches_torch_on_the_fast_paths(torch, shape, dtype):
     rtol = 2e-6 if dtype == "float32" else 1e-13
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=rtol, atol=rtol)
+
+
+def test_short_columns_only_where_the_transposed_passes_pay():
+    """Rows of 2 to 48 elements, at least 64 of them, contiguous float32/float64: the
+    transposed copy (and back, unchanged); anything else None (the passes on the rows)."""
+    rng = np.random.default_rng(8)
+    for shape in [(64, 48), (512, 27), (4, 32, 2), (64, 2)]:
+        for dtype in (np.float32, np.float64):
+            x = rng.standard_normal(shape).astype(dtype)
+            cols = rows.short_columns(XP, x)
+            np.testing.assert_array_equal(cols, x.reshape(-1, shape[-1]).T)
+            assert cols.flags.c_contiguous
+            back = rows.rows_back(cols, shape)
+            np.testing.assert_array_equal(back, x)
+            assert back.flags.c_contiguous
+    x = rng.standard_normal((512, 27))
+    for a in (x[:63], x[:, :1], rng.standard_normal((64, 49)), x.T.copy().T,
+              x.astype(np.float16), x[0], np.zeros((0, 27))):
+        assert rows.short_columns(XP, a) is None
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_softmax_family_on_short_rows_with_nan_and_infinities(torch, dtype):
+    """The transposed passes where a row holds NaN, +inf, -inf (masked) or is all -inf: the
+    values PyTorch gives (NaN rows included), and the same for a non-contiguous input (which
+    takes the passes on the rows)."""
+    x = np.random.default_rng(9).standard_normal((128, 7)) * 5
+    x[0, 3], x[1, 2], x[2, ::2], x[3], x[4, :2] = np.nan, np.inf, -np.inf, -np.inf, 1e30
+    x = x.astype(dtype)
+    rtol = 2e-6 if dtype == "float32" else 1e-13
+    for f in ("softmax", "log_softmax"):
+        want = to_np(getattr(torch, f)(torch.tensor(x), -1))
+        with np.errstate(invalid="ignore"):
+            got = to_np(getattr(ember, f)(ember.tensor(x), -1))
+            got_t = to_np(getattr(ember, f)(ember.tensor(x.T.copy()).t(), -1))
+        np.testing.assert_allclose(got, want, rtol=rtol, atol=rtol)
+        np.testing.assert_allclose(got_t, want, rtol=rtol, atol=rtol)
 
 
 def test_softmax_family_derivatives_on_the_fast_paths():

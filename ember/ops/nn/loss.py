@@ -266,8 +266,45 @@ def _flat_entries(xp, shape, classes):
     return flat
 
 
+# Without class weights a reduced loss of (N, C) rows (a language model's) needs no table: the
+# picks at each row's class are summed where the target is kept and divided by their count,
+# and the rule writes -g / count at the kept picks into zeros (the same values as the general
+# path, whose weights are then 1 and 0; 7 array calls fewer in the forward, 9 in the rule).
+
+
+def _kept_entries(xp, n, c, target, ignore_index):
+    """The flat index of each kept target's entry in a C-contiguous (n, c) array, and how many
+    there are (every target when ``ignore_index`` is None)."""
+    flat = xp.arange(0, n * c, c)
+    if ignore_index is None:
+        flat += target
+        return flat, n
+    keep = target != ignore_index
+    flat = flat[keep]
+    flat += target[keep]
+    return flat, flat.shape[0]
+
+
+def _nll_rows(xp, input, target, reduction, ignore_index):
+    flat, count = _kept_entries(xp, input.shape[0], input.shape[1], target, ignore_index)
+    picks = xp.take(xp.reshape(input, (-1,)), flat)
+    total = xp.sum(xp.negative(picks, out=picks))  # (no targets: +0 as PyTorch's, not -0)
+    # (the mean over no targets is PyTorch's NaN: 0 / 0)
+    return total if reduction == "sum" else total / (count or input.dtype.type(0))
+
+
+def _nll_rows_grad(xp, g, input, target, reduction, ignore_index):
+    grad = xp.zeros(input.shape, g.dtype)
+    flat, count = _kept_entries(xp, input.shape[0], input.shape[1], target, ignore_index)
+    if count:
+        xp.reshape(grad, (-1,))[flat] = -(g / count if reduction == "mean" else g)
+    return grad
+
+
 def _nll_forward(xp, input, target, weight, reduction, ignore_index):
     """``-input[target] * weight[target]`` along the class dim (1, or 0 for a 1-d input)."""
+    if weight is None and reduction != "none" and input.ndim == 2:
+        return _nll_rows(xp, input, target, reduction, ignore_index)
     classes, w = _nll_weights(xp, target, weight, ignore_index, input.shape[_class_axis(input)],
                               input.dtype)
     loss = xp.take(xp.reshape(input, (-1,)), _flat_entries(xp, input.shape, classes))
@@ -290,6 +327,8 @@ def _nll_rule(xp, g, ans, input, target, weight, reduction, ignore_index):
     mean; every other entry's gradient is zero (also where ``g`` or the scale is not finite:
     an ignored target's entry gets 0, not 0 * inf)."""
     raw = _xp.namespace_of(target)  # the picks are raw arrays in every backward
+    if xp is raw and weight is None and reduction != "none" and input.ndim == 2:
+        return _nll_rows_grad(xp, g, input, target, reduction, ignore_index)
     c = input.shape[_class_axis(input)]
     classes, w = _nll_weights(raw, target, weight, ignore_index, c, getattr(g.dtype, "np", g.dtype))
     total = None if reduction != "mean" else target.size if w is None else w.sum()

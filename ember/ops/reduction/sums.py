@@ -27,7 +27,7 @@ from .common import (
     _no_dims,
     _unreduce,
 )
-from .rows import _FLOATS, max_last, sum_last
+from .rows import _FLOATS, max_last, rows_back, short_columns, sum_last
 
 if TYPE_CHECKING:
     from typing import Protocol
@@ -269,6 +269,12 @@ def _row_sum(xp, x, dim):
 def _softmax(xp, input, dim):
     if input.size == 0:
         return input.copy()
+    cols = short_columns(xp, input) if dim == input.ndim - 1 else None
+    if cols is not None:  # (short rows: the same passes on the transposed copy, see rows.py)
+        cols -= cols.max(axis=0)
+        np.exp(cols, out=cols)
+        cols /= cols.sum(axis=0)
+        return rows_back(cols, input.shape)
     e = input - _row_max(xp, input, dim)
     # in the difference's buffer: one array of the input's size, not two (0-d: a scalar)
     e = xp.exp(e, out=e) if e.ndim else xp.exp(e)
@@ -317,6 +323,15 @@ def _plain_pair(xp, a, b=None):
 def _log_softmax(xp, input, dim):
     if input.size == 0:
         return input.copy()
+    # Short rows: the same passes on the transposed copy (see rows.py), up to a size that
+    # stays in cache; past it the blocks below are faster (1M elements of rows of 27: 3.2
+    # against 5.3 ms).
+    fits = dim == input.ndim - 1 and input.nbytes <= _ROWS_BYTES
+    cols = short_columns(xp, input) if fits else None
+    if cols is not None:
+        cols -= cols.max(axis=0)
+        cols -= np.log(np.exp(cols).sum(axis=0))
+        return rows_back(cols, input.shape)
     blocks = _blocks(input, dim) if input.nbytes > _ROWS_BYTES and _plain_pair(xp, input) else ()
     if len(blocks) < 2:  # (one block: the same passes, without the buffers' set-up)
         shifted = input - _row_max(xp, input, dim)
