@@ -37,6 +37,8 @@ from ..autograd.graph import Node, gradient_edge, new_node
 from . import arithmetic as _arith
 from . import gamma as _gamma
 from . import operands as _operands
+from . import special_kernels as _kernels
+from ._blocks import _blockwise
 from .registry import defop
 from .unary import (
     _ERF_SMALL,
@@ -47,6 +49,7 @@ from .unary import (
     _erfcx_positive,
     _erfinv64,
     _erfinv_start,
+    _numpy_pair,
     erf,
 )
 
@@ -590,86 +593,85 @@ def gammaincc(input, other):
 
 # --------------------------------------------------------------------------- i0, i1 and scaled
 
-_I_SERIES_BELOW = 30.0
+# (the kernels: ``special_kernels.py``)
+_i0_raw = _kernels.bessel_i(0, scaled=False)
+_i0e_raw = _kernels.bessel_i(0, scaled=True)
+_i1_raw = _kernels.bessel_i(1, scaled=False)
+_i1e_raw = _kernels.bessel_i(1, scaled=True)
 
 
-def _bessel_i_scaled(xp, x, nu):
-    """exp(-|x|) I_nu(|x|) for nu = 0 or 1 (float64)."""
-    y = xp.abs(x)
-    return split(xp, y <= _I_SERIES_BELOW, y, lambda ys: _i_series(xp, ys, nu),
-                 lambda yl: _i_asymptotic(xp, yl, nu))
+def _i_op(name, raw, inplace=False):
+    return defop(name, promote="float", jvp="elementwise", batch="pointwise", inplace=inplace)(
+        lambda xp, input: raw(xp, input))
 
 
-def _i_series(xp, y, nu):
-    u = y * y / 4
-    term = xp.ones_like(y) if nu == 0 else y / 2
-    total = term
-    for k in range(1, 80):  # (x = 30 needs ~57 terms; positive terms: no cancellation)
-        term = term * u / (k * (k + nu))
-        total = total + term
-        if not bool((term > 1e-17 * total).any()):
-            break
-    return total * xp.exp(-y)
+def _i0_rule(xp, g, ans, input):
+    """I0' = I1."""
+    return g * xp.special_i1(input)
 
 
-def _i_asymptotic(xp, y, nu):
-    inv, coef, asym = 1 / y, 1.0, xp.ones_like(y)
-    power = xp.ones_like(y)
-    for k in range(1, 30):  # Hankel: sum (-1)^k a_k(nu) / y^k
-        coef *= -(4 * nu * nu - (2 * k - 1) ** 2) / (k * 8)
-        power = power * inv
-        asym = asym + coef * power
-    return asym / xp.sqrt(2 * math.pi * y)
-
-
-def _i0e64(xp, x):
-    out = _bessel_i_scaled(xp, x, 0)
-    return xp.where(xp.isinf(x), 0.0, out)
-
-
-def _i0_64(xp, x):
-    y = xp.abs(x)
-    return xp.where(xp.isinf(x), math.nan, _bessel_i_scaled(xp, x, 0) * xp.exp(y))
-
-
-def _i1e64(xp, x):
-    out = xp.where(x < 0, -1.0, 1.0) * _bessel_i_scaled(xp, x, 1)
-    return xp.where(xp.isinf(x), xp.where(x < 0, -0.0, 0.0), out)
-
-
-def _i1_64(xp, x):
-    y = xp.abs(x)
-    out = xp.where(x < 0, -1.0, 1.0) * _bessel_i_scaled(xp, x, 1) * xp.exp(y)
-    return xp.where(xp.isinf(x), math.nan, out)
-
-
-_i0_raw = _float64_kernel(_i0_64)
-_i0e_raw = _float64_kernel(_i0e64)
-_i1_raw = _float64_kernel(_i1_64)
-_i1e_raw = _float64_kernel(_i1e64)
+def _i0e_rule(xp, g, ans, input):
+    """(e^-|x| I0)' = I1e(x) - sgn(x) I0e(x)."""
+    if not _numpy_pair(g, ans):
+        return g * (xp.special_i1e(input) - xp.sign(input) * ans)
+    return _i_slope_blocks(xp, g, ans, input, other=_i1e_raw, slope=_i0e_slope)
 
 
 def _i1_rule(xp, g, ans, input):
     """I1'(x) = I0(x) - I1(x) / x, 1/2 at 0."""
-    safe = xp.where(input == 0, 1.0, input)
-    return g * xp.where(input == 0, 0.5, xp.special_i0(input) - ans / safe)
+    if not _numpy_pair(g, ans):
+        safe = xp.where(input == 0, 1.0, input)
+        return g * xp.where(input == 0, 0.5, xp.special_i0(input) - ans / safe)
+    return _i_slope_blocks(xp, g, ans, input, other=_i0_raw, slope=_i1_slope)
 
 
 def _i1e_rule(xp, g, ans, input):
     """(e^-|x| I1)' = I0e(x) - I1e(x) (sgn(x) + 1/x), 1/2 at 0."""
-    safe = xp.where(input == 0, 1.0, input)
-    return g * xp.where(input == 0, 0.5,
-                        xp.special_i0e(input) - ans * (xp.sign(input) + 1 / safe))
+    if not _numpy_pair(g, ans):
+        safe = xp.where(input == 0, 1.0, input)
+        return g * xp.where(input == 0, 0.5,
+                            xp.special_i0e(input) - ans * (xp.sign(input) + 1 / safe))
+    return _i_slope_blocks(xp, g, ans, input, other=_i0e_raw, slope=_i1e_slope)
 
 
-_i0 = defop("i0", promote="float", jvp="elementwise", batch="pointwise", inplace=True)(
-    lambda xp, input: _i0_raw(xp, input))
-_i0.defvjp(lambda xp, g, ans, input: g * xp.special_i1(input))
-_i0e = _elementwise("special_i0e", _i0e64)
-_i0e.defvjp(lambda xp, g, ans, input: g * (xp.special_i1e(input) - xp.sign(input) * ans))
-_i1 = _elementwise("special_i1", _i1_64)
+# The same rules on NumPy arrays, on blocks in one buffer (the other function's value, then
+# the terms in place: 3 temporaries fewer, and each block's passes stay in the cache)
+def _i0e_slope(xp, out, ans, x):
+    q = xp.sign(x)
+    q *= ans
+    out -= q
+
+
+def _i1_slope(xp, out, ans, x):
+    out -= xp.divide(ans, x)  # (NaN at 0: set after)
+
+
+def _i1e_slope(xp, out, ans, x):
+    q = xp.divide(1, x)
+    q += xp.sign(x)
+    q *= ans
+    out -= q
+
+
+@_blockwise
+def _i_slope_blocks(xp, g, ans, x, other, slope):
+    out = other(xp, x)
+    slope(xp, out, ans, x)
+    if slope is not _i0e_slope:
+        zero = x == 0
+        if zero.any():
+            out[zero] = 0.5
+    out *= g
+    return out
+
+
+_i0 = _i_op("i0", _i0_raw, inplace=True)
+_i0.defvjp(_i0_rule)
+_i0e = _i_op("special_i0e", _i0e_raw)
+_i0e.defvjp(_i0e_rule)
+_i1 = _i_op("special_i1", _i1_raw)
 _i1.defvjp(_i1_rule)
-_i1e = _elementwise("special_i1e", _i1e64)
+_i1e = _i_op("special_i1e", _i1e_raw)
 _i1e.defvjp(_i1e_rule)
 
 
