@@ -42,13 +42,10 @@ from ._blocks import _blockwise
 from .registry import defop
 from .unary import (
     _ERF_SMALL,
-    _ERFINV32_P,
-    _ERFINV32_Q,
     _erf_small,
     _erfc64,
     _erfcx_positive,
     _erfinv64,
-    _erfinv_start,
     _numpy_pair,
     erf,
 )
@@ -131,6 +128,13 @@ def _exp_square(xp, y):
     return xp.exp(t * t) * xp.exp((y - t) * (y + t))
 
 
+def _blocked(name, raw, inplace=False):
+    """An elementwise op of one input computed by the raw function ``raw`` (``special_kernels.
+    in_blocks``: float32 and float64 kernels on L2-sized blocks)."""
+    return defop(name, promote="float", jvp="elementwise", batch="pointwise", inplace=inplace)(
+        lambda xp, input: raw(xp, input))
+
+
 # --------------------------------------------------------------------------- entr, erfcx
 
 
@@ -154,8 +158,9 @@ def _erfcx64(xp, x):
     return xp.where(x == -math.inf, math.inf, out)
 
 
-_erfcx = _elementwise("special_erfcx", _erfcx64)
-_erfcx.defvjp(lambda xp, g, ans, input: g * (2 * input * ans - _TWO_OVER_SQRT_PI))
+_erfcx = _blocked("special_erfcx", _kernels.in_blocks(_erfcx64, _kernels.erfcx32))
+_erfcx.defvjp(_kernels.rule_in_blocks(
+    lambda xp, g, ans, input: g * (2 * input * ans - _TWO_OVER_SQRT_PI), _kernels.erfcx_slope))
 erfcx = _unary_public(_erfcx, "special_erfcx", half=False)
 
 # --------------------------------------------------------------------------- the normal CDF
@@ -177,18 +182,12 @@ def _log_ndtr64(xp, x):
     return xp.where(low, below, above)
 
 
-_log_ndtr = _elementwise("special_log_ndtr", _log_ndtr64)
-_log_ndtr.defvjp(lambda xp, g, ans, input:
-                 g / _SQRT_2PI * xp.exp(-(ans + input * input / 2)))
+_log_ndtr = _blocked("special_log_ndtr",
+                     _kernels.in_blocks(_log_ndtr64, _kernels.log_ndtr32))
+_log_ndtr.defvjp(_kernels.rule_in_blocks(
+    lambda xp, g, ans, input: g / _SQRT_2PI * xp.exp(-(ans + input * input / 2)),
+    _kernels.log_ndtr_slope))
 log_ndtr = _unary_public(_log_ndtr, "special_log_ndtr", half=False)
-
-# P. J. Acklam, "An algorithm for computing the inverse normal cumulative distribution
-# function" (2003): the lower tail x = C(r) / D(r), r = sqrt(-2 log p), for p < 0.02425.
-_ACKLAM_C = (2.938163982698783e+00, 4.374664141464968e+00, -2.549732539343734e+00,
-             -2.400758277161838e+00, -3.223964580411365e-01, -7.784894002430293e-03)
-_ACKLAM_D = (1.0, 3.754408661907416e+00, 2.445134137142996e+00, 3.224671290700398e-01,
-             7.784695709041462e-03)
-_NDTRI_TAIL = 0.02425
 
 
 def _poly(xp, u, coeffs):
@@ -200,50 +199,26 @@ def _poly(xp, u, coeffs):
 
 def _ndtri64(xp, p):
     q = xp.minimum(p, 1 - p)  # (1 - p is exact for p >= 1/2)
-    out = split(xp, q < _NDTRI_TAIL, p, lambda pt: _ndtri_tail(xp, pt),
+    out = split(xp, q < _kernels.NDTRI_TAIL, p, lambda pt: _ndtri_tail(xp, pt),
                 lambda pm: _SQRT2 * _erfinv64(xp, 2 * pm - 1))
-    return _ndtri_ends(xp, p, out)
-
-
-def _ndtri_ends(xp, p, out):
-    out = xp.where(p == 0, -math.inf, xp.where(p == 1, math.inf, out))
-    return xp.where((p < 0) | (p > 1), math.nan, out)
-
-
-def _ndtri32(xp, p):
-    """ndtri of float32 (and narrower) values ``p`` (given in float64), to float32's accuracy
-    without the float64 kernel's refinements (its Halley and Newton steps run Cody's erf and
-    log_ndtr over every element: 14x PyTorch at 1M): sqrt(2) erfinv(2p - 1) by float32's
-    erfinv rational (relative error 1.6e-9; 2p - 1 is exact in float64) in the middle, and
-    Acklam's rational alone (1.15e-9) in the tails."""
-    q = xp.minimum(p, 1 - p)
-    out = split(xp, q < _NDTRI_TAIL, p, lambda pt: _acklam_tail(xp, pt),
-                lambda pm: _SQRT2 * _erfinv_start(xp, 2 * pm - 1, _ERFINV32_P, _ERFINV32_Q))
-    return _ndtri_ends(xp, p, out)
-
-
-def _acklam_tail(xp, p):
-    """Acklam's rational for the tails (p or 1 - p below 0.02425)."""
-    q = xp.minimum(p, 1 - p)
-    r = xp.sqrt(-2 * xp.log(xp.where(q > 0, q, _NDTRI_TAIL)))  # (0: the ends, set after)
-    x = _poly(xp, r, _ACKLAM_C) / _poly(xp, r, _ACKLAM_D)  # (negative: the lower tail)
-    return xp.where(p > 0.5, -x, x)
+    return _kernels.ndtri_ends(xp, p, out)
 
 
 def _ndtri_tail(xp, p):
     q = xp.minimum(p, 1 - p)
-    qt = xp.where(q > 0, q, _NDTRI_TAIL)
+    qt = xp.where(q > 0, q, _kernels.NDTRI_TAIL)
     log_q = xp.log(qt)
     r = xp.sqrt(-2 * log_q)
-    x = _poly(xp, r, _ACKLAM_C) / _poly(xp, r, _ACKLAM_D)  # (negative: the lower tail)
+    x = _poly(xp, r, _kernels.ACKLAM_C) / _poly(xp, r, _kernels.ACKLAM_D)  # (lower tail)
     for _ in range(3):  # Newton on log_ndtr(x) = log q: quadratic from 1e-9
         lx = _log_ndtr64(xp, x)
         x = x - (lx - log_q) * _SQRT_2PI * xp.exp(x * x / 2 + lx)
     return xp.where(p > 0.5, -x, x)
 
 
-_ndtri = _elementwise("special_ndtri", _ndtri64, narrow=_ndtri32)
-_ndtri.defvjp(lambda xp, g, ans, input: g * _SQRT_2PI * xp.exp(ans * ans / 2))
+_ndtri = _blocked("special_ndtri", _kernels.in_blocks(_ndtri64, _kernels.ndtri32))
+_ndtri.defvjp(_kernels.rule_in_blocks(lambda xp, g, ans, _: g * _SQRT_2PI * xp.exp(ans * ans / 2),
+                                      _kernels.ndtri_slope, reads_input=False))
 ndtri = _unary_public(_ndtri, "special_ndtri", half=False)
 
 # --------------------------------------------------------------------------- xlog1py

@@ -19,8 +19,12 @@ against mpmath on 4000 points of each interval: P 5e-16, G 1.4e-16 (float32's: 1
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from ._blocks import _blockwise
-from .unary import _horner
+from .unary import _ERFCX32_P, _ERFCX32_Q, _horner, _numpy_pair, _rational
 
 # --------------------------------------------------------------------------- running kernels
 
@@ -32,7 +36,8 @@ def in_blocks(wide, narrow):
     results scalars)."""
     def block(xp, x):
         kernel = narrow if x.dtype.itemsize < 8 else wide
-        return xp.asarray(kernel(xp, x.astype(xp.float64))).astype(x.dtype, copy=False)
+        out = kernel(xp, x.astype(xp.float64, copy=False))  # (kernels leave their input)
+        return xp.asarray(out).astype(x.dtype, copy=False)
     blocks = _blockwise(block)
 
     def raw(xp, x):
@@ -46,14 +51,26 @@ def in_blocks(wide, narrow):
     return raw
 
 
-def branches(xp, inside, v, first, second):
-    """``first(v)`` where ``inside`` holds, ``second(v)`` elsewhere, each computed only if
-    some element takes it (both over the whole block otherwise, selected by ``where``)."""
-    if bool(inside.all()):
-        return first(v)
-    if not bool(inside.any()):
-        return second(v)
-    return xp.where(inside, first(v), second(v))
+def branches(xp, inside, args, first, second):
+    """``first(*args)`` where ``inside`` holds, ``second(*args)`` elsewhere (``args``: arrays
+    of the block's shape). A branch no element takes is not computed; one that few take (an
+    eighth of the block at most) is computed on those elements only (gathered, then written
+    into the other branch's result); otherwise both run on the whole block, selected by
+    ``where``."""
+    size = inside.size
+    hits = int(xp.count_nonzero(inside))
+    if hits == size:
+        return first(*args)
+    if hits == 0:
+        return second(*args)
+    if min(hits, size - hits) > size // 8:
+        return xp.where(inside, first(*args), second(*args))
+    few, many, mask = (first, second, inside) if hits < size - hits else \
+        (second, first, ~inside)
+    out = many(*args)
+    at = xp.flatnonzero(mask)
+    out.reshape(-1)[at] = few(*(a.reshape(-1)[at] for a in args))
+    return out
 
 
 # --------------------------------------------------------------------------- I0 and I1
@@ -133,10 +150,181 @@ def bessel_i(nu, scaled):
     """The kernel of I_nu (``scaled``: e^-|x| I_nu(x)), nu = 0 or 1, for ``in_blocks``."""
     def kernel(table):
         def run(xp, x):
-            return branches(xp, xp.abs(x) <= table[0], x,
+            return branches(xp, xp.abs(x) <= table[0], (x,),
                             lambda v: _i_small(xp, v, nu, scaled, table),
                             lambda v: _i_large(xp, v, nu, scaled, table))
         return run
     wide = kernel(_I64)
     wide.__name__ = f"i{nu}{'e' if scaled else ''}"
     return in_blocks(wide, kernel(_I32))
+
+
+# --------------------------------------------------------------------------- the normal law
+# float32's erfcx(y) for y >= 0: ``unary``'s rational for erfc(y) exp(y²) on [0, 10.5]
+# (relative error 3.2e-9), and beyond, where float32's erfc is 0 but erfcx and log_ndtr are
+# not, the asymptotic series 1/(sqrt(pi) y) sum (-1)^k (2k-1)!! / (2y²)^k (DLMF 7.12.1) to
+# k = 6: its first omitted term, 10395/128/y^14 relative, is below 1e-10 from 10.5.
+_ERFCX32_TAIL_FROM = 10.5
+_ERFCX32_TAIL = tuple((-1) ** k * math.prod(range(1, 2 * k, 2)) / 2 ** k for k in range(7))
+_SQRT_PI = math.sqrt(math.pi)
+
+
+def _erfcx32_tail(xp, y):
+    w = xp.divide(1.0, y)
+    out = _horner(xp, w * w, _ERFCX32_TAIL)
+    out *= w
+    out *= 1 / _SQRT_PI
+    return out
+
+
+def erfcx_positive32(xp, y):
+    """erfcx(y) for y = |x| (float64 values, to float32's accuracy); 0 at inf."""
+    return branches(xp, y <= _ERFCX32_TAIL_FROM, (y,),
+                    lambda v: _rational(xp, v, _ERFCX32_P, _ERFCX32_Q),
+                    lambda v: _erfcx32_tail(xp, v))
+
+
+def _reflect(xp, x, r):
+    """erfcx(x) for x < 0 from r = erfcx(-x): 2 exp(x²) - r (no cancellation: r <= 1 <=
+    exp(x²); x² is exact for a float32 x)."""
+    out = x * x
+    xp.exp(out, out=out)
+    out *= 2
+    out -= r
+    return out
+
+
+def erfcx32(xp, x):
+    """erfcx of float32 values (given in float64)."""
+    r = erfcx_positive32(xp, xp.abs(x))
+    return branches(xp, ~(x < 0), (x, r), lambda x, r: r, lambda x, r: _reflect(xp, x, r))
+
+
+def _log_ndtr_below(xp, half, y2):
+    out = xp.log(half)
+    out -= y2
+    return out
+
+
+def _log_ndtr_above(xp, half, y2):
+    out = xp.negative(y2)
+    xp.exp(out, out=out)
+    out *= half
+    xp.negative(out, out=out)
+    return xp.log1p(out, out=out)
+
+
+def log_ndtr32(xp, x):
+    """log_ndtr of float32 values (given in float64), with z = x / sqrt(2), y = |z|:
+    log(erfcx(y) / 2) - y² below 0 (no underflow, no cancellation), log1p(-erfc(y) / 2)
+    above (erfc(y) = exp(-y²) erfcx(y))."""
+    y = xp.abs(x)
+    y *= math.sqrt(0.5)
+    half = erfcx_positive32(xp, y)
+    half *= 0.5
+    y *= y
+    return branches(xp, x < 0, (half, y), lambda h, y2: _log_ndtr_below(xp, h, y2),
+                    lambda h, y2: _log_ndtr_above(xp, h, y2))
+
+
+# P. J. Acklam, "An algorithm for computing the inverse normal cumulative distribution
+# function" (2003), relative error 1.15e-9: in the middle (0.02425 <= p <= 0.97575) x = u
+# A(u²) / B(u²), u = p - 1/2; in the tails x = C(r) / D(r), r = sqrt(-2 log q), q = min(p,
+# 1 - p) (negative: the lower tail's).
+ACKLAM_A = (2.506628277459239e+00, -3.066479806614716e+01, 1.383577518672690e+02,
+            -2.759285104469687e+02, 2.209460984245205e+02, -3.969683028665376e+01)
+ACKLAM_B = (1.0, -1.328068155288572e+01, 6.680131188771972e+01, -1.556989798598866e+02,
+            1.615858368580409e+02, -5.447609879822406e+01)
+ACKLAM_C = (2.938163982698783e+00, 4.374664141464968e+00, -2.549732539343734e+00,
+            -2.400758277161838e+00, -3.223964580411365e-01, -7.784894002430293e-03)
+ACKLAM_D = (1.0, 3.754408661907416e+00, 2.445134137142996e+00, 3.224671290700398e-01,
+            7.784695709041462e-03)
+NDTRI_TAIL = 0.02425
+
+
+def _acklam_middle(xp, p):
+    u = p - 0.5
+    out = _rational(xp, u * u, ACKLAM_A, ACKLAM_B)
+    out *= u
+    return out
+
+
+def acklam_tail(xp, p):
+    """Acklam's rational for the tails (p or 1 - p below 0.02425; 0 and 1: anything)."""
+    q = xp.minimum(p, 1 - p)
+    r = xp.sqrt(-2 * xp.log(xp.where(q > 0, q, NDTRI_TAIL)))  # (0: the ends, set after)
+    x = _horner(xp, r, ACKLAM_C)
+    x /= _horner(xp, r, ACKLAM_D)  # (negative: the lower tail)
+    return xp.where(p > 0.5, -x, x)
+
+
+def ndtri_ends(xp, p, out):
+    """``out`` with -inf at 0, inf at 1 and NaN outside [0, 1]."""
+    out = xp.where(p == 0, -math.inf, xp.where(p == 1, math.inf, out))
+    return xp.where((p < 0) | (p > 1), math.nan, out)
+
+
+def ndtri32(xp, p):
+    """ndtri of float32 values (given in float64), to float32's accuracy: Acklam's rationals
+    alone (the tails' computed only for the elements that take them), the ends set only in
+    blocks that hold one."""
+    q = xp.minimum(p, 1 - p)  # (1 - p is exact)
+    out = branches(xp, ~(q < NDTRI_TAIL), (p,), lambda v: _acklam_middle(xp, v),  # (and NaN)
+                   lambda v: acklam_tail(xp, v))
+    if not bool(q.min() > 0):  # (0, 1, outside [0, 1] or NaN)
+        out = ndtri_ends(xp, p, out)
+    return out
+
+
+# --------------------------------------------------------------------------- rules in one buffer
+
+
+def rule_in_blocks(expression, buffer, reads_input=True):
+    """A derivative rule: ``expression(xp, g, ans, input)`` on Tensors (recorded, under
+    create_graph) and other arrays, ``buffer(xp, g, ans, input)`` on NumPy arrays of one
+    shape, on blocks: its steps in place in one buffer (3-4 temporaries fewer), in the cache.
+    (``reads_input=False``: a rule of ``ans`` alone, which the op then does not save its
+    input for: the rule's text says which it reads.)"""
+    blocks = _blockwise(buffer)
+
+    def rule(xp, g, ans, input):
+        if _numpy_pair(g, ans) and type(input) is np.ndarray and input.shape == g.shape:
+            return blocks(xp, g, ans, input)
+        return expression(xp, g, ans, input)
+
+    def rule_of_ans(xp, g, ans, input):
+        if _numpy_pair(g, ans):
+            return blocks(xp, g, ans, ans)
+        return expression(xp, g, ans, ans)
+    return rule if reads_input else rule_of_ans
+
+
+def erfcx_slope(xp, g, ans, x):
+    """g (2 x erfcx(x) - 2 / sqrt(pi))."""
+    out = xp.multiply(x, ans)
+    out *= 2
+    out -= 2 / _SQRT_PI
+    out *= g
+    return out
+
+
+def log_ndtr_slope(xp, g, ans, x):
+    """g exp(-x²/2) / (sqrt(2 pi) ndtr(x)) = g exp(-(ans + x²/2)) / sqrt(2 pi)."""
+    out = xp.multiply(x, x)
+    out *= 0.5
+    out += ans
+    xp.negative(out, out=out)
+    xp.exp(out, out=out)
+    out *= 1 / math.sqrt(2 * math.pi)
+    out *= g
+    return out
+
+
+def ndtri_slope(xp, g, ans, _):
+    """g sqrt(2 pi) exp(ans² / 2)."""
+    out = xp.multiply(ans, ans)
+    out *= 0.5
+    xp.exp(out, out=out)
+    out *= math.sqrt(2 * math.pi)
+    out *= g
+    return out

@@ -105,3 +105,92 @@ def test_bessel_i_rules_on_blocks_equal_their_expressions(name, dtype):
     np.testing.assert_allclose(fast, slow, rtol=1e-6 if dtype == "float32" else 1e-14,
                                atol=1e-30)
     assert fast.dtype == x.dtype
+
+
+NORMAL_EXACT = {
+    "erfcx": lambda x: mp.exp(x * x) * mp.erfc(x),
+    "log_ndtr": lambda x: mp.log(mp.ncdf(x)),
+}
+
+
+def _normal_points():
+    rng = np.random.default_rng(5)
+    x = np.concatenate([rng.uniform(-10, 12, 6000), 10 ** rng.uniform(-40, 30, 2000),
+                        -(10 ** rng.uniform(-40, 1.3, 2000)), np.arange(-20, 20.5, 0.5),
+                        [10.5, 10.500001, 14.85, 14.9]])
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("name", sorted(NORMAL_EXACT))
+def test_normal_float32_within_an_ulp(name):
+    """Over the whole range: the rational, the asymptotic tail past 10.5 (and for log_ndtr
+    past x = -14.85) and the reflection below 0."""
+    x = _normal_points()
+    got = getattr(ember.special, name)(ember.tensor(x)).numpy()
+    want = _exact(NORMAL_EXACT[name], x, 60)
+    assert got.dtype == np.float32
+    err = _ulps(got, want)
+    assert err.max() <= 0.56, err.max()  # (the rational: 3.2e-9, 0.05 ulp at most)
+
+
+def test_ndtri_float32_within_an_ulp_against_mpmath():
+    rng = np.random.default_rng(6)
+    p = np.concatenate([rng.uniform(0, 1, 6000), 10 ** rng.uniform(-45, -1, 3000),
+                        1 - 10 ** rng.uniform(-7.2, -1, 2000),
+                        [0.02425, 1 - 0.02425, 0.5]]).astype(np.float32)
+    got = ember.special.ndtri(ember.tensor(p)).numpy()
+    mp.mp.dps = 80
+    want = np.array([float(mp.sqrt(2) * mp.erfinv(2 * mp.mpf(float(v)) - 1)) for v in p])
+    err = _ulps(got, want)
+    assert err.max() <= 0.56, err.max()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["erfcx", "log_ndtr", "ndtri"])
+def test_normal_special_values_and_mixed_blocks_like_torch(name, dtype):
+    """Special values, and blocks where a branch is taken by all, few (gathered) or many
+    elements (selected): each element as PyTorch has it."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    if name == "ndtri":
+        specials = [0.0, 1.0, -0.0, -0.1, 1.1, nan, inf, -inf, 1e-45, 1e-30, 0.5,
+                    1 - 2 ** -24]
+        x = np.concatenate([rng.uniform(0.1, 0.9, _BLOCK), rng.uniform(0, 1, _BLOCK),
+                            rng.uniform(0.03, 0.97, _BLOCK)])
+        x[_BLOCK + 5: _BLOCK + 50] = 1e-12  # (a few tail elements in a block)
+    else:
+        specials = [0.0, -0.0, inf, -inf, nan, 40.0, -40.0, -9.5, -9.2, 1e-30, -1e-30,
+                    10.5, -10.5, 26.0, -26.0, 30.0]
+        x = np.concatenate([rng.uniform(0.1, 3, _BLOCK), rng.uniform(-30, 30, _BLOCK),
+                            rng.uniform(0.1, 3, _BLOCK)])
+        x[5:50] = -rng.uniform(0.1, 3, 45)  # (a few negative elements in a block)
+        x[_BLOCK + 5: _BLOCK + 50] = 20.0
+    x = np.concatenate([specials, x]).astype(dtype)
+    e = getattr(ember.special, name)(ember.tensor(x)).numpy()
+    t = getattr(torch.special, name)(torch.tensor(x)).numpy()
+    rtol = np.full(x.shape, 1e-12 if dtype == "float64" else 3e-6)
+    if name != "ndtri" and dtype == "float32":  # (PyTorch's float32 exp(±x²) rounds x² first:
+        rtol = np.maximum(rtol, 1.2e-7 * x * x)   # its error; ours is checked with mpmath)
+    with np.errstate(invalid="ignore"):
+        close = (e == t) | (np.abs(e - t) <= rtol * np.abs(t) + 1e-44) | (np.isnan(e) &
+                                                                          np.isnan(t))
+    assert close.all(), (x[~close][:5], e[~close][:5], t[~close][:5])
+    np.testing.assert_array_equal(np.signbit(e[e == e]), np.signbit(t[t == t]))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", ["erfcx", "log_ndtr", "ndtri"])
+def test_normal_rules_on_blocks_equal_their_expressions(name, dtype):
+    rng = np.random.default_rng(8)
+    x = (rng.uniform(0.01, 0.99, 2 * _BLOCK + 3) if name == "ndtri" else
+         rng.uniform(-8, 8, 2 * _BLOCK + 3)).astype(dtype)
+    g = rng.uniform(-1, 1, x.size).astype(dtype)
+    op = {"erfcx": sf._erfcx, "log_ndtr": sf._log_ndtr, "ndtri": sf._ndtri}[name]
+    rule = op.rules[0] if hasattr(op, "rules") else None
+    if rule is None:
+        pytest.skip("no rule attribute")
+    ans = getattr(ember.special, name)(ember.tensor(x)).numpy()
+    fast = rule(_xp.NUMPY, g, ans, x)
+    slow = rule(_array_api, ember.tensor(g), ember.tensor(ans), ember.tensor(x)).numpy()
+    np.testing.assert_allclose(fast, slow, rtol=1e-5 if dtype == "float32" else 1e-13)
+    assert fast.dtype == x.dtype
