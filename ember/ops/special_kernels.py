@@ -53,19 +53,17 @@ def in_blocks(wide, narrow):
 
 def branches(xp, inside, args, first, second):
     """``first(*args)`` where ``inside`` holds, ``second(*args)`` elsewhere (``args``: arrays
-    of the block's shape). A branch no element takes is not computed; one that few take (an
-    eighth of the block at most) is computed on those elements only (gathered, then written
-    into the other branch's result); otherwise both run on the whole block, selected by
-    ``where``."""
-    size = inside.size
+    of the block's shape). A branch no element takes is not computed; otherwise the branch
+    most elements take runs on the whole block and the other on its own elements only
+    (gathered, then written into the first's result): each branch is a dozen passes or more,
+    a gather and a scatter a few (Y1 on (0, 30) at 1M: 2.0x -> 1.5x PyTorch's time, against
+    both branches over the block selected by ``where``)."""
     hits = int(xp.count_nonzero(inside))
-    if hits == size:
+    if hits == inside.size:
         return first(*args)
     if hits == 0:
         return second(*args)
-    if min(hits, size - hits) > size // 8:
-        return xp.where(inside, first(*args), second(*args))
-    few, many, mask = (first, second, inside) if hits < size - hits else \
+    few, many, mask = (first, second, inside) if 2 * hits < inside.size else \
         (second, first, ~inside)
     out = many(*args)
     at = xp.flatnonzero(mask)

@@ -194,3 +194,43 @@ def test_normal_rules_on_blocks_equal_their_expressions(name, dtype):
     slow = rule(_array_api, ember.tensor(g), ember.tensor(ans), ember.tensor(x)).numpy()
     np.testing.assert_allclose(fast, slow, rtol=1e-5 if dtype == "float32" else 1e-13)
     assert fast.dtype == x.dtype
+
+
+JY_EXACT = {"bessel_j0": lambda x: mp.besselj(0, x), "bessel_j1": lambda x: mp.besselj(1, x),
+            "bessel_y0": lambda x: mp.bessely(0, x), "bessel_y1": lambda x: mp.bessely(1, x)}
+
+
+@pytest.mark.parametrize("name", sorted(JY_EXACT))
+def test_bessel_jy_float32_against_mpmath(name):
+    """``bessel32.py``: below 5 the exact value rounded (the polynomials' error is 2e-11
+    absolute), beyond within 2e-8 absolute (float32's cos and sin, as PyTorch's kernels);
+    both well under PyTorch's float32 error (3e-7 and more)."""
+    rng = np.random.default_rng(9)
+    x = np.concatenate([rng.uniform(0, 5, 2000), rng.uniform(5, 60, 2000),
+                        10 ** rng.uniform(-30, 4, 500), [5.0, 5.000001, 4.999999]])
+    if name in ("bessel_j0", "bessel_j1"):
+        x = np.concatenate([x, -x])
+    x = x.astype(np.float32)
+    got = getattr(ember.special, name)(ember.tensor(x)).numpy().astype(np.float64)
+    want = _exact(JY_EXACT[name], x)
+    small = np.abs(x) < 5
+    err = np.abs(got - want)
+    spacing = np.spacing(np.abs(want).astype(np.float32)).astype(np.float64)
+    assert (err[small] <= 0.5 * spacing[small] + 3e-11).all()
+    assert (err[~small] <= 3e-8 * np.maximum(1, np.abs(want[~small]))).all()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(JY_EXACT))
+def test_bessel_jy_special_values_and_mixed_blocks_like_torch(name, dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(10)
+    x = np.concatenate([[0.0, -0.0, inf, -inf, nan, -1.0, 1e-30, 5.0, 100.0],
+                        rng.uniform(0, 4, _BLOCK), rng.uniform(-30, 30, _BLOCK),
+                        rng.uniform(6, 9, _BLOCK)]).astype(dtype)
+    x[20:40] = 7.0  # (a few of the other branch's elements in a block)
+    x[2 * _BLOCK + 20: 2 * _BLOCK + 40] = 3.0
+    e = getattr(ember.special, name)(ember.tensor(x)).numpy()
+    t = getattr(torch.special, name)(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(e, t, rtol=1e-5 if dtype == "float64" else 1e-4, atol=1e-6)
+    np.testing.assert_array_equal(np.signbit(e[e == e]), np.signbit(t[t == t]))
