@@ -33,7 +33,7 @@ import math
 
 from .._tensor import Tensor
 from . import operands as _operands
-from .bessel32 import j32, y32
+from .bessel32 import j32, k32, y32
 from .registry import defop
 from .special_functions import refuse_half, split
 from .special_kernels import bessel_i, in_blocks
@@ -286,12 +286,12 @@ def _declare(name, raw):
 # (each on L2-sized blocks, in float64: ``special_kernels.in_blocks``)
 FUNCTIONS = {name: _declare(name, in_blocks(kernel, narrow)) for name, kernel, narrow in (
     ("bessel_j0", _j0_64, j32(0)), ("bessel_j1", _j1_64, j32(1)),
-    ("bessel_y0", _y64(0), y32(0)), ("bessel_y1", _y64(1), y32(1)))}
+    ("bessel_y0", _y64(0), y32(0)), ("bessel_y1", _y64(1), y32(1)),
+    ("modified_bessel_k0", _k_kernel(0, False), k32(0, False)),
+    ("modified_bessel_k1", _k_kernel(1, False), k32(1, False)),
+    ("scaled_modified_bessel_k0", _k_kernel(0, True), k32(0, True)),
+    ("scaled_modified_bessel_k1", _k_kernel(1, True), k32(1, True)))}
 FUNCTIONS.update({name: _declare(name, in_blocks(kernel, kernel)) for name, kernel in (
-    ("modified_bessel_k0", _k_kernel(0, False)),
-    ("modified_bessel_k1", _k_kernel(1, False)),
-    ("scaled_modified_bessel_k0", _k_kernel(0, True)),
-    ("scaled_modified_bessel_k1", _k_kernel(1, True)),
     ("spherical_bessel_j0", _spherical_j0_64), ("airy_ai", _airy64))})
 FUNCTIONS.update({"modified_bessel_i0": _declare("modified_bessel_i0", bessel_i(0, False)),
                   "modified_bessel_i1": _declare("modified_bessel_i1", bessel_i(1, False))})

@@ -234,3 +234,34 @@ def test_bessel_jy_special_values_and_mixed_blocks_like_torch(name, dtype):
     t = getattr(torch.special, name)(torch.tensor(x)).numpy()
     np.testing.assert_allclose(e, t, rtol=1e-5 if dtype == "float64" else 1e-4, atol=1e-6)
     np.testing.assert_array_equal(np.signbit(e[e == e]), np.signbit(t[t == t]))
+
+
+K_EXACT = {"modified_bessel_k0": lambda x: mp.besselk(0, x),
+           "modified_bessel_k1": lambda x: mp.besselk(1, x),
+           "scaled_modified_bessel_k0": lambda x: mp.besselk(0, x) * mp.exp(x),
+           "scaled_modified_bessel_k1": lambda x: mp.besselk(1, x) * mp.exp(x)}
+
+
+@pytest.mark.parametrize("name", sorted(K_EXACT))
+def test_bessel_k_float32_within_an_ulp(name):
+    rng = np.random.default_rng(11)
+    x = np.concatenate([rng.uniform(0, 4, 2000), rng.uniform(2, 100, 2000),
+                        10 ** rng.uniform(-30, 4, 1000), [2.0, 2.0000002]]).astype(np.float32)
+    got = getattr(ember.special, name)(ember.tensor(x)).numpy()
+    err = _ulps(got, _exact(K_EXACT[name], x))
+    assert err.max() <= 0.51, err.max()
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name", sorted(K_EXACT))
+def test_bessel_k_special_values_and_mixed_blocks_like_torch(name, dtype):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(12)
+    x = np.concatenate([[0.0, -0.0, inf, -inf, nan, -1.0, 1e-30, 2.0, 100.0, 700.0],
+                        rng.uniform(0, 2, _BLOCK), rng.uniform(-1, 30, _BLOCK),
+                        rng.uniform(3, 9, _BLOCK)]).astype(dtype)
+    x[20:40] = 7.0
+    x[2 * _BLOCK + 20: 2 * _BLOCK + 40] = 1.0
+    e = getattr(ember.special, name)(ember.tensor(x)).numpy()
+    t = getattr(torch.special, name)(torch.tensor(x)).numpy()
+    np.testing.assert_allclose(e, t, rtol=1e-12 if dtype == "float64" else 1e-5, atol=1e-44)
