@@ -33,7 +33,7 @@ import math
 
 from .._tensor import Tensor
 from . import operands as _operands
-from .bessel32 import j32, k32, y32
+from .bessel32 import j32, k32, spherical_j0_32, y32
 from .registry import defop
 from .special_functions import refuse_half, split
 from .special_kernels import bessel_i, in_blocks
@@ -290,8 +290,8 @@ FUNCTIONS = {name: _declare(name, in_blocks(kernel, narrow)) for name, kernel, n
     ("modified_bessel_k0", _k_kernel(0, False), k32(0, False)),
     ("modified_bessel_k1", _k_kernel(1, False), k32(1, False)),
     ("scaled_modified_bessel_k0", _k_kernel(0, True), k32(0, True)),
-    ("scaled_modified_bessel_k1", _k_kernel(1, True), k32(1, True)))}
-FUNCTIONS.update({name: _declare(name, in_blocks(kernel, kernel)) for name, kernel in (
-    ("spherical_bessel_j0", _spherical_j0_64), ("airy_ai", _airy64))})
+    ("scaled_modified_bessel_k1", _k_kernel(1, True), k32(1, True)),
+    ("spherical_bessel_j0", _spherical_j0_64, spherical_j0_32))}
+FUNCTIONS["airy_ai"] = _declare("airy_ai", in_blocks(_airy64, _airy64))
 FUNCTIONS.update({"modified_bessel_i0": _declare("modified_bessel_i0", bessel_i(0, False)),
                   "modified_bessel_i1": _declare("modified_bessel_i1", bessel_i(1, False))})

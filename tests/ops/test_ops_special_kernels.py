@@ -265,3 +265,19 @@ def test_bessel_k_special_values_and_mixed_blocks_like_torch(name, dtype):
     e = getattr(ember.special, name)(ember.tensor(x)).numpy()
     t = getattr(torch.special, name)(torch.tensor(x)).numpy()
     np.testing.assert_allclose(e, t, rtol=1e-12 if dtype == "float64" else 1e-5, atol=1e-44)
+
+
+def test_spherical_j0_float32_within_an_ulp_and_special_values():
+    """sin by its own reduction below 2^23 (NumPy's float64 sin beyond), in blocks that mix
+    both; 1 at 0, 0 at ±inf."""
+    rng = np.random.default_rng(13)
+    x = np.concatenate([rng.uniform(-30, 30, 5000), 10 ** rng.uniform(-30, 9, 3000),
+                        -(10 ** rng.uniform(-30, 9, 1000)),
+                        [np.pi, 2 * np.pi, 1e7 * np.pi, 2.0 ** 23, 2.0 ** 23 - 1]])
+    x = x.astype(np.float32)
+    got = ember.special.spherical_bessel_j0(ember.tensor(x)).numpy()
+    err = _ulps(got, _exact(lambda v: mp.sin(v) / v, x))
+    assert err.max() <= 0.51, err.max()
+    specials = ember.tensor([0.0, -0.0, inf, -inf, nan, 1e-30], dtype=ember.float32)
+    np.testing.assert_array_equal(ember.special.spherical_bessel_j0(specials).numpy(),
+                                  np.array([1, 1, 0, 0, nan, 1], np.float32))
