@@ -6,7 +6,9 @@ their ``torch.special`` names; ``i0``, ``igamma`` and ``igammac`` are also ``emb
 Tensor methods, as in PyTorch.
 
 Every kernel computes in float64 (and rounds to the input's floating dtype: PyTorch computes
-float32 in float32, these are within its rounding), written from the math:
+float32 in float32, these are within its rounding), written from the math. Float32 inputs of
+``erfcx``, ``log_ndtr``, ``ndtri`` and the I functions take the float32 kernels of
+``special_kernels.py`` (fewer terms, on blocks; the I functions' float64 ones are there too):
 
 - ``erfcx(x) = exp(x²) erfc(x)``: Cody's rationals for erfc(y) exp(y²) (``unary.py``) for
   y = |x|, and 2 exp(x²) - erfcx(-x) below 0.
@@ -15,9 +17,8 @@ float32 in float32, these are within its rounding), written from the math:
 - ``ndtri``: √2 erfinv(2p - 1) in the middle (2p - 1 is exact there); in the tails P. J.
   Acklam's rational start (2003; relative error 1.2e-9), finished by Newton steps on
   log_ndtr(x) = log(p), which keep full relative precision down to the least subnormal.
-- ``i0`` / ``i1``: the power series sum (x²/4)^k / (k! (k + nu)!) (x/2)^nu (positive terms)
-  up to |x| = 30, Hankel's asymptotic expansion of exp(-x) I_nu(x) above (its error, about
-  exp(-2x), is below 1e-26 there); DLMF 10.25.2, 10.40.1.
+- ``i0`` / ``i1`` and their scaled forms: ``special_kernels.py``'s polynomials in x²/4 and
+  1/|x| (DLMF 10.25.2, 10.40.1).
 - ``igamma(a, x)`` = P(a, x) and ``igammac`` = Q = 1 - P: the series x^a e^-x / Gamma(a + 1)
   sum x^k / ((a + 1)...(a + k)) below x = a + 1, the continued fraction of Q above (DLMF
   8.7.1, 8.9.2; Lentz's evaluation), the other as 1 minus it, but Q for a < 1 below x = a + 1
