@@ -3,7 +3,8 @@
 ``scaled_modified_bessel_k0``/``k1``, ``spherical_bessel_j0`` and ``airy_ai``. Their results
 never require grad (as PyTorch's do not); integers give the default float dtype.
 
-All compute in float64 from the math (DLMF chapters 9 and 10), vectorised over the elements:
+All compute in float64 (on L2-sized blocks) from the math (DLMF chapters 9 and 10),
+vectorised over the elements:
 
 - small arguments (|x| <= 4 for J and Y, x <= 2 for K): the power series, DLMF 10.2.2 and
   10.8.1 (J, Y), 10.25.2 and 10.31.1 (I, K), with harmonic numbers for psi(k + 1);
@@ -16,7 +17,8 @@ All compute in float64 from the math (DLMF chapters 9 and 10), vectorised over t
   real line, so the trapezoidal rule over it converges geometrically (Trefethen & Weideman,
   SIAM Review 56 (2014)): a few dozen nodes give float64's precision for every x past the
   series' range, with no cancellation (J and Y are its real and imaginary parts);
-- the I functions: ``special_functions``' series and asymptotic expansion;
+- the I functions: ``special_kernels``' polynomials (float32 inputs computed to float32's
+  accuracy, as for ``special.i0``);
 - Airy Ai: its Maclaurin series (DLMF 9.4.1) for |x| <= 1, and beyond, Ai(x) = sqrt(x/3) /
   pi K_{1/3}(zeta) and Ai(-x) = sqrt(x) / 3 (J_{1/3} + J_{-1/3})(zeta) = sqrt(x/3)
   Re(e^{i pi/6} H_{1/3}(zeta)), zeta = 2/3 x^{3/2} (DLMF 9.6.1, 9.6.6; J_{-nu} = cos(nu pi)
@@ -31,8 +33,10 @@ import math
 
 from .._tensor import Tensor
 from . import operands as _operands
+from .bessel32 import j32, k32, spherical_j0_32, y32
 from .registry import defop
-from .special_functions import _bessel_i_scaled, refuse_half, split
+from .special_functions import refuse_half, split
+from .special_kernels import bessel_i, in_blocks
 
 _EULER_GAMMA = 0.57721566490153286060651209008240243
 _TWO_OVER_PI = 2 / math.pi
@@ -143,8 +147,7 @@ def _j0_64(xp, x):
 
 
 def _j1_64(xp, x):
-    out = _jy64(xp, xp.abs(x), 1, False)
-    return xp.where(x < 0, -out, out)
+    return _jy64(xp, xp.abs(x), 1, False) * xp.copysign(1.0, x)  # (odd: -0 at -0)
 
 
 def _y64(nu):
@@ -183,15 +186,6 @@ def _k_kernel(nu, scaled):
             out = out * xp.exp(-xp.where(x > 0, x, 1.0))
         out = xp.where(x == 0, math.inf, xp.where(x == math.inf, 0.0, out))
         return xp.where((x < 0) | xp.isnan(x), math.nan, out)
-    return kernel
-
-
-def _i_kernel(nu):
-    def kernel(xp, x):
-        out = _bessel_i_scaled(xp, x, nu) * xp.exp(xp.abs(x))
-        if nu:
-            out = xp.where(x < 0, -out, out)
-        return xp.where(xp.isinf(x), math.nan, out)
     return kernel
 
 
@@ -274,12 +268,9 @@ _ARGUMENT_X = {"airy_ai", "scaled_modified_bessel_k0", "scaled_modified_bessel_k
                "spherical_bessel_j0"}
 
 
-def _declare(name, kernel):
-    def forward(xp, input):
-        input = xp.asarray(input)
-        return xp.asarray(kernel(xp, input.astype(xp.float64))).astype(input.dtype)
-
-    op = defop("special_" + name, promote="float", batch="pointwise", method=False)(forward)
+def _declare(name, raw):
+    op = defop("special_" + name, promote="float", batch="pointwise", method=False)(
+        lambda xp, input: raw(xp, input))
 
     def public(input):
         if not isinstance(input, Tensor):
@@ -292,11 +283,15 @@ def _declare(name, kernel):
     return public
 
 
-FUNCTIONS = {name: _declare(name, kernel) for name, kernel in (
-    ("bessel_j0", _j0_64), ("bessel_j1", _j1_64), ("bessel_y0", _y64(0)),
-    ("bessel_y1", _y64(1)), ("modified_bessel_i0", _i_kernel(0)),
-    ("modified_bessel_i1", _i_kernel(1)), ("modified_bessel_k0", _k_kernel(0, False)),
-    ("modified_bessel_k1", _k_kernel(1, False)),
-    ("scaled_modified_bessel_k0", _k_kernel(0, True)),
-    ("scaled_modified_bessel_k1", _k_kernel(1, True)),
-    ("spherical_bessel_j0", _spherical_j0_64), ("airy_ai", _airy64))}
+# (each on L2-sized blocks, in float64: ``special_kernels.in_blocks``)
+FUNCTIONS = {name: _declare(name, in_blocks(kernel, narrow)) for name, kernel, narrow in (
+    ("bessel_j0", _j0_64, j32(0)), ("bessel_j1", _j1_64, j32(1)),
+    ("bessel_y0", _y64(0), y32(0)), ("bessel_y1", _y64(1), y32(1)),
+    ("modified_bessel_k0", _k_kernel(0, False), k32(0, False)),
+    ("modified_bessel_k1", _k_kernel(1, False), k32(1, False)),
+    ("scaled_modified_bessel_k0", _k_kernel(0, True), k32(0, True)),
+    ("scaled_modified_bessel_k1", _k_kernel(1, True), k32(1, True)),
+    ("spherical_bessel_j0", _spherical_j0_64, spherical_j0_32))}
+FUNCTIONS["airy_ai"] = _declare("airy_ai", in_blocks(_airy64, _airy64))
+FUNCTIONS.update({"modified_bessel_i0": _declare("modified_bessel_i0", bessel_i(0, False)),
+                  "modified_bessel_i1": _declare("modified_bessel_i1", bessel_i(1, False))})
