@@ -210,12 +210,23 @@ def _sign_raw(xp, x):
     return (x > 0).astype(x.dtype) - (x < 0).astype(x.dtype)
 
 
-@defop("abs", jvp="elementwise", batch="pointwise", inplace=True, aliases=("absolute",))
+@defop("abs", batch="pointwise", inplace=True, aliases=("absolute",))
 def _abs(xp, input):
     return xp.abs(input)
 
 
 _abs.defvjp(lambda xp, g, ans, input: g * xp.sgn(input))  # 0 at 0: PyTorch's subgradient
+
+
+def _abs_jvp(xp, t, ans, input):
+    """``sgn(x) t``; for complex ``x`` the real ``Re(conj(sgn(x)) t)``: |x| is not
+    holomorphic, so its VJP rule read as a JVP (``jvp="elementwise"``) would be wrong."""
+    if getattr(input.dtype, "kind", None) == "c" or getattr(input.dtype, "is_complex", False):
+        return xp.real(xp.conj(xp.sgn(input)) * t)
+    return t * xp.sgn(input)
+
+
+_abs.defjvp(_abs_jvp)
 
 
 @_abs.public

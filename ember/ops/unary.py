@@ -594,20 +594,25 @@ def nan_to_num(input, nan=0.0, posinf=None, neginf=None):
     return _nan_to_num(input, nan, posinf, neginf)
 
 
-def _floats_only(test):
-    """A classification forward: floating tensors are tested, others give ``False``."""
-    return lambda xp, input: test(xp, input) if input.dtype.kind == "f" else \
-        xp.zeros(input.shape, dtype=bool)
+def _floats_only(test, kinds="fc", name=None):
+    """A classification forward: floating (and complex: either part) tensors are tested,
+    integer and bool ones give ``False``; complex input refused where PyTorch refuses it."""
+    def forward(xp, input):
+        kind = input.dtype.kind
+        if kind == "c" and "c" not in kinds:
+            raise RuntimeError(f"{name} does not support complex inputs.")
+        return test(xp, input) if kind in kinds else xp.zeros(input.shape, dtype=bool)
+    return forward
 
 
 isnan = _unary("isnan", _floats_only(lambda xp, x: xp.isnan(x)), promote=False,
                doc="Whether each element is NaN.", inplace=False)
 isinf = _unary("isinf", _floats_only(lambda xp, x: xp.isinf(x)), promote=False,
                doc="Whether each element is +inf or -inf.", inplace=False)
-isposinf = _unary("isposinf", _floats_only(lambda xp, x: x == math.inf), promote=False,
-                  doc="Whether each element is +inf.", inplace=False)
-isneginf = _unary("isneginf", _floats_only(lambda xp, x: x == -math.inf), promote=False,
-                  doc="Whether each element is -inf.", inplace=False)
+isposinf = _unary("isposinf", _floats_only(lambda xp, x: x == math.inf, "f", "isposinf"),
+                  promote=False, doc="Whether each element is +inf.", inplace=False)
+isneginf = _unary("isneginf", _floats_only(lambda xp, x: x == -math.inf, "f", "isneginf"),
+                  promote=False, doc="Whether each element is -inf.", inplace=False)
 isfinite = _unary("isfinite", lambda xp, input: xp.isfinite(input), promote=False,
                   doc="Whether each element is neither infinite nor NaN.", inplace=False)
 signbit = _unary("signbit", lambda xp, input: input < 0 if input.dtype.kind in "iub" else

@@ -79,3 +79,30 @@ def test_real_input_still_differentiates(name):
     A = ember.tensor(A0.real, requires_grad=True)
     _loss(ember, REFUSED[name](ember, A)).backward()
     assert A.grad is not None and bool(ember.isfinite(A.grad).all())
+
+
+def test_abs_forward_mode_of_complex_input(torch):
+    """|z| is not holomorphic: its tangent is Re(conj(sgn z) t), as PyTorch's."""
+    x = [1 + 2j, -3 + 0.5j, 0j]
+    t = [0.3 - 0.1j, 1j, 1 + 1j]
+    tangents = []
+    for lib, fwd in ((ember, ember.autograd.forward_ad), (torch, torch.autograd.forward_ad)):
+        with fwd.dual_level():
+            d = fwd.make_dual(lib.tensor(x), lib.tensor(t))
+            tangents.append(fwd.unpack_dual(d.abs()).tangent.numpy())
+    np.testing.assert_allclose(tangents[0], tangents[1], rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("name", ["isnan", "isinf", "isfinite"])
+def test_classification_of_complex_values(torch, name):
+    values = [complex("nan+0j"), complex("nan+nanj"), 1 + 1j, complex("inf+1j"),
+              complex("1-infj"), complex("0+nanj"), complex("nan+infj")]
+    e = getattr(ember, name)(ember.tensor(values)).tolist()
+    assert e == getattr(torch, name)(torch.tensor(values)).tolist()
+
+
+@pytest.mark.parametrize("name", ["isposinf", "isneginf"])
+def test_signed_infinity_tests_refuse_complex(torch, name):
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match=f"{name} does not support complex inputs."):
+            getattr(lib, name)(lib.tensor([1j]))
