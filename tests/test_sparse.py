@@ -86,13 +86,13 @@ def test_errors_as_pytorch(torch):
                                                  check_invariants=True), torch)
 
 
-@pytest.mark.parametrize("use", ["dense + s", "s.sum()", "torch.mm", "torch.exp",
+@pytest.mark.parametrize("use", ["dense + s", "s.sum()", "torch.mm(d, s)", "torch.exp",
                                  "np.asarray", "s.to(float64)", "d @ s"])
 def test_anything_else_is_refused(use):
     s = ember.sparse_coo_tensor([[0, 1], [1, 0]], [1., 2.], (2, 2))
     d = ember.ones(2, 2)
     run = {"dense + s": lambda: d + s, "s.sum()": lambda: s.sum(),
-           "torch.mm": lambda: ember.mm(s, d), "torch.exp": lambda: ember.exp(s),
+           "torch.mm(d, s)": lambda: ember.mm(d, s), "torch.exp": lambda: ember.exp(s),
            "np.asarray": lambda: np.asarray(s), "s.to(float64)": lambda: s.to(ember.float64),
            "d @ s": lambda: d @ s}[use]
     with pytest.raises((NotImplementedError, TypeError)):
@@ -121,3 +121,15 @@ def test_matrix_at_vector_as_pytorch(torch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert_same(run(ember), run(torch))
+
+
+@pytest.mark.parametrize("call", ["mm", "matmul matrix", "matmul vector", "method"])
+def test_sparse_first_operand_of_mm_and_matmul_as_pytorch(torch, call):
+    """torch.mm / torch.matmul with a sparse COO first operand are sparse @ dense."""
+    def run(lib):
+        s = lib.sparse_coo_tensor(lib.tensor(IDX), lib.tensor([3., 4., 5., 1.]), (2, 3))
+        d = lib.arange(6.0).reshape(3, 2)
+        return {"mm": lambda: lib.mm(s, d), "matmul matrix": lambda: lib.matmul(s, d),
+                "matmul vector": lambda: lib.matmul(s, lib.ones(3)),
+                "method": lambda: s.matmul(d) if lib is torch else s @ d}[call]()
+    np.testing.assert_allclose(run(ember).numpy(), run(torch).numpy())

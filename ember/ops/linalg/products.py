@@ -83,10 +83,21 @@ _mm.defvjp(lambda xp, g, ans, input, mat2, column_major:
            _mat2_grad(xp, g, input, column_major[1]))
 
 
+def _sparse_operand(a, b):
+    """Whether a product has a sparse COO operand (``ember.sparse``): a sparse first one
+    multiplies as ``torch.sparse.mm`` does (its ``@``); a sparse second one is refused."""
+    if getattr(b, "is_sparse", False) and not getattr(a, "is_sparse", False):
+        raise NotImplementedError("ember: a dense @ sparse product is not implemented (sparse "
+                                  "@ dense is: torch.sparse.mm, or transpose both)")
+    return getattr(a, "is_sparse", False)
+
+
 @_mm.public
 @autocast_op("mm")
 def mm(input, mat2):
     """Matrix product of two 2-d tensors."""
+    if _sparse_operand(input, mat2):
+        return input @ mat2
     if input.ndim != 2 or mat2.ndim != 2:
         raise RuntimeError(f"{'self' if input.ndim != 2 else 'mat2'} must be a matrix")
     if input.shape[1] != mat2.shape[0]:
@@ -261,6 +272,8 @@ def inner(input, other):
 def matmul(input, other):
     """PyTorch's ``matmul``: dot, mv, mm and vector-matrix products; a batch against a matrix
     or vector folded into one ``mm``/``mv``; broadcast batches through ``bmm``."""
+    if _sparse_operand(input, other):
+        return input @ other
     a, b = input.ndim, other.ndim
     if a == 0 or b == 0:
         raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
