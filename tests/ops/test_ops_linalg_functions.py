@@ -8,6 +8,7 @@ import ember
 
 from ..conftest import to_np
 from ..opspec import Spec, op_tests
+from ..oracle import same_error
 
 try:
     import torch
@@ -225,9 +226,4 @@ ERRORS = [
 @needs_torch
 @pytest.mark.parametrize("make", ERRORS)
 def test_errors_match_torch(make):
-    got = []
-    for lib in (ember, torch):
-        with pytest.raises(Exception) as err:
-            make(lib)
-        got.append((type(err.value).__name__, str(err.value)))
-    assert got[0] == got[1]
+    same_error(make, torch)

@@ -7,6 +7,7 @@ import pytest
 import ember
 
 from ..conftest import to_np
+from ..oracle import same_error
 
 torch = pytest.importorskip("torch")
 
@@ -116,9 +117,4 @@ ERRORS = [
 
 @pytest.mark.parametrize("make", ERRORS)
 def test_errors_match_torch(make):
-    got = []
-    for lib in (ember, torch):
-        with pytest.raises(Exception) as err:
-            make(lib)
-        got.append((type(err.value).__name__, str(err.value)))
-    assert got[0] == got[1]
+    same_error(make, torch)
