@@ -330,7 +330,7 @@ def _log_softmax(xp, input, dim):
     cols = short_columns(xp, input) if fits else None
     if cols is not None:
         cols -= cols.max(axis=0)
-        cols -= np.log(np.exp(cols).sum(axis=0))
+        cols -= round_reduced(np.log(round_reduced(np.exp(cols).sum(axis=0))))
         return rows_back(cols, input.shape)
     blocks = _blocks(input, dim) if input.nbytes > _ROWS_BYTES and _plain_pair(xp, input) else ()
     if len(blocks) < 2:  # (one block: the same passes, without the buffers' set-up)
