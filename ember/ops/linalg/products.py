@@ -12,7 +12,7 @@ import numpy as np
 from ... import _dtypes, _errors, _xp
 from ..._broadcast import broadcast_shapes as _broadcast_shapes
 from ..._creation import eye
-from ..._tensor import _wrap_dim
+from ..._tensor import Tensor, _wrap_dim
 from .. import batching
 from .. import shape as _shape
 from ..autocast import autocast_op
@@ -86,6 +86,8 @@ _mm.defvjp(lambda xp, g, ans, input, mat2, column_major:
 def _sparse_operand(a, b):
     """Whether a product has a sparse COO operand (``ember.sparse``): a sparse first one
     multiplies as ``torch.sparse.mm`` does (its ``@``); a sparse second one is refused."""
+    if type(a) is Tensor and type(b) is Tensor:  # (the common case, two type tests)
+        return False
     if getattr(b, "is_sparse", False) and not getattr(a, "is_sparse", False):
         raise NotImplementedError("ember: a dense @ sparse product is not implemented (sparse "
                                   "@ dense is: torch.sparse.mm, or transpose both)")
