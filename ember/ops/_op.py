@@ -65,7 +65,7 @@ class Op:
     # The outputs a multi-output node saves when its rules read ``ans`` (None: all of them), as
     # derivatives.yaml says: ``sort`` saves only its indices, so writing into its values in
     # place leaves its backward valid.
-    saved_outputs = None
+    saved_outputs: tuple[int, ...] | None = None
     # Whether a multi-output op's rules take None for an output whose gradient did not arrive
     # (PyTorch's undefined gradient: ``var_mean`` skips its variance part, which is NaN for a
     # single element even times zero).

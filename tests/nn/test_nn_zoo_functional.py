@@ -189,3 +189,31 @@ def test_ctc_loss_finite_differences_and_module():
 ])
 def test_ctc_errors_match_pytorch(call):
     assert _error(ember, call) == _error(torch, call)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_ctc_op_equals_the_recursion_written_with_ops(seed):
+    """The op's kernels (alpha forward, its adjoint backward) against the same recursion
+    recorded as ember ops: random lengths, repeated labels, impossible and empty samples."""
+    from ember.nn.functional import ctc
+    r = np.random.default_rng(seed)
+    frames, batch, classes, width = int(r.integers(1, 12)), int(r.integers(1, 5)), 4, 4
+    labels = r.integers(1, classes, (batch, width))
+    if seed % 2:
+        labels[:, 1:] = labels[:, :1]  # repeats: skips barred, some samples impossible
+    in_len = r.integers(0, frames + 1, batch)
+    tg_len = r.integers(0, width + 1, batch)
+    lp = ember.tensor(r.standard_normal((frames, batch, classes))).log_softmax(-1)
+    lp = lp.detach().requires_grad_()
+    ext = np.zeros((batch, 2 * width + 1), np.int64)
+    ext[:, 1::2] = labels
+    skip = np.zeros(ext.shape, bool)
+    skip[:, 2:] = (ext[:, 2:] != 0) & (ext[:, 2:] != ext[:, :-2])
+    fast = ctc._ctc(lp, ext, skip, in_len, tg_len)[0]
+    slow = ctc._nll_composite(lp, ext, skip, in_len, tg_len)
+    assert fast.grad_fn.name() == "CtcLossBackward0"
+    np.testing.assert_allclose(fast.detach().numpy(), slow.detach().numpy(), rtol=1e-13)
+    g = ember.tensor(r.standard_normal(batch))
+    got, = ember.autograd.grad(fast, lp, g)
+    want, = ember.autograd.grad(slow, lp, g)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
