@@ -209,11 +209,32 @@ def test_ctc_op_equals_the_recursion_written_with_ops(seed):
     ext[:, 1::2] = labels
     skip = np.zeros(ext.shape, bool)
     skip[:, 2:] = (ext[:, 2:] != 0) & (ext[:, 2:] != ext[:, :-2])
-    fast = ctc._ctc(lp, ext, skip, in_len, tg_len)[0]
+    fast = ctc._ctc(lp, ext, skip, in_len, tg_len, False)[0]
     slow = ctc._nll_composite(lp, ext, skip, in_len, tg_len)
     assert fast.grad_fn.name() == "CtcLossBackward0"
-    np.testing.assert_allclose(fast.detach().numpy(), slow.detach().numpy(), rtol=1e-13)
-    g = ember.tensor(r.standard_normal(batch))
+    impossible = slow.detach().numpy() > 1e29  # (its best path carries the large "log 0")
+    assert (np.isinf(fast.detach().numpy()) == impossible).all()
+    np.testing.assert_allclose(fast.detach().numpy()[~impossible],
+                               slow.detach().numpy()[~impossible], rtol=1e-13)
+    g = ember.tensor(r.standard_normal(batch) * ~impossible)
     got, = ember.autograd.grad(fast, lp, g)
     want, = ember.autograd.grad(slow, lp, g)
-    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got.numpy()[:, ~impossible], want.numpy()[:, ~impossible],
+                               rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("zero_infinity", [False, True])
+def test_ctc_loss_none_grad_fn_and_impossible_gradient_match_pytorch(zero_infinity):
+    tg, il, tl = CTC_CASES[1]  # one impossible sample
+    names, grads = [], []
+    for lib in (ember, torch):
+        x = lib.tensor(LP, requires_grad=True)
+        loss = lib.nn.functional.ctc_loss(x.log_softmax(-1), lib.tensor(tg), lib.tensor(il),
+                                          lib.tensor(tl), reduction="none",
+                                          zero_infinity=zero_infinity)
+        names.append(loss.grad_fn.name())
+        grads.append(lib.autograd.grad(loss.sum(), x)[0].numpy())
+    assert names[0] == names[1] == ("WhereBackward0" if zero_infinity else "CtcLossBackward0")
+    assert (np.isfinite(grads[0]) == np.isfinite(grads[1])).all()
+    finite = np.isfinite(grads[1])
+    np.testing.assert_allclose(grads[0][finite], grads[1][finite], atol=1e-12)

@@ -132,14 +132,12 @@ def ctc_loss(log_probs: Tensor, targets: Tensor, input_lengths: Tensor | Sequenc
     # the skip from s - 2 to s: onto a label that differs from the one two back
     skip = np.zeros((batch, width), bool)
     skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
-    loss = _ctc(lp, ext, skip, in_len, tg_len)[0] if batch else lp.sum((0, 2)) * 0
-    impossible = loss.detach() > -_NEG / 2
-    if zero_infinity:
-        loss = loss.masked_fill(impossible, 0.0)
-    else:
-        # inf where impossible (its gradient non-finite, as PyTorch's); exact elsewhere
-        scale = _creation.ones_like(loss).masked_fill(impossible, float("inf"))
-        loss = loss * scale
+    if not batch:
+        loss = lp.sum((0, 2)) * 0
+    else:  # inf where impossible; with zero_infinity, 0 and a zero gradient (PyTorch's where)
+        loss = _ctc(lp, ext, skip, in_len, tg_len, bool(zero_infinity))[0]
+        if zero_infinity:
+            loss = loss.where(~loss.isinf(), 0.0)
     if reduction == "mean":
         divisor = _creation.tensor(np.maximum(tg_len, 1), dtype=loss.dtype, device=lp.device)
         loss = (loss / divisor).mean()
@@ -194,6 +192,7 @@ def _alpha_forward(xp, lp, ext, skip, in_len, tg_len):
         ends = alpha[length - 1, n, max(last - 1, 0):last + 1]
         top = ends.max()
         nll[n] = -(xp.log(xp.exp(ends - top).sum()) + top)
+    nll[nll > -_NEG / 2] = math.inf  # no alignment: its best path carries _NEG
     return nll, alpha
 
 
@@ -220,7 +219,8 @@ def _weights(xp, alpha, skip):
 def _alpha_backward(xp, g, lp, alpha, ext, skip, in_len, tg_len):
     """The gradient of ``Σ_n g[n] nll[n]`` with respect to ``lp``: the adjoint of each
     frame's log-sum-exp (its softmax weights) run back over the frames, four NumPy calls a
-    frame, then summed onto the classes each extended position reads."""
+    frame, then summed onto the classes each extended position reads. ``g`` is scaled
+    already where a sample is impossible (``_impossible_scale``)."""
     n_frames, batch, classes = lp.shape
     ext, skip = xp.asarray(ext), xp.asarray(skip)
     width = ext.shape[1]
@@ -250,17 +250,25 @@ def _alpha_backward(xp, g, lp, alpha, ext, skip, in_len, tg_len):
 
 
 @defop("ctc_loss", n_in=1, nout=2, jvp="transpose", batch="loop", method=False)
-def _ctc(xp, log_probs, ext, skip, in_len, tg_len):
+def _ctc(xp, log_probs, ext, skip, in_len, tg_len, zero_infinity):
     return _alpha_forward(xp, log_probs, ext, skip, in_len, tg_len)
 
 
-def _ctc_rule(xp, g, ans, log_probs, ext, skip, in_len, tg_len):
-    if isinstance(g[0], Tensor):  # a graph of the gradient: the recursion as ember's ops
+def _impossible_scale(xp, nll, zero_infinity):
+    """Per sample, what its gradient is scaled by: 1, or where it has no alignment (its loss
+    inf) 0 with ``zero_infinity``, else inf (a non-finite gradient, as PyTorch's)."""
+    one = xp.ones_like(nll)
+    return xp.where(xp.isinf(nll), one * (0.0 if zero_infinity else math.inf), one)
+
+
+def _ctc_rule(xp, g, ans, log_probs, ext, skip, in_len, tg_len, zero_infinity):
+    g = g[0] * _impossible_scale(xp, ans[0], zero_infinity)
+    if isinstance(g, Tensor):  # a graph of the gradient: the recursion as ember's ops
         with _grad_mode.enable_grad():
             lp = log_probs if log_probs.requires_grad else log_probs.detach().requires_grad_()
             nll = _nll_composite(lp, ext, skip, in_len, tg_len)
-            return _grad(nll, lp, g[0], create_graph=True)[0]
-    return _alpha_backward(xp, g[0], log_probs, ans[1], ext, skip, in_len, tg_len)
+            return _grad(nll, lp, g, create_graph=True)[0]
+    return _alpha_backward(xp, g, log_probs, ans[1], ext, skip, in_len, tg_len)
 
 
 _ctc.defvjp(_ctc_rule)
