@@ -9,7 +9,6 @@ from the ops' rules.
 """
 from __future__ import annotations
 
-import itertools
 import warnings
 from typing import TYPE_CHECKING
 
@@ -129,10 +128,13 @@ def _clip(coord, size):
 
 
 def _gather(flat, spatial, taps):
-    """``flat`` (N, C, P) read at integer positions ``taps`` (one (N, Q) index per spatial dim,
-    last dim first); positions outside the image read 0."""
-    inside = None
-    linear = None
+    """``flat`` (N, C, P) read at integer positions ``taps``: one index tensor per spatial dim
+    (last dim first), broadcasting together to (*K, N, Q), K the taps around each point. All
+    taps are read by one gather: values (N, C, K, Q), and whether each tap is inside the image
+    (N, K, Q); positions outside read 0. (One gather, so that the backward scatters every tap
+    into one gradient of ``flat``: 16 bicubic taps summed as 16 image-sized gradients cost
+    30x PyTorch's whole op.)"""
+    inside = linear = None
     stride = 1
     for idx, size in zip(taps, spatial[::-1]):
         ok = (idx >= 0) & (idx < size)
@@ -141,8 +143,30 @@ def _gather(flat, spatial, taps):
         linear = term if linear is None else linear + term
         stride *= size
     n, c = flat.shape[:2]
-    values = flat.gather(2, linear.unsqueeze(1).expand(n, c, linear.shape[1]))
-    return values, inside.unsqueeze(1)
+    q = linear.shape[-1]
+    linear = _taps_second(linear, n, q)
+    k = linear.shape[1]
+    values = flat.gather(2, linear.reshape(n, 1, k * q).expand(n, c, k * q))
+    return values.reshape(n, c, k, q), _taps_second(inside, n, q)
+
+
+def _taps_second(t, n, q):
+    """(*K, N, Q) -> (N, K, Q), the tap dims flattened in order."""
+    return t.reshape(-1, n, q).permute(1, 0, 2)
+
+
+def _weighted(values, inside, weight):
+    """``Σ_k values[:, :, k] * weight[k]`` (``weight``: (*K, N, Q)), taps outside the image
+    weighted 0."""
+    n, c, _, q = values.shape
+    weight = _taps_second(weight, n, q) * inside.to(values.dtype)
+    return (values * weight.unsqueeze(1)).sum(2)
+
+
+def _corners(t, dim, nd):
+    """``t`` (2 or 4 taps stacked first, then (N, Q)) placed on axis ``dim`` of a grid of
+    ``nd`` tap axes, so that the dims' taps broadcast into every combination."""
+    return t.reshape((1,) * dim + (t.shape[0],) + (1,) * (nd - dim - 1) + tuple(t.shape[1:]))
 
 
 def _cubic_weights(t):
@@ -212,7 +236,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         if mode == "nearest":
             taps = [x.detach().round().long() for x in coords]
             values, inside = _gather(flat, spatial, taps)
-            out = values * inside.to(values.dtype)
+            out = (values * inside.unsqueeze(1).to(values.dtype)).squeeze(2)
             out = out + _zero_link(g)
         else:
             out = _linear(flat, spatial, coords)
@@ -231,16 +255,15 @@ def _linear(flat, spatial, coords):
     lows = [x.detach().floor() for x in coords]
     fracs = [x - lo for x, lo in zip(coords, lows)]
     lows = [lo.long() for lo in lows]
-    out = None
-    for corner in itertools.product((0, 1), repeat=len(coords)):
-        weight = None
-        for bit, f in zip(corner, fracs):
-            w = f if bit else 1 - f
-            weight = w if weight is None else weight * w
-        values, inside = _gather(flat, spatial, [lo + bit for lo, bit in zip(lows, corner)])
-        term = values * (weight * inside.squeeze(1).to(weight.dtype)).unsqueeze(1)
-        out = term if out is None else out + term
-    return out
+    nd = len(coords)
+    # the corners in the order of their bits, the first coordinate (x) slowest
+    taps = [_corners(stack([lo, lo + 1]), d, nd) for d, lo in enumerate(lows)]
+    weight = None
+    for d, f in enumerate(fracs):
+        w = _corners(stack([1 - f, f]), d, nd)
+        weight = w if weight is None else weight * w
+    values, inside = _gather(flat, spatial, taps)
+    return _weighted(values, inside, weight)
 
 
 def _bicubic(flat, spatial, coords, padding_mode, align_corners):
@@ -250,16 +273,13 @@ def _bicubic(flat, spatial, coords, padding_mode, align_corners):
     w_size, h_size = spatial[1], spatial[0]
     x0, y0 = x.detach().floor(), y.detach().floor()
     wx, wy = _cubic_weights(x - x0), _cubic_weights(y - y0)
-    out = None
-    for i in range(4):
-        tx = _tap(x0 + (i - 1), w_size, padding_mode, align_corners)
-        for j in range(4):
-            ty = _tap(y0 + (j - 1), h_size, padding_mode, align_corners)
-            values, inside = _gather(flat, spatial, [tx, ty])
-            weight = wx[i] * wy[j] * inside.squeeze(1).to(wx[i].dtype)
-            term = values * weight.unsqueeze(1)
-            out = term if out is None else out + term
-    return out
+    shifts = _creation.tensor([-1.0, 0.0, 1.0, 2.0], dtype=x.dtype,
+                              device=x.device).reshape(4, 1, 1)
+    tx = _corners(_tap(x0 + shifts, w_size, padding_mode, align_corners), 0, 2)
+    ty = _corners(_tap(y0 + shifts, h_size, padding_mode, align_corners), 1, 2)
+    weight = _corners(stack(wx), 0, 2) * _corners(stack(wy), 1, 2)
+    values, inside = _gather(flat, spatial, [tx, ty])
+    return _weighted(values, inside, weight)
 
 
 def _tap(pos, size, padding_mode, align_corners):
