@@ -292,3 +292,28 @@ def test_forward_mode_and_vmap():
     target = ember.tensor([[1, 2, -1, 0]] * 4)
     _vmapped_equals_loop(lambda a: EF.multilabel_margin_loss(a, target),
                          r.standard_normal((3, 4, 4)))
+
+
+@pytest.mark.parametrize("p", [0, 0.5, 1, 1.5, 2, float("inf")])
+def test_pdist_op_equals_its_composition_and_pytorch(p):
+    """The row-by-row op (PdistBackward0) against the composition of ember's ops that serves
+    its second derivatives, and against PyTorch, on rows with repeats and shared components."""
+    from ember.nn.functional import more
+    x = rng.standard_normal((23, 7))
+    x[5] = x[2]
+    x[9, :3] = x[4, :3]
+    g = rng.standard_normal(23 * 22 // 2)
+    a = ember.tensor(x, requires_grad=True)
+    fast = EF.pdist(a, p)
+    assert fast.grad_fn.name() == "PdistBackward0"
+    slow = more._pdist_composite(a, float(p))
+    np.testing.assert_allclose(fast.detach().numpy(), slow.detach().numpy(), rtol=1e-13)
+    got, = ember.autograd.grad(fast, a, ember.tensor(g))
+    want, = ember.autograd.grad(slow, a, ember.tensor(g))
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12, atol=1e-12)
+    t = torch.tensor(x, requires_grad=True)
+    ref = torch.nn.functional.pdist(t, p)
+    assert ref.grad_fn.name() == "PdistBackward0"
+    np.testing.assert_allclose(fast.detach().numpy(), ref.detach().numpy(), rtol=1e-12)
+    np.testing.assert_allclose(got.numpy(), torch.autograd.grad(ref, t, torch.tensor(g))[0],
+                               rtol=1e-10, atol=1e-12)
