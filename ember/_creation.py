@@ -397,7 +397,8 @@ def _drawn(sample, size, generator, dtype, device, requires_grad, complex_scale=
         arr = (sample(rng, batch + size) + 1j * sample(rng, batch + size)) * complex_scale
     else:
         arr = sample(rng, batch + size)
-    out = _finish(arr.astype(dtype.np), dtype, device, requires_grad)
+    # (the draw is the sampler's own array: no copy where it has the dtype already)
+    out = _finish(arr.astype(dtype.np, copy=False), dtype, device, requires_grad)
     return _dispatch.batched.wrap(out, levels) if levels else out
 
 
