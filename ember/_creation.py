@@ -225,7 +225,7 @@ def _check_fill(fill_value, dtype):
             info = _finfo(dtype)
             bad = math.isfinite(v) and not -info.max <= v <= info.max
         else:
-            lo, hi = _int_limits(dtype.np)
+            lo, hi = _dtypes.int_bounds(dtype.np)
             if isinstance(v, (int, np.integer)) and lo == 0 and v < 0:
                 bad = -int(v) > hi  # negative integers wrap, as in two's complement
             else:
@@ -233,19 +233,6 @@ def _check_fill(fill_value, dtype):
     if bad:
         raise RuntimeError(f"value cannot be converted to type {_CONVERT_NAMES[dtype.name]} "
                            "without overflow")
-
-
-_INT_LIMITS: dict = {}
-
-
-def _int_limits(np_dtype):
-    """``(min, max)`` of an integer NumPy dtype, kept: ``np.iinfo`` is made anew per call
-    (2 us of a small ``full``'s 4.5)."""
-    limits = _INT_LIMITS.get(np_dtype)
-    if limits is None:
-        info = np.iinfo(np_dtype)
-        limits = _INT_LIMITS[np_dtype] = (int(info.min), int(info.max))
-    return limits
 
 
 def _finfo(dtype):
@@ -479,7 +466,7 @@ def _check_random_bounds(low, high, dtype):
         info = _finfo(dtype)
         bottom, top = info.min, info.max
     else:
-        bottom, top = _int_limits(np.uint8 if dtype is _dtypes.bool else dtype.np)
+        bottom, top = _dtypes.int_bounds(np.uint8 if dtype is _dtypes.bool else dtype.np)
     top = 1 if dtype is _dtypes.bool else top
     for label, v in (("from", low), ("to - 1", high - 1)):
         if not bottom <= v <= top:
@@ -570,7 +557,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: DTypeLike = N
                                f"{dtype._word} type." if dtype is _dtypes.float16 else
                                f"n cannot be greater than 2^{digits}+1 for "
                                f"{dtype._word} type.")
-    elif n and n - 1 > _int_limits(dtype.np)[1]:
+    elif n and n - 1 > _dtypes.int_bounds(dtype.np)[1]:
         raise RuntimeError(f"value cannot be converted to type {_CONVERT_NAMES[dtype.name]} "
                            "without overflow")
     arr = _random.rng(generator).permutation(int(n)).astype(dtype.np)
