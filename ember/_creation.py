@@ -225,11 +225,11 @@ def _check_fill(fill_value, dtype):
             info = _finfo(dtype)
             bad = math.isfinite(v) and not -info.max <= v <= info.max
         else:
-            info = np.iinfo(dtype.np)
-            if isinstance(v, (int, np.integer)) and info.min == 0 and v < 0:
-                bad = -int(v) > info.max  # negative integers wrap, as in two's complement
+            lo, hi = _dtypes.int_bounds(dtype.np)
+            if isinstance(v, (int, np.integer)) and lo == 0 and v < 0:
+                bad = -int(v) > hi  # negative integers wrap, as in two's complement
             else:
-                bad = not (math.isfinite(v) and info.min <= v <= info.max)
+                bad = not (math.isfinite(v) and lo <= v <= hi)
     if bad:
         raise RuntimeError(f"value cannot be converted to type {_CONVERT_NAMES[dtype.name]} "
                            "without overflow")
@@ -384,7 +384,8 @@ def _drawn(sample, size, generator, dtype, device, requires_grad, complex_scale=
         arr = (sample(rng, batch + size) + 1j * sample(rng, batch + size)) * complex_scale
     else:
         arr = sample(rng, batch + size)
-    out = _finish(arr.astype(dtype.np), dtype, device, requires_grad)
+    # (the draw is the sampler's own array: no copy where it has the dtype already)
+    out = _finish(arr.astype(dtype.np, copy=False), dtype, device, requires_grad)
     return _dispatch.batched.wrap(out, levels) if levels else out
 
 
@@ -461,11 +462,14 @@ def _check_random_bounds(low, high, dtype):
     if dtype.is_complex:
         raise RuntimeError("check_random_bounds handles only integral, floating-point and "
                            "boolean types")
-    info = _finfo(dtype) if dtype.is_floating_point else np.iinfo(
-        np.uint8 if dtype is _dtypes.bool else dtype.np)
-    top = 1 if dtype is _dtypes.bool else info.max
+    if dtype.is_floating_point:
+        info = _finfo(dtype)
+        bottom, top = info.min, info.max
+    else:
+        bottom, top = _dtypes.int_bounds(np.uint8 if dtype is _dtypes.bool else dtype.np)
+    top = 1 if dtype is _dtypes.bool else top
     for label, v in (("from", low), ("to - 1", high - 1)):
-        if not info.min <= v <= top:
+        if not bottom <= v <= top:
             raise RuntimeError(f"{label} is out of bounds for {_BOUND_NAMES[dtype.name]}")
 
 
@@ -553,7 +557,7 @@ def randperm(n: int, *, generator: Generator | None = None, dtype: DTypeLike = N
                                f"{dtype._word} type." if dtype is _dtypes.float16 else
                                f"n cannot be greater than 2^{digits}+1 for "
                                f"{dtype._word} type.")
-    elif n and n - 1 > np.iinfo(dtype.np).max:
+    elif n and n - 1 > _dtypes.int_bounds(dtype.np)[1]:
         raise RuntimeError(f"value cannot be converted to type {_CONVERT_NAMES[dtype.name]} "
                            "without overflow")
     arr = _random.rng(generator).permutation(int(n)).astype(dtype.np)

@@ -287,6 +287,18 @@ def is_floating(np_dtype):
     return np_dtype.kind == "f" or type(np_dtype) in LOW_PRECISION_TYPES
 
 
+_INT_BOUNDS: dict = {}  # NumPy integer dtype -> (min, max): ``np.iinfo`` is ~1 us a call
+
+
+def int_bounds(np_dtype):
+    """The least and greatest values of the NumPy integer dtype ``np_dtype``."""
+    bounds = _INT_BOUNDS.get(np_dtype)
+    if bounds is None:
+        info = np.iinfo(np_dtype)
+        bounds = _INT_BOUNDS[np_dtype] = (builtins.int(info.min), builtins.int(info.max))
+    return bounds
+
+
 def np_finfo(np_dtype):
     """NumPy's ``finfo`` of a tensor's NumPy dtype (ml_dtypes' own for its types)."""
     if type(np_dtype) in NUMPY_LACKS:

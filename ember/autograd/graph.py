@@ -49,6 +49,11 @@ class Node:
     # view) its gradient or a saved value, so the engine may own them (``engine.py``): true of
     # op nodes, whose rules are ember's; not of custom Functions or other nodes.
     _fresh_grads = False
+    # For a read of part of its input (``select``, ``slice``: ``Op.defvjp_into``), a function
+    # ``(out, g, *saved)`` adding the gradient ``g`` into ``out``, of the input's shape, in
+    # place; the engine calls it instead of ``apply`` where the input already has a gradient
+    # of its own (see ``engine._added_into``). None for other nodes.
+    _adds_into = None
 
     def name(self):
         return type(self).__name__

@@ -24,6 +24,8 @@ def _blockwise(kernel):
     to every block. Anything else (CuPy arrays, Tensors, small or 0-d arrays) runs whole. A
     kernel may return a tuple of results (operands of one shape only): each is assembled."""
     def run(xp, *arrays, **params):
+        if len(arrays) == 1 and type(arrays[0]) is np.ndarray and arrays[0].size <= _BLOCK:
+            return kernel(xp, *arrays, **params)  # (one small array, as below: 1 us sooner)
         shaped = [a for a in arrays if type(a) is np.ndarray]
         if len(shaped) < len(arrays) and not all(
                 type(a) is np.ndarray or isinstance(a, (np.generic, int, float))

@@ -137,6 +137,14 @@ class Op:
         self._reads = tuple(reads)
         return self
 
+    def defvjp_into(self, add_into):
+        """For an op that reads part of its one input (whose rule writes ``g`` into zeros of
+        the input's shape): ``add_into(out, g, *args)`` adds that gradient into ``out`` in
+        place. The engine uses it where the input's gradient has begun to sum already (an
+        RNN's ``emb[:, t]`` per step): one write of the part, not zeros and a whole sum."""
+        self.node_cls._adds_into = staticmethod(add_into)
+        return self
+
     def defjvp(self, *rules):
         """Forward mode: one rule per input, ``rule(xp, t, ans, *args)`` -> that input's part of
         the output's tangent ``J·t`` (``t``: the input's tangent; a tuple per output for ops

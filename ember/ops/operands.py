@@ -100,16 +100,7 @@ def _opmath(xp, fn, *args):
     return fn(xp, *wide).astype(xp.float16)
 
 
-_INT_BOUNDS: dict = {}  # NumPy integer dtype -> (min, max): ``np.iinfo`` is ~1 µs a call
-
-
-def _int_bounds(np_dtype):
-    """The least and greatest values of the NumPy integer dtype ``np_dtype``."""
-    bounds = _INT_BOUNDS.get(np_dtype)
-    if bounds is None:
-        info = np.iinfo(np_dtype)
-        bounds = _INT_BOUNDS[np_dtype] = (int(info.min), int(info.max))
-    return bounds
+_int_bounds = _dtypes.int_bounds
 
 
 def _wrapped(value, dtype):

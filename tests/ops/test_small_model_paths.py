@@ -225,3 +225,46 @@ def test_embedding_backward_one_hot_and_sorted_paths(monkeypatch, dtype, n, num,
     assert got.dtype == dtype and got.shape == (num, d)
     eps = np.finfo(dtype).eps
     assert (np.abs(got - want) <= 4 * eps * absum).all()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_cat_with_legacy_empty_inputs_values_and_grads(torch, dtype):
+    """The inputs of shape (0,) that ``cat`` skips (its forward's other path), against the
+    plain path's values and PyTorch's, gradients included."""
+    (ae, at), (be, bt) = _pair(torch, (2, 3), dtype, 1), _pair(torch, (2, 3), dtype, 2)
+    for dim in (0, 1, -1):
+        ce_ = ember.cat([ember.zeros(0, dtype=ae.dtype), ae, ember.zeros(0, dtype=ae.dtype), be],
+                        dim)
+        ct = torch.cat([torch.zeros(0, dtype=at.dtype), at, torch.zeros(0, dtype=at.dtype), bt],
+                       dim)
+        _close(ce_, ct, dtype)
+        _close(ce_, ember.cat([ae, be], dim), dtype)
+        w = np.random.default_rng(3).standard_normal(tuple(ct.shape)).astype(dtype)
+        (ce_ * ember.tensor(w)).sum().backward()
+        (ct * torch.tensor(w)).sum().backward()
+        _close(ae.grad, at.grad, dtype)
+        _close(be.grad, bt.grad, dtype)
+        ae.grad = be.grad = at.grad = bt.grad = None
+    one_d = ember.cat([ember.zeros(0, dtype=ae.dtype), ae[0], ember.zeros(0, dtype=ae.dtype)])
+    _close(one_d, torch.cat([torch.zeros(0, dtype=at.dtype), at[0].detach()]), dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -2, -3])
+def test_stack_on_every_dim_values_and_grads(torch, dtype, dim):
+    """``stack`` as one concatenation along ``dim`` reshaped (an RNN's hidden states on dim
+    1), and the new last dim, against PyTorch, gradients included; 0-d and empty inputs."""
+    pairs = [_pair(torch, (3, 4), dtype, seed) for seed in range(5)]
+    se, st = ember.stack([e for e, _ in pairs], dim), torch.stack([t for _, t in pairs], dim)
+    _close(se, st, dtype)
+    w = np.random.default_rng(9).standard_normal(tuple(st.shape)).astype(dtype)
+    (se * ember.tensor(w)).sum().backward()
+    (st * torch.tensor(w)).sum().backward()
+    for e, t in pairs:
+        _close(e.grad, t.grad, dtype)
+    if dim in (0, -1):
+        scalars = [ember.tensor(dtype(k)) for k in range(3)]
+        _close(ember.stack(scalars, dim), torch.stack([torch.tensor(dtype(k)) for k in range(3)],
+                                                      dim), dtype)
+    empty = ember.stack([ember.zeros(3, 0, dtype=se.dtype)] * 2, dim)
+    assert tuple(empty.shape) == tuple(torch.stack([torch.zeros(3, 0)] * 2, dim).shape)

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ...ops.autocast import autocast_op
 from ...ops.linalg.addmm import addmm
 from ...ops.linalg.einsum import einsum
+from ...ops.shape.views import _reshaped_view
 
 if TYPE_CHECKING:
     from ..._tensor import Tensor
@@ -27,7 +28,12 @@ def linear(input: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if bias is not None:
         if input.ndim == 2:
             return addmm(bias, input, weight.t())
-        vector_bias = bias.ndim == 1 or sum(n != 1 for n in bias.shape) == 1
+        if bias.ndim == 1 and bias.is_contiguous() and input.is_contiguous():
+            # (the views made directly: their shapes are known good; 2 x 2 us of checks)
+            *batch, n = input.shape
+            out = addmm(bias, _reshaped_view(input, (math.prod(batch), n)), weight.t())
+            return _reshaped_view(out, (*batch, out.shape[1]))
+        vector_bias = sum(n != 1 for n in bias.shape) == 1
         if vector_bias and bias.is_contiguous() and input.is_contiguous():
             *batch, n = input.shape
             out = bias.addmm(input.view(math.prod(batch), n), weight.t())

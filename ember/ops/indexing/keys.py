@@ -17,7 +17,7 @@ from ..._broadcast import broadcast_shapes
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.views import as_view
 from ..registry import defop
-from ..shape.helpers import _embed
+from ..shape.helpers import _add_at, _embed
 from ..shape.slices import slice_view
 from ..shape.views import unsqueeze
 
@@ -61,6 +61,7 @@ def _select(xp, input, key, shape):
 
 
 _select.defvjp(lambda xp, g, ans, input, key, shape: _embed(xp, g, shape, key))
+_select.defvjp_into(_add_at)
 
 
 

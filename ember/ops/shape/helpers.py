@@ -104,3 +104,9 @@ def _embed(xp, g, shape, key):
     out = xp.new_zeros(g, shape)
     out[key] = g
     return out
+
+
+def _add_at(out, g, input, key, shape):
+    """``out += _embed(np, g, shape, key)`` in place, without the zeros (``Op.defvjp_into``:
+    ``key`` is basic indexing, each entry of ``out`` at most once)."""
+    out[key] += g

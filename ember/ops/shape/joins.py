@@ -47,6 +47,9 @@ def _joined_batched(op, args, levels):
 @defop("cat", variadic=2, jvp="linear", batch=_joined_batched, method=False,
        aliases=("concat", "concatenate"))
 def _cat(xp, *args):
+    shapes = args[-1]
+    if (0,) not in shapes:  # (no legacy empty input: the common case, without the loops below)
+        return xp.concatenate(args[:-2], axis=args[-2])
     *tensors, dim, shapes = args
     ndim = max(t.ndim for t in tensors)
     return xp.concatenate([t for t in tensors if not _legacy_empty(t.shape, ndim)], axis=dim)
@@ -138,10 +141,13 @@ array_api("concatenate")(lambda arrays, axis=0: cat(arrays, dim=axis))
 def _stack(xp, *args):
     *tensors, dim = args
     shape = tensors[0].shape
-    if dim == 0 and shape:
-        # one concatenation into the result: xp.stack reshapes every input first (32 small
-        # windows: 8.5 µs against 36)
-        return xp.concatenate(tensors).reshape((len(tensors),) + shape)
+    if dim < len(shape):
+        # one concatenation into the result, along ``dim``: entry j of input i lands at
+        # i * shape[dim] + j there, which the reshape splits into (i, j). xp.stack reshapes
+        # every input first (32 small windows: 8.5 µs against 36; an RNN's 16 hidden states
+        # on dim 1: 21 µs against 25)
+        return xp.concatenate(tensors, axis=dim).reshape(
+            shape[:dim] + (len(tensors),) + shape[dim:])
     return xp.stack(tensors, axis=dim)
 
 

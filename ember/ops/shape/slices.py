@@ -12,7 +12,7 @@ from ... import _dtypes
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.views import as_view
 from ..registry import defop, public
-from .helpers import _embed
+from .helpers import _add_at, _embed
 from .views import unsqueeze
 
 # --------------------------------------------------------------------------- splitting
@@ -24,6 +24,7 @@ def _slice(xp, input, key, shape):
 
 
 _slice.defvjp(lambda xp, g, ans, input, key, shape: _embed(xp, g, shape, key))
+_slice.defvjp_into(_add_at)
 
 
 def slice_view(input, dim, start, stop, step=1):
