@@ -220,21 +220,25 @@ def _erfinv_mid(xp, y):
     return _odd_rational(xp, y, _ERFINV_MID_P, _ERFINV_MID_Q)
 
 
-def _central(mid, full, bound):
+def _central(mid, full, bound, share):
     """A float32 block kernel: ``mid``, a rational of lower degree that holds where |x| <=
     ``bound``, over the block, and ``full`` redone on the elements beyond, gathered (none in
     most blocks of most data: the bound's check is one float32 pass and a max); ``full``
-    over the whole block where more than a quarter lie beyond (no worse than before)."""
+    over the whole block where more than 1/``share`` of it lies beyond: the gather, the
+    scatter and ``full`` on a few elements cost ~2x ``full`` per element, so the break-even
+    is where ``mid`` saves that (erf: mid 3/4 of full, 1/64; erfc 4/5, 1/16; erfinv 1/3,
+    1/4), and the worst case is ``full`` and the check (4%)."""
     def run(xp, x):
         a = xp.abs(x)
         if not a.size or a.max() <= bound:  # (False at NaN: the mask leaves NaN to ``mid``)
             return mid(xp, x)
-        at = xp.flatnonzero(a > bound)
-        if at.size > x.size // 4:
+        beyond = a > bound
+        del a
+        if int(xp.count_nonzero(beyond)) > x.size // share:
             return full(xp, x)
+        at = xp.flatnonzero(beyond)
         out = mid(xp, x)
-        if at.size:
-            out.reshape(-1)[at] = full(xp, x.reshape(-1)[at])
+        out.reshape(-1)[at] = full(xp, x.reshape(-1)[at])
         return out
     run.__name__ = full.__name__
     return run
@@ -317,9 +321,9 @@ def _dispatch(fast, exact):
     return raw
 
 
-_erf_raw = _dispatch(_blockwise(_central(_erf_mid, _erf_fast, _ERF_MID)), _erf64)
-_erfc_raw = _dispatch(_blockwise(_central(_erfc_mid, _erfc_fast, _ERFC_MID)), _erfc64)
-_erfinv_raw = _dispatch(_blockwise(_central(_erfinv_mid, _erfinv_fast, _ERFINV_MID)),
+_erf_raw = _dispatch(_blockwise(_central(_erf_mid, _erf_fast, _ERF_MID, 64)), _erf64)
+_erfc_raw = _dispatch(_blockwise(_central(_erfc_mid, _erfc_fast, _ERFC_MID, 16)), _erfc64)
+_erfinv_raw = _dispatch(_blockwise(_central(_erfinv_mid, _erfinv_fast, _ERFINV_MID, 4)),
                         _erfinv64)
 
 # --------------------------------------------------------------------------- declaring ops
