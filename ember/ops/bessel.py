@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from .._tensor import Tensor
 from . import operands as _operands
 from .bessel32 import j32, k32, spherical_j0_32, y32
@@ -204,26 +206,38 @@ _AIP0 = 1 / (3 ** (1 / 3) * math.gamma(1 / 3))
 # the trapezoidal rule for int_0^inf e^{-u} u^(-1/6) g(u) du with u = s^6: 6 int_0^inf
 # s^4 e^{-s^6} g(s^6) ds (even in s); the singularity of g nearest the real line is at
 # |s| = (2 zeta)^(1/6), 0.27 from it at zeta = 2/3 (x = 1): h = 1/32 to s = 1.9 (e^{-47})
-_AH = 1 / 32
-_AS = tuple(j * _AH for j in range(62))
-_AW = tuple(6 * (_AH / 2 if j == 0 else _AH) * s ** 4 * math.exp(-s ** 6)
-            for j, s in enumerate(_AS))
+def _airy_nodes(h, count):
+    """The trapezoidal rule's nodes s and weights (the node at 0 has weight 0: left out)."""
+    s = tuple(j * h for j in range(1, count))
+    return s, tuple(6 * h * v ** 4 * math.exp(-v ** 6) for v in s)
+
+
+_A64 = _airy_nodes(1 / 32, 62)
+# float32 inputs: h = 1/10 to s = 1.6 (e^{-16.8}), 16 nodes for 62, and 6 terms of the
+# series for 20; measured against the float64 rule on x in [1, 40]: relative error 1.3e-10
+# for Ai(x), 7.7e-9 of the envelope for Ai(-x) (3.3e-7 with its terms summed in float32,
+# below), the series 2.1e-11; PyTorch's float32 Ai is off by 5.8e-5. 1M elements on (0.5,
+# 4.5): 3.4x -> 1.06x PyTorch's time; on (-5, 5): 9.5x -> 1.5x.
+_A32 = _airy_nodes(1 / 10, 17)
 _AIRY_SERIES_BELOW = 1.0
 
 
-def _airy64(xp, x):
-    out = split(xp, xp.abs(x) <= _AIRY_SERIES_BELOW, x, lambda xs: _airy_series(xp, xs),
-                lambda xl: split(xp, xl > 0, xl, lambda xp_: _airy_positive(xp, xp_),
-                                 lambda xn: _airy_negative(xp, -xn)))
-    return xp.where(xp.isinf(x), math.nan, out)
+def _airy_kernel(nodes, terms, dtype):
+    def kernel(xp, x):
+        out = split(xp, xp.abs(x) <= _AIRY_SERIES_BELOW, x,
+                    lambda xs: _airy_series(xp, xs, terms),
+                    lambda xl: split(xp, xl > 0, xl, lambda xp_: _airy_positive(xp, xp_, nodes),
+                                     lambda xn: _airy_negative(xp, -xn, nodes, dtype)))
+        return xp.where(xp.isinf(x), math.nan, out)
+    return kernel
 
 
-def _airy_series(xp, x):
+def _airy_series(xp, x, terms):
     """Maclaurin: Ai = Ai(0) f - (-Ai'(0)) g, f = sum x^3k / ((2·3)(5·6)...), g = x sum ..."""
     cube = x * x * x
     f_term, g_term = xp.ones_like(x), x * 1.0
     f, g = f_term, g_term
-    for k in range(1, 20):
+    for k in range(1, terms):
         f_term = f_term * cube / ((3 * k) * (3 * k - 1))
         g_term = g_term * cube / ((3 * k + 1) * (3 * k))
         f, g = f + f_term, g + g_term
@@ -233,28 +247,34 @@ def _airy_series(xp, x):
 _G56 = math.gamma(5 / 6)
 
 
-def _airy_positive(xp, z):
+def _airy_positive(xp, z, nodes):
     """Ai(z), z > 1: sqrt(z/3)/pi sqrt(pi/(2 zeta)) e^-zeta / Gamma(5/6) int e^-u u^(-1/6)
     (1 + u/(2 zeta))^(-1/6) du."""
     zeta = 2 / 3 * z * xp.sqrt(z)
     k_int = xp.zeros_like(z)
-    for s, w in zip(_AS, _AW):
+    for s, w in zip(*nodes):
         k_int = k_int + w * (1 + s ** 6 / (2 * zeta)) ** (-1 / 6)
     return xp.sqrt(z / 3) / math.pi * xp.sqrt(math.pi / (2 * zeta)) * xp.exp(-zeta) \
         * k_int / _G56
 
 
-def _airy_negative(xp, z):
+def _airy_negative(xp, z, nodes, dtype):
     """Ai(-z), z > 1: sqrt(z/3) sqrt(2/(pi zeta)) / Gamma(5/6) Re(e^{i(zeta - pi/4)} int e^-u
-    u^(-1/6) (1 + i u/(2 zeta))^(-1/6) du)."""
+    u^(-1/6) (1 + i u/(2 zeta))^(-1/6) du), the nodes' terms summed in ``dtype``."""
     zeta = 2 / 3 * z * xp.sqrt(z)
-    re, im = xp.zeros_like(z), xp.zeros_like(z)
-    for s, w in zip(_AS, _AW):
-        c = s ** 6 / (2 * zeta)
-        r = w * (1 + c * c) ** (-1 / 12)
-        phi = xp.arctan(c) / 6
-        re = re + r * xp.cos(phi)
-        im = im - r * xp.sin(phi)
+    # (float32 inputs sum the nodes' terms in float32, as PyTorch computes Ai: their four
+    # transcendental functions are 3x faster there; 3.3e-7 of the envelope against float64)
+    half = (0.5 / zeta).astype(dtype)
+    re, im = xp.zeros_like(half), xp.zeros_like(half)
+    for s, w in zip(*nodes):
+        c = half * dtype(s ** 6)
+        r = (c * c + dtype(1)) ** dtype(-1 / 12)
+        r *= dtype(w)
+        phi = xp.arctan(c)
+        phi *= dtype(1 / 6)
+        re += r * xp.cos(phi)
+        im -= r * xp.sin(phi)
+    re, im = re.astype(z.dtype), im.astype(z.dtype)
     c, s = xp.cos(zeta), xp.sin(zeta)
     cw, sw = (c + s) * math.sqrt(0.5), (s - c) * math.sqrt(0.5)  # of zeta - pi/4
     return xp.sqrt(z / 3) * xp.sqrt(2 / (math.pi * zeta)) / _G56 * (re * cw - im * sw)
@@ -292,6 +312,7 @@ FUNCTIONS = {name: _declare(name, in_blocks(kernel, narrow)) for name, kernel, n
     ("scaled_modified_bessel_k0", _k_kernel(0, True), k32(0, True)),
     ("scaled_modified_bessel_k1", _k_kernel(1, True), k32(1, True)),
     ("spherical_bessel_j0", _spherical_j0_64, spherical_j0_32))}
-FUNCTIONS["airy_ai"] = _declare("airy_ai", in_blocks(_airy64, _airy64))
+FUNCTIONS["airy_ai"] = _declare("airy_ai", in_blocks(
+    _airy_kernel(_A64, 20, np.float64), _airy_kernel(_A32, 6, np.float32)))
 FUNCTIONS.update({"modified_bessel_i0": _declare("modified_bessel_i0", bessel_i(0, False)),
                   "modified_bessel_i1": _declare("modified_bessel_i1", bessel_i(1, False))})

@@ -65,6 +65,54 @@ def test_error_functions_special_values_in_float32():
     assert np.isnan(got[[2, 3, 4]]).all() and np.signbit(got[6]) and not np.signbit(got[5])
 
 
+def _erf_family_exact(name, x):
+    if name == "erfinv":
+        return ember.erfinv(ember.tensor(x.astype(np.float64))).numpy()
+    return np.array([getattr(math, name)(float(v)) for v in x])
+
+
+MIDDLE = {"erf": unary._ERF_MID, "erfc": unary._ERFC_MID, "erfinv": unary._ERFINV_MID}
+
+
+@pytest.mark.parametrize("name", ["erf", "erfc", "erfinv"])
+def test_central_rationals_are_correctly_rounded(name):
+    """Blocks wholly inside the central range take its rational of lower degree
+    (``unary._central``): dense over that range, every block inside it."""
+    bound = np.float32(MIDDLE[name])
+    x = np.linspace(-bound, bound, BLOCKS).astype(np.float32)
+    assert np.abs(x).max() <= bound
+    got = getattr(ember, name)(ember.tensor(x)).numpy()
+    err = _ulp_error(got, _erf_family_exact(name, x))
+    assert err.max() < 0.6, (name, x[err.argmax()], err.max())
+
+
+@pytest.mark.parametrize("name", ["erf", "erfc", "erfinv"])
+def test_central_blocks_redo_the_elements_beyond(name):
+    """A block mostly inside the central range with a few elements beyond (gathered and
+    redone by the whole range's kernel) or mostly beyond (the whole block by it), the
+    special values among them: each element as it is alone."""
+    rng = np.random.default_rng(7)
+    bound = MIDDLE[name]
+    beyond = ([0.95, -0.97, 0.999999, -1.0, 1.0, 1.5, -3.0] if name == "erfinv" else
+              [2.7, -3.1, 4.2, -9.5, 11.0, 30.0, -30.0, math.inf, -math.inf])
+    special = [0.0, -0.0, math.nan, 1e-45, -1e-40, np.nextafter(np.float32(bound), 2)]
+    for share in (0.001, 0.1, 0.5):
+        x = rng.uniform(-bound, bound, 2 * unary._BLOCK + 5)
+        at = rng.choice(x.size, int(share * x.size) + len(beyond) + len(special),
+                        replace=False)
+        x[at] = rng.choice(beyond + special, at.size)
+        x[at[:len(beyond) + len(special)]] = beyond + special
+        x = x.astype(np.float32)
+        got = getattr(ember, name)(ember.tensor(x)).numpy()
+        alone = np.array([getattr(ember, name)(ember.tensor(v)).item() for v in x[at]],
+                         np.float32)
+        np.testing.assert_array_equal(got[at], alone)
+        want = _erf_family_exact(name, x)
+        finite = np.isfinite(want) & (np.abs(want) > 1.2e-38)
+        err = _ulp_error(got[finite], want[finite])
+        assert err.max() < 0.6, (name, share, x[finite][err.argmax()], err.max())
+
+
 @pytest.mark.parametrize("name", ["erf", "erfc", "erfinv", "lgamma", "digamma"])
 def test_layouts_zero_d_and_float16(name):
     fn = getattr(ember, name)

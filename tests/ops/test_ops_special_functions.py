@@ -4,6 +4,7 @@ where installed) across the domain, float32 and float64, dtypes, grad_fn names, 
 second order (finite differences and PyTorch), the functions PyTorch gives no derivative, its
 refusals, and ``out=``."""
 import itertools
+import math
 import warnings
 
 import numpy as np
@@ -278,6 +279,26 @@ def test_float64_accuracy_against_mpmath(name):
         scale = np.maximum(scale, 1e-2)
     # (erfcx and log_ndtr far out: Cody's erfc tail, ~1e-13)
     assert np.max(err / scale) < (2e-13 if name in ("log_ndtr",) else 5e-14)
+
+
+def test_airy_ai_in_float32_against_float64():
+    """float32 Ai runs a coarser rule (16 nodes, 6 series terms; the terms of Ai(-x) summed in
+    float32, ``bessel._A32``): within 1e-7 relative for x >= -1 and 5e-7 of the envelope
+    x^(-1/4) / sqrt(pi) below (PyTorch's float32 Ai: 5.8e-5), over blocks and both ends."""
+    x = np.concatenate([np.linspace(-40, 40, 200001), np.geomspace(1e-6, 40, 5000),
+                        -np.geomspace(1e-6, 40, 5000), [0.0, -0.0, 1.0, -1.0]])
+    x = x.astype(np.float32)
+    ours = ember.special.airy_ai(ember.tensor(x)).numpy()
+    assert ours.dtype == np.float32
+    exact = ember.special.airy_ai(ember.tensor(x.astype(np.float64))).numpy()
+    err = np.abs(ours.astype(np.float64) - exact)
+    right = (x >= -1) & (np.abs(exact) > 1e-36)
+    assert np.max(err[right] / np.abs(exact[right])) < 1e-7
+    left = x < -1
+    envelope = np.abs(x[left].astype(np.float64)) ** -0.25 / math.sqrt(math.pi)
+    assert np.max(err[left] / envelope) < 5e-7
+    special = ember.special.airy_ai(ember.tensor([math.inf, -math.inf, math.nan, 200.0])).numpy()
+    assert np.isnan(special[:3]).all() and special[3] == 0
 
 
 def test_ndtri_zeta_and_incomplete_gamma_against_mpmath():
