@@ -173,6 +173,8 @@ SOLVERS = {
     "solve_triangular": lambda L, A, B: L.linalg.solve_triangular(A, B, upper=True),
     "solve_triangular_right": lambda L, A, B: L.linalg.solve_triangular(A, B.mT, upper=False,
                                                                         left=False),
+    "lstsq": lambda L, A, B: L.linalg.lstsq(A, B).solution,  # (its pinv, shared likewise)
+    "lstsq_vector": lambda L, A, B: L.linalg.lstsq(A, B[..., 0]).solution,
 }
 
 
