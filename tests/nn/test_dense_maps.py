@@ -21,9 +21,23 @@ CASES = [  # (input shape, interpolate options)
 ]
 
 
+# A backward maps a short last dim (up to ``resampling._LAST_BY_PRODUCT``) by a product, the
+# other dims by taps: down and up, every mode, the last dim just under and over the bound.
+LAST_DIM_CASES = [
+    ((1, 3, 32, 40), dict(scale_factor=0.6, mode="bilinear")),
+    ((2, 3, 20, 30), dict(scale_factor=1.7, mode="bicubic")),
+    ((2, 2, 9, 192), dict(size=(13, 115), mode="bilinear", align_corners=True)),
+    ((2, 2, 9, 193), dict(size=(13, 115), mode="bilinear")),
+    ((2, 3, 11, 14), dict(scale_factor=2, mode="nearest")),
+    ((2, 3, 11, 14), dict(size=(17, 23), mode="nearest-exact")),
+    ((3, 4, 61), dict(scale_factor=0.45, mode="linear")),
+    ((1, 2, 5, 6, 7), dict(scale_factor=(1.5, 0.7, 2.2), mode="trilinear")),
+]
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("special", [False, True])
-@pytest.mark.parametrize("shape,kw", CASES)
+@pytest.mark.parametrize("shape,kw", CASES + LAST_DIM_CASES)
 def test_interpolate_matches_torch(torch, shape, kw, dtype, special):
     rng = np.random.default_rng(sum(shape))
     x = rng.standard_normal(shape).astype(dtype)
@@ -46,7 +60,10 @@ def test_interpolate_matches_torch(torch, shape, kw, dtype, special):
 
 @pytest.mark.parametrize("shape,kw", [((1, 2, 20), dict(size=3, mode="linear")),
                                       ((1, 1, 3, 2), dict(size=(18, 17), mode="bicubic")),
-                                      ((1, 2, 19, 6), dict(size=(2, 3), mode="bilinear"))])
+                                      ((1, 2, 19, 6), dict(size=(2, 3), mode="bilinear")),
+                                      ((1, 2, 9, 11), dict(scale_factor=0.6, mode="bilinear")),
+                                      ((1, 1, 4, 5, 6), dict(scale_factor=1.5,
+                                                             mode="trilinear"))])
 def test_interpolate_gradients_by_finite_differences(shape, kw):
     x = ember.tensor(np.random.default_rng(1).standard_normal(shape), requires_grad=True)
     f = lambda t: ember.nn.functional.interpolate(t, **kw)  # noqa: E731

@@ -127,6 +127,34 @@ def test_lu_solve_broadcast_gradients(left):
 
 
 @needs_torch
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_permuted_gradients_match_torch(dtype):
+    """Gradients through factors whose pivots reorder many rows (their ``P`` applied as a row
+    order, ``_permute``), batched and broadcast, against PyTorch's."""
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((3, 19, 19)).astype(dtype)
+    b = rng.standard_normal((2, 1, 19, 5)).astype(dtype)
+    calls = [lambda L, A, B: L.linalg.lu_factor_ex(A)[0] * B[0, :, :, :1],
+             lambda L, A, B: L.linalg.lu_factor(A[:2, :, :12]).LU,
+             lambda L, A, B: L.linalg.lu_factor(A[:, :12]).LU]
+    calls += [lambda L, A, B, left=left, adjoint=adjoint: _lu_solve(
+        L, A, B if left else B.mT, left=left, adjoint=adjoint)
+        for left in (True, False) for adjoint in (True, False)]
+    tol = 2e-3 if dtype == "float32" else 1e-9
+    for call in calls:
+        grads = []
+        for lib in (ember, torch):
+            A, B = (lib.tensor(x, requires_grad=True) for x in (a, b))
+            out = call(lib, A, B)
+            out.backward(lib.tensor(np.linspace(-1, 1, out.numel()).reshape(tuple(out.shape))
+                                    .astype(dtype)))
+            grads.append([to_np(t.grad) for t in (A, B) if t.grad is not None])
+        assert len(grads[0]) == len(grads[1])
+        for g, w in zip(*grads):
+            np.testing.assert_allclose(g, w, rtol=tol, atol=tol * np.abs(w).max())
+
+
+@needs_torch
 def test_ex_forms_at_failures_match_torch():
     """Not positive-definite / singular: ``info`` and the values LAPACK leaves."""
     not_pd = [np.array([[4., 2, 1], [2, 1, 3], [1, 3, 5]]),

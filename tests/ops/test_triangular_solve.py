@@ -140,6 +140,32 @@ def test_gradients_by_finite_differences(upper, left, unit):
     assert gradcheck(f, (A, C))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("upper,left,unit", SIDES)
+@pytest.mark.parametrize("k", [1, 9])
+def test_gradient_of_the_triangle_is_pytorchs(torch, dtype, upper, left, unit, k):
+    """The gradient of ``A`` (its triangle zeroed in place on NumPy, ``_triangle``) is
+    PyTorch's, the triangle not read exactly zero, a broadcast ``A`` summed over the batch."""
+    rng = np.random.default_rng(6)
+    n = 19
+    a = _matrix(rng, (3, n, n), dtype, unit)
+    b = _rhs(rng, (3, n, k) if left else (3, k, n), dtype)
+    for a_ in (a, a[0]):  # batched, and broadcast against a batch of right-hand sides
+        grads = []
+        for lib in (ember, torch):
+            A = lib.tensor(a_, requires_grad=True)
+            X = lib.linalg.solve_triangular(A, lib.tensor(b), upper=upper, left=left,
+                                            unitriangular=unit)
+            (X * lib.tensor(b)).sum().backward()
+            grads.append(to_np(A.grad))
+        got, want = grads
+        other = np.tril(np.ones((n, n), bool), -1 + int(unit)) if upper else \
+            np.triu(np.ones((n, n), bool), 1 - int(unit))
+        assert (got[..., other] == 0).all()
+        tol = 1e-4 if dtype == "float32" else 1e-11
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
 SOLVERS = {
     "solve": lambda L, A, B: L.linalg.solve(A, B),
     "solve_right": lambda L, A, B: L.linalg.solve(A, B.mT, left=False),
@@ -147,6 +173,8 @@ SOLVERS = {
     "solve_triangular": lambda L, A, B: L.linalg.solve_triangular(A, B, upper=True),
     "solve_triangular_right": lambda L, A, B: L.linalg.solve_triangular(A, B.mT, upper=False,
                                                                         left=False),
+    "lstsq": lambda L, A, B: L.linalg.lstsq(A, B).solution,  # (its pinv, shared likewise)
+    "lstsq_vector": lambda L, A, B: L.linalg.lstsq(A, B[..., 0]).solution,
 }
 
 

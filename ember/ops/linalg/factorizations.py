@@ -50,20 +50,33 @@ def _pivot_magnitude(xp, x):
 
 def _panel(xp, a, c0, c1, pivots, info):
     """Factor columns ``c0:c1`` of ``a`` (rows ``c0:``) one column at a time; row swaps are
-    applied to whole rows, as LAPACK applies them left and right of the panel."""
+    applied to whole rows, as LAPACK applies them left and right of the panel.
+
+    The panel is factored transposed, as one contiguous copy: a step's pivot search, scaling
+    and rank-1 update then run along rows of ``m - c0`` elements, where on ``a`` each inner
+    loop is as short as what is left of the panel's width (the whole factorisation of
+    74 x 112 x 112, float32: 19.8 -> 16.2 ms). The operations and their order are the same:
+    so are the factors, bit for bit."""
     rows = xp.arange(a.shape[0])
-    for j in range(c0, c1):
-        p = j + xp.argmax(_pivot_magnitude(xp, a[:, j:, j]), axis=1)
-        pivots[:, j] = p + 1
+    pT = xp.ascontiguousarray(xp.swapaxes(a[:, c0:, c0:c1], 1, 2))  # (batch, width, m - c0)
+    for j in range(c1 - c0):
+        p = j + xp.argmax(_pivot_magnitude(xp, pT[:, j, j:]), axis=1)
+        pivots[:, c0 + j] = c0 + p + 1
+        swap = pT[rows, :, p].copy()
+        pT[rows, :, p] = pT[:, :, j]
+        pT[:, :, j] = swap
+        pivot = pT[:, j, j]
+        zero = pivot == 0  # nothing to pivot on (the column is zero): LAPACK notes it
+        info[(info == 0) & zero] = c0 + j + 1
+        # scaled by the reciprocal, as LAPACK's getf2 does (where the pivot is not tiny)
+        pT[:, j, j + 1:] *= (1 / xp.where(zero, 1, pivot))[:, None]
+        pT[:, j + 1:, j + 1:] -= pT[:, j, None, j + 1:] * pT[:, j + 1:, j, None]  # L U
+    for j in range(c0, c1):  # the same interchanges on the rest of the rows, in order
+        p = pivots[:, j] - 1
         swap = a[rows, p].copy()
         a[rows, p] = a[rows, j]
         a[rows, j] = swap
-        pivot = a[:, j, j]
-        zero = pivot == 0  # nothing to pivot on (the column is zero): LAPACK notes it
-        info[(info == 0) & zero] = j + 1
-        # scaled by the reciprocal, as LAPACK's getf2 does (where the pivot is not tiny)
-        a[:, j + 1:, j] *= (1 / xp.where(zero, 1, pivot))[:, None]
-        a[:, j + 1:, j + 1:c1] -= a[:, j + 1:, j, None] * a[:, j, None, j + 1:c1]
+    a[:, c0:, c0:c1] = xp.swapaxes(pT, 1, 2)
 
 
 def _factor(xp, a, c0, c1, pivots, info):
@@ -108,6 +121,19 @@ def _permutation(xp, pivots, m):
     return perm.reshape(pivots.shape[:-1] + (m,))
 
 
+def _rows(xp, B, order):
+    """``B[..., order, :]`` per matrix (``order`` broadcast against ``B``'s batch): one ``take``
+    of whole rows from the matrices' rows stacked, where ``take_along_axis`` (or a product with
+    the permutation matrix) works element by element: 65 x 97 x 65, 0.12 against 1.07 ms."""
+    m, k = B.shape[-2:]
+    batch = tuple(B.shape[:-2])
+    nb = int(np.prod(batch))
+    flat = xp.reshape(xp.broadcast_to(order, batch + (m,)), (nb, m)) + \
+        xp.arange(nb)[:, None] * m
+    return xp.reshape(xp.take(xp.reshape(B, (nb * m, k)), xp.reshape(flat, (-1,)), axis=0),
+                      batch + (m, k))
+
+
 def _host(x):
     """The raw array of a Tensor (rules under ``create_graph`` hold Tensors), or ``x``."""
     return getattr(x, "_data", x)
@@ -129,7 +155,7 @@ def _unpack(xp, LU):
     return L, xp.triu(LU[..., :k, :])
 
 
-def _lu_backward(xp, gL, gU, P, L, U):
+def _lu_backward(xp, gL, gU, permute, L, U):
     """The gradient of ``A = P L U`` from those of ``L`` and ``U`` (see the module docstring;
     tall: ``L = [L1; L2]``, wide: ``U = [U1, U2]``, the same identity on the square part and
     the rest by a triangular solve). Only the strict lower part of ``gL``'s square block and
@@ -157,7 +183,7 @@ def _lu_backward(xp, gL, gU, P, L, U):
         M = xp.tril(xp.matmul(_mT(xp, L), gL) - xp.matmul(gU2, _mT(xp, U2)), -1) + \
             xp.triu(xp.matmul(gU1, _mT(xp, U1)))
         gA = lower_t(xp.concat([upper_t(M), gU2], axis=-1))
-    return xp.matmul(P, gA)
+    return permute(gA)  # P gA
 
 
 @defop("linalg_lu_factor_ex", n_in=1, nout=3, jvp="transpose", batch="unchanged")
@@ -170,8 +196,20 @@ def _lu_factor_ex_backward(xp, g, ans, A):
     m, n = LU.shape[-2:]
     k = min(m, n)
     L, U = _unpack(xp, LU)
-    P = _permutation_matrix(xp, pivots, m, LU.dtype)
-    return _lu_backward(xp, g[0][..., :, :k], g[0][..., :k, :], P, L, U)
+    return _lu_backward(xp, g[0][..., :, :k], g[0][..., :k, :], _permute(xp, pivots, m, LU.dtype),
+                        L, U)
+
+
+def _permute(xp, pivots, m, dtype, transpose=False):
+    """``P X`` (``P^T X`` if ``transpose``) for ``A = P L U`` given by its pivots: a product with
+    ``P`` where the rule is recorded, else the rows of ``X`` reordered (``_rows``; a product
+    would also turn an infinity into NaN)."""
+    if _recording(xp):
+        P = _permutation_matrix(xp, pivots, m, dtype)
+        return lambda X: xp.matmul(_mT(xp, P) if transpose else P, X)
+    perm = _permutation(xp, _host(pivots), m)  # (P^T X)[i] = X[perm[i]]
+    order = perm if transpose else xp.argsort(perm, axis=-1)
+    return lambda X: _rows(xp, X, order)
 
 
 _lu_factor_ex.defvjp(_lu_factor_ex_backward)
@@ -233,7 +271,7 @@ def _lu(xp, A):
 
 def _lu_rule(xp, g, ans, A):
     P, L, U = ans
-    return _lu_backward(xp, g[1], g[2], P, L, U)
+    return _lu_backward(xp, g[1], g[2], lambda X: xp.matmul(P, X), L, U)
 
 
 _lu.defvjp(_lu_rule)
@@ -254,15 +292,15 @@ def _lu_solve_left(xp, LU, pivots, B, adjoint):
     m = LU.shape[-1]
     batch = np.broadcast_shapes(LU.shape[:-2], pivots.shape[:-1], B.shape[:-2])
     B = xp.broadcast_to(B, batch + tuple(B.shape[-2:]))
-    perm = xp.broadcast_to(_permutation(xp, pivots, m), batch + (m,))
+    perm = _permutation(xp, pivots, m)
     if not adjoint:  # U^{-1} L^{-1} P^T B
-        Y = xp.take_along_axis(B, perm[..., None], axis=-2)
+        Y = _rows(xp, B, perm)
         Y = _triangular.solve_triangular(xp, LU, Y, False, True)
         return _triangular.solve_triangular(xp, LU, Y, True, False)
     LUh = xp.conj(_mT(xp, LU))  # P L^{-H} U^{-H} B
     Y = _triangular.solve_triangular(xp, LUh, B, False, False)
     Y = _triangular.solve_triangular(xp, LUh, Y, True, True)
-    return xp.take_along_axis(Y, xp.argsort(perm, axis=-1)[..., None], axis=-2)
+    return _rows(xp, Y, xp.argsort(perm, axis=-1))
 
 
 def _lu_solve_raw(xp, LU, pivots, B, left=True, adjoint=False):
@@ -291,7 +329,7 @@ def _lu_solve_gLU(xp, g, ans, LU, B, pivots, left, adjoint):
     else:
         gA = -xp.matmul(_mT(xp, gB), X) if adjoint else -xp.matmul(_mT(xp, X), gB)
     L, U = _unpack(xp, LU)
-    PtgA = xp.matmul(_mT(xp, _permutation_matrix(xp, pivots, LU.shape[-1], LU.dtype)), gA)
+    PtgA = _permute(xp, pivots, LU.shape[-1], LU.dtype, transpose=True)(gA)
     return xp.tril(xp.matmul(PtgA, _mT(xp, U)), -1) + xp.triu(xp.matmul(_mT(xp, L), PtgA))
 
 

@@ -292,8 +292,21 @@ def _solve_triangular_gB(xp, g, ans, A, upper, left, unitriangular, first):
 
 def _solve_triangular_gA(xp, g, ans, A, B, upper, left, unitriangular):
     gB = _solve_triangular_gB(xp, g, ans, A, upper, left, unitriangular, first=True)
-    gA = _minus_product(xp, gB, ans, left)
-    return xp.triu(gA, int(unitriangular)) if upper else xp.tril(gA, -int(unitriangular))
+    return _triangle(xp, _minus_product(xp, gB, ans, left), upper, int(unitriangular))
+
+
+def _triangle(xp, gA, upper, k):
+    """``triu(gA, k)`` (``upper``) or ``tril(gA, -k)``. A NumPy ``gA`` is the rule's own fresh
+    array: the other triangle is zeroed in place by one masked store, where ``triu`` writes a
+    new array through ``where`` (76 x 115 x 115: 0.29 ms against 0.67)."""
+    if type(gA) is not np.ndarray:
+        return xp.triu(gA, k) if upper else xp.tril(gA, -k)
+    n, m = gA.shape[-2:]
+    # ``tri(n, m, d)`` holds where ``j - i <= d``: below the kept upper triangle, or its
+    # complement above the kept lower one
+    np.copyto(gA, 0, where=np.tri(n, m, k - 1, dtype=bool) if upper else
+              ~np.tri(n, m, -k, dtype=bool))
+    return gA
 
 
 _solve_triangular.defvjp(

@@ -92,8 +92,8 @@ def _front_last(xp, x, dim):
     for weighted taps (interpolation) onto at least as many positions: measured, a shrinking
     dim (bilinear at 0.6) or pooling's unweighted taps lose more to the copies than they win."""
     n, taps = dim
-    return x.size >= _FRONT_MIN and x.ndim > 1 and len(taps[0][0]) >= n and any(
-        w is not None for _, w, _, _ in taps)
+    return taps is not None and x.size >= _FRONT_MIN and x.ndim > 1 and \
+        len(taps[0][0]) >= n and any(w is not None for _, w, _, _ in taps)
 
 
 def _map(xp, x, dims):
@@ -119,7 +119,8 @@ def _map(xp, x, dims):
 
 
 def _map_transpose(xp, g, dims):
-    """The transpose of ``_map``: each tap's share of ``g`` added back at its index."""
+    """The transpose of ``_map``: each tap's share of ``g`` added back at its index (a dim
+    whose taps are None is left as it is: mapped already)."""
     nd = len(dims)
     front = _front_last(xp, g, dims[-1])
     if front:
@@ -127,6 +128,8 @@ def _map_transpose(xp, g, dims):
     axes = _axes(g.ndim, nd, front)
     for i in reversed(range(nd)):
         n, taps = dims[i]
+        if taps is None:
+            continue
         axis = axes[i]
         shape = list(g.shape)
         shape[axis] = n
