@@ -275,7 +275,8 @@ _ctc.defvjp(_ctc_rule)
 _ctc.saved_outputs = (1,)
 
 
-def _nll_composite(lp, ext, skip, in_len, tg_len):
+def _nll_composite(lp: Tensor, ext: np.ndarray, skip: np.ndarray, in_len: np.ndarray,
+                   tg_len: np.ndarray) -> Tensor:
     """Per-sample ``-log p`` by the recursion written with ember's ops (differentiable to
     any order): the values of ``_alpha_forward``."""
     n_frames, batch, _ = lp.shape
