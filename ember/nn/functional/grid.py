@@ -128,26 +128,33 @@ def _clip(coord, size):
 
 
 def _gather(flat, spatial, taps):
-    """``flat`` (N, C, P) read at integer positions ``taps``: one index tensor per spatial dim
-    (last dim first), broadcasting together to (*K, N, Q), K the taps around each point. All
-    taps are read by one gather: values (N, C, K, Q), and whether each tap is inside the image
-    (N, K, Q); positions outside read 0. (One gather, so that the backward scatters every tap
-    into one gradient of ``flat``: 16 bicubic taps summed as 16 image-sized gradients cost
-    30x PyTorch's whole op.)"""
+    """``flat`` (N, C, P) read at integer positions ``taps``: one integer tensor per spatial
+    dim (last dim first), broadcasting together to (*K, N, Q), K the taps around each point.
+    All taps are read by one gather: values (N, C, K, Q), and whether each tap is inside the
+    image (N, K, Q, in ``flat``'s dtype); positions outside read 0. (One gather, so that the
+    backward scatters every tap into one gradient of ``flat``: 16 bicubic taps summed as 16
+    image-sized gradients cost 30x PyTorch's whole op. The positions carry no gradient: their
+    arithmetic runs on the raw arrays, ~10 ops' cost fewer, except under vmap.)"""
+    plain = all(type(idx) is Tensor for idx in taps)  # (under vmap: batched, as ops)
     inside = linear = None
     stride = 1
     for idx, size in zip(taps, spatial[::-1]):
+        idx = idx._data if plain else idx
         ok = (idx >= 0) & (idx < size)
         inside = ok if inside is None else inside & ok
-        term = idx.clamp(0, size - 1) * stride
+        term = (idx.clip(0, size - 1) if plain else idx.clamp(0, size - 1)) * stride
         linear = term if linear is None else linear + term
         stride *= size
     n, c = flat.shape[:2]
     q = linear.shape[-1]
-    linear = _taps_second(linear, n, q)
+    if plain:
+        linear = Tensor._make(linear.reshape(-1, n, q).transpose(1, 0, 2).copy(), None, False)
+        inside = Tensor._make(inside.reshape(-1, n, q).transpose(1, 0, 2), None, False)
+    else:
+        linear, inside = _taps_second(linear, n, q), _taps_second(inside, n, q)
     k = linear.shape[1]
     values = flat.gather(2, linear.reshape(n, 1, k * q).expand(n, c, k * q))
-    return values.reshape(n, c, k, q), _taps_second(inside, n, q)
+    return values.reshape(n, c, k, q), inside.to(flat.dtype)
 
 
 def _taps_second(t, n, q):
@@ -159,7 +166,7 @@ def _weighted(values, inside, weight):
     """``Σ_k values[:, :, k] * weight[k]`` (``weight``: (*K, N, Q)), taps outside the image
     weighted 0."""
     n, c, _, q = values.shape
-    weight = _taps_second(weight, n, q) * inside.to(values.dtype)
+    weight = _taps_second(weight, n, q) * inside
     return (values * weight.unsqueeze(1)).sum(2)
 
 
@@ -170,16 +177,15 @@ def _corners(t, dim, nd):
 
 
 def _cubic_weights(t):
-    """The four cubic convolution weights of taps -1, 0, 1, 2 at fraction ``t``."""
+    """The cubic convolution weights of taps -1, 0, 1, 2 at fraction ``t``, stacked (4, ...):
+    Keys' kernel at distances t + 1, t, 1 - t and 2 - t, the outer two on its far piece
+    (1 < |x| < 2), the inner two on its near piece (|x| <= 1)."""
     a = _CUBIC_A
-
-    def near(x):  # |x| <= 1
-        return ((a + 2) * x - (a + 3)) * x * x + 1
-
-    def far(x):  # 1 < |x| < 2
-        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
-
-    return far(t + 1), near(t), near(1 - t), far(2 - t)
+    near = stack([t, 1 - t])
+    near = ((a + 2) * near - (a + 3)) * near * near + 1
+    far = stack([t + 1, 2 - t])
+    far = ((a * far - 5 * a) * far + 8 * a) * far - 4 * a
+    return stack([far[0], near[0], near[1], far[1]])
 
 
 def _check_grid_sample(input, grid, mode, padding_mode):
@@ -236,7 +242,7 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
         if mode == "nearest":
             taps = [x.detach().round().long() for x in coords]
             values, inside = _gather(flat, spatial, taps)
-            out = (values * inside.unsqueeze(1).to(values.dtype)).squeeze(2)
+            out = (values * inside.unsqueeze(1)).squeeze(2)
             out = out + _zero_link(g)
         else:
             out = _linear(flat, spatial, coords)
@@ -277,7 +283,7 @@ def _bicubic(flat, spatial, coords, padding_mode, align_corners):
                               device=x.device).reshape(4, 1, 1)
     tx = _corners(_tap(x0 + shifts, w_size, padding_mode, align_corners), 0, 2)
     ty = _corners(_tap(y0 + shifts, h_size, padding_mode, align_corners), 1, 2)
-    weight = _corners(stack(wx), 0, 2) * _corners(stack(wy), 1, 2)
+    weight = _corners(wx, 0, 2) * _corners(wy, 1, 2)
     values, inside = _gather(flat, spatial, [tx, ty])
     return _weighted(values, inside, weight)
 
