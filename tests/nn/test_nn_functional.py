@@ -1283,6 +1283,23 @@ def test_fold_inverts_unfold_counts(torch):
     np.testing.assert_allclose(outs[0][0], x * outs[0][1], rtol=1e-6)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fold_of_many_channels_into_a_small_image_matches_pytorch(torch, dtype):
+    """col2im with the channels moved last for its adds (few blocks per row, many channels:
+    ``conv._col2im_raw``), and its gradient (im2col), against PyTorch."""
+    kw = dict(kernel_size=(2, 3), dilation=(2, 1), padding=(1, 0), stride=2)
+    cols = _rand((2, 300 * 6, 6), 3).astype(dtype)  # blocks (3, 2): 2 per row
+    g = _rand((2, 300, 5, 6), 4).astype(dtype)
+    outs = []
+    for L in (ember, torch):
+        t = L.tensor(cols, requires_grad=True)
+        out = fn(L).fold(t, (5, 6), **kw)
+        out.backward(L.tensor(g))
+        outs.append((out.detach().numpy(), t.grad.numpy()))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+
+
 def test_pixel_shuffle_round_trip_and_integers(torch):
     x = np.arange(2 * 8 * 2 * 3).reshape(2, 8, 2, 3)
     for L in (ember, torch):

@@ -291,13 +291,28 @@ def _col2im_raw(xp, dcols, out_sp, pads, stride, dilation):
     lead = dcols.shape[:dcols.ndim - 2 * nd]
     kernel, osz = dcols.shape[len(lead):len(lead) + nd], dcols.shape[len(lead) + nd:]
     full = tuple(s + a + b for s, (a, b) in zip(out_sp, pads))
-    dx = xp.zeros(lead + full, dtype=dcols.dtype)
-    every = (slice(None),) * len(lead)
+    # Each add's inner loop runs along the last dim: a few blocks long on a small image of
+    # many channels (fold of 27776 channels into 5 x 6: 2 elements). There the leading dims go
+    # last for the adds, two transposing copies costing less than the short loops (5.8 -> 2.8
+    # ms); from 4 blocks on they cost about what they save (conv2d's backward on 4 x 4 maps:
+    # -4%; on 7 x 7: +20%).
+    last = type(dcols) is np.ndarray and nd and osz[-1] < 4 and math.prod(lead) >= 256
+    if last:
+        k = len(lead)
+        dcols = dcols.transpose(tuple(range(k, dcols.ndim)) + tuple(range(k)))
+        dx = xp.zeros(full + lead, dtype=dcols.dtype)
+        head, tail = (), (slice(None),) * k
+    else:
+        dx = xp.zeros(lead + full, dtype=dcols.dtype)
+        head, tail = (slice(None),) * len(lead), ()
     for taps in itertools.product(*(range(k) for k in kernel)):
-        key = every + tuple(slice(t * d, t * d + s * (m - 1) + 1, s)
-                            for t, d, s, m in zip(taps, dilation, stride, osz))
-        dx[key] += dcols[every + taps]
-    return dx[every + tuple(slice(a, a + s) for s, (a, _) in zip(out_sp, pads))]
+        key = head + tuple(slice(t * d, t * d + s * (m - 1) + 1, s)
+                           for t, d, s, m in zip(taps, dilation, stride, osz)) + tail
+        dx[key] += dcols[head + taps]
+    dx = dx[head + tuple(slice(a, a + s) for s, (a, _) in zip(out_sp, pads))]
+    if last:
+        dx = xp.ascontiguousarray(dx.transpose(tuple(range(nd, dx.ndim)) + tuple(range(nd))))
+    return dx
 
 
 def _weight_grad_raw(xp, x, g, stride, pads, dilation, groups, kernel):
