@@ -10,18 +10,7 @@ from ember.autograd import gradcheck, gradgradcheck
 from ..conftest import to_np
 from ..opspec import Spec, op_tests
 from ..oracle import same_error
-
-try:
-    import torch
-except ImportError:
-    torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch not installed")
-
-
-def _well(L, a):
-    """A well-conditioned matrix built from ``a`` (the gradient still flows through ``a``)."""
-    return a + 4 * L.eye(a.shape[-1], dtype=a.dtype)
+from .test_ops_linalg import _well, needs_torch, torch
 
 
 def _spd(L, a):

@@ -9,18 +9,7 @@ import ember
 from ..conftest import to_np
 from ..opspec import Spec, op_tests
 from ..oracle import same_error
-
-try:
-    import torch
-except ImportError:
-    torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch not installed")
-
-
-def _well(L, a):
-    return a + 4 * L.eye(a.shape[-1], dtype=a.dtype)
-
+from .test_ops_linalg import _well, needs_torch, torch
 
 MATRIX = [((3, 3),), ((2, 3, 3),)]
 INF = float("inf")
