@@ -33,11 +33,10 @@ import numpy as np
 
 from ... import _creation
 from ..._tensor import Tensor
-from ...autograd import grad_mode as _grad_mode
-from ...autograd._reverse import grad as _grad
 from ...ops.autocast import autocast_op
 from ...ops.registry import defop
 from ...ops.shape.joins import cat, stack
+from ._common import composite_vjp
 from .loss import _get_enum
 
 if TYPE_CHECKING:
@@ -264,10 +263,7 @@ def _impossible_scale(xp, nll, zero_infinity):
 def _ctc_rule(xp, g, ans, log_probs, ext, skip, in_len, tg_len, zero_infinity):
     g = g[0] * _impossible_scale(xp, ans[0], zero_infinity)
     if isinstance(g, Tensor):  # a graph of the gradient: the recursion as ember's ops
-        with _grad_mode.enable_grad():
-            lp = log_probs if log_probs.requires_grad else log_probs.detach().requires_grad_()
-            nll = _nll_composite(lp, ext, skip, in_len, tg_len)
-            return _grad(nll, lp, g, create_graph=True)[0]
+        return composite_vjp(_nll_composite, log_probs, g, ext, skip, in_len, tg_len)
     return _alpha_backward(xp, g, log_probs, ans[1], ext, skip, in_len, tg_len)
 
 

@@ -3,7 +3,7 @@
 deprecated ``upsample*``, the ``has_torch_function*`` probes, ``assert_int_or_pair``, and the
 float8 matmuls (``scaled_mm``, ``scaled_grouped_mm``, ``grouped_mm``) that ember refuses as
 PyTorch's CPU build does. Each is composed of ember's differentiable ops, so gradients (and
-second derivatives) come from the ops' rules.
+second derivatives) come from the ops' rules; ``pdist`` is an op of its own (see below).
 """
 from __future__ import annotations
 
@@ -16,12 +16,11 @@ import numpy as np
 
 from ... import _creation, _dtypes
 from ..._tensor import Tensor
-from ...autograd import grad_mode as _grad_mode
-from ...autograd._reverse import grad as _grad
 from ...ops.autocast import autocast_op
 from ...ops.registry import defop
 from ...ops.shape.joins import cat as _cat
 from ...ops.shape.joins import stack as _stack
+from ._common import composite_vjp
 from .activation import softmax
 from .conv import conv1d
 from .dense import linear
@@ -109,9 +108,7 @@ def _norm(xp, diff, p):
 
 def _pdist_rule(xp, g, ans, input, p):
     if isinstance(g, Tensor):  # a graph of the gradient: the composition
-        with _grad_mode.enable_grad():
-            x = input if input.requires_grad else input.detach().requires_grad_()
-            return _grad(_pdist_composite(x, p), x, g, create_graph=True)[0]
+        return composite_vjp(_pdist_composite, input, g, p)
     grad = xp.zeros_like(input)
     if p == 0:
         return grad
