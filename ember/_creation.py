@@ -7,7 +7,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _device, _dispatch, _dtypes, _errors, _memory_format, _random, _random_signatures
+from . import (
+    _device,
+    _dispatch,
+    _dtypes,
+    _errors,
+    _memory_format,
+    _random,
+    _random_signatures,
+    _recording,
+)
 from ._dtypes import _type_name, as_dtype
 from ._tensor import Tensor
 from ._upcalls import install
@@ -91,8 +100,10 @@ def tensor(data: Any, *, dtype: DTypeLike = None, device: DeviceLike = None,
             dtype = _dtypes.from_numpy_dtype(data.dtype)
         else:
             dtype = _infer_dtype(data)
+    if isinstance(data, np.ndarray):  # (read as it is now: not recorded)
+        _recording.unsupported("a tensor is made from a NumPy array (not recorded yet)")
     arr = np.array(_to_host(data), dtype=dtype.np)
-    return _finish(arr, dtype, device, requires_grad)
+    return _finish(_recording.constant(arr), dtype, device, requires_grad)
 
 
 def scalar_tensor(s: Number | complex | Tensor, *, dtype: DTypeLike = None,
@@ -177,7 +188,7 @@ def _filled(fill, size, dtype, device, requires_grad, keyword):
     name = fill.__name__
     dtype = as_dtype(dtype, name) or _dtypes.get_default_dtype()
     arr = fill(_size(size, name, keyword), dtype=dtype.np)
-    return _finish(arr, dtype, device, requires_grad)
+    return _finish(_recording.constant(arr), dtype, device, requires_grad)
 
 
 def zeros(*args: ShapeLike, size: Sequence[int] | None = None, dtype: DTypeLike = None,
@@ -257,7 +268,7 @@ def full(size: Sequence[int], fill_value: Number | complex | Tensor, *, dtype: D
     if dtype is _dtypes.uint8 and isinstance(fill_value, int):
         fill_value %= 256  # a negative integer wraps, as in PyTorch
     arr = np.full(shape, fill_value, dtype=dtype.np)
-    return _finish(arr, dtype, device, requires_grad)
+    return _finish(_recording.constant(arr), dtype, device, requires_grad)
 
 
 def _like(maker, input, dtype, device, requires_grad, name=None, memory_format=None):
@@ -334,7 +345,7 @@ def arange(start: Number | Tensor = 0, end: Number | Tensor | None = None,
         arr = (int(first) + np.arange(n, dtype=np.int64) * int(by)).astype(dtype.np)
     else:
         arr = (first + np.arange(n, dtype=np.float64) * by).astype(dtype.np)
-    return _finish(arr, dtype, device, requires_grad)
+    return _finish(_recording.constant(arr), dtype, device, requires_grad)
 
 
 def linspace(start: Number | Tensor, end: Number | Tensor, steps: int, *,
@@ -359,7 +370,7 @@ def linspace(start: Number | Tensor, end: Number | Tensor, steps: int, *,
         arr = np.trunc(arr).astype(np.int64).astype(dtype.np)
     else:
         arr = np.linspace(start, end, steps).astype(dtype.np)
-    return _finish(arr, dtype, device, requires_grad)
+    return _finish(_recording.constant(arr), dtype, device, requires_grad)
 
 
 def eye(n: int, m: int | None = None, *, dtype: DTypeLike = None, device: DeviceLike = None,
@@ -370,7 +381,8 @@ def eye(n: int, m: int | None = None, *, dtype: DTypeLike = None, device: Device
         if v is not None and v < 0:
             raise RuntimeError(f"{label} must be greater or equal to 0, got {v}")
     dtype = as_dtype(dtype, "eye") or _dtypes.get_default_dtype()
-    return _finish(np.eye(n, m, dtype=dtype.np), dtype, device, requires_grad)
+    return _finish(_recording.constant(np.eye(n, m, dtype=dtype.np)), dtype, device,
+                   requires_grad)
 
 
 def _drawn(sample, size, generator, dtype, device, requires_grad, complex_scale=1.0):
@@ -379,14 +391,23 @@ def _drawn(sample, size, generator, dtype, device, requires_grad, complex_scale=
     drawn apart, each scaled by ``complex_scale`` (PyTorch's complex ``randn`` gives each
     part variance 1/2, its ``rand`` each part uniform on [0, 1))."""
     levels, batch = _dispatch.batched.random_batch()  # (inside vmap: one draw per sample)
-    rng = _random.rng(generator)
-    if dtype.is_complex:
-        arr = (sample(rng, batch + size) + 1j * sample(rng, batch + size)) * complex_scale
-    else:
-        arr = sample(rng, batch + size)
-    # (the draw is the sampler's own array: no copy where it has the dtype already)
-    out = _finish(arr.astype(dtype.np, copy=False), dtype, device, requires_grad)
+    # (compiled mode replays the draw as one call, from the generator of the time)
+    arr = _recording.opaque(_draw, sample, generator, batch + size, dtype.np,
+                            complex_scale if dtype.is_complex else None)
+    out = _finish(arr, dtype, device, requires_grad)
     return _dispatch.batched.wrap(out, levels) if levels else out
+
+
+def _draw(sample, generator, shape, np_dtype, complex_scale):
+    """``sample(rng, shape)`` from ``generator``'s NumPy generator, in ``np_dtype``; complex
+    (``complex_scale`` not None): real and imaginary parts drawn apart and scaled."""
+    rng = _random.rng(generator)
+    if complex_scale is not None:
+        arr = (sample(rng, shape) + 1j * sample(rng, shape)) * complex_scale
+    else:
+        arr = sample(rng, shape)
+    # (the draw is the sampler's own array: no copy where it has the dtype already)
+    return arr.astype(np_dtype, copy=False)
 
 
 def _sampled_dtype(dtype: DTypeLike, name: str, kernel: str,

@@ -14,11 +14,12 @@ autocast       an autocast region is enabled in some thread    ``ops/autocast.py
 vmap           a ``vmap`` level runs                           ``ops/batching.py``
 forward AD     a dual level is open and no JVP rule runs       ``autograd/forward_ad.py``
 anomaly        ``detect_anomaly(forward=True)``                ``autograd/anomaly_mode.py``
+record         compiled mode records a call                    ``_dynamo/recorder.py``
 =============  ==============================================  =========================
 
-A later mode (tracing, compiling) plugs in as one more ``Interposer``, registered at its place
-in the order. Whatever changes an interposer's activity calls ``refresh()``, so that
-``state.active`` is always exact (the modes' state objects do it in their setters).
+Each mode plugs in as one ``Interposer``, registered at its place in the order. Whatever
+changes an interposer's activity calls ``refresh()``, so that ``state.active`` is always exact
+(the modes' state objects do it in their setters).
 
 This module also holds what the rest of ember asks of vmap without importing
 ``ops/batching.py``: the running levels (``vmap``) and the batching hooks (``batched``: how a

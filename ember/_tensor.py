@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, SupportsIndex, overload
 
 import numpy as np
 
-from . import _autograd_state, _device, _dispatch, _dtypes, _errors, _memory_format, _xp
+from . import _autograd_state, _device, _dispatch, _dtypes, _errors, _memory_format, _recording, _xp
 from ._autograd_state import NO_ACCUMULATOR, _RemovableHandle, note_write
 from ._printing import tensor_repr
 from ._upcalls import upcalls
@@ -322,7 +322,10 @@ class Tensor(_BoundMethods):
         if requires_grad and not _dtypes.is_inexact(self._data.dtype):
             raise RuntimeError(_errors.INT_REQUIRES_GRAD)
         # (a view made in no-grad mode of a tensor that requires grad goes on requiring it)
-        self._rg = bool(requires_grad) or self._acc is NO_ACCUMULATOR
+        rg = bool(requires_grad) or self._acc is NO_ACCUMULATOR
+        if rg != self._rg and _recording.state.recorder is not None:
+            _recording.state.recorder.fail("requires_grad_() changes a tensor (not recorded)")
+        self._rg = rg
         return self
 
     @property
@@ -364,6 +367,9 @@ class Tensor(_BoundMethods):
                     "the tensor's grad_dtype attribute with a specific dtype, or None to allow "
                     "any dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor "
                     "and its gradient may break downstream systems that assume they match.")
+        if _recording.state.recorder is not None:  # (compiled mode replays the write)
+            _recording.state.recorder.set_grad(self, value, _set_grad)
+            return
         self._grad = value
 
     @property
@@ -468,19 +474,23 @@ class Tensor(_BoundMethods):
 
     @data.setter
     def data(self, value: Tensor) -> None:
+        _recording.read("data")  # (a new storage: not recorded yet)
         self._data = value._data
 
     # ------------------------------------------------------------------ conversions
     def item(self) -> Number:
+        _recording.read("item")
         if self._data.size != 1:
             raise RuntimeError(_errors.ITEM_NUMEL.format(n=self._data.size))
         return self._data.item() if type(self._data) is np.ndarray \
             else _device.to_numpy(self._data).reshape(()).item()
 
     def tolist(self) -> Any:
+        _recording.read("tolist")
         return _device.to_numpy(self._data).tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
+        _recording.read("numpy")
         _no_numpy_for(self._data.dtype)
         if self._rg and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
@@ -493,6 +503,7 @@ class Tensor(_BoundMethods):
         return self._data
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        _recording.read("__array__")
         _no_numpy_for(self._data.dtype)
         arr = _device.to_numpy(self._data)
         return arr if dtype is None else arr.astype(dtype)
@@ -527,6 +538,7 @@ class Tensor(_BoundMethods):
         return complex(self._scalar())
 
     def __index__(self) -> int:
+        _recording.read("__index__")
         data = self._data
         if data.dtype.kind not in "iub" or data.size != 1:
             raise TypeError("only integer tensors of a single element can be converted to an index")
@@ -538,6 +550,7 @@ class Tensor(_BoundMethods):
         return object.__format__(self, spec)
 
     def __repr__(self, *, tensor_contents: Any = None) -> str:
+        _recording.read("__repr__")
         return tensor_repr(self)
 
     __str__ = __repr__
@@ -596,7 +609,6 @@ class Tensor(_BoundMethods):
             if _dtypes.from_numpy_dtype(out.dtype).category > self.dtype.category:
                 raise RuntimeError(f"result type {_dtype_word(out.dtype)} can't be cast to the "
                                    f"desired output type {_dtype_word(self._data.dtype)}")
-            out = out.astype(self._data.dtype)
         if out.shape != self._data.shape:
             raise RuntimeError(f"output with shape {list(self._data.shape)} doesn't match the "
                                f"broadcast shape {list(out.shape)}")
@@ -610,8 +622,10 @@ class Tensor(_BoundMethods):
             target = _xp.writable(target)
         if node is not None and hasattr(node, "snapshot_input"):
             node.snapshot_input(self)
-        target[...] = out
+        _recording.opaque(_write, target, out)
         note_write(self, name or _inplace_name(node))
+        if _recording.state.recorder is not None:
+            _recording.state.recorder.wrote(self)
         if _forward.level is not None and (result._fw is not None or self._fw is not None):
             upcalls.write_tangent(self, result._fw)
         if node is not None:
@@ -626,6 +640,15 @@ class Tensor(_BoundMethods):
             if self._retains_grad:
                 _move_retain_hook(old, self._grad_fn)
         return self
+
+
+def _write(target, out):
+    """``target[...] = out``, ``out`` cast to ``target``'s dtype first (an in-place op's write)."""
+    target[...] = out if out.dtype == target.dtype else out.astype(target.dtype)
+
+
+def _set_grad(tensor, value):
+    tensor._grad = value
 
 
 class _TensorHook:

@@ -22,7 +22,7 @@ def test_flag_follows_each_mode():
 
 def test_stack_order():
     names = [i.name for i in _dispatch._stack]
-    assert names == ["autocast", "vmap", "forward AD", "anomaly"]
+    assert names == ["autocast", "vmap", "forward AD", "anomaly", "record"]
 
 
 def test_a_tracer_plugs_in_as_one_more_interposer():

@@ -1,12 +1,12 @@
 """The backends ``torch.compile(backend=...)`` accepts, by name.
 
-A backend turns a callable into the callable that runs in its place. ember's only backend
-today runs the callable as it is (eager), which is what PyTorch falls back to when it cannot
-compile; the names PyTorch's users pass all map to it. A compiled mode registers itself here
-under its names (``register_backend``) and ``torch.compile`` starts using it, with no change
-to the entry point.
+A backend turns a callable into the callable that runs in its place. ``"inductor"``, the
+default, is ember's compiled mode (``replay.py``: record a call once, replay its array calls);
+the debugging names (``"eager"``, ``"aot_eager"``...) run the callable as it is, which is also
+what PyTorch falls back to when it cannot compile.
 """
 from .exc import InvalidBackend
+from .replay import record_and_replay
 
 __all__ = ["register_backend", "lookup_backend", "list_backends"]
 
@@ -47,7 +47,7 @@ def list_backends(exclude_tags=("debug", "experimental")):
     return sorted(_BACKENDS)
 
 
-for _name in ("inductor", "cudagraphs"):
-    register_backend(_name, eager)
+register_backend("inductor", record_and_replay)
+register_backend("cudagraphs", eager)
 for _name in ("eager", "aot_eager", "aot_eager_decomp_partition"):
     register_backend(_name, eager, listed=False)

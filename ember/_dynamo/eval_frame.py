@@ -21,6 +21,7 @@ def compiled_function(fn, backend_fn):
     def compiled(*args, **kwargs):
         return runner(*args, **kwargs)
     compiled._torchdynamo_orig_callable = fn
+    compiled._ember_runner = runner  # (compiled mode's entries and reasons, for tests)
     return compiled
 
 

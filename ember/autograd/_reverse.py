@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import warnings
 
-from .. import _device, _dispatch, _errors, _xp
+from .. import _device, _dispatch, _errors, _recording, _xp
 from .._creation import zeros_like
 from .._tensor import Tensor
 from .._upcalls import install
@@ -43,6 +43,8 @@ def _seed_grads(tensors, grads, create_graph):
             if t.numel() != 1:
                 raise RuntimeError(_errors.NON_SCALAR)
             g = _xp.namespace_of(data).ones(data.shape, dtype=data.dtype)
+            if _recording.state.recorder is not None:
+                _recording.state.recorder.seed(g)
             out.append(Tensor._make(g, None, False) if create_graph else g)
             continue
         if not isinstance(g, Tensor):

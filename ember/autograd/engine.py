@@ -25,6 +25,7 @@ import heapq
 
 import numpy as np
 
+from .. import _recording
 from .._tensor import Tensor, _PostAccumulateGradHook, _TensorHook
 from . import anomaly_mode, grad_mode
 from ._walk import walk
@@ -58,6 +59,9 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
     captured edge run. ``accumulate``: whether ``AccumulateGrad`` nodes write ``.grad``.
     Returns the captured gradients as a list (None where nothing arrived).
     """
+    rec = _recording.state.recorder  # compiled mode's, while it records (``_recording.py``)
+    if rec is not None:
+        rec = _recorded_backward(rec, create_graph)
     runs = targets = None
     if capture is not None:
         targets = {fn for fn, _ in capture}
@@ -84,6 +88,8 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
             fn = pop(ready)[1]
             buf = buffers.pop(fn)
             if fn._pre_hooks or type(fn) is AccumulateGrad and fn.variable._hooks:
+                if rec is not None:
+                    rec.fail("a backward hook runs (hooks are not recorded yet)")
                 buf = _run_pre_hooks(fn, buf, create_graph)
                 if owned:  # a hook saw (and may keep) these arrays: they are not ours now
                     _disown(owned, fn, len(buf))
@@ -91,13 +97,17 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                 for nr in range(len(buf)):
                     slot = capture.get((fn, nr))
                     if slot is not None:
-                        captured[slot] = _sum(captured[slot], buf[nr])
+                        captured[slot] = (_sum(captured[slot], buf[nr]) if rec is None else
+                                          rec.opaque(_sum, (captured[slot], buf[nr])))
                 if fn not in runs:
                     continue
             if type(fn) is AccumulateGrad:
                 if accumulate:
-                    _accumulate(fn.variable, buf[0], create_graph,
-                                bool(owned) and (fn, 0) in owned)
+                    own = bool(owned) and (fn, 0) in owned
+                    if rec is None:
+                        _accumulate(fn.variable, buf[0], create_graph, own)
+                    else:
+                        rec.accumulate(_accumulate, fn.variable, buf[0], create_graph, own)
                 if fn._hooks:
                     _run_post_hooks(fn, (), buf, create_graph)
                 continue
@@ -108,13 +118,17 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                 buf = None
                 continue
             if runs is not None:
-                grads_in = _apply_pruned(fn, buf, create_graph, runs, targets)
+                grads_in = _apply_pruned(fn, buf, create_graph, runs, targets, rec)
             elif anomaly.enabled:
                 grads_in = _apply_watched(fn, buf, create_graph)
             else:
                 grads_in = fn.apply(buf, create_graph)
+                if rec is not None:
+                    rec.node_apply(fn, buf, grads_in)
             fresh = plain  # (and fn._fresh_grads: read where it matters, below)
             if fn._hooks:
+                if rec is not None:
+                    rec.fail("a backward hook runs (hooks are not recorded yet)")
                 grads_in = _run_post_hooks(fn, grads_in, buf, create_graph)
                 fresh = False  # (as for pre-hooks)
             for (child, nr), g in zip(fn.next_functions, grads_in):
@@ -132,6 +146,12 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                     if fresh and g.size >= in_place_min and fn._fresh_grads and \
                             _made_by(fn, g, buf, grads_in, owned):
                         owned.add((child, nr))
+                elif rec is not None:
+                    key = (child, nr)
+                    own = type(old) is ndarray and old.size >= in_place_min and key in owned
+                    child_buf[nr] = rec.opaque(_plus, (old, g, own))
+                    if type(old) is ndarray and old.size >= in_place_min:
+                        owned.add(key)
                 elif type(old) is ndarray and old.size >= in_place_min:
                     key = (child, nr)
                     child_buf[nr] = _plus(old, g, key in owned)
@@ -149,7 +169,19 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
     return captured
 
 
-def _apply_pruned(fn, buf, create_graph, runs, targets):
+def _recorded_backward(rec, create_graph):
+    """The recorder a backward reports to, or None when it cannot be recorded."""
+    if create_graph:
+        rec.fail("a backward records a graph (create_graph=True is not recorded yet)")
+        return None
+    if anomaly.enabled:
+        rec.fail("anomaly detection is on")
+        return None
+    rec.backward_ran = True
+    return rec
+
+
+def _apply_pruned(fn, buf, create_graph, runs, targets, rec=None):
     """``fn.apply`` when gradients are captured (``autograd.grad``, ``backward(inputs=...)``):
     the rules of edges that lead to no target do not run (``autograd.grad(loss, [w])`` of a
     convolution skips its input's gradient, a whole transposed convolution), as PyTorch's
@@ -160,13 +192,21 @@ def _apply_pruned(fn, buf, create_graph, runs, targets):
         if child is not None and child not in runs and child not in targets:
             break
     else:
-        return _apply_watched(fn, buf, create_graph) if anomaly.enabled else \
-            fn.apply(buf, create_graph)
+        if anomaly.enabled:
+            return _apply_watched(fn, buf, create_graph)
+        grads_in = fn.apply(buf, create_graph)
+        if rec is not None:
+            rec.node_apply(fn, buf, grads_in)
+        return grads_in
     fn.next_functions = tuple(edge if edge[0] is None or edge[0] in runs or edge[0] in targets
                               else (None, 0) for edge in edges)
     try:
-        return _apply_watched(fn, buf, create_graph) if anomaly.enabled else \
-            fn.apply(buf, create_graph)
+        if anomaly.enabled:
+            return _apply_watched(fn, buf, create_graph)
+        grads_in = fn.apply(buf, create_graph)
+        if rec is not None:
+            rec.node_apply(fn, buf, grads_in)  # (with the edges pruned, as it ran)
+        return grads_in
     finally:
         fn.next_functions = edges
 
@@ -192,7 +232,7 @@ def _add(buffers, owned, fn, nr, g):
     if old is None:
         buf[nr] = g  # (a root's gradient: the caller's, never owned)
     else:
-        buf[nr] = _plus(old, g, (fn, nr) in owned)
+        buf[nr] = _recording.opaque(_plus, old, g, (fn, nr) in owned)
         if type(buf[nr]) is np.ndarray and buf[nr].size >= _IN_PLACE_MIN:
             owned.add((fn, nr))
 
@@ -222,7 +262,7 @@ def _added_into(fn, g, buffers, owned):
     for _, tensor, version in fn._inputs:
         if tensor._vc[0] != version:
             return False  # (``apply`` raises the error)
-    fn._adds_into(out, g, *fn._saved)
+    _recording.opaque(fn._adds_into, out, g, *fn._saved)
     return True
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import OrderedDict, namedtuple
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .. import _dtypes
+from .. import _dtypes, _recording
 from .._creation import empty
 from .._tensor import Tensor
 from ..autograd.grad_mode import no_grad
@@ -167,6 +167,9 @@ class Module:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value: Any) -> None:
+        if _recording.state.recorder is not None and getattr(self, name, _recording) is not value:
+            _recording.unsupported(f"a module's attribute ({name!r}) is set (not recorded)")
+
         def remove_from(*dicts_or_sets):
             for d in dicts_or_sets:
                 if name in d:

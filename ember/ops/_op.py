@@ -14,7 +14,7 @@ import types
 
 import numpy as np
 
-from .. import _dispatch, _dtypes, _xp
+from .. import _dispatch, _dtypes, _recording, _xp
 from .._tensor import Tensor as _Tensor
 from ..autograd import anomaly_mode, grad_mode, saved_hooks
 from ..autograd.graph import accumulate_grad_of, sequence
@@ -41,6 +41,7 @@ OPS = []  # every declared op, in declaration order (tests check each has a spec
 _state = grad_mode._state
 _anomaly = anomaly_mode.state
 _dispatching = _dispatch.state  # ``.active``: whether an interposer is active (``_dispatch.py``)
+_recording_state = _recording.state  # ``.recorder``: compiled mode's, while one records
 _NUMPY = _xp.NUMPY
 _ndarray = np.ndarray
 # The classes of the floating and complex dtypes (``type(d) in _INEXACT`` reads no attribute
@@ -217,11 +218,16 @@ class Op:
                     low_maybe = True
             elif type(a) not in _NUMBERS:
                 low_maybe = True
+        recorder = _recording_state.recorder
+        given = arrays[:] if recorder is not None else None
         if self.promote and n_in:
             _promote(self.promote, args, arrays, n_in)
         if xp is None:  # raw arrays or Python numbers only
             xp = _xp_of(arrays, n_in)
         low = _reduced.upcast(arrays, n_in, self.scalar_operands) if low_maybe else None
+        if recorder is not None and low is not None:
+            recorder.fail(f"{self.name} computes in reduced precision (not recorded yet)")
+            recorder = None
         try:
             if low is None:
                 out = self.forward(xp, *arrays)
@@ -238,9 +244,17 @@ class Op:
             _raise_device_error(args[:n_in])
             raise
         if self.nout != 1:
+            raw = out
+            if any(isinstance(o, np.generic) for o in out):  # NumPy's scalars: 0-d arrays
+                out = tuple(np.asarray(o) if isinstance(o, np.generic) else o for o in out)
+            if recorder is not None:
+                recorder.forward(self, xp, args, given, arrays, n_in, raw, out)
             return self._wrap_outputs(args, arrays, out, requires, n_in)
+        raw = out
         if type(out) is not np.ndarray and isinstance(out, np.generic):
             out = np.asarray(out)  # NumPy gives scalars for 0-d results
+        if recorder is not None:
+            recorder.forward(self, xp, args, given, arrays, n_in, raw, out)
         if not (requires and _state.grad) or self.rules is None or \
                 type(out.dtype) not in _INEXACT:
             result = Tensor._make(out, None, False)  # integer and bool results never need grad
@@ -250,7 +264,6 @@ class Op:
 
     def _wrap_outputs(self, args, arrays, outs, requires, n_in):
         """Tensors for a multi-output op; floating outputs share one node (``output_nr`` k)."""
-        outs = tuple(np.asarray(o) if isinstance(o, np.generic) else o for o in outs)
         node = None
         if requires and _state.grad and self.rules is not None and any(
                 _is_inexact(o.dtype) for o in outs):

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 from functools import wraps
 from typing import Any
 
+from .. import _recording
 from .optimizer import Optimizer
 
 __all__ = ["LRScheduler", "LambdaLR", "StepLR", "MultiStepLR", "ExponentialLR",
@@ -111,6 +112,7 @@ class LRScheduler:
 
     def step(self, epoch: int | None = None) -> None:
         """Advance one epoch and set the new learning rates (call after ``optimizer.step()``)."""
+        _recording.unsupported("an LR scheduler's step() runs (not recorded yet)")
         if self._step_count == 1:
             if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
                 warnings.warn(
@@ -326,6 +328,7 @@ class ReduceLROnPlateau(LRScheduler):
         self.num_bad_epochs = 0
 
     def step(self, metrics, epoch=None):
+        _recording.unsupported("an LR scheduler's step() runs (not recorded yet)")
         current = float(metrics)
         if epoch is None:
             epoch = self.last_epoch + 1

@@ -13,6 +13,7 @@ import math
 import types
 from bisect import bisect_right
 
+from .. import _recording
 from ._lr_core import LambdaLR, LRScheduler, ReduceLROnPlateau, _lrs
 from .optimizer import Optimizer
 
@@ -202,6 +203,7 @@ class SequentialLR(_Composite):
         self._undo_steps(self if sched is None else sched)
 
     def step(self):
+        _recording.unsupported("an LR scheduler's step() runs (not recorded yet)")
         self.last_epoch += 1
         idx = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[idx]
@@ -226,6 +228,7 @@ class ChainedScheduler(_Composite):
         self._last_lr = _lrs(schedulers[-1].optimizer)
 
     def step(self):
+        _recording.unsupported("an LR scheduler's step() runs (not recorded yet)")
         for scheduler in self._schedulers:
             scheduler.step()
         self._last_lr = _lrs(self._schedulers[-1].optimizer)
@@ -370,6 +373,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 for base in self.base_lrs]
 
     def step(self, epoch=None):
+        _recording.unsupported("an LR scheduler's step() runs (not recorded yet)")
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:

@@ -17,7 +17,7 @@ from typing import Any, TypeVar, overload
 
 import numpy as np
 
-from .. import _dtypes
+from .. import _dtypes, _recording
 from .._tensor import Tensor
 from ..autograd import anomaly_mode
 from ..autograd.grad_mode import enable_grad, no_grad
@@ -303,6 +303,11 @@ class Optimizer:
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradients of all optimized tensors (to ``None``, or to zeros)."""
+        if _recording.state.recorder is not None:  # (compiled mode replays it as one call)
+            return _recording.opaque(self._zero_grad, set_to_none)
+        return self._zero_grad(set_to_none)
+
+    def _zero_grad(self, set_to_none):
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is not None:
@@ -323,11 +328,17 @@ class Optimizer:
 
     def step(self, closure=None):
         """Perform a single optimization step; subclasses implement ``_update``."""
+        if _recording.state.recorder is not None:  # (compiled mode replays it as one call)
+            return _recording.opaque(self._run_step, closure, None)
+        return self._run_step(closure, sys._getframe(1))
+
+    def _run_step(self, closure, caller):
+        """``step``; in-place writes are reported as made at ``caller``'s line."""
         loss = None
         if closure is not None:
             with enable_grad():
                 loss = closure()
-        with no_grad(), anomaly_mode.writes_from(sys._getframe(1)):
+        with no_grad(), anomaly_mode.writes_from(caller):
             for group in self.param_groups:
                 self._update(group)
         return loss

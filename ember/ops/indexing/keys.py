@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from ... import _dtypes, _errors, _xp
+from ... import _dtypes, _errors, _recording, _xp
 from ..._broadcast import broadcast_shapes
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.views import as_view
@@ -26,8 +26,12 @@ from ..shape.views import unsqueeze
 
 def _own(index):
     """A private copy of an index array: nodes keep it, and the caller's tensor may be
-    modified in place before the backward runs."""
-    return index.copy()
+    modified in place before the backward runs. (A call compiled mode records.)"""
+    return _recording.opaque(_copy, index)
+
+
+def _copy(array):
+    return array.copy()
 
 
 def _zeroed(xp, g, key):

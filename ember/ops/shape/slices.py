@@ -8,7 +8,7 @@ import gc
 
 import numpy as np
 
-from ... import _dtypes
+from ... import _dtypes, _recording
 from ..._tensor import Tensor, _wrap_dim
 from ...autograd.views import as_view
 from ..registry import defop, public
@@ -69,7 +69,8 @@ def _split_views(op, input, dim, sizes):
     # The bounds travel as one (pieces, 2) array: the backward walks its arguments for
     # reduced-precision arrays, a tuple of pairs costs it three steps per piece.
     stops = np.cumsum(np.asarray(sizes, dtype=np.int64))
-    bounds = np.stack([stops - np.asarray(sizes, dtype=np.int64), stops], axis=1)
+    bounds = _recording.fixed(np.stack([stops - np.asarray(sizes, dtype=np.int64), stops],
+                                       axis=1))
 
     def views():
         outs = op(input, dim, bounds)

@@ -1,0 +1,116 @@
+"""``compile``: ember's ``torch.compile`` (record once, replay the array calls) against
+PyTorch eager and the hand-written NumPy floor.
+
+The ``overhead`` chains (per op) and the ``mlp`` SGD step (batch 1, 64, 1024), each written as
+one function that ``ember.compile`` compiles: for the step, zero_grad, forward, cross-entropy,
+backward and the optimizer's step. PyTorch runs eagerly (its ``torch.compile`` takes 15-80 s
+to compile these on a CPU and runs them slower than eager: see BENCHMARKS.md). The ember
+contender is the compiled function; ``ember eager`` is timed beside it as a reference. The
+first call's time (the recording) is printed.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from bench.harness import Case, Contender, Target
+from bench.workloads import mlp, overhead
+from bench.workloads.common import build_mlp, grads_of, mlp_data, mlp_grad_names
+
+OVERHEAD_TARGETS = {"mul/add": 0.15, "exp/tanh/sigmoid": 0.25}  # compiled / PyTorch eager
+MLP_TARGETS = (1.1, 1.0, 1.02)  # compiled / NumPy floor, per batch
+
+
+def _first_call(fn, what):
+    start = time.perf_counter()
+    fn()
+    print(f"[{what}: recorded in {(time.perf_counter() - start) * 1e3:.1f} ms] ", end="",
+          flush=True)
+
+
+def overhead_contender(lib, kind, x0, w0):
+    x = lib.tensor(x0, requires_grad=True)
+    w = lib.tensor(w0, requires_grad=True)
+
+    def step():
+        x.grad = w.grad = None
+        loss = overhead.chain(lib, kind, x, w).sum()
+        loss.backward()
+        return loss
+
+    compiled = lib.compile(step)
+    _first_call(compiled, kind)
+
+    def evaluate():
+        loss = compiled()
+        return {"loss": loss.item(), "x.grad": x.grad.numpy(), "w.grad": w.grad.numpy()}
+
+    return Contender(compiled, evaluate)
+
+
+def mlp_contender(lib, params, x0, y0):
+    model = build_mlp(lib, params)
+    opt = lib.optim.SGD(model.parameters(), lr=mlp.LR)
+    x, y = lib.tensor(x0), lib.tensor(y0)
+    cross_entropy = lib.nn.functional.cross_entropy
+
+    def loss_and_grads():
+        opt.zero_grad()
+        loss = cross_entropy(model(x), y)
+        loss.backward()
+        return loss
+
+    def train():
+        loss_and_grads()
+        opt.step()
+
+    train_c, grads_c = lib.compile(train), lib.compile(loss_and_grads)
+    names = mlp_grad_names(len(params))
+    first = [True]
+
+    def evaluate():  # (the check calls it before any step: its first call records)
+        if first[0]:
+            first[0] = False
+            start = time.perf_counter()
+            loss = grads_c()
+            print(f"[recorded in {(time.perf_counter() - start) * 1e3:.1f} ms] ", end="",
+                  flush=True)
+        else:
+            loss = grads_c()
+        return {"loss": loss.item(), **dict(zip(names, grads_of(model.parameters())))}
+
+    return Contender(train_c, evaluate)
+
+
+def cases(libs, quick):
+    ember = libs["ember"]
+    out = []
+    rng = np.random.default_rng(0)
+    x0 = rng.standard_normal(3).astype(np.float32)
+    w0 = rng.uniform(0.5, 1.0, 3).astype(np.float32)
+    for kind in overhead.KINDS:
+        contenders = {"ember": lambda kind=kind: overhead_contender(ember, kind, x0, w0)}
+        if "torch" in libs:
+            contenders["torch"] = (lambda kind=kind:
+                                   overhead.autograd_contender(libs["torch"], kind, x0, w0))
+        contenders["numpy"] = lambda kind=kind: overhead.numpy_contender(kind, x0, w0)
+        refs = {"ember eager": lambda kind=kind: overhead.autograd_contender(ember, kind, x0,
+                                                                             w0)}
+        out.append(Case("compile", f"overhead {kind}", "us/op", contenders,
+                        Target("torch", OVERHEAD_TARGETS[kind]), per=overhead.N_OPS,
+                        references=refs))
+    sizes, batches = (mlp.QUICK_SIZES, mlp.QUICK_BATCHES) if quick else (mlp.SIZES, mlp.BATCHES)
+    for batch, ratio in zip(batches, MLP_TARGETS):
+        params, x, y = mlp_data(batch, sizes, batch)
+        contenders = {"ember": (lambda params=params, x=x, y=y:
+                                mlp_contender(ember, params, x, y))}
+        if "torch" in libs:
+            contenders["torch"] = (lambda params=params, x=x, y=y:
+                                   mlp.autograd_contender(libs["torch"], params, x, y))
+        contenders["numpy"] = lambda params=params, x=x, y=y: mlp.numpy_contender(params, x, y)
+        refs = {"ember eager": (lambda params=params, x=x, y=y:
+                                mlp.autograd_contender(ember, params, x, y))}
+        out.append(Case("compile", f"mlp batch {batch}", "ms/step", contenders,
+                        Target("numpy", ratio), references=refs))
+    return out

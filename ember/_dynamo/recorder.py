@@ -1,0 +1,402 @@
+"""Compiled mode's recorder: one eager call watched, written down as straight-line Python.
+
+While a ``Recorder`` is active (``ember._recording.state.recorder``), the call runs eagerly as
+always, and every array-level computation it makes is reported here and written down as one
+line of Python over *slots* (local variables ``s0, s1, ...`` holding raw arrays):
+
+- each op's forward, ``s7 = c3(c0, s2, s5, c4)`` (``c0`` is NumPy, ``c3`` the op's forward,
+  ``c4`` a parameter), with the casts its type promotion made;
+- each node's backward (``_NodeRunner``: the node's own ``apply`` on the slots' arrays), and
+  the engine's sums and ``.grad`` accumulation, as calls of the engine's own functions;
+- calls kept whole (``opaque``): an optimizer's ``step`` and ``zero_grad``, replayed as calls.
+
+Because the replay makes the same calls on the same arrays in the same order, its results are
+eager's bit for bit. An array enters a slot only by a recorded line or by a *load* of a tensor
+the call was given or can reach (its arguments, the parameters and buffers of its modules,
+the tensors of its closure: ``leaves`` and ``externals``): ``s2 = L[0]._data``. Anything else
+stops the recording (``fail``) and the function runs eagerly from then on: a tensor made
+outside the recorded calls, a tensor's value read by Python (``.item()``), a hook, a
+reduced-precision op, a recorded graph (``create_graph``). The call being recorded runs on,
+eagerly and correctly, either way.
+"""
+from __future__ import annotations
+
+import copy
+import math
+
+import numpy as np
+
+from .. import _dispatch, _recording
+from .._tensor import Tensor
+from ..autograd.graph import Node, new_sequence_nr, raise_freed
+from ..autograd.node import OpNode
+from .exc import Unsupported
+
+__all__ = ["Recorder"]
+
+_LITERALS = (type(None), bool, int, str)
+
+
+class Recorder:
+    """The lines of one recorded call; see the module docstring. ``leaves``: the tensors
+    among the call's arguments (``L[i]`` in the replay); ``externals``: tensors it may read
+    that outlive it (parameters, buffers, captured tensors), held as constants."""
+
+    def __init__(self, leaves, externals, fullgraph=False):
+        self.lines = []  # (code, slots read, slots written)
+        self.consts = []
+        self._const_at = {}
+        self._slot_of = {}  # id(array) -> slot name
+        self._keep = []  # every array given a slot (so that ids stay unique)
+        self._leaf_of = {id(t): i for i, t in enumerate(leaves)}
+        self._external = {id(t) for t in externals}
+        # the arrays of those tensors, for a raw array read from one (``target._data``)
+        self._owner = {id(t._data): t for t in (*leaves, *externals)}
+        # the ``.grad`` tensors of those tensors: id -> the source that reads it in a replay
+        self._grad_src = {}
+        for t in (*leaves, *externals):
+            self._note_grad(t)
+        self._held = (leaves, externals)
+        self.fullgraph = fullgraph
+        self.failed = None
+        self._where = ""  # (what was being recorded, for the reason of a failure)
+        self.backward_ran = False
+        self._paused = 0
+
+    # ------------------------------------------------------------------ starting, stopping
+    def start(self):
+        _recording.state.recorder = self
+        _dispatch.refresh()  # ops take their general path, which reports the forward
+
+    def stop(self):
+        if _recording.state.recorder is self:
+            _recording.state.recorder = None
+            _dispatch.refresh()
+
+    def fail(self, reason):
+        """Stop recording: the call runs on eagerly and is not replayed."""
+        if self.failed is None:
+            self.failed = reason + self._where
+        self.stop()
+        if self.fullgraph:
+            raise Unsupported(reason)
+
+    # ------------------------------------------------------------------ names
+    def _const(self, obj):
+        k = self._const_at.get(id(obj))
+        if k is None:
+            k = self._const_at[id(obj)] = len(self.consts)
+            self.consts.append(obj)
+        return f"c{k}"
+
+    def _new_slot(self, array):
+        name = f"s{len(self._keep)}"
+        self._keep.append(array)
+        self._slot_of[id(array)] = name
+        return name
+
+    def _emit(self, code, reads, writes=()):
+        self.lines.append((code, reads, writes))
+
+    # ------------------------------------------------------------------ references
+    def tensor_data(self, t, reads):
+        """The slot of ``t._data``, loading it when ``t`` is a leaf or an external; None
+        (after ``fail``) for a tensor from outside the recorded calls."""
+        data = t._data
+        name = self._slot_of.get(id(data))
+        if name is None:
+            i = self._leaf_of.get(id(t))
+            if i is not None:
+                source = f"L[{i}]"
+            elif id(t) in self._external:
+                source = self._const(t)
+            elif id(t) in self._grad_src:
+                source = self._grad_src[id(t)]
+            else:
+                self.fail("a tensor made outside the recorded calls is used (a creation "
+                          "function or a conversion ember does not record yet)")
+                return None
+            if type(data) is not np.ndarray:
+                self.fail("only NumPy-backed tensors are recorded")
+                return None
+            name = self._new_slot(data)
+            self._emit(f"{name} = {source}._data", (), (name,))
+        reads.add(name)
+        return name
+
+    def _tensor_object(self, t):
+        source = self._source(t)
+        if source is not None:
+            return source
+        self.fail("a tensor made inside the call is handed to the autograd engine's "
+                  "accumulation (a new leaf)")
+        return None
+
+    def value(self, v, reads):
+        """Python source for ``v`` in a recorded line: a slot for an array the recording
+        made, a literal, or a constant; None after ``fail``."""
+        t = type(v)
+        if t is np.ndarray:
+            name = self._slot_of.get(id(v))
+            if name is not None:
+                reads.add(name)
+                return name
+            owner = self._owner.get(id(v))
+            if owner is not None and owner._data is v:
+                return self.tensor_data(owner, reads)
+            self.fail("an array made outside the recorded calls is used")
+            return None
+        if t in _LITERALS or t is float and math.isfinite(v):
+            return repr(v)
+        if t is tuple or t is list:
+            items = [self.value(x, reads) for x in v]
+            if any(x is None for x in items):
+                return None
+            inner = ", ".join(items) + ("," if t is tuple and len(items) == 1 else "")
+            return f"({inner})" if t is tuple else f"[{inner}]"
+        if isinstance(v, Tensor):
+            return self._tensor_object(v)
+        if isinstance(v, np.random.Generator):  # (``manual_seed`` replaces it: stale later)
+            self.fail("a random draw from NumPy's generator is made (not recorded yet)")
+            return None
+        return self._const(v)  # a dtype, a NumPy scalar, a function, a generator...
+
+    def _targets(self, out):
+        """Slots for what a recorded line returns: an array, or a tuple or list of them
+        (None where an item is None); returns ``(source, written)``."""
+        if out is None:
+            return None, ()
+        if type(out) in (tuple, list):
+            names = ["_" if o is None else self._new_slot(o) for o in out]
+            return (", ".join(names) + ("," if len(names) == 1 else "")), tuple(
+                n for n in names if n != "_")
+        name = self._new_slot(out)
+        return name, (name,)
+
+    def _line(self, fn_source, args, reads, out):
+        target, written = self._targets(out)
+        call = f"{fn_source}({', '.join(args)})"
+        self._emit(call if target is None else f"{target} = {call}", reads, written)
+
+    # ------------------------------------------------------------------ what is reported
+    def forward(self, op, xp, args, given, arrays, n_in, raw, out):
+        """An op's forward ran on ``xp``: ``given`` its inputs as raw arrays (or numbers),
+        ``arrays`` after type promotion, ``raw`` what the forward returned, ``out`` that made
+        arrays."""
+        if self._paused or self.failed is not None:
+            return
+        self._where = f" (in {op.name}'s forward)"
+        reads = set()
+        refs = []
+        for i in range(n_in):
+            a = args[i]
+            if isinstance(a, Tensor):
+                ref = self.tensor_data(a, reads)
+            else:
+                ref = self.value(given[i], reads)
+            if ref is None:
+                return
+            if arrays[i] is not given[i]:  # cast by the type promotion
+                cast = self._new_slot(arrays[i])
+                self._emit(f"{cast} = {ref}.astype({self._const(arrays[i].dtype)})",
+                           {ref}, (cast,))
+                reads.add(cast)
+                ref = cast
+            refs.append(ref)
+        for p in arrays[n_in:]:
+            ref = self.value(p, reads)
+            if ref is None and p is not None:
+                return
+            refs.append(ref)
+        self._line(self._const(op.forward), [self._const(xp), *refs], reads, raw)
+        if out is not raw:  # NumPy scalars made 0-d arrays, as the op call makes them
+            if type(raw) is tuple:
+                names = [self._slot_of[id(o)] for o in raw]
+                src = "(" + ", ".join(names) + ",)"
+                self._line(self._const(_as_arrays), [src], set(names), out)
+            else:
+                src = self._slot_of[id(raw)]
+                self._line(self._const(np.asarray), [src], {src}, out)
+
+    def node_apply(self, node, buf, grads_in):
+        """The engine ran ``node``'s backward on ``buf`` and got ``grads_in``."""
+        if self._paused or self.failed is not None:
+            return
+        if not isinstance(node, OpNode) or node._packed is not None:
+            self.fail(f"the backward of {type(node).__name__} is not recorded (a custom "
+                      "Function, or saved-tensor hooks)")
+            return
+        self._where = f" (in {type(node).__name__})"
+        reads = set()
+        runner = _NodeRunner(node)
+        refs = [self.value(list(buf), reads), self.value(node._ans, reads),
+                self.value(list(node._saved), reads)]
+        if None in refs:
+            return
+        self._line(self._const(runner), refs, reads, list(grads_in))
+
+    def constant(self, array):
+        """A new array made from Python values only: each replay copies it as it is now."""
+        if self._paused or self.failed is not None:
+            return
+        if type(array) is not np.ndarray:
+            self.fail("a tensor is made on a device ember does not record")
+            return
+        name = self._new_slot(array)
+        self._emit(f"{name} = {self._const(array.copy())}.copy()", set(), (name,))
+
+    def fixed(self, array):
+        """An array made from Python values only that nothing writes: the replays read it."""
+        if self._paused or self.failed is not None or type(array) is not np.ndarray:
+            return
+        self._keep.append(array)
+        self._slot_of[id(array)] = self._const(array)
+
+    def seed(self, array):
+        """The implicit ``1.0`` a backward starts from: made anew by each replay."""
+        if self._paused or self.failed is not None:
+            return
+        name = self._new_slot(array)
+        self._emit(f"{name} = {self._const(np.ones)}({array.shape!r}, "
+                   f"dtype={self._const(array.dtype)})", set(), (name,))
+
+    def opaque(self, fn, args):
+        """``fn(*args)`` run and recorded as one call (nothing inside it recorded)."""
+        if self._paused or self.failed is not None:
+            return fn(*args)
+        reads = set()
+        refs = [self.value(a, reads) for a in args]
+        self._paused += 1
+        try:
+            out = fn(*args)
+        finally:
+            self._paused -= 1
+        if _recording.state.recorder is self and None not in refs:
+            self._line(self._const(fn), refs, reads,
+                       out if type(out) in (np.ndarray, tuple, list) else None)
+        return out
+
+    def _source(self, tensor):
+        i = self._leaf_of.get(id(tensor))
+        if i is not None:
+            return f"L[{i}]"
+        return self._const(tensor) if id(tensor) in self._external else None
+
+    def _note_grad(self, tensor):
+        grad = tensor._grad
+        if grad is not None:
+            source = self._source(tensor)
+            if source is not None:
+                self._grad_src[id(grad)] = f"{source}._grad"
+                self._keep.append(grad)
+
+    def accumulate(self, engine_accumulate, var, g, create_graph, own):
+        """The engine's ``AccumulateGrad`` into ``var.grad``, recorded as its call."""
+        self.opaque(engine_accumulate, (var, g, create_graph, own))
+        self._note_grad(var)
+
+    def set_grad(self, tensor, value, setter):
+        """``tensor.grad = value``, recorded as the setter's call."""
+        self.opaque(setter, (tensor, value))
+        self._note_grad(tensor)
+
+    def wrote(self, tensor):
+        """``tensor`` was written in place (``Tensor._assign``): its version goes up in the
+        replay too when it outlives the call (an argument or an external)."""
+        if self._paused or self.failed is not None:
+            return
+        source = self._source(tensor)
+        if source is not None:
+            self._emit(f"{source}._vc[0] += 1", set())
+
+    # ------------------------------------------------------------------ the result
+    def result(self, value, reads):
+        """Python source rebuilding the call's result in the replay."""
+        if isinstance(value, Tensor):
+            i = self._leaf_of.get(id(value))
+            if i is not None:
+                return f"L[{i}]"
+            if id(value) in self._external:
+                return self._const(value)
+            name = self._slot_of.get(id(value._data))
+            if name is None:
+                self.fail("the result is a tensor made outside the recorded calls")
+                return None
+            if value.requires_grad:
+                if not self.backward_ran:
+                    self.fail("the result needs its graph after the call (a compiled "
+                              "forward whose backward runs outside it is not compiled yet)")
+                    return None
+                reads.add(name)
+                return f"{self._const(_consumed)}({name})"
+            reads.add(name)
+            return f"{self._const(_plain)}({name})"
+        t = type(value)
+        if t is tuple or t is list:
+            items = [self.result(x, reads) for x in value]
+            if None in items:
+                return None
+            inner = ", ".join(items) + ("," if t is tuple and len(items) == 1 else "")
+            return f"({inner})" if t is tuple else f"[{inner}]"
+        if t is dict:
+            items = {k: self.result(x, reads) for k, x in value.items()}
+            if None in items.values():
+                return None
+            return "{" + ", ".join(f"{self._const(k)}: {v}" for k, v in items.items()) + "}"
+        return self.value(value, reads) if t in _LITERALS or t is float else self._const(value)
+
+
+def _as_arrays(outs):
+    """A multi-output op's results with NumPy scalars made 0-d arrays (as ``Op`` makes them)."""
+    return tuple(np.asarray(o) if isinstance(o, np.generic) else o for o in outs)
+
+
+def _plain(array):
+    return Tensor._make(array, None, False)
+
+
+class CompiledFunctionBackward(Node):
+    """The ``grad_fn`` of a compiled call's result whose graph the call's own backward has
+    already used and freed: a second backward raises PyTorch's error, as it would eagerly."""
+
+    def __init__(self):
+        self.next_functions = ()
+        self._seq = new_sequence_nr()
+
+    def apply(self, grad_outputs, create_graph):
+        raise_freed()
+
+
+def _consumed(array):
+    return Tensor._make(array, CompiledFunctionBackward(), True)
+
+
+class _NodeRunner:
+    """A node's backward as a function of arrays: a copy of the node, given the replay's
+    saved arrays and output gradients, runs the node's own ``apply``."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node):
+        clone = copy.copy(node)
+        clone._inputs = ()  # (the version checks ran when the call was recorded)
+        clone._saved = clone._ans = None
+        self.node = clone
+
+    def __call__(self, buf, ans, saved):
+        node = self.node
+        node._saved, node._ans = saved, ans
+        try:
+            return node.apply(buf, False)
+        finally:
+            node._saved = node._ans = None
+
+    def __repr__(self):
+        return f"<backward of {type(self.node).__name__}>"
+
+
+# While a recorder is active, every op call takes the general path (``Op._call``), which
+# reports its forward; this layer of the dispatch stack only makes that so.
+_dispatch.register(_dispatch.Interposer(
+    "record", 50, lambda: _recording.state.recorder is not None,
+    lambda op, args, proceed: proceed(args)))

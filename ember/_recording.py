@@ -1,0 +1,73 @@
+"""Whether compiled mode is recording, asked by the few places that must tell it what they do.
+
+``torch.compile`` (``ember._dynamo``) runs the first call of a compiled function eagerly while
+a ``Recorder`` watches: it records every array-level computation of the call (each op's
+forward, each node's backward, the engine's sums, the writes into ``.grad``), so that later
+calls can replay them without running the Python around them. Most of ember never knows:
+while a recorder is active, ops take their general path, where ``ops/_op.py`` reports the
+forward. The rest report here, each with one test when no recorder is active
+(``state.recorder is None``):
+
+- conversions of a tensor's values to Python (``item``, ``tolist``, ``numpy``, printing):
+  the call's control flow may depend on them, so the call is not recorded (``read``);
+- writes outside ops (``Tensor._assign``, the ``grad`` and ``data`` setters);
+- the autograd engine's own arithmetic and ``.grad`` accumulation;
+- calls kept whole (an optimizer's ``step`` and ``zero_grad``, a random draw): replayed as
+  calls;
+- new arrays that depend on Python values only: copied from the recording's (``constant``:
+  ``zeros``, ``arange``), or used as they are when nothing writes them (``fixed``: an op's
+  parameter).
+
+It imports nothing of ember's, so that the core can import it.
+"""
+from __future__ import annotations
+
+__all__ = ["state", "read", "unsupported", "opaque", "constant", "fixed"]
+
+
+class _State:
+    recorder = None  # the active ``ember._dynamo.recorder.Recorder``, or None
+
+
+state = _State()
+
+
+def read(what):
+    """A tensor's values are read by Python (``what``: the method): an active recording
+    stops, its call running on eagerly; compiled mode will run this function eagerly."""
+    rec = state.recorder
+    if rec is not None:
+        rec.fail(f"Tensor.{what}() reads a tensor's values into Python (a graph break)")
+
+
+def unsupported(reason):
+    """Something the recording cannot replay happens: an active recording stops."""
+    rec = state.recorder
+    if rec is not None:
+        rec.fail(reason)
+
+
+def constant(array):
+    """``array``, a new array that depends on Python values only (``zeros``, ``arange``,
+    ``tensor([1, 2])``): each replay makes a copy of it as it is now."""
+    rec = state.recorder
+    if rec is not None:
+        rec.constant(array)
+    return array
+
+
+def fixed(array):
+    """``array``, made from Python values only and never written (an op's parameter, such as
+    ``split``'s bounds): the replays use it as it is."""
+    rec = state.recorder
+    if rec is not None:
+        rec.fixed(array)
+    return array
+
+
+def opaque(fn, *args):
+    """``fn(*args)``, replayed as one call when recorded (nothing inside it is recorded)."""
+    rec = state.recorder
+    if rec is None:
+        return fn(*args)
+    return rec.opaque(fn, args)

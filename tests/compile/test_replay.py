@@ -1,0 +1,392 @@
+"""Compiled mode (``ember/_dynamo/replay.py``): a call recorded once and replayed gives eager's
+results bit for bit, for whole training steps (forward, backward, optimizer), and a call it
+cannot record (a graph break) runs eagerly, as correct as ever.
+
+Each test builds the same model twice from one seed, steps one eagerly and one compiled on
+the same inputs, and compares every result, parameter, gradient, buffer and optimizer state
+byte for byte after every step."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember import nn
+from ember._dynamo.exc import Unsupported
+
+
+def _bytes(t):
+    a = np.asarray(t._data)
+    return a.dtype, a.shape, a.tobytes()
+
+
+def _same(a, b):
+    """``a`` and ``b`` (results of one step) equal byte for byte, structure alike."""
+    if isinstance(a, ember.Tensor):
+        assert isinstance(b, ember.Tensor) and _bytes(a) == _bytes(b)
+        assert a.requires_grad == b.requires_grad
+    elif isinstance(a, (tuple, list)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    elif isinstance(a, dict):
+        assert a.keys() == b.keys()
+        for k in a:
+            _same(a[k], b[k])
+    else:
+        assert a == b
+
+
+def _same_state(objects_a, objects_b, versions=True):
+    for a, b in zip(objects_a, objects_b):
+        _same(a.state_dict(), b.state_dict())
+        if isinstance(a, nn.Module):
+            for p, q in zip(a.parameters(), b.parameters()):
+                assert (p.grad is None) == (q.grad is None)
+                if p.grad is not None:
+                    assert _bytes(p.grad) == _bytes(q.grad)
+                assert p._version == q._version or not versions
+
+
+def _run_twins(build, inputs, steps=12):
+    """Step ``build()``'s step eagerly and compiled on ``inputs(i)``; returns the compiled
+    function's runner (its entries and reasons)."""
+    eager_step, eager_objects = build()
+    plain_step, objects = build()
+    compiled = ember.compile(plain_step)
+    for i in range(steps):
+        args = inputs(i)
+        want = eager_step(*args)
+        got = compiled(*[a.clone() if isinstance(a, ember.Tensor) else a for a in args])
+        _same(want, got)
+        _same_state(eager_objects, objects)
+    return compiled._ember_runner
+
+
+def _replayed(runner):
+    assert runner.replays > 0, runner.reasons
+    assert all(e is not None for e in runner.entries.values()), runner.reasons
+
+
+def _batches(shape, classes, seed=0):
+    rng = np.random.default_rng(seed)
+    return lambda i: (ember.tensor(rng.standard_normal(shape), dtype=ember.float32),
+                      ember.tensor(rng.integers(0, classes, shape[0])))
+
+
+def _training(model_fn, optimizer_fn, loss_fn=F.cross_entropy, seed=0):
+    def build():
+        ember.manual_seed(seed)
+        model = model_fn()
+        opt = optimizer_fn(model.parameters())
+
+        def step(x, y):
+            loss = loss_fn(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        return step, [model, opt]
+    return build
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(6, 16), nn.Tanh(), nn.Linear(16, 16), nn.ReLU(),
+                         nn.Linear(16, 4))
+
+
+@pytest.mark.parametrize("optimizer", [
+    lambda p: ember.optim.SGD(p, lr=0.1),
+    lambda p: ember.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3),
+    lambda p: ember.optim.Adam(p, lr=1e-2),
+    lambda p: ember.optim.AdamW(p, lr=1e-2, weight_decay=0.1, amsgrad=True),
+    lambda p: ember.optim.RMSprop(p, lr=1e-2),
+], ids=["sgd", "sgd_nesterov", "adam", "adamw_amsgrad", "rmsprop"])
+def test_mlp_training_replays_bit_for_bit(optimizer):
+    _replayed(_run_twins(_training(_mlp, optimizer), _batches((8, 6), 4)))
+
+
+def test_float64_and_mse_loss_replay():
+    def model():
+        return nn.Sequential(nn.Linear(3, 5), nn.Sigmoid(), nn.Linear(5, 2)).double()
+    rng = np.random.default_rng(1)
+
+    def inputs(i):
+        return (ember.tensor(rng.standard_normal((4, 3))),
+                ember.tensor(rng.standard_normal((4, 2))))
+    build = _training(model, lambda p: ember.optim.SGD(p, lr=0.1), F.mse_loss)
+    _replayed(_run_twins(build, inputs))
+
+
+def test_cnn_with_batchnorm_updates_running_stats_in_the_replay():
+    def model():
+        return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
+                             nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 3))
+    build = _training(model, lambda p: ember.optim.SGD(p, lr=0.05, momentum=0.9))
+    _replayed(_run_twins(build, _batches((5, 2, 8, 8), 3)))
+
+
+def test_gru_language_model_replays():
+    class Model(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(11, 8)
+            self.gru = nn.GRU(8, 12, batch_first=True)
+            self.head = nn.Linear(12, 11)
+
+        def forward(self, idx):
+            out, _ = self.gru(self.emb(idx))
+            return self.head(out).reshape(-1, 11)
+
+    rng = np.random.default_rng(2)
+
+    def inputs(i):
+        idx = rng.integers(0, 11, (3, 5))
+        return ember.tensor(idx), ember.tensor(rng.integers(0, 11, 15))
+    build = _training(Model, lambda p: ember.optim.Adam(p, lr=1e-2))
+    _replayed(_run_twins(build, inputs, steps=6))
+
+
+def test_small_transformer_with_adamw_replays():
+    class Block(nn.Module):
+        def __init__(self, d=16, heads=2, vocab=13, t=6):
+            super().__init__()
+            self.emb, self.pos = nn.Embedding(vocab, d), nn.Embedding(t, d)
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+            self.head = nn.Linear(d, vocab)
+            self.heads = heads
+            self.register_buffer("mask", ember.tril(ember.ones(t, t)).bool())
+
+        def forward(self, idx):
+            b, t = idx.shape
+            x = self.emb(idx) + self.pos(ember.arange(t))
+            q, k, v = self.qkv(self.ln1(x)).split(x.shape[-1], dim=2)
+            q, k, v = (z.view(b, t, self.heads, -1).transpose(1, 2) for z in (q, k, v))
+            att = (q @ k.transpose(-2, -1)) * (q.shape[-1] ** -0.5)
+            att = att.masked_fill(~self.mask[:t, :t], float("-inf")).softmax(-1)
+            x = x + self.proj((att @ v).transpose(1, 2).reshape(b, t, -1))
+            x = x + self.mlp(self.ln2(x))
+            return self.head(x).reshape(b * t, -1)
+
+    rng = np.random.default_rng(3)
+
+    def inputs(i):
+        return (ember.tensor(rng.integers(0, 13, (2, 6))), ember.tensor(rng.integers(0, 13, 12)))
+    build = _training(Block, lambda p: ember.optim.AdamW(p, lr=1e-2))
+    _replayed(_run_twins(build, inputs, steps=6))
+
+
+def test_manual_sgd_with_in_place_updates_and_grad_none():
+    def build():
+        ember.manual_seed(4)
+        w = ember.randn(5, 3, requires_grad=True)
+        b = ember.zeros(3, requires_grad=True)
+        model = nn.Module()
+        model.w, model.b = nn.Parameter(w.detach()), nn.Parameter(b.detach())
+
+        def step(x, y):
+            loss = ((x @ model.w + model.b - y) ** 2).mean()
+            loss.backward()
+            with ember.no_grad():
+                for p in (model.w, model.b):
+                    p -= 0.1 * p.grad
+                    p.grad = None
+            return loss
+        return step, [model]
+    rng = np.random.default_rng(5)
+
+    def inputs(i):
+        return (ember.tensor(rng.standard_normal((4, 5)), dtype=ember.float32),
+                ember.tensor(rng.standard_normal((4, 3)), dtype=ember.float32))
+    _replayed(_run_twins(build, inputs))
+
+
+def test_inference_under_no_grad_replays():
+    ember.manual_seed(6)
+    model = _mlp().eval()
+
+    def predict(x):
+        with ember.no_grad():
+            return model(x).softmax(-1).argmax(-1), model(x)
+    compiled = ember.compile(predict)
+    x = ember.randn(7, 6)
+    for _ in range(3):
+        _same(predict(x), compiled(x))
+    _replayed(compiled._ember_runner)
+
+
+def test_result_of_a_step_has_a_used_graph_as_eager():
+    step, _ = _training(_mlp, lambda p: ember.optim.SGD(p, lr=0.1))()
+    compiled = ember.compile(step)
+    x, y = _batches((8, 6), 4)(0)
+    compiled(x, y)
+    loss = compiled(x, y)
+    assert loss.requires_grad and type(loss.grad_fn).__name__ == "CompiledFunctionBackward"
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second"):
+        loss.backward()
+
+
+# --------------------------------------------------------------------------- guards
+
+
+def test_a_new_shape_records_again_and_each_shape_replays():
+    build = _training(_mlp, lambda p: ember.optim.SGD(p, lr=0.1))
+    small, large = _batches((3, 6), 4, seed=1), _batches((9, 6), 4, seed=2)
+    runner = _run_twins(build, lambda i: (small if i % 2 else large)(i), steps=8)
+    assert len(runner.entries) == 2
+    _replayed(runner)
+
+
+def test_training_flag_and_grad_mode_are_guarded():
+    ember.manual_seed(7)
+    model = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+    twin = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+    twin.load_state_dict(model.state_dict())
+    x = ember.randn(6, 4)
+    compiled = ember.compile(lambda: twin(x) * 2)
+    for mode in ["train", "eval", "train", "eval"]:
+        for m in (model, twin):
+            getattr(m, mode)()
+        with ember.no_grad():
+            _same(model(x) * 2, compiled())
+        _same_state([model], [twin], versions=False)
+    assert len(compiled._ember_runner.entries) == 2
+    _replayed(compiled._ember_runner)
+
+
+_FACTOR = 2.0
+
+
+def test_a_global_scalar_the_function_reads_is_guarded():
+    ember.manual_seed(8)
+    w = ember.randn(3)
+    globals()["_FACTOR"] = 2.0
+
+    def fn(x):
+        return x * w * _FACTOR
+    compiled = ember.compile(fn)
+    x = ember.randn(3)
+    _same(fn(x), compiled(x))
+    _same(fn(x), compiled(x))
+    globals()["_FACTOR"] = 5.0
+    _same(fn(x), compiled(x))
+    _same(fn(x), compiled(x))
+    assert len(compiled._ember_runner.entries) == 2
+
+
+def test_recompile_limit_warns_once_and_runs_eagerly(monkeypatch):
+    monkeypatch.setattr(ember._dynamo.config, "recompile_limit", 2)
+    compiled = ember.compile(lambda x: x.exp() + 1)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for n in range(1, 6):
+            x = ember.randn(n)
+            _same(x.exp() + 1, compiled(x))
+    assert len([w for w in seen if "recompile_limit" in str(w.message)]) == 1
+    assert len(compiled._ember_runner.entries) == 2
+
+
+# --------------------------------------------------------------------------- graph breaks
+
+
+def test_item_is_a_graph_break_and_the_call_runs_eagerly():
+    def fn(x):
+        y = x.exp()
+        if y.sum().item() > 3:
+            return y * 2
+        return y - 1
+    compiled = ember.compile(fn)
+    for scale in [1.0, 0.01, 1.0]:
+        x = ember.ones(4) * scale
+        _same(fn(x), compiled(x))
+    runner = compiled._ember_runner
+    assert list(runner.entries.values()) == [None]
+    assert "item()" in list(runner.reasons.values())[0]
+
+
+def test_fullgraph_raises_at_a_graph_break():
+    compiled = ember.compile(lambda x: x * x.sum().item(), fullgraph=True)
+    with pytest.raises(Unsupported, match=r"Tensor.item\(\)"):
+        compiled(ember.ones(3))
+
+
+def test_printing_is_a_graph_break():
+    def fn(x):
+        y = x + 1
+        print(y)
+        return y
+    compiled = ember.compile(fn)
+    compiled(ember.ones(2))
+    assert list(compiled._ember_runner.entries.values()) == [None]
+
+
+def test_random_draws_replay_from_the_generator_of_the_time():
+    """Dropout draws a new mask each step, in the replay too, from the generator as it is at
+    each call (``manual_seed`` between calls included)."""
+    def build():
+        ember.manual_seed(9)
+        model = nn.Sequential(nn.Linear(6, 8), nn.Dropout(0.5), nn.Linear(8, 4))
+        opt = ember.optim.SGD(model.parameters(), lr=0.1)
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss, ember.rand(2)
+        return step, [model, opt]
+    eager_step, eager_objects = build()
+    step, objects = build()
+    compiled = ember.compile(step)
+    inputs = [_batches((8, 6), 4)(i) for i in range(6)]
+    for run in (eager_step, compiled):
+        ember.manual_seed(10)
+        got = [run(*xy) for xy in inputs[:3]]
+        ember.manual_seed(10)
+        got += [run(*xy) for xy in inputs[3:]]
+        if run is eager_step:
+            want = got
+    _same(want, got)
+    _same_state(eager_objects, objects)
+    _replayed(compiled._ember_runner)
+
+
+def test_a_compiled_module_whose_backward_runs_outside_runs_eagerly():
+    ember.manual_seed(11)
+    model = _mlp()
+    twin = _mlp()
+    twin.load_state_dict(model.state_dict())
+    compiled = ember.compile(twin)
+    x = ember.randn(5, 6)
+    for _ in range(3):
+        a, b = model(x).sum(), compiled(x).sum()
+        _same(a, b)
+        a.backward()
+        b.backward()
+        _same_state([model], [twin], versions=False)
+
+
+def test_python_state_ember_does_not_record_is_a_graph_break():
+    """An LR scheduler's step and a module attribute set inside the function change Python
+    state a replay would skip: the call runs eagerly."""
+    def build():
+        ember.manual_seed(12)
+        model = _mlp()
+        opt = ember.optim.SGD(model.parameters(), lr=0.1)
+        sched = ember.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            sched.step()
+            model.calls = getattr(model, "calls", 0) + 1
+            return loss
+        return step, [model, opt]
+    runner = _run_twins(build, _batches((8, 6), 4), steps=6)
+    assert list(runner.entries.values()) == [None]
+    assert "scheduler" in list(runner.reasons.values())[0]
