@@ -26,8 +26,9 @@ import math
 
 import numpy as np
 
-from .. import _dispatch, _recording
+from .. import _device, _dispatch, _dtypes, _recording
 from .._tensor import Tensor
+from ..autograd import node as _node
 from ..autograd.graph import Node, new_sequence_nr, raise_freed
 from ..autograd.node import OpNode
 from .exc import Unsupported
@@ -35,6 +36,9 @@ from .exc import Unsupported
 __all__ = ["Recorder"]
 
 _LITERALS = (type(None), bool, int, str)
+# what a result may hold as it is: values that hold no tensor (a dtype, a device, a scalar)
+_PLAIN_VALUES = (float, complex, np.generic, np.dtype, _dtypes.dtype, _device.device, type, slice,
+                 range, type(Ellipsis))
 
 
 class Recorder:
@@ -156,8 +160,16 @@ class Recorder:
             return f"({inner})" if t is tuple else f"[{inner}]"
         if isinstance(v, Tensor):
             return self._tensor_object(v)
+        if isinstance(v, (np.ndarray, np.generic)):  # (a NumPy scalar or array subclass:
+            # it may hold values computed from the tensors, which the replay would not redo)
+            self.fail(f"a NumPy {t.__name__} made outside the recorded calls is used")
+            return None
         if isinstance(v, np.random.Generator):  # (``manual_seed`` replaces it: stale later)
             self.fail("a random draw from NumPy's generator is made (not recorded yet)")
+            return None
+        # (a dict is an op's holder, which its forward fills for its rules: ``_between_rules``)
+        if isinstance(v, (tuple, list)) and _holds_arrays(v):
+            self.fail(f"a {t.__name__} of arrays is handed on (not recorded yet)")
             return None
         return self._const(v)  # a dtype, a NumPy scalar, a function, a generator...
 
@@ -227,6 +239,9 @@ class Recorder:
                       "Function, or saved-tensor hooks)")
             return
         self._where = f" (in {type(node).__name__})"
+        if _plain_backward(node, buf):
+            self._rules(node, buf[0], grads_in)
+            return
         reads = set()
         runner = _NodeRunner(node)
         refs = [self.value(list(buf), reads), self.value(node._ans, reads),
@@ -251,6 +266,30 @@ class Recorder:
             return
         self._keep.append(array)
         self._slot_of[id(array)] = self._const(array)
+
+    def _rules(self, node, g, grads_in):
+        """The lines of ``OpNode.apply``'s fast path for ``node``: each needed edge's rule on
+        the raw arrays, its result fitted to the input (``node._fitted``)."""
+        reads = set()
+        head = [self.value(g, reads), self.value(node._ans, reads)]
+        saved = [self.value(v, reads) for v in node._saved]
+        if None in head or any(r is None and v is not None for r, v in zip(saved, node._saved)):
+            return
+        rules = node._op.rules
+        xp = self._const(_node._NUMPY)
+        edges = node.next_functions
+        for k, gi in enumerate(grads_in):
+            if gi is None:
+                continue
+            if node._arity > 0:
+                call = f"{self._const(rules[k])}({xp}, {', '.join(head + saved)})"
+            else:  # (variadic: the one rule, told which input)
+                n = len(edges)
+                inputs = "[" + ", ".join(saved[:n]) + "]"
+                call = (f"{self._const(rules)}({xp}, {', '.join(head)}, {k}, {inputs}"
+                        + "".join(f", {p}" for p in saved[n:]) + ")")
+            self._line(self._const(_node._fitted), [call, self._const(node._meta[k])],
+                       reads, gi)
 
     def seed(self, array):
         """The implicit ``1.0`` a backward starts from: made anew by each replay."""
@@ -312,12 +351,11 @@ class Recorder:
     # ------------------------------------------------------------------ the result
     def result(self, value, reads):
         """Python source rebuilding the call's result in the replay."""
+        self._where = ""
         if isinstance(value, Tensor):
-            i = self._leaf_of.get(id(value))
-            if i is not None:
-                return f"L[{i}]"
-            if id(value) in self._external:
-                return self._const(value)
+            source = self._source(value) or self._grad_src.get(id(value))
+            if source is not None:
+                return source
             name = self._slot_of.get(id(value._data))
             if name is None:
                 self.fail("the result is a tensor made outside the recorded calls")
@@ -332,18 +370,45 @@ class Recorder:
             reads.add(name)
             return f"{self._const(_plain)}({name})"
         t = type(value)
-        if t is tuple or t is list:
+        if isinstance(value, (tuple, list)):
             items = [self.result(x, reads) for x in value]
             if None in items:
                 return None
-            inner = ", ".join(items) + ("," if t is tuple and len(items) == 1 else "")
-            return f"({inner})" if t is tuple else f"[{inner}]"
+            inner = ", ".join(items) + ("," if len(items) == 1 else "")
+            if t is list:
+                return f"[{inner}]"
+            if t is tuple:
+                return f"({inner})"
+            if all(type(x) in _LITERALS for x in value):
+                return self._const(value)  # (a Size, a tuple of Python values)
+            make = f"{self._const(t)}._make" if hasattr(t, "_make") else self._const(t)
+            return f"{make}(({inner}))"  # (a named tuple, torch.return_types.max...)
         if t is dict:
             items = {k: self.result(x, reads) for k, x in value.items()}
             if None in items.values():
                 return None
             return "{" + ", ".join(f"{self._const(k)}: {v}" for k, v in items.items()) + "}"
-        return self.value(value, reads) if t in _LITERALS or t is float else self._const(value)
+        if t in _LITERALS or t is float or isinstance(value, _PLAIN_VALUES):
+            return self.value(value, reads)
+        self.fail(f"the result holds a {t.__name__} (only tensors, Python values and "
+                  "containers of them are rebuilt)")
+        return None
+
+
+def _holds_arrays(v):
+    items = v.values() if isinstance(v, dict) else v
+    return any(isinstance(x, (np.ndarray, Tensor)) or isinstance(x, (tuple, list, dict))
+               and _holds_arrays(x) for x in items)
+
+
+def _plain_backward(node, buf):
+    """Whether ``node.apply`` took its fast path for ``buf`` (see there): a one-output node
+    of fixed or variadic inputs, a real NumPy gradient, nothing packed."""
+    g = buf[0]
+    return (node._arity != 0 and type(g) is np.ndarray and type(g.dtype) in _node._PLAIN
+            and node._saved is not None and node._packed is None
+            and (node._arity > 0 or all(a is None or type(a.dtype) in _node._PLAIN
+                                        for a in node._saved[:len(node.next_functions)])))
 
 
 def _as_arrays(outs):
