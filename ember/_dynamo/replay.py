@@ -1,16 +1,17 @@
 """ember's compiled mode, the backend ``torch.compile`` uses by default: record a call once,
 replay it as generated straight-line Python.
 
-A compiled function keeps one entry per *guard key*: what its recorded lines depended on
-besides the arrays' values (``_guard_key``): the arguments' shapes, dtypes, strides and
-autograd flags, Python values among them, the same for every tensor it reaches (parameters,
-buffers, captured tensors), the training flags of its modules, grad mode and the default
-dtype, and the scalar globals its code names. A call whose key is new runs eagerly under a
-``Recorder`` (``recorder.py``); if the recording held, its lines become a Python function
-(``_generate``) and later calls with the same key run it instead of the function: no Tensor
-or node is made, only the recorded calls on the arrays. A recording that failed (a graph
-break: ``.item()``, a hook...) leaves the key running eagerly. After
-``torch._dynamo.config.recompile_limit`` keys, new keys run eagerly with PyTorch's warning.
+A compiled function keeps one entry per *guard* (``guards.py``): what its recording depended
+on besides the arrays' values (the arguments' shapes, dtypes, strides and autograd flags,
+Python values among them, the same for every tensor it reaches: parameters, buffers,
+captured tensors; the training flags of its modules, grad mode, the default dtype, and the
+scalar globals its code names). A call no guard accepts runs eagerly under a ``Recorder``
+(``recorder.py``); if the recording held, its lines become a Python function (``_generate``)
+and later calls its guard accepts run that instead of the function: no Tensor or node is
+made, only the recorded calls on the arrays. A recording that failed (a graph break:
+``.item()``, a hook...) leaves its guard's calls running eagerly. After
+``torch._dynamo.config.recompile_limit`` entries, new calls run eagerly with PyTorch's
+warning.
 
 Replays are eager's results bit for bit: the same calls on the same arrays in the same order.
 """
@@ -20,14 +21,12 @@ import textwrap
 import types
 import warnings
 
-import numpy as np
-
-from .. import _dispatch, _dtypes, _recording
+from .. import _dispatch, _recording
 from .._tensor import Tensor
-from ..autograd.grad_mode import _state as _grad_state
 from ..nn.module import Module
 from ..optim.optimizer import Optimizer
 from . import config
+from .guards import _SCALARS, make_guard
 from .recorder import Recorder
 
 __all__ = ["record_and_replay"]
@@ -39,13 +38,13 @@ def record_and_replay(fn, options):
 
 
 class _Compiled:
-    """``fn`` with its entries: guard key -> replay function, or None (runs eagerly)."""
+    """``fn`` with its entries: guard -> replay function, or None (runs eagerly)."""
 
     def __init__(self, fn, fullgraph):
         self.fn = fn
         self.fullgraph = fullgraph
         self.entries = {}
-        self.reasons = {}  # guard key -> why its call runs eagerly
+        self.reasons = {}  # guard -> why its calls run eagerly
         self._warned = False
         self._reach = None
         self.replays = 0
@@ -54,24 +53,24 @@ class _Compiled:
         fn = self.fn
         if _dispatch.state.active or _recording.state.recorder is not None or config.disable:
             return fn(*args, **kwargs)  # (inside vmap, autocast, another recording: eagerly)
-        if self._reach is None:
-            self._reach = _reachable(fn)
-        leaves = []
-        key = _guard_key(args, kwargs, leaves, self._reach)
-        if key is None:
-            return fn(*args, **kwargs)
-        entry = self.entries.get(key, _MISSING)
-        if entry is None:
-            return fn(*args, **kwargs)
-        if entry is not _MISSING:
-            self.replays += 1
-            return entry(leaves)
+        for guard, replay in self.entries.items():
+            leaves = guard.check(args, kwargs)
+            if leaves is not None:
+                if replay is None:
+                    return fn(*args, **kwargs)
+                self.replays += 1
+                return replay(leaves)
         if len(self.entries) >= config.recompile_limit:
             self._warn_limit()
             return fn(*args, **kwargs)
-        return self._record(key, leaves, args, kwargs)
+        if self._reach is None:
+            self._reach = _reachable(fn)
+        guard = make_guard(args, kwargs, self._reach)
+        if guard is None:  # (a tensor not on NumPy, a module with hooks: eagerly)
+            return fn(*args, **kwargs)
+        return self._record(guard, guard.check(args, kwargs), args, kwargs)
 
-    def _record(self, key, leaves, args, kwargs):
+    def _record(self, guard, leaves, args, kwargs):
         modules, externals = self._reach
         rec = Recorder(leaves, externals, self.fullgraph)
         rec.start()
@@ -85,9 +84,9 @@ class _Compiled:
             source = rec.result(result, reads)
             if source is not None and rec.failed is None:
                 replay = _generate(rec, source, reads, getattr(self.fn, "__name__", "fn"))
-        self.entries[key] = replay
+        self.entries[guard] = replay
         if replay is None:
-            self.reasons[key] = rec.failed
+            self.reasons[guard] = rec.failed
         return result
 
     def _warn_limit(self):
@@ -99,72 +98,7 @@ class _Compiled:
                           "TORCH_LOGS=\"recompiles\".", stacklevel=3)
 
 
-_MISSING = object()
-
-
-# --------------------------------------------------------------------------- guards
-
-
-def _tensor_key(t):
-    data = t._data
-    if type(data) is not np.ndarray:
-        return None
-    return (data.shape, data.dtype, data.strides, t._rg, t._grad_fn is None, t._grad is None,
-            t._base is None)
-
-
-def _guard_key(args, kwargs, leaves, reach):
-    """What a recording of this call depended on besides array values (see the module
-    docstring); None when the call cannot be recorded (a tensor not on NumPy, a module
-    with hooks). Fills ``leaves`` with the tensors among the arguments, in order."""
-    parts = [_grad_state.grad, _dtypes.get_default_dtype()]
-    if not _arg_key(args, parts, leaves) or not _arg_key(kwargs, parts, leaves):
-        return None
-    modules, externals = reach
-    for t in externals:
-        k = _tensor_key(t)
-        if k is None:
-            return None
-        parts.append(k)
-    for m in modules:
-        if m._forward_hooks or m._forward_pre_hooks or getattr(m, "_backward_hooks", None) \
-                or getattr(m, "_backward_pre_hooks", None):
-            return None  # (hooks are Python the replay would skip)
-        parts.append(m.training)
-    for globals_, names in reach.scalars:
-        for name in names:
-            v = globals_.get(name, _MISSING)
-            if type(v) in _SCALARS:
-                parts.append((name, type(v), v))
-    return tuple(parts)
-
-
-_SCALARS = (bool, int, float, str, type(None))
-
-
-def _arg_key(value, parts, leaves):
-    t = type(value)
-    if isinstance(value, Tensor):
-        k = _tensor_key(value)
-        if k is None:
-            return False
-        leaves.append(value)
-        parts.append(k)
-    elif t in _SCALARS:
-        parts.append((t, value))
-    elif t is tuple or t is list:
-        parts.append((t, len(value)))
-        for v in value:
-            if not _arg_key(v, parts, leaves):
-                return False
-    elif t is dict:
-        parts.append((t, tuple(value)))
-        for v in value.values():
-            if not _arg_key(v, parts, leaves):
-                return False
-    else:
-        parts.append(id(value))  # (a module, a function...: the same object)
-    return True
+# --------------------------------------------------------------------------- reach
 
 
 class _Reach(tuple):

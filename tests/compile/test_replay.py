@@ -390,3 +390,28 @@ def test_python_state_ember_does_not_record_is_a_graph_break():
     runner = _run_twins(build, _batches((8, 6), 4), steps=6)
     assert list(runner.entries.values()) == [None]
     assert "scheduler" in list(runner.reasons.values())[0]
+
+
+def test_guards_follow_parameters_gradients_and_argument_objects():
+    ember.manual_seed(13)
+    model = nn.Linear(3, 2)
+    calls = []
+
+    def fn(x, scale, tag):
+        calls.append(tag)
+        return model(x) * scale
+    compiled = ember.compile(fn)
+    x = ember.randn(4, 3)
+    tag = object()
+    with ember.no_grad():
+        for _ in range(2):
+            _same(fn(x, 2.0, tag), compiled(x, 2.0, tag))
+        _same(fn(x, 3.0, tag), compiled(x, 3.0, tag))  # a new Python value: recorded anew
+        _same(fn(x, 3.0, object()), compiled(x, 3.0, object()))  # another object: anew
+        model.weight.requires_grad_(False)  # a parameter's flag: anew
+        _same(fn(x, 3.0, tag), compiled(x, 3.0, tag))
+        model.weight.data = ember.randn(2, 3).double().float()  # new values, same layout
+        _same(fn(x, 3.0, tag), compiled(x, 3.0, tag))
+    runner = compiled._ember_runner
+    assert len(runner.entries) == 4 and runner.replays == 2
+    assert all(e is not None for e in runner.entries.values())
