@@ -1,25 +1,29 @@
 """``torch._dynamo``: PyTorch's graph capture for ``torch.compile``.
 
-ember does not capture graphs yet: ``torch.compile`` runs code eagerly, with the same results
-(``ember._dynamo.backends`` is where a compiled mode will plug in). The functions scripts call
-around compilation are here with PyTorch's behaviour where it is semantically a no-op for eager
-code: ``reset``, ``disable``, ``allow_in_graph``, ``mark_dynamic``, ``is_compiling`` (False:
-nothing is ever being compiled), and ``config``.
+ember's compiled mode records a call and replays its array calls (``replay.py``, the
+``"inductor"`` backend). The functions scripts call around compilation are here with
+PyTorch's behaviour: ``explain``, ``reset``, ``disable`` and ``graph_break`` (a graph break:
+the recording stops and that call runs eagerly), ``is_compiling`` (True while a call is
+being recorded), ``allow_in_graph``, ``mark_dynamic`` (no effect: each new shape is recorded
+anew), and ``config``.
 """
 import functools
 
-from . import backends, config, exc
+from .. import _recording
+from . import backends, config, exc, replay
 from .backends import list_backends, lookup_backend, register_backend
 from .eval_frame import OptimizedModule
+from .explain import explain
 
 __all__ = ["reset", "disable", "allow_in_graph", "disallow_in_graph", "mark_dynamic",
            "maybe_mark_dynamic", "mark_static", "mark_static_address", "is_compiling",
            "graph_break", "list_backends", "lookup_backend", "register_backend",
-           "OptimizedModule", "config", "exc", "backends"]
+           "OptimizedModule", "config", "exc", "backends", "explain"]
 
 
 def reset():
-    """Forget compiled code and caches: ember keeps none."""
+    """Forget every compiled function's recordings: their next calls record anew."""
+    replay.reset()
 
 
 def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
@@ -30,6 +34,8 @@ def disable(fn=None, recursive=True, *, reason=None, wrapping=True):
 
     @functools.wraps(fn)
     def run_eagerly(*args, **kwargs):
+        _recording.unsupported(f"{getattr(fn, '__qualname__', fn)} is under "
+                               "torch._dynamo.disable")
         return fn(*args, **kwargs)
     run_eagerly._torchdynamo_disable = True
     return run_eagerly
@@ -62,9 +68,10 @@ def mark_static_address(t, guard=True):
 
 
 def graph_break():
-    """End the captured graph here: eager code has none."""
+    """End the captured graph here: the call being recorded runs eagerly."""
+    _recording.unsupported("torch._dynamo.graph_break()")
 
 
 def is_compiling():
-    """Whether the code is being traced by the compiler: never in ember."""
-    return False
+    """Whether the code is being recorded by ``torch.compile``."""
+    return _recording.state.recorder is not None

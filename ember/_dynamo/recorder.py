@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import copy
 import math
+import os
+import traceback
 
 import numpy as np
 
@@ -35,6 +37,7 @@ from .exc import Unsupported
 
 __all__ = ["Recorder"]
 
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LITERALS = (type(None), bool, int, str)
 # what a result may hold as it is: values that hold no tensor (a dtype, a device, a scalar)
 _PLAIN_VALUES = (float, complex, np.generic, np.dtype, _dtypes.dtype, _device.device, type, slice,
@@ -63,6 +66,7 @@ class Recorder:
         self._held = (leaves, externals)
         self.fullgraph = fullgraph
         self.failed = None
+        self.failed_at = []
         self._where = ""  # (what was being recorded, for the reason of a failure)
         self.backward_ran = False
         self._paused = 0
@@ -81,6 +85,8 @@ class Recorder:
         """Stop recording: the call runs on eagerly and is not replayed."""
         if self.failed is None:
             self.failed = reason + self._where
+            self.failed_at = [f for f in traceback.extract_stack()[:-1]
+                              if not f.filename.startswith(_PACKAGE)]  # (the user's frames)
         self.stop()
         if self.fullgraph:
             raise Unsupported(reason)

@@ -18,8 +18,12 @@ Replays are eager's results bit for bit: the same calls on the same arrays in th
 from __future__ import annotations
 
 import textwrap
+import time
 import types
 import warnings
+import weakref
+from collections.abc import Callable
+from typing import NamedTuple
 
 from .. import _dispatch, _recording
 from .._tensor import Tensor
@@ -32,19 +36,33 @@ from .recorder import Recorder
 __all__ = ["record_and_replay"]
 
 
+_RUNNERS = weakref.WeakSet()  # every compiled function, for ``reset``
+
+
 def record_and_replay(fn, options):
     """The backend: ``fn`` compiled by recording and replaying (see the module docstring)."""
     return _Compiled(fn, bool(options.get("fullgraph")))
+
+
+def reset():
+    """Forget the recordings of every compiled function (``torch._dynamo.reset``)."""
+    for runner in list(_RUNNERS):
+        runner.entries.clear()
+        runner.reasons.clear()
+        runner.recordings.clear()
+        runner._reach = None
 
 
 class _Compiled:
     """``fn`` with its entries: guard -> replay function, or None (runs eagerly)."""
 
     def __init__(self, fn, fullgraph):
+        _RUNNERS.add(self)
         self.fn = fn
         self.fullgraph = fullgraph
         self.entries = {}
         self.reasons = {}  # guard -> why its calls run eagerly
+        self.recordings = {}  # guard -> its Recording (for ``torch._dynamo.explain``)
         self._warned = False
         self._reach = None
         self.replays = 0
@@ -73,6 +91,7 @@ class _Compiled:
     def _record(self, guard, leaves, args, kwargs):
         modules, externals = self._reach
         rec = Recorder(leaves, externals, self.fullgraph)
+        start = time.perf_counter()
         rec.start()
         try:
             result = self.fn(*args, **kwargs)
@@ -87,6 +106,8 @@ class _Compiled:
         self.entries[guard] = replay
         if replay is None:
             self.reasons[guard] = rec.failed
+        self.recordings[guard] = Recording(rec.failed, rec.failed_at, len(rec.lines),
+                                           time.perf_counter() - start, replay, guard)
         return result
 
     def _warn_limit(self):
@@ -96,6 +117,19 @@ class _Compiled:
             warnings.warn(f"torch._dynamo hit config.recompile_limit ({config.recompile_limit})"
                           f"\n   function: {name!r}\nTo log all recompilation reasons, use "
                           "TORCH_LOGS=\"recompiles\".", stacklevel=3)
+
+
+class Recording(NamedTuple):
+    """What one recording made: why it failed (None: it replays) and where in the user's
+    code, its number of lines, the seconds it took (the eager call included), the replay
+    function (``.source``: its code) and the guard."""
+
+    failed: str | None
+    failed_at: list
+    lines: int
+    seconds: float
+    replay: Callable | None
+    guard: object
 
 
 # --------------------------------------------------------------------------- reach

@@ -1,5 +1,6 @@
 """``torch.compiler``: the public face of ``torch.compile``'s machinery (see ``ember._dynamo``:
 ember runs compiled code eagerly)."""
+from .. import _recording
 from .._compile import compile
 from .._dynamo import allow_in_graph, list_backends, reset
 from .._dynamo import disable as _dynamo_disable
@@ -15,12 +16,12 @@ def disable(fn=None, recursive=True, *, reason=None):
 
 
 def is_compiling():
-    """Whether code is being traced by ``torch.compile`` (or exported): never in ember."""
-    return False
+    """Whether code is being recorded by ``torch.compile`` (ember exports nothing)."""
+    return _recording.state.recorder is not None
 
 
 def is_dynamo_compiling():
-    return False
+    return _recording.state.recorder is not None
 
 
 def is_exporting():

@@ -415,3 +415,57 @@ def test_guards_follow_parameters_gradients_and_argument_objects():
     runner = compiled._ember_runner
     assert len(runner.entries) == 4 and runner.replays == 2
     assert all(e is not None for e in runner.entries.values())
+
+
+def test_explain_reports_a_graph_or_a_break_with_its_user_line():
+    def good(x):
+        return (x * 2).exp().sum()
+
+    def bad(x):
+        y = x * 2
+        if y.sum() > 0:  # (a tensor's value decides: a graph break)
+            y = y + 1
+        return y
+    out = ember._dynamo.explain(good)(ember.ones(3))
+    assert (out.graph_count, out.graph_break_count, out.break_reasons) == (1, 0, [])
+    assert out.op_count >= 3 and "def replay" in out.graphs[0].source
+    text = str(out)
+    assert text.startswith("Graph Count: 1\nGraph Break Count: 0\nOp Count: ")
+    out = ember._dynamo.explain(bad)(ember.ones(3))
+    assert (out.graph_count, out.graph_break_count) == (0, 1)
+    reason = out.break_reasons[0]
+    assert "Tensor.item()" in reason.reason
+    assert reason.user_stack[-1].line.startswith("if y.sum() > 0:")
+    assert "Break Reason 1:\n    Reason: Tensor.item()" in str(out)
+
+
+def test_graph_break_disable_is_compiling_and_reset():
+    seen = []
+
+    @ember._dynamo.disable
+    def helper(y):
+        return y + 1
+
+    def fn(x, which):
+        seen.append(ember.compiler.is_compiling())
+        if which == "break":
+            ember._dynamo.graph_break()
+        if which == "disabled":
+            return helper(x)
+        return x * 3
+    compiled = ember.compile(fn)
+    x = ember.ones(2)
+    for which in ["plain", "plain", "break", "break", "disabled", "disabled"]:
+        _same(fn(x, which), compiled(x, which))
+    runner = compiled._ember_runner
+    assert list(runner.entries.values())[0] is not None
+    assert [r for r in runner.reasons.values()] == [
+        "torch._dynamo.graph_break()",
+        "test_graph_break_disable_is_compiling_and_reset.<locals>.helper is under "
+        "torch._dynamo.disable"]
+    # (eager, then compiled: recorded, replayed (not run), recorded, eager, recorded, eager)
+    assert seen == [False, True, False, False, True, False, False, False, True, False, False]
+    ember._dynamo.reset()
+    assert not runner.entries
+    _same(fn(x, "plain"), compiled(x, "plain"))
+    assert len(runner.entries) == 1
