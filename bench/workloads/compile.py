@@ -1,9 +1,10 @@
 """``compile``: ember's ``torch.compile`` (record once, replay the array calls) against
 PyTorch eager and the hand-written NumPy floor.
 
-The ``overhead`` chains (per op) and the ``mlp`` SGD step (batch 1, 64, 1024), each written as
-one function that ``ember.compile`` compiles: for the step, zero_grad, forward, cross-entropy,
-backward and the optimizer's step. PyTorch runs eagerly (its ``torch.compile`` takes 15-80 s
+The ``overhead`` chains (per op), the ``mlp`` SGD step (batch 1, 64, 1024) and makemore's
+bigram, MLP and GRU AdamW steps (``makemore.py``), each written as one function that
+``ember.compile`` compiles: for a step, zero_grad, forward, cross-entropy, backward and the
+optimizer's step. PyTorch runs eagerly (its ``torch.compile`` takes 15-80 s
 to compile these on a CPU and runs them slower than eager: see BENCHMARKS.md). The ember
 contender is the compiled function; ``ember eager`` is timed beside it as a reference. The
 first call's time (the recording) is printed.
@@ -15,11 +16,13 @@ import time
 import numpy as np
 
 from bench.harness import Case, Contender, Target
-from bench.workloads import mlp, overhead
+from bench.workloads import makemore, mlp, overhead
 from bench.workloads.common import build_mlp, grads_of, mlp_data, mlp_grad_names
+from bench.workloads.lm import init_arrays, token_data, training_contender
 
 OVERHEAD_TARGETS = {"mul/add": 0.15, "exp/tanh/sigmoid": 0.25}  # compiled / PyTorch eager
 MLP_TARGETS = (1.1, 1.0, 1.02)  # compiled / NumPy floor, per batch
+MAKEMORE = ("bigram", "mlp", "gru")  # the small real-program workloads: <= 0.5x PyTorch eager
 
 
 def _first_call(fn, what):
@@ -113,4 +116,20 @@ def cases(libs, quick):
                                 mlp.autograd_contender(ember, params, x, y))}
         out.append(Case("compile", f"mlp batch {batch}", "ms/step", contenders,
                         Target("numpy", ratio), references=refs))
+    size = makemore.QUICK if quick else makemore.FULL
+    x, y = token_data(0, size["batch"], size["block"], size["vocab"], padded=True)
+    for seed, model in enumerate(makemore.MODELS, start=1):
+        if model not in MAKEMORE:
+            continue
+        make_model = makemore.BUILDERS[model](size)
+        arrays = init_arrays(seed, make_model(ember))
+
+        def contender(lib, compiled=False, make_model=make_model, arrays=arrays):
+            return lambda: training_contender(lib, make_model, arrays, x, y, makemore.TRAIN,
+                                              compiled)
+        contenders = {"ember": contender(ember, True)}
+        if "torch" in libs:
+            contenders["torch"] = contender(libs["torch"])
+        out.append(Case("compile", f"makemore {model}", "ms/step", contenders,
+                        Target("torch", 0.5), references={"ember eager": contender(ember)}))
     return out

@@ -85,8 +85,9 @@ def adamw(lib, model, train):
     return lib.optim.AdamW(groups, lr=train.lr, betas=train.betas, eps=1e-8)
 
 
-def training_contender(lib, make_model, arrays, x0, y0, train):
-    """One training step of ``make_model(lib)`` (returning ``(logits, loss)``) with AdamW."""
+def training_contender(lib, make_model, arrays, x0, y0, train, compiled=False):
+    """One training step of ``make_model(lib)`` (returning ``(logits, loss)``) with AdamW;
+    ``compiled``: the step and the check's forward and backward through ``lib.compile``."""
     model = make_model(lib)
     load_named(lib, model, arrays)
     opt = adamw(lib, model, train)
@@ -101,10 +102,17 @@ def training_contender(lib, make_model, arrays, x0, y0, train):
         opt.step()
         opt.zero_grad(set_to_none=True)
 
-    def evaluate():
+    def loss_and_grads():
         opt.zero_grad(set_to_none=True)
         _, loss = model(x, y)
         loss.backward()
+        return loss
+
+    if compiled:
+        step, loss_and_grads = lib.compile(step), lib.compile(loss_and_grads)
+
+    def evaluate():
+        loss = loss_and_grads()
         grads = {f"{name}.grad": p.grad.detach().numpy()
                  for name, p in model.named_parameters()}
         return {"loss": loss.item(), **grads}
