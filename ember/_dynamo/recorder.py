@@ -33,6 +33,7 @@ from .._tensor import Tensor
 from ..autograd import node as _node
 from ..autograd.graph import Node, new_sequence_nr, raise_freed
 from ..autograd.node import OpNode
+from . import aot as _aot
 from .exc import Unsupported
 
 __all__ = ["Recorder"]
@@ -69,6 +70,9 @@ class Recorder:
         self.failed_at = []
         self._where = ""  # (what was being recorded, for the reason of a failure)
         self.backward_ran = False
+        self.split = None  # where the lines of a compiled forward's backward begin (aot.py)
+        self.aot_outs = {}  # id(result tensor) -> its output number in that backward's node
+        self._seeds = []
         self._paused = 0
 
     # ------------------------------------------------------------------ starting, stopping
@@ -297,6 +301,13 @@ class Recorder:
             self._line(self._const(_node._fitted), [call, self._const(node._meta[k])],
                        reads, gi)
 
+    def seed_slot(self, array):
+        """A gradient the recorded backward of a compiled forward is given (``aot.py``)."""
+        name = self._new_slot(array)
+        self._emit(f"{name} = G[{len(self._seeds)}]", set(), (name,))
+        self._seeds.append(name)
+        return name
+
     def seed(self, array):
         """The implicit ``1.0`` a backward starts from: made anew by each replay."""
         if self._paused or self.failed is not None:
@@ -366,6 +377,9 @@ class Recorder:
             if name is None:
                 self.fail("the result is a tensor made outside the recorded calls")
                 return None
+            if id(value) in self.aot_outs:
+                reads.add(name)
+                return f"{self._const(_aot.result_tensor)}({name}, n, {self.aot_outs[id(value)]})"
             if value.requires_grad:
                 if not self.backward_ran:
                     self.fail("the result needs its graph after the call (a compiled "

@@ -27,9 +27,10 @@ from typing import NamedTuple
 
 from .. import _dispatch, _recording
 from .._tensor import Tensor
+from ..autograd.graph import new_sequence_nr
 from ..nn.module import Module
 from ..optim.optimizer import Optimizer
-from . import config
+from . import aot, config
 from .guards import _SCALARS, make_guard
 from .recorder import Recorder
 
@@ -92,17 +93,24 @@ class _Compiled:
         modules, externals = self._reach
         rec = Recorder(leaves, externals, self.fullgraph)
         start = time.perf_counter()
+        first_seq = new_sequence_nr()
+        backward = None
         rec.start()
         try:
             result = self.fn(*args, **kwargs)
+            if rec.failed is None and not rec.backward_ran and aot.needs_graph(result):
+                backward = aot.record_backward(rec, result, first_seq)
         finally:
             rec.stop()
         replay = None
         if rec.failed is None:
+            if backward is not None:
+                rec.aot_outs = {id(t): k for k, t in enumerate(backward.outs)}
             reads = set()
             source = rec.result(result, reads)
             if source is not None and rec.failed is None:
-                replay = _generate(rec, source, reads, getattr(self.fn, "__name__", "fn"))
+                replay = _generate(rec, source, reads, getattr(self.fn, "__name__", "fn"),
+                                   backward)
         self.entries[guard] = replay
         if replay is None:
             self.reasons[guard] = rec.failed
@@ -190,27 +198,61 @@ def _reachable(fn):
 # --------------------------------------------------------------------------- code
 
 
-def _generate(rec, result, reads, name):
+def _generate(rec, result, reads, name, backward=None):
     """The replay function of a recording: its lines, each slot deleted after its last use
-    (memory falls as in eager), then the result."""
+    (memory falls as in eager), then the result. With ``backward`` (a compiled forward whose
+    results need their graph, ``aot.py``) the lines from ``rec.split`` on are the backward's:
+    they become a function of their own, and the forward's replay gives its results a node
+    that holds the arrays they read (the residuals)."""
+    lines = rec.lines if backward is None else rec.lines[:rec.split]
+    namespace = {f"c{k}": c for k, c in enumerate(rec.consts)}
+    params = "".join(f", c{k}=c{k}" for k in range(len(rec.consts)))
+    tail = []
+    keep = set(reads)
+    if backward is not None:
+        back = rec.lines[rec.split:]
+        written = {s for _, _, w in back for s in w}
+        residuals = sorted({s for _, r, _ in back for s in r if s not in written},
+                           key=lambda s: int(s[1:]))
+        grads = [None if g is None else rec._slot_of.get(id(g)) for g in backward.captured]
+        if any(g is None and c is not None for g, c in zip(grads, backward.captured)):
+            rec.fail("a captured gradient is an array the recording did not make")
+            return None
+        out_reads = {g for g in grads if g is not None}
+        back_fn = _compile(f"def backward(R, G{params}):\n"
+                           + (f"    {', '.join(residuals)}, = R\n" if residuals else "")
+                           + _body(back, out_reads)
+                           + f"\n    return [{', '.join(g or 'None' for g in grads)}]\n",
+                           namespace, f"<compiled {name} backward>", "backward")
+        targets = ", ".join(f"({kind!r}, {src})" for kind, src in backward.targets)
+        metas = tuple((t._data.shape, t._data.dtype) for t in backward.outs)
+        namespace.update(_make=aot.make_node, _back=back_fn, _metas=metas)
+        tail.append(f"n = _make(({targets}{',' if backward.targets else ''}), _back, "
+                    f"({', '.join(residuals)}{',' if residuals else ''}), _metas)")
+        keep |= set(residuals)
+    source = (f"def replay(L{params}):\n" + _body(lines, keep)
+              + "".join(f"\n    {t}" for t in tail) + f"\n    return {result}\n")
+    replay = _compile(source, namespace, f"<compiled {name}>", "replay")
+    replay.source = source
+    return replay
+
+
+def _body(lines, keep):
+    """``lines`` as a function body, each slot not in ``keep`` deleted after its last use."""
     last = {}
-    for k, (_, read, _) in enumerate(rec.lines):
+    for k, (_, read, _) in enumerate(lines):
         for s in read:
             last[s] = k
-    keep = reads
     body = []
-    for k, (code, read, written) in enumerate(rec.lines):
+    for k, (code, read, written) in enumerate(lines):
         body.append(code)
         dead = sorted({s for s in (*read, *written) if s not in keep and last.get(s, -1) <= k},
                       key=lambda s: int(s[1:]))
         if dead:
             body.append(f"del {', '.join(dead)}")
-    params = "".join(f", c{k}=c{k}" for k in range(len(rec.consts)))
-    source = (f"def replay(L{params}):\n" + textwrap.indent("\n".join(body) or "pass", "    ")
-              + f"\n    return {result}\n")
-    namespace = {f"c{k}": c for k, c in enumerate(rec.consts)}
-    filename = f"<compiled {name}>"
+    return textwrap.indent("\n".join(body) or "pass", "    ")
+
+
+def _compile(source, namespace, filename, name):
     exec(compile(source, filename, "exec"), namespace)  # (our own generated code)
-    replay = namespace["replay"]
-    replay.source = source
-    return replay
+    return namespace[name]

@@ -354,19 +354,63 @@ def test_random_draws_replay_from_the_generator_of_the_time():
     _replayed(compiled._ember_runner)
 
 
-def test_a_compiled_module_whose_backward_runs_outside_runs_eagerly():
+def test_a_compiled_module_whose_backward_runs_outside_replays_it():
     ember.manual_seed(11)
     model = _mlp()
     twin = _mlp()
     twin.load_state_dict(model.state_dict())
     compiled = ember.compile(twin)
-    x = ember.randn(5, 6)
-    for _ in range(3):
-        a, b = model(x).sum(), compiled(x).sum()
+    opts = [ember.optim.Adam(m.parameters(), lr=1e-2) for m in (model, twin)]
+    inputs = _batches((5, 6), 4)
+    for i in range(5):
+        x, y = inputs(i)
+        a, b = F.cross_entropy(model(x), y), F.cross_entropy(compiled(x), y)
         _same(a, b)
         a.backward()
         b.backward()
         _same_state([model], [twin], versions=False)
+        for opt in opts:
+            opt.step()
+            opt.zero_grad()
+    runner = compiled._compiled_call[1]._ember_runner
+    _replayed(runner)
+    out = compiled(x)
+    assert type(out.grad_fn).__name__ == "CompiledFunctionBackward"
+    assert {type(fn).__name__ for fn, _ in out.grad_fn.next_functions} == {"AccumulateGrad"}
+
+
+def test_compiled_forward_backward_reaches_arguments_and_their_history():
+    ember.manual_seed(14)
+    w = nn.Parameter(ember.randn(3, 3))
+
+    def fn(x, h):
+        y = (x @ w).tanh()
+        return y * h, (y * y).sum()
+    compiled = ember.compile(fn)
+    for step in range(3):
+        grads = []
+        for run in (fn, compiled):
+            w.grad = None
+            x = ember.randn(4, 3, generator=ember.Generator().manual_seed(step))
+            x.requires_grad_()
+            base = ember.linspace(-1, 1, 3, requires_grad=True)
+            h = base * 2  # (an argument with history)
+            out, total = run(x, h)
+            (out.sum() + total).backward(retain_graph=True)
+            out.sum().backward()  # (a second backward through the retained graph)
+            grads.append([x.grad, base.grad, w.grad, out, total])
+        _same(*grads)
+    _replayed(compiled._ember_runner)
+    x = ember.randn(4, 3, requires_grad=True)
+    compiled(x, ember.ones(3))  # (a new guard: recorded)
+    out, total = compiled(x, ember.ones(3))
+    total.backward()
+    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second"):
+        total.backward()
+    x.grad = None  # (as when recorded: else a new recording, eager, would answer)
+    out, total = compiled(x, ember.ones(3))
+    with pytest.raises(RuntimeError, match="create_graph=True"):
+        ember.autograd.grad(total, x, create_graph=True)
 
 
 def test_python_state_ember_does_not_record_is_a_graph_break():
