@@ -458,7 +458,8 @@ def _consumed(array):
 
 class _NodeRunner:
     """A node's backward as a function of arrays: a copy of the node, given the replay's
-    saved arrays and output gradients, runs the node's own ``apply``."""
+    saved arrays and output gradients, runs the node's own ``apply`` (for the nodes its fast
+    path does not serve: several outputs, complex or reduced-precision gradients)."""
 
     __slots__ = ("node",)
 
@@ -469,12 +470,9 @@ class _NodeRunner:
         self.node = clone
 
     def __call__(self, buf, ans, saved):
-        node = self.node
+        node = copy.copy(self.node)  # (a copy per call: replays may run in several threads)
         node._saved, node._ans = saved, ans
-        try:
-            return node.apply(buf, False)
-        finally:
-            node._saved = node._ans = None
+        return node.apply(buf, False)
 
     def __repr__(self):
         return f"<backward of {type(self.node).__name__}>"
