@@ -94,8 +94,9 @@ def mlp_backward(params, acts, grad):
     return grads[::-1]
 
 
-def training_contender(lib, model, x0, y0, names, lr):
-    """One SGD step (cross-entropy, backward, update) of ``model`` in ember or PyTorch."""
+def training_contender(lib, model, x0, y0, names, lr, compiled=False):
+    """One SGD step (cross-entropy, backward, update) of ``model`` in ember or PyTorch;
+    ``compiled``: the step and the check's forward and backward through ``lib.compile``."""
     opt = lib.optim.SGD(model.parameters(), lr=lr)
     x, y = lib.tensor(x0), lib.tensor(y0)
     cross_entropy_ = lib.nn.functional.cross_entropy
@@ -109,6 +110,9 @@ def training_contender(lib, model, x0, y0, names, lr):
     def step():
         loss_and_grads()
         opt.step()
+
+    if compiled:
+        step, loss_and_grads = lib.compile(step), lib.compile(loss_and_grads)
 
     def evaluate():
         loss = loss_and_grads()

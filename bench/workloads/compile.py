@@ -16,9 +16,8 @@ import time
 import numpy as np
 
 from bench.harness import Case, Contender, Target
-from bench.workloads import makemore, mlp, overhead
-from bench.workloads.common import build_mlp, grads_of, mlp_data, mlp_grad_names
-from bench.workloads.lm import init_arrays, token_data, training_contender
+from bench.workloads import lm, makemore, mlp, overhead
+from bench.workloads.common import build_mlp, mlp_data, mlp_grad_names, training_contender
 
 OVERHEAD_TARGETS = {"mul/add": 0.15, "exp/tanh/sigmoid": 0.25}  # compiled / PyTorch eager
 MLP_TARGETS = (1.1, 1.0, 1.02)  # compiled / NumPy floor, per batch
@@ -52,38 +51,27 @@ def overhead_contender(lib, kind, x0, w0):
     return Contender(compiled, evaluate)
 
 
+def timed_first_check(contender):
+    """``contender`` whose first ``evaluate`` (the check's, before any timing: the
+    recording) prints its time."""
+    evaluate, first = contender.evaluate, [True]
+
+    def timed():
+        if not first[0]:
+            return evaluate()
+        first[0] = False
+        start = time.perf_counter()
+        out = evaluate()
+        print(f"[recorded in {(time.perf_counter() - start) * 1e3:.1f} ms] ", end="",
+              flush=True)
+        return out
+    return Contender(contender.step, timed)
+
+
 def mlp_contender(lib, params, x0, y0):
     model = build_mlp(lib, params)
-    opt = lib.optim.SGD(model.parameters(), lr=mlp.LR)
-    x, y = lib.tensor(x0), lib.tensor(y0)
-    cross_entropy = lib.nn.functional.cross_entropy
-
-    def loss_and_grads():
-        opt.zero_grad()
-        loss = cross_entropy(model(x), y)
-        loss.backward()
-        return loss
-
-    def train():
-        loss_and_grads()
-        opt.step()
-
-    train_c, grads_c = lib.compile(train), lib.compile(loss_and_grads)
-    names = mlp_grad_names(len(params))
-    first = [True]
-
-    def evaluate():  # (the check calls it before any step: its first call records)
-        if first[0]:
-            first[0] = False
-            start = time.perf_counter()
-            loss = grads_c()
-            print(f"[recorded in {(time.perf_counter() - start) * 1e3:.1f} ms] ", end="",
-                  flush=True)
-        else:
-            loss = grads_c()
-        return {"loss": loss.item(), **dict(zip(names, grads_of(model.parameters())))}
-
-    return Contender(train_c, evaluate)
+    return timed_first_check(training_contender(lib, model, x0, y0,
+                                                mlp_grad_names(len(params)), mlp.LR, True))
 
 
 def cases(libs, quick):
@@ -117,16 +105,16 @@ def cases(libs, quick):
         out.append(Case("compile", f"mlp batch {batch}", "ms/step", contenders,
                         Target("numpy", ratio), references=refs))
     size = makemore.QUICK if quick else makemore.FULL
-    x, y = token_data(0, size["batch"], size["block"], size["vocab"], padded=True)
+    x, y = lm.token_data(0, size["batch"], size["block"], size["vocab"], padded=True)
     for seed, model in enumerate(makemore.MODELS, start=1):
         if model not in MAKEMORE:
             continue
         make_model = makemore.BUILDERS[model](size)
-        arrays = init_arrays(seed, make_model(ember))
+        arrays = lm.init_arrays(seed, make_model(ember))
 
         def contender(lib, compiled=False, make_model=make_model, arrays=arrays):
-            return lambda: training_contender(lib, make_model, arrays, x, y, makemore.TRAIN,
-                                              compiled)
+            return lambda: lm.training_contender(lib, make_model, arrays, x, y,
+                                                 makemore.TRAIN, compiled)
         contenders = {"ember": contender(ember, True)}
         if "torch" in libs:
             contenders["torch"] = contender(libs["torch"])
