@@ -27,6 +27,7 @@ from ..autograd.graph import (
     raise_freed,
     walk,
 )
+from .exc import Unsupported
 
 __all__ = ["record_backward", "Backward"]
 
@@ -74,7 +75,13 @@ def record_backward(rec, result, first_seq):
     seeds = [np.ones(t._data.shape, t._data.dtype) for t in outs]
     rec.split = len(rec.lines)
     rec.seed_names = [rec.seed_slot(g) for g in seeds]
-    captured = run_backward(roots, seeds, True, False, capture=edges, accumulate=False)
+    try:
+        captured = run_backward(roots, seeds, True, False, capture=edges, accumulate=False)
+    except Unsupported:
+        raise
+    except Exception as exc:  # (a node that refuses its backward: the call has returned)
+        rec.fail(f"the backward of the results raises {type(exc).__name__}: {exc}")
+        return None
     if rec.failed is not None:
         return None
     return Backward(outs, targets, captured)
