@@ -456,6 +456,9 @@ def _consumed(array):
     return Tensor._make(array, CompiledFunctionBackward(), True)
 
 
+_EDGE = object()  # (stands for a node an edge leads to)
+
+
 class _NodeRunner:
     """A node's backward as a function of arrays: a copy of the node, given the replay's
     saved arrays and output gradients, runs the node's own ``apply`` (for the nodes its fast
@@ -467,6 +470,10 @@ class _NodeRunner:
         clone = copy.copy(node)
         clone._inputs = ()  # (the version checks ran when the call was recorded)
         clone._saved = clone._ans = None
+        # which edges want a gradient, without holding the recording's graph (and what its
+        # nodes saved) for as long as the replay lives
+        clone.next_functions = tuple((None if fn is None else _EDGE, nr)
+                                     for fn, nr in node.next_functions)
         self.node = clone
 
     def __call__(self, buf, ans, saved):
