@@ -9,7 +9,9 @@ forward. The rest report here, each with one test when no recorder is active
 (``state.recorder is None``):
 
 - conversions of a tensor's values to Python (``item``, ``tolist``, ``numpy``, printing):
-  the call's control flow may depend on them, so the call is not recorded (``read``);
+  the call's control flow may depend on them, so the call is not recorded (``read``); a
+  check on arrays' values in ember's own code (an index bounds check) is recorded with its
+  answer, which each replay computes again and compares (``expect``);
 - writes outside ops (``Tensor._assign``, the ``grad`` and ``data`` setters);
 - the autograd engine's own arithmetic and ``.grad`` accumulation;
 - calls kept whole (an optimizer's ``step`` and ``zero_grad``, a random draw): replayed as
@@ -22,7 +24,7 @@ It imports nothing of ember's, so that the core can import it.
 """
 from __future__ import annotations
 
-__all__ = ["state", "read", "unsupported", "opaque", "constant", "fixed"]
+__all__ = ["state", "read", "unsupported", "opaque", "constant", "fixed", "expect"]
 
 
 class _State:
@@ -63,6 +65,18 @@ def fixed(array):
     if rec is not None:
         rec.fixed(array)
     return array
+
+
+def expect(fn, *args):
+    """``fn(*args)``, a Python value computed from arrays that decides what the caller does
+    (an index bounds check: ``None`` or the first bad index). A replay computes it again and
+    stops with an error if it is not what it was when recorded: the recorded calls after it
+    were the ones for that value."""
+    rec = state.recorder
+    value = fn(*args)
+    if rec is not None:
+        rec.expect(fn, args, value)
+    return value
 
 
 def opaque(fn, *args):

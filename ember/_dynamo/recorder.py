@@ -260,6 +260,19 @@ class Recorder:
             return
         self._line(self._const(runner), refs, reads, list(grads_in))
 
+    def expect(self, fn, args, value):
+        """``fn(*args)`` gave ``value``, on which the caller decided: the replay checks it."""
+        if self._paused or self.failed is not None:
+            return
+        if type(value) not in _LITERALS:
+            self.fail(f"{fn.__name__} gives a {type(value).__name__} (not recorded)")
+            return
+        reads = set()
+        refs = [self.value(a, reads) for a in args]
+        if None not in refs:
+            self._line(self._const(_expected), [self._const(fn), repr(value), *refs], reads,
+                       None)
+
     def constant(self, array):
         """A new array made from Python values only: each replay copies it as it is now."""
         if self._paused or self.failed is not None:
@@ -429,6 +442,15 @@ def _plain_backward(node, buf):
             and node._saved is not None and node._packed is None
             and (node._arity > 0 or all(a is None or type(a.dtype) in _node._PLAIN
                                         for a in node._saved[:len(node.next_functions)])))
+
+
+def _expected(fn, value, *args):
+    """A replay's check of a value a recorded call's Python depended on (``expect``)."""
+    if fn(*args) != value:
+        raise RuntimeError(
+            f"torch.compile: {fn.__name__}, on which this call's recording depends, gives "
+            "another answer for these tensors' values (an index out of range?): run the "
+            "function uncompiled to get PyTorch's error for them")
 
 
 def _as_arrays(outs):

@@ -513,3 +513,25 @@ def test_graph_break_disable_is_compiling_and_reset():
     assert not runner.entries
     _same(fn(x, "plain"), compiled(x, "plain"))
     assert len(runner.entries) == 1
+
+
+def test_value_checks_in_ember_run_again_in_each_replay():
+    """Checks ember makes on index values (embedding, cross-entropy targets, one-hot, gather)
+    are replayed: a bad value raises PyTorch's error, never reads another row; and a choice
+    made on values (cross-entropy with or without ignored targets) is not frozen."""
+    ember.manual_seed(15)
+    emb = nn.Embedding(5, 3)
+    f = ember.compile(lambda i: emb(i) * 2)
+    for good in ([1, 2], [3, 4]):
+        _same(emb(ember.tensor(good)) * 2, f(ember.tensor(good)))
+    for bad in ([1, 7], [1, -1]):
+        with pytest.raises(IndexError, match="index out of range in self"):
+            f(ember.tensor(bad))
+    assert f._ember_runner.replays >= 3
+    x = ember.randn(4, 5, requires_grad=True)
+    g = ember.compile(lambda x, t: F.cross_entropy(x, t, ignore_index=-1))
+    for t in ([1, 2, 3, 4], [1, -1, 3, 4], [-1, -1, -1, -1], [0, 1, 2, -1]):
+        _same(F.cross_entropy(x, ember.tensor(t), ignore_index=-1), g(x, ember.tensor(t)))
+    with pytest.raises(IndexError, match="Target 9 is out of bounds"):
+        g(x, ember.tensor([1, 9, 3, 4]))
+    assert g._ember_runner.replays >= 3

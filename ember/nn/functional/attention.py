@@ -8,7 +8,7 @@ from __future__ import annotations
 import math
 import warnings
 
-from ... import _creation, _dtypes
+from ... import _creation, _dtypes, _recording
 from ..._tensor import Tensor
 from ...ops import batching
 from ...ops import shape as _shape
@@ -38,7 +38,10 @@ def _safe_softmax(x):
     ``_safe_softmax``); their gradient is zero too (the -inf are replaced before the softmax,
     so no nan reaches the backward)."""
     dead = (x == float("-inf")).all(-1, keepdim=True)
-    if not batching.is_batched(dead) and not dead.any():  # (under vmap: the masked form)
+    # (the masked form under vmap, and while compiled mode records, where the test would be
+    # a graph break: without dead rows it gives the same values and gradients, bit for bit)
+    if _recording.state.recorder is None and not batching.is_batched(dead) and \
+            not dead.any():
         return softmax(x, -1)
     return softmax(x.masked_fill(dead, 0.0), -1).masked_fill(dead, 0.0)
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ... import _creation, _dtypes
+from ... import _creation, _dtypes, _recording
 from ...autograd import grad_mode as _grad_mode
 from ...ops import batching
 from ...ops import pointwise as _pointwise
@@ -229,6 +229,19 @@ def _nll_loss_2d(input, target, weight, reduction, ignore_index):
     if four_d and target.dtype != _dtypes.int64:
         raise RuntimeError(f"expected scalar type Long but found {target.dtype._word}")
     t = target._data.astype(np.int64, copy=False)  # (the ops never write into it)
+    if _recording.state.recorder is not None:
+        # compiled mode: the check again in each replay, and ignore_index kept whatever the
+        # targets (the shorter path is the same values: no choice on them in a replay)
+        _recording.expect(_check_nll_targets, t, c, ignore_index)
+    elif not _nll_targets(t, c, ignore_index):
+        ignore_index = None  # no target is ignored (the ops' shorter path)
+    op = _nn._nll_loss2d if four_d else _nn._nll_loss
+    return saves_also(op(input, t, raw_weight, reduction, ignore_index), target, weight)
+
+
+def _nll_targets(t, c, ignore_index):
+    """PyTorch's error for a target outside ``[0, c)`` that is not ``ignore_index``; whether
+    any target is ``ignore_index``."""
     lo, hi = (int(t.min()), int(t.max())) if t.size else (0, -1)
     # Then look closer: ignore_index may be out. (Not when the only negative target can be
     # ignore_index -1, makemore's padding: 5 passes fewer.)
@@ -236,10 +249,11 @@ def _nll_loss_2d(input, target, weight, reduction, ignore_index):
         bad = t[(t != ignore_index) & ((t < 0) | (t >= c))]
         if bad.size:
             raise IndexError(f"Target {int(bad[0])} is out of bounds.")
-    if t.size and not lo <= ignore_index <= hi:
-        ignore_index = None  # no target is ignored (the ops' shorter path)
-    op = _nn._nll_loss2d if four_d else _nn._nll_loss
-    return saves_also(op(input, t, raw_weight, reduction, ignore_index), target, weight)
+    return not t.size or lo <= ignore_index <= hi
+
+
+def _check_nll_targets(t, c, ignore_index):
+    _nll_targets(t, c, ignore_index)  # (the error only: its answer varies from call to call)
 
 
 def _nll_loss_batched(fn, input, target, weight, reduction, ignore_index):
@@ -400,6 +414,11 @@ def _broadcast_weight(weight, target):
     return weight.expand(*shape)
 
 
+def _check_margin_targets(y, c):
+    if y.size and (y.min() < 0 or y.max() >= c):
+        raise RuntimeError("target out of range")
+
+
 def _check_probabilities(x, y):
     """PyTorch's kernel checks input then target, element by element (NaN fails too)."""
     bad_x = ~((x >= 0) & (x <= 1))
@@ -430,7 +449,7 @@ def binary_cross_entropy(input: Tensor, target: Tensor, weight: Tensor | None = 
                            f"{input.dtype._word}")
     _floating_only("binary_cross_entropy", input)
     x = input._data
-    _check_probabilities(x, target._data)
+    _recording.expect(_check_probabilities, x, target._data)
     if weight is not None and weight.shape != input.shape:  # PyTorch's in-place loss *= weight
         raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the broadcast "
                            f"shape {list(weight.shape)}")
@@ -557,8 +576,7 @@ def multi_margin_loss(input: Tensor, target: Tensor, p: int = 1, margin: float =
         raise RuntimeError(f"inconsistent weight size, expected {c} but got "
                            f"{list(weight.shape)}")
     y = target._data.astype(np.int64).reshape(-1)
-    if y.size and (y.min() < 0 or y.max() >= c):
-        raise RuntimeError("target out of range")
+    _recording.expect(_check_margin_targets, y, c)
     dtype = input._data.dtype
     onehot = (np.arange(c) == y[:, None]).astype(dtype)
     scale = np.full(n, 1.0 / c, dtype) if weight is None else \

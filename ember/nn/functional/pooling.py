@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Literal, overload
 
 import numpy as np
 
-from ... import _creation
+from ... import _creation, _recording
 from ..._tensor import Tensor
 from ...ops import batching
 from ...ops import pointwise as _pw
@@ -493,12 +493,16 @@ def _unpool(n, input, indices, kernel_size, stride, padding, output_size):
                            f"{list(indices.shape)}")
     idx = indices._data.astype(np.int64)
     plane = int(np.prod(size))
+    _recording.expect(_check_unpool_indices, idx, plane, tuple(size))
+    op = _pooling._max_unpool3d if n == 3 else _pooling._max_unpool2d
+    return saves_also(op(input, idx, tuple(size)), indices)
+
+
+def _check_unpool_indices(idx, plane, size):
     if idx.size and (idx.min() < 0 or idx.max() >= plane):
         bad = int(idx[(idx < 0) | (idx >= plane)].reshape(-1)[0])
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                            f"{'x'.join(map(str, size))}")
-    op = _pooling._max_unpool3d if n == 3 else _pooling._max_unpool2d
-    return saves_also(op(input, idx, tuple(size)), indices)
 
 
 def max_unpool1d(input: Tensor, indices: Tensor, kernel_size: IntOrInts,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _creation, _dtypes, _xp
+from ... import _creation, _dtypes, _recording, _xp
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
 from ...ops import batching
@@ -71,12 +71,24 @@ def embedding(input: Tensor, weight: Tensor, padding_idx: int | None = None,
     indices = input._data
     if indices.dtype != np.int64:
         indices = indices.astype(np.int64)
-    if indices.size and (indices.min() < 0 or indices.max() >= weight.shape[0]):
-        raise IndexError("index out of range in self")
+    _recording.expect(_check_embedding_indices, indices, weight.shape[0])
     if max_norm is not None:
         _embedding_renorm(weight, indices, max_norm, norm_type)
     return saves_also(_layers._embedding(weight, indices, weight.shape[0], padding_idx,
                                          bool(scale_grad_by_freq)), input)
+
+
+def _check_embedding_indices(indices, n):
+    """PyTorch's error for an index outside ``[0, n)`` (checked again by each replay)."""
+    if indices.size and (indices.min() < 0 or indices.max() >= n):
+        raise IndexError("index out of range in self")
+
+
+def _check_bag_indices(indices, n_rows):
+    if indices.size and (indices.min() < 0 or indices.max() >= n_rows):
+        raise RuntimeError("Expected i < index_size to be true, but got false.  (Could this "
+                           "error message be improved?  If so, please report an enhancement "
+                           "request to PyTorch.)")
 
 
 def _embedding_renorm(weight, indices, max_norm, norm_type):
@@ -184,10 +196,7 @@ def embedding_bag(input: Tensor, weight: Tensor, offsets: Tensor | None = None,
                                "should be the size of the indices tensor, but it seems not to "
                                "be the case.")
         starts = starts[:-1]
-    if n and (indices.min() < 0 or indices.max() >= n_rows):
-        raise RuntimeError("Expected i < index_size to be true, but got false.  (Could this "
-                           "error message be improved?  If so, please report an enhancement "
-                           "request to PyTorch.)")
+    _recording.expect(_check_bag_indices, indices, n_rows)
     if max_norm is not None:
         _embedding_renorm(weight, indices, max_norm, norm_type)
     nbags = starts.size

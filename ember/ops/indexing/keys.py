@@ -73,7 +73,12 @@ _select.defvjp_into(_add_at)
 
 
 def _first_out_of_range(index, lo, hi):
-    """The first entry of ``index`` outside ``[lo, hi)`` (C order), or None."""
+    """The first entry of ``index`` outside ``[lo, hi)`` (C order), or None. (Compiled mode
+    replays the check: ``_recording.expect``.)"""
+    return _recording.expect(_out_of_range, index, lo, hi)
+
+
+def _out_of_range(index, lo, hi):
     bad = index[(index < lo) | (index >= hi)]
     return None if bad.size == 0 else int(bad.reshape(-1)[0])
 
@@ -309,7 +314,8 @@ def _advanced_key(t, advanced):
         raise IndexError("shape mismatch: indexing tensors could not be broadcast together "
                          "with shapes " + ", ".join(str(list(key[d].shape)) for d in dims)
                          ) from None
-    _check_bounds(xp, [key[d] for d in dims], [t.shape[d] for d in dims], shape)
+    _recording.expect(_check_bounds, xp, [key[d] for d in dims], [t.shape[d] for d in dims],
+                      shape)
     while key and isinstance(key[-1], slice):
         key.pop()  # trailing full slices are implied
     return tuple(key)
