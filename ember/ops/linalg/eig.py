@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _creation, _dtypes
+from ... import _creation, _dtypes, _recording
 from ...autograd import grad_mode
 from .. import reduction as _reduction
 from ..pointwise import where
@@ -87,7 +87,13 @@ def _check(A, name, finite=True):
     _check_matrix(A, name)
     if A.dtype.category < 2:
         raise RuntimeError(f"Unknown Complex ScalarType for {A.dtype._word}")
-    if finite and not bool(np.isfinite(A._data).all()):  # (CuPy arrays take NumPy's ufunc)
+    if finite:
+        _recording.expect(_check_finite, A._data)
+
+
+def _check_finite(a):
+    """eig's error for a non-finite input (checked again by each compiled replay)."""
+    if not bool(np.isfinite(a).all()):  # (CuPy arrays take NumPy's ufunc)
         raise RuntimeError("torch.linalg.eig: input tensor should not contain infs or NaNs.")
 
 

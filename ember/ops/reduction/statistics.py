@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from ... import _dtypes, _errors
+from ... import _dtypes, _errors, _recording
 from ..._tensor import Tensor
 from ..pointwise import div
 from ..registry import array_api, defop, public
@@ -176,6 +176,12 @@ COV_DOF = ("cov(): degrees of freedom is <= 0. Correction should be strictly les
 
 
 @public
+def _check_weights(weights, name):
+    """cov()'s error for a negative weight (checked again by each compiled replay)."""
+    if bool((weights < 0).any()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+
+
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in the rows of ``input`` (observations in the
     columns), optionally weighted by integer ``fweights`` and real ``aweights``."""
@@ -200,8 +206,8 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
         if weights.numel() != n:
             raise RuntimeError(f"cov(): expected {name} to have the same numel as there are "
                                f"observations in the input but got {weights.numel()} != {n}")
-        if n and bool((weights._data < 0).any()):
-            raise RuntimeError(f"cov(): {name} cannot be negative")
+        if n:
+            _recording.expect(_check_weights, weights._data, name)
         w = weights if w is None else w * weights
     if w is None:
         w_sum = Tensor._make(np.asarray(n, dtype=np.int64), None, False)
