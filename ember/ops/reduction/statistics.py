@@ -175,13 +175,13 @@ COV_DOF = ("cov(): degrees of freedom is <= 0. Correction should be strictly les
            "number of observations.")
 
 
-@public
 def _check_weights(weights, name):
     """cov()'s error for a negative weight (checked again by each compiled replay)."""
     if bool((weights < 0).any()):
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
+@public
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in the rows of ``input`` (observations in the
     columns), optionally weighted by integer ``fweights`` and real ``aweights``."""
