@@ -9,12 +9,16 @@ from the ops' rules.
 """
 from __future__ import annotations
 
+import math
 import warnings
 from typing import TYPE_CHECKING
 
 from ... import _creation
 from ..._tensor import Tensor
+from ...ops.indexing.reading import add_at
+from ...ops.registry import defop
 from ...ops.shape.joins import meshgrid, stack
+from ._common import composite_vjp
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -227,6 +231,13 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
     """``input`` interpolated at ``grid``'s normalized points (see the module docstring)."""
     _check_grid_sample(input, grid, mode, padding_mode)
     align_corners = _default_align_corners(align_corners)
+    sampler = _grid_sampler_2d if input.dim() == 4 else _grid_sampler_3d
+    return sampler(input, grid, mode, padding_mode, bool(align_corners))
+
+
+def _grid_sample_composite(input, grid, mode, padding_mode, align_corners):
+    """grid_sample composed of ember's ops (differentiable to any order, batched under vmap):
+    what the op's rules record under ``create_graph`` (see ``_sampler_rules``)."""
     n, c = input.shape[:2]
     spatial = tuple(input.shape[2:])
     out_spatial = tuple(grid.shape[1:-1])
@@ -291,3 +302,258 @@ def _bicubic(flat, spatial, coords, padding_mode, align_corners):
 def _tap(pos, size, padding_mode, align_corners):
     """A bicubic tap's integer position under ``padding_mode``."""
     return _pad_coord(pos, size, padding_mode, align_corners).long()
+
+
+# --------------------------------------------------------------------------- the fused op
+#
+# grid_sample is ONE op, with PyTorch's nodes (GridSampler2DBackward0, GridSampler3DBackward0):
+# forward and both gradients on raw arrays. Composed of ember's ops it ran ~100 ops and their
+# rules per call (4x PyTorch on a 4-point grid over a 1M-pixel image: per-op overhead), and in
+# 3-d most of its time went to index arithmetic over int64 arrays of every tap (2.3x at 166k
+# points). Here each spatial dim's taps (positions, weights, the weights' slopes) are computed
+# on (N, Q) arrays, the points' own size, and only then combined by broadcasting into
+# (*taps, N, Q): one ``take`` reads every tap, one ``add_at`` scatters the input's gradient.
+# The composition (``_grid_sample_composite``) serves gradients that must be differentiable
+# (create_graph, and forward mode, which transposes the rules).
+
+_BICUBIC_SHIFTS = (-1.0, 0.0, 1.0, 2.0)
+
+
+def _sample(xp, input, grid, mode, padding_mode, align_corners):
+    n, c = input.shape[:2]
+    index, weight, _ = _taps(xp, input.shape, grid, mode, padding_mode, align_corners, False)
+    values = _read_taps(xp, input, index)  # (C, *taps, N, Q)
+    taps = math.prod(weight.shape[:-2])
+    out = (values * weight).reshape(c, taps, *weight.shape[-2:]).sum(1)  # (C, N, Q)
+    return _channels_second(xp, out).reshape(n, c, *grid.shape[1:-1])
+
+
+@defop("grid_sampler_2d", n_in=2, jvp="transpose", batch="loop", method=False)
+def _grid_sampler_2d(xp, input, grid, mode, padding_mode, align_corners):
+    return _sample(xp, input, grid, mode, padding_mode, align_corners)
+
+
+@defop("grid_sampler_3d", n_in=2, jvp="transpose", batch="loop", method=False)
+def _grid_sampler_3d(xp, input, grid, mode, padding_mode, align_corners):
+    return _sample(xp, input, grid, mode, padding_mode, align_corners)
+
+
+def _input_rule(xp, g, ans, input, grid, mode, padding_mode, align_corners):
+    """d/d input: each tap's weight times the output's gradient, added into the flattened
+    input at the tap (one ``add_at``: a bincount where the taps are many)."""
+    if isinstance(g, Tensor):  # a graph of the gradient: the composition
+        return composite_vjp(_grid_sample_composite, input, g, grid, mode, padding_mode,
+                             align_corners)
+    n, c = input.shape[:2]
+    index, weight, _ = _taps(xp, input.shape, grid, mode, padding_mode, align_corners, False)
+    gc = _by_channel(xp, g, n, c)  # (C, N, Q)
+    gc = gc.reshape(c, *(1,) * (weight.ndim - 2), *gc.shape[1:])
+    total = xp.zeros((c, n * math.prod(input.shape[2:])), dtype=g.dtype)
+    if c == 1:
+        add_at(xp, total.reshape(-1), (index,), weight * gc[0], zeroed=True)
+    else:
+        chan = xp.arange(c).reshape(c, *(1,) * index.ndim)
+        add_at(xp, total, (chan, index), weight * gc, zeroed=True)
+    return _channels_second(xp, total.reshape(c, n, -1)).reshape(input.shape)
+
+
+def _grid_rule(xp, g, ans, input, grid, mode, padding_mode, align_corners):
+    """d/d grid: per spatial dim, ``Σ_taps value · g · d weight / d coordinate`` (PyTorch's
+    conventions: 0 where the padding clamps a coordinate, reflection's sign flips, 0 for
+    nearest), each dim's slopes contracted with the other dims' weights."""
+    if isinstance(g, Tensor):  # a graph of the gradient: the composition
+        return composite_vjp(_composite_of_grid, grid, g, input, mode, padding_mode,
+                             align_corners)
+    if mode == "nearest":
+        return xp.zeros_like(grid)
+    n, c = input.shape[:2]
+    index, _, axes = _taps(xp, input.shape, grid, mode, padding_mode, align_corners, True)
+    values = _read_taps(xp, input, index)  # (C, *taps, N, Q)
+    nd = len(axes)
+    gc = _by_channel(xp, g, n, c)
+    gv = (values * gc.reshape(c, *(1,) * nd, *gc.shape[1:])).sum(0)  # (*taps, N, Q)
+    slopes = []
+    for a in range(nd):
+        h, alive = gv, list(range(nd))
+        for b in reversed(range(nd)):  # every other dim's taps summed, weighted
+            if b != a:
+                at = alive.index(b)
+                h = (h * _on_axis(axes[b][0], at, len(alive))).sum(at)
+                alive.remove(b)
+        slopes.append((h * axes[a][1]).sum(0))
+    # the grid's last dim holds x (the input's last spatial dim) first
+    return xp.stack(slopes[::-1], -1).reshape(grid.shape)
+
+
+_grid_sampler_2d.defvjp(_input_rule, _grid_rule)
+_grid_sampler_3d.defvjp(_input_rule, _grid_rule)
+
+
+def _composite_of_grid(grid, input, mode, padding_mode, align_corners):
+    return _grid_sample_composite(input, grid, mode, padding_mode, align_corners)
+
+
+def _by_channel(xp, g, n, c):
+    """The output's gradient (N, C, *out) as (C, N, Q), the taps' layout."""
+    return xp.moveaxis(g.reshape(n, c, -1), 1, 0)
+
+
+def _channels_second(xp, t):
+    """(C, N, ...) -> (N, C, ...), contiguous (a view where N or C is 1)."""
+    t = xp.moveaxis(t, 0, 1)
+    return t if t.shape[0] == 1 or t.shape[1] == 1 else xp.ascontiguousarray(t)
+
+
+def _on_axis(t, at, nd):
+    """A dim's (T, N, Q) array placed on tap axis ``at`` of ``nd``, to broadcast."""
+    return t.reshape(*(1,) * at, t.shape[0], *(1,) * (nd - at - 1), *t.shape[1:])
+
+
+def _read_taps(xp, input, index):
+    """``input`` (N, C, *spatial) read at the flat positions ``index`` (into N x P, the
+    batch's flattened images one after another): (C, *index.shape), by one ``take``."""
+    n, c = input.shape[:2]
+    flat = xp.moveaxis(input.reshape(n, c, -1), 1, 0).reshape(c, -1)  # (a view for N = 1)
+    return xp.take(flat, index, axis=1)
+
+
+def _taps(xp, shape, grid, mode, padding_mode, align_corners, slopes):
+    """Where the points of ``grid`` read an input of ``shape`` (N, C, *spatial): the flat
+    positions (*taps, N, Q) of their taps in the batch's flattened images, the taps' weights
+    (0 for a tap outside the image under zeros padding), and per spatial dim (in ``shape``'s
+    order) its own weights and, with ``slopes``, their derivatives with respect to its
+    grid coordinate (T, N, Q each). The dims' taps broadcast together: a 3-d point's 8
+    corners are built by two additions and two products of small arrays, not 8 x 3."""
+    n = shape[0]
+    spatial = shape[2:]
+    nd = len(spatial)
+    points = grid.reshape(n, -1, nd)
+    index = weight = None
+    axes = []
+    stride = 1
+    for a in reversed(range(nd)):  # x (the last dim, the grid's first coordinate) first
+        size = spatial[a]
+        pos, w, dw = _axis_taps(xp, points[..., nd - 1 - a], size, mode, padding_mode,
+                                align_corners, slopes)
+        if a == nd - 1:  # the batch's offset, on the smallest array
+            pos = pos + (xp.arange(n, dtype=pos.dtype) * math.prod(spatial))[:, None]
+        term = _on_axis(pos * stride if stride != 1 else pos, a, nd)
+        index = term if index is None else term + index
+        w_on = _on_axis(w, a, nd)
+        weight = w_on if weight is None else w_on * weight
+        axes.append((w, dw))
+        stride *= size
+    return index, weight, axes[::-1]
+
+
+def _axis_taps(xp, coord, size, mode, padding_mode, align_corners, slopes):
+    """One spatial dim's taps for normalized coordinates ``coord`` (N, Q): integer positions
+    in [0, size), weights (0 outside the image under zeros padding), and with ``slopes`` the
+    weights' derivatives with respect to ``coord`` (T, N, Q each; T: 1, 2 or 4 taps)."""
+    scale = (size - 1) / 2 if align_corners else size / 2  # d pixel / d coordinate
+    x = ((coord + 1) / 2) * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
+    if mode == "bicubic":
+        return _cubic_taps(xp, x, size, scale, padding_mode, align_corners, slopes)
+    x, mult = _padded(xp, x, size, padding_mode, align_corners, slopes)
+    if mode == "nearest":
+        pos = xp.round(x)[None]  # half to even, as PyTorch's nearbyint
+        if padding_mode != "zeros":  # (x clamped into the image)
+            return pos.astype(xp.int64), xp.ones_like(pos), None
+        pos, ok = _inside(xp, pos, size)
+        return pos, ok.astype(x.dtype), None
+    lo = xp.floor(x)
+    if padding_mode != "zeros" and size > 1:
+        # x in [0, size - 1]: the interval [lo, lo + 1] kept inside, so every tap reads the
+        # image (at x = size - 1 the upper tap takes weight 1; the slope there is 0 anyway)
+        lo = xp.minimum(lo, size - 2)
+        f = x - lo
+        pos = xp.stack([lo, lo + 1]).astype(xp.int64)
+        w = xp.stack([1 - f, f])
+        ok = None
+    else:
+        f = x - lo
+        pos, ok = _inside(xp, xp.stack([lo, lo + 1]), size)
+        w = xp.stack([1 - f, f]) * ok  # (times: a NaN weight stays NaN, as PyTorch's)
+    dw = None
+    if slopes:
+        step = xp.full_like(f, scale) if mult is None else mult * scale
+        dw = xp.stack([-step, step])
+        if ok is not None:
+            dw = dw * ok
+    return pos, w, dw
+
+
+def _inside(xp, pos, size):
+    """Float tap positions clamped into [0, size) as integers, and whether each was inside."""
+    ok = (pos >= 0) & (pos <= size - 1)
+    return xp.nan_to_num(xp.clip(pos, 0, size - 1)).astype(xp.int64), ok
+
+
+def _padded(xp, x, size, padding_mode, align_corners, slopes):
+    """Pixel coordinates ``x`` where they read under ``padding_mode`` (see ``_pad_coord``),
+    and d padded / d x (None: 1). A NaN coordinate clamps to 0, as PyTorch's."""
+    if padding_mode == "zeros":
+        return x, None
+    mult = None
+    if padding_mode == "reflection":
+        low, high = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+        if low == high:
+            return xp.zeros_like(x), xp.zeros_like(x)
+        span = high - low
+        d = x - low
+        dist = xp.abs(d)
+        flips = xp.floor(dist / span)
+        extra = dist - flips * span
+        odd = flips % 2 == 1
+        x = xp.where(odd, span - extra, extra) + low
+        if slopes:
+            sign = xp.sign(d)
+            mult = xp.where(odd, -sign, sign)
+    if slopes:  # the clamp's slope: 0 on and beyond the bounds
+        inner = (x > 0) & (x < size - 1)
+        mult = inner.astype(x.dtype) if mult is None else xp.where(inner, mult, 0)
+    return xp.fmin(xp.fmax(x, 0), size - 1), mult  # (fmax: NaN to 0)
+
+
+def _cubic_taps(xp, x, size, scale, padding_mode, align_corners, slopes):
+    """Bicubic's 4 taps around ``x`` (pixel units): positions lo - 1 .. lo + 2, each moved by
+    the padding (not the point, as PyTorch does), Keys' weights and their slopes."""
+    lo = xp.floor(x)
+    t = x - lo
+    shifts = xp.asarray(_BICUBIC_SHIFTS, dtype=x.dtype).reshape(4, *(1,) * x.ndim)
+    pos = lo + shifts
+    ok = None
+    if padding_mode == "zeros":
+        pos, ok = _inside(xp, pos, size)
+    else:
+        pos, _ = _padded(xp, pos, size, padding_mode, align_corners, False)
+        pos = xp.nan_to_num(pos).astype(xp.int64)
+    w = _keys(xp, t)
+    dw = _keys_slope(xp, t) * scale if slopes else None
+    if ok is not None:  # (times, not where: a NaN weight stays NaN, as PyTorch's)
+        w = w * ok
+        if slopes:
+            dw = dw * ok
+    return pos, w, dw
+
+
+def _keys(xp, t):
+    """Keys' cubic convolution weights of taps -1, 0, 1, 2 at fraction ``t``: the kernel
+    at distances 1 + t, t, 1 - t, 2 - t (inner two on its |s| <= 1 piece, outer two on its
+    1 < |s| < 2 piece)."""
+    a = _CUBIC_A
+    near = xp.stack([t, 1 - t])
+    near = ((a + 2) * near - (a + 3)) * near * near + 1
+    far = xp.stack([t + 1, 2 - t])
+    far = ((a * far - 5 * a) * far + 8 * a) * far - 4 * a
+    return xp.stack([far[0], near[0], near[1], far[1]])
+
+
+def _keys_slope(xp, t):
+    """d/dt of ``_keys``: the kernel's derivative at those distances, signed by d s / d t."""
+    a = _CUBIC_A
+    near = xp.stack([t, 1 - t])
+    near = (3 * (a + 2) * near - 2 * (a + 3)) * near
+    far = xp.stack([t + 1, 2 - t])
+    far = (3 * a * far - 10 * a) * far + 8 * a
+    return xp.stack([far[0], near[0], -near[1], -far[1]])
