@@ -328,9 +328,11 @@ def _sample(xp, input, grid, mode, padding_mode, align_corners):
                              _dim_taps(xp, input.shape, grid, mode, padding_mode,
                                        align_corners, False))
     values = _read_taps(xp, input, index)  # (C, *taps, N, Q)
-    taps = math.prod(weight.shape[:-2])
-    out = (values * weight).reshape(c, taps, *weight.shape[-2:]).sum(1)  # (C, N, Q)
-    return _channels_second(xp, out).reshape(n, c, *grid.shape[1:-1]), index, weight
+    k = math.prod(weight.shape[:-2])
+    # Σ_k values · weight by einsum: no temporary of every tap (0.9 -> 0.5 ms at 8 x 166k)
+    out = xp.einsum("ckq,kq->cq", values.reshape(c, k, -1), weight.reshape(k, -1))
+    out = _channels_second(xp, out.reshape(c, n, -1))
+    return out.reshape(n, c, *grid.shape[1:-1]), index, weight
 
 
 @defop("grid_sampler_2d", n_in=2, nout=3, jvp="transpose", batch="loop", method=False)
@@ -376,9 +378,9 @@ def _grid_rule(xp, g, ans, input, grid, mode, padding_mode, align_corners):
     axes = _dim_taps(xp, input.shape, grid, mode, padding_mode, align_corners, True)
     index = ans[1]
     values = _read_taps(xp, input, index)  # (C, *taps, N, Q)
-    gc = _by_channel(xp, g, n, c)
-    gc = gc.reshape(c, *(1,) * len(axes), *gc.shape[1:])
-    gv = values[0] * gc[0] if c == 1 else (values * gc).sum(0)  # (*taps, N, Q)
+    k = math.prod(values.shape[1:-2])
+    gv = xp.einsum("ckq,cq->kq", values.reshape(c, k, -1), _by_channel(xp, g, n, c)
+                   .reshape(c, -1)).reshape(values.shape[1:])  # Σ_c g · value: (*taps, N, Q)
     weights = [w for _, w, _ in axes]
     slopes = [(h * dw).sum(0) for h, (_, _, dw) in zip(_marginals(gv, weights), axes)]
     # the grid's last dim holds x (the input's last spatial dim) first
@@ -442,7 +444,7 @@ def _read_taps(xp, input, index):
     batch's flattened images one after another): (C, *index.shape), by one ``take``."""
     n, c = input.shape[:2]
     flat = input.reshape(n, c, -1).transpose(1, 0, 2).reshape(c, -1)  # (a view for N = 1)
-    return xp.take(flat, index, axis=1)
+    return flat.take(index, axis=1)
 
 
 def _dim_taps(xp, shape, grid, mode, padding_mode, align_corners, slopes):
@@ -511,26 +513,38 @@ def _axis_taps(xp, coord, size, mode, padding_mode, align_corners, slopes):
         pos, ok = _inside(xp, pos, size)
         return pos, ok.astype(x.dtype), None
     lo = xp.floor(x)
+    ok = None
     if padding_mode != "zeros" and size > 1:
         # x in [0, size - 1]: the interval [lo, lo + 1] kept inside, so every tap reads the
         # image (at x = size - 1 the upper tap takes weight 1; the slope there is 0 anyway)
         lo = xp.minimum(lo, size - 2)
-        f = x - lo
         pos = None if slopes else lo.astype(xp.int64)[None]  # (consecutive: see _combine)
-        w = xp.stack([1 - f, f])
-        ok = None
     else:
-        f = x - lo
-        pos, ok = _inside(xp, xp.stack([lo, lo + 1]), size)
-        w = xp.stack([1 - f, f]) * ok  # (times: a NaN weight stays NaN, as PyTorch's)
-    dw = None
-    if slopes:
-        pos = None
-        step = xp.full_like(f, scale) if mult is None else mult * scale
-        dw = xp.stack([-step, step])
-        if ok is not None:
-            dw = dw * ok
-    return pos, w, dw
+        pos, ok = _inside(xp, lo + _column(xp, (0.0, 1.0), x), size)
+    f = x - lo
+    w = _pair(xp, 1 - f, f)
+    if ok is not None:
+        w = w * ok  # (times, not where: a NaN weight stays NaN, as PyTorch's)
+    if not slopes:
+        return pos, w, None
+    if mult is None:  # (zeros padding)
+        return None, w, ok * _column(xp, (-scale, scale), x)
+    step = mult * scale
+    dw = _pair(xp, -step, step)
+    return None, w, dw if ok is None else dw * ok
+
+
+def _column(xp, values, x):
+    """A few constants in ``x``'s dtype on a leading axis, to broadcast against (T, *x)."""
+    return xp.asarray(values, dtype=x.dtype).reshape(len(values), *(1,) * x.ndim)
+
+
+def _pair(xp, first, second):
+    """``xp.stack([first, second])``, without stack's Python-level cost (~5 us a call)."""
+    out = xp.empty((2, *first.shape), dtype=first.dtype)
+    out[0] = first
+    out[1] = second
+    return out
 
 
 def _inside(xp, pos, size):
@@ -570,7 +584,7 @@ def _cubic_taps(xp, x, size, scale, padding_mode, align_corners, slopes):
     the padding (not the point, as PyTorch does), Keys' weights and their slopes."""
     lo = xp.floor(x)
     t = x - lo
-    shifts = xp.asarray(_BICUBIC_SHIFTS, dtype=x.dtype).reshape(4, *(1,) * x.ndim)
+    shifts = _column(xp, _BICUBIC_SHIFTS, x)
     pos = lo + shifts
     ok = None
     if padding_mode == "zeros":
@@ -578,7 +592,7 @@ def _cubic_taps(xp, x, size, scale, padding_mode, align_corners, slopes):
     elif not slopes:
         pos = _padded(xp, pos, size, padding_mode, align_corners, False)[0].astype(xp.int64)
     # the taps' distances from x: 1 + t, t, 1 - t, 2 - t, and d distance / d t
-    sign = xp.asarray((1.0, 1.0, -1.0, -1.0), dtype=x.dtype).reshape(shifts.shape)
+    sign = _column(xp, (1.0, 1.0, -1.0, -1.0), x)
     dist = (t - shifts) * sign
     w = _keys(xp, dist)
     dw = _keys_slope(xp, dist) * (sign * scale) if slopes else None
