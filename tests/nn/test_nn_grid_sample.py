@@ -165,3 +165,53 @@ def test_gradient_of_input_only_and_of_grid_only():
             out.sum().backward()
             into.append((a if need[0] else b).grad.numpy())
         np.testing.assert_allclose(got[0], want[0], rtol=1e-10, atol=1e-10)
+
+
+def test_forward_mode_tangents_need_no_grad():
+    """Forward mode transposes the rules, which record the composition on a leaf of their
+    own: the tangent still requires no gradient when nothing it comes from does (pdist's
+    rule records its composition the same way)."""
+    r = np.random.default_rng(11)
+    x, tx = (ember.tensor(r.standard_normal((1, 2, 3, 4))) for _ in range(2))
+    g, tg = (ember.tensor(r.uniform(-1, 1, (1, 2, 2, 2))) for _ in range(2))
+    def fn(a, b):
+        return ember.nn.functional.grid_sample(a, b, align_corners=False)
+    _, tangent = ember.func.jvp(fn, (x, g), (tx, tg))
+    assert not tangent.requires_grad
+    h = 1e-6
+    fd = (fn(x + h * tx, g + h * tg) - fn(x - h * tx, g - h * tg)) / (2 * h)
+    np.testing.assert_allclose(tangent.numpy(), fd.numpy(), atol=1e-7)
+    _, tangent = ember.func.jvp(ember.nn.functional.pdist, (x[0, 0],), (tx[0, 0],))
+    assert not tangent.requires_grad
+    # a primal the tangent depends on that requires grad keeps the tangent's graph
+    gg = g.detach().requires_grad_()
+    _, tangent = ember.func.jvp(lambda b: fn(x, b), (gg,), (tg,))
+    assert tangent.requires_grad
+
+
+def test_vmap_over_input_and_grid_equals_the_loop():
+    r = np.random.default_rng(12)
+    xs = ember.tensor(r.standard_normal((3, 1, 2, 3, 4)))
+    gs = ember.tensor(r.uniform(-1.2, 1.2, (3, 1, 2, 2, 2)))
+    def fn(a, b):
+        return ember.nn.functional.grid_sample(a, b, mode="bicubic", padding_mode="border",
+                                               align_corners=True)
+    v = ember.func.vmap(fn)(xs, gs)
+    ref = np.stack([fn(a, b).numpy() for a, b in zip(xs, gs)])
+    np.testing.assert_allclose(v.numpy(), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_the_output_written_in_place_keeps_the_backward():
+    """The node saves the taps (hidden outputs), not the output: writing into the output,
+    as PyTorch allows, leaves both gradients as they were."""
+    r = np.random.default_rng(13)
+    x, g = r.standard_normal((1, 2, 3, 4)), r.uniform(-1, 1, (1, 2, 3, 2))
+    grads = []
+    for lib in (ember, torch):
+        a, b = lib.tensor(x, requires_grad=True), lib.tensor(g, requires_grad=True)
+        out = lib.nn.functional.grid_sample(a, b, align_corners=True)
+        out.mul_(2)
+        out.sum().backward()
+        grads.append((a.grad.numpy(), b.grad.numpy()))
+    for p, q in zip(*grads):
+        np.testing.assert_allclose(p, q, rtol=1e-10, atol=1e-10)

@@ -1,11 +1,13 @@
 """``affine_grid`` and ``grid_sample``: spatial transformers.
 
 ``grid_sample`` reads ``input`` (N, C, [D,] H, W) at the points of ``grid`` (N, [Do,] Ho, Wo,
-2 or 3; x, y[, z] in [-1, 1]) by (tri)linear, nearest or bicubic interpolation. It is composed
-of ember's ops: the taps' integer positions are computed apart (no gradient) and the values
-are gathered from the flattened spatial dims; the weights are differentiable functions of the
-grid, so gradients with respect to both ``input`` and ``grid`` (and second derivatives) come
-from the ops' rules.
+2 or 3; x, y[, z] in [-1, 1]) by (tri)linear, nearest or bicubic interpolation. It is one op
+(``grid_sampler_2d`` / ``grid_sampler_3d``, "the fused op" below) computed on raw arrays, with
+rules for both gradients. The same function composed of ember's ops
+(``_grid_sample_composite``: the taps' integer positions computed apart, with no gradient,
+the values gathered from the flattened spatial dims, the weights differentiable functions of
+the grid) is what the op's rules record when a gradient must itself be differentiable
+(second derivatives, forward mode).
 """
 from __future__ import annotations
 
@@ -235,8 +237,8 @@ def grid_sample(input: Tensor, grid: Tensor, mode: str = "bilinear",
 
 
 def _grid_sample_composite(input, grid, mode, padding_mode, align_corners):
-    """grid_sample composed of ember's ops (differentiable to any order, batched under vmap):
-    what the op's rules record under ``create_graph`` (see ``_sampler_rules``)."""
+    """grid_sample composed of ember's ops (differentiable to any order): what the op's
+    rules (``_input_rule``, ``_grid_rule``) record when the gradient is itself recorded."""
     n, c = input.shape[:2]
     spatial = tuple(input.shape[2:])
     out_spatial = tuple(grid.shape[1:-1])
