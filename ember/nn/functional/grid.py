@@ -451,21 +451,23 @@ def _read_taps(xp, input, index):
 
 def _dim_taps(xp, shape, grid, mode, padding_mode, align_corners, slopes):
     """Per spatial dim of an input of ``shape`` (N, C, *spatial), in that order, where the
-    points of ``grid`` read it (``_taps``): (positions, weights, slopes or None), each
+    points of ``grid`` read it (``_axis_taps``): (positions, weights, slopes or None), each
     (T, N, Q). The positions of the last dim carry the batch's offset (image n starts at
     n x P in the batch's flattened images). With ``slopes`` (the grid's gradient, which
     reads the positions the forward saved) no positions (None)."""
     n = shape[0]
     spatial = shape[2:]
     nd = len(spatial)
-    q = math.prod(grid.shape[1:-1])
-    # the coordinates in the input's dims' order (the grid's last axis holds x first)
-    coords = grid.reshape(n, q, nd)[..., ::-1].transpose(2, 0, 1).reshape(nd, 1, n, q)
-    pos, w, dw = _taps(xp, coords, spatial, mode, padding_mode, align_corners, slopes)
+    points = grid.reshape(n, -1, nd)
+    taps = []
+    for a in range(nd):  # (the grid's first coordinate is x: the last dim)
+        taps.append(_axis_taps(xp, points[..., nd - 1 - a], spatial[a], mode, padding_mode,
+                               align_corners, slopes))
+    pos, w, dw = taps[-1]
     if pos is not None and n > 1:
-        pos[-1] += (xp.arange(n, dtype=pos.dtype) * math.prod(spatial))[:, None]
-    return [(None if pos is None else pos[a], w[a], None if dw is None else dw[a])
-            for a in range(nd)]
+        offset = xp.arange(n, dtype=pos.dtype) * math.prod(spatial)
+        taps[-1] = (pos + offset[:, None], w, dw)  # (on the smallest array)
+    return taps
 
 
 def _combine(xp, shape, taps):
@@ -496,55 +498,55 @@ def _combine(xp, shape, taps):
     return xp.broadcast_to(index, weight.shape), weight
 
 
-def _taps(xp, coords, spatial, mode, padding_mode, align_corners, slopes):
-    """Every spatial dim's taps at once for normalized coordinates ``coords`` (nd, 1, N, Q;
-    dim a's on row a, its size ``spatial[a]``): integer positions in [0, size) (nd, T, N, Q;
-    or (nd, 1, N, Q) for T consecutive taps from there), weights (0 outside the image under
-    zeros padding), and with ``slopes`` the weights' derivatives with respect to the
-    coordinate (nd, T, N, Q each; T: 1, 2 or 4 taps). All dims go through each NumPy call
-    together: a 4-point grid's time is the calls' (~1.5 us each), not their work."""
-    size = _per_dim(xp, spatial, coords)
+def _axis_taps(xp, coord, size, mode, padding_mode, align_corners, slopes):
+    """One spatial dim's taps for normalized coordinates ``coord`` (N, Q): integer positions
+    in [0, size) (T, N, Q; or (1, N, Q) for T consecutive taps from there), weights (0
+    outside the image under zeros padding), and with ``slopes`` the weights' derivatives
+    with respect to ``coord`` (T, N, Q each; T: 1, 2 or 4 taps)."""
     scale = (size - 1) / 2 if align_corners else size / 2  # d pixel / d coordinate
-    x = ((coords + 1) / 2) * (size - 1) if align_corners else ((coords + 1) * size - 1) / 2
+    x = ((coord + 1) / 2) * (size - 1) if align_corners else ((coord + 1) * size - 1) / 2
     if mode == "bicubic":
         return _cubic_taps(xp, x, size, scale, padding_mode, align_corners, slopes)
     x, mult = _padded(xp, x, size, padding_mode, align_corners, slopes)
     if mode == "nearest":  # (no slopes: its grid gradient is 0)
-        pos = xp.round(x)  # half to even, as PyTorch's nearbyint
+        pos = xp.round(x)[None]  # half to even, as PyTorch's nearbyint
         if padding_mode != "zeros":  # (x clamped into the image)
             return pos.astype(xp.int64), xp.ones_like(pos), None
         pos, ok = _inside(xp, pos, size)
         return pos, ok.astype(x.dtype), None
     lo = xp.floor(x)
     ok = None
-    if padding_mode != "zeros" and min(spatial) > 1:
+    if padding_mode != "zeros" and size > 1:
         # x in [0, size - 1]: the interval [lo, lo + 1] kept inside, so every tap reads the
         # image (at x = size - 1 the upper tap takes weight 1; the slope there is 0 anyway)
         lo = xp.minimum(lo, size - 2)
-        pos = None if slopes else lo.astype(xp.int64)  # (consecutive: see _combine)
+        pos = None if slopes else lo.astype(xp.int64)[None]  # (consecutive: see _combine)
     else:
         pos, ok = _inside(xp, lo + _column(xp, (0.0, 1.0), x), size)
     f = x - lo
-    signs = _column(xp, (-1.0, 1.0), x)
-    w = f * signs + _column(xp, (1.0, 0.0), x)  # 1 - f, f
+    w = _pair(xp, 1 - f, f)
     if ok is not None:
         w = w * ok  # (times, not where: a NaN weight stays NaN, as PyTorch's)
     if not slopes:
         return pos, w, None
     if mult is None:  # (zeros padding)
-        return None, w, ok * (scale * signs)
-    dw = (mult * scale) * signs
+        return None, w, ok * _column(xp, (-scale, scale), x)
+    step = mult * scale
+    dw = _pair(xp, -step, step)
     return None, w, dw if ok is None else dw * ok
 
 
-def _per_dim(xp, values, x):
-    """One constant per spatial dim in ``x``'s dtype, on the leading axis of (nd, T, N, Q)."""
-    return xp.asarray(values, dtype=x.dtype).reshape(len(values), 1, 1, 1)
-
-
 def _column(xp, values, x):
-    """A few constants in ``x``'s dtype, one per tap, on the T axis of (nd, T, N, Q)."""
-    return xp.asarray(values, dtype=x.dtype).reshape(len(values), 1, 1)
+    """A few constants in ``x``'s dtype on a leading axis, to broadcast against (T, *x)."""
+    return xp.asarray(values, dtype=x.dtype).reshape(len(values), *(1,) * x.ndim)
+
+
+def _pair(xp, first, second):
+    """``xp.stack([first, second])``, without stack's Python-level cost (~5 us a call)."""
+    out = xp.empty((2, *first.shape), dtype=first.dtype)
+    out[0] = first
+    out[1] = second
+    return out
 
 
 def _inside(xp, pos, size):
@@ -560,10 +562,10 @@ def _padded(xp, x, size, padding_mode, align_corners, slopes):
         return x, None
     mult = None
     if padding_mode == "reflection":
-        low = 0.0 if align_corners else -0.5
-        span = size - 1 - 2 * low
-        if align_corners:  # (a dim of size 1 folds onto its one pixel: clamped to 0 below)
-            span = xp.where(span == 0, 1, span)
+        low, high = (0.0, size - 1.0) if align_corners else (-0.5, size - 0.5)
+        if low == high:
+            return xp.zeros_like(x), xp.zeros_like(x)
+        span = high - low
         d = x - low
         dist = xp.abs(d)
         flips = xp.floor(dist / span)
@@ -605,13 +607,13 @@ def _cubic_taps(xp, x, size, scale, padding_mode, align_corners, slopes):
 
 
 def _keys(xp, dist):
-    """Keys' cubic convolution kernel at the 4 taps' distances ``dist`` (nd, 4, N, Q): the
-    inner two on its |s| <= 1 piece, the outer two on its 1 < |s| < 2 piece."""
+    """Keys' cubic convolution kernel at the 4 taps' distances ``dist`` (4, ...): the inner
+    two on its |s| <= 1 piece, the outer two on its 1 < |s| < 2 piece."""
     a = _CUBIC_A
     w = xp.empty_like(dist)
-    near, far = dist[:, 1:3], dist[:, 0::3]
-    w[:, 1:3] = ((a + 2) * near - (a + 3)) * near * near + 1
-    w[:, 0::3] = ((a * far - 5 * a) * far + 8 * a) * far - 4 * a
+    near, far = dist[1:3], dist[0::3]
+    w[1:3] = ((a + 2) * near - (a + 3)) * near * near + 1
+    w[0::3] = ((a * far - 5 * a) * far + 8 * a) * far - 4 * a
     return w
 
 
@@ -619,7 +621,7 @@ def _keys_slope(xp, dist):
     """The kernel's derivative at ``dist`` (as ``_keys``)."""
     a = _CUBIC_A
     w = xp.empty_like(dist)
-    near, far = dist[:, 1:3], dist[:, 0::3]
-    w[:, 1:3] = (3 * (a + 2) * near - 2 * (a + 3)) * near
-    w[:, 0::3] = (3 * a * far - 10 * a) * far + 8 * a
+    near, far = dist[1:3], dist[0::3]
+    w[1:3] = (3 * (a + 2) * near - 2 * (a + 3)) * near
+    w[0::3] = (3 * a * far - 10 * a) * far + 8 * a
     return w
