@@ -89,6 +89,10 @@ def _transposed_vjp(self, xp, args, n_in, tangents, results):
     # a complex tangent came back conjugated: hfft of a zero-padded spectrum, a reversed
     # tangent.) A rule in PyTorch's convention gives ``total = conj(v)·(J t)``, gradient J t.
     out = (None if v is None else next(jt) for v in vs)
+    if not any(isinstance(a, _Tensor) and a.requires_grad for a in (*args[:n_in], *tangents)):
+        # J·t needs no graph then; a rule that records a composition on a leaf of its own
+        # (``nn.functional._common.composite_vjp``) would leave it requiring grad
+        out = (None if t is None else t.detach() for t in tuple(out))
     if not self.holomorphic:
         return tuple(out)
     return tuple(t.conj() if t is not None and t.is_complex() else t for t in out)
