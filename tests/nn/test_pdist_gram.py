@@ -1,7 +1,7 @@
-"""pdist at p = 2 by the Gram form (ember/nn/functional/more.py): distances and gradients
+"""pdist's kernels (ember/nn/functional/more.py). p = 2, the Gram form: distances and gradients
 against an exact (mpmath) reference across scales, near-duplicate and identical rows, float32
 and float64; against PyTorch; blocked as for large inputs; the rows' path for inf and nan;
-and its first and second derivatives by finite differences."""
+its first and second derivatives by finite differences. Other p: by chunks of rows."""
 import numpy as np
 import pytest
 
@@ -205,3 +205,30 @@ def test_finite_differences_with_near_and_far_pairs():
     a = ember.tensor(x, requires_grad=True)
     assert gradcheck(EF.pdist, (a,))
     assert gradgradcheck(EF.pdist, (a,))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("p", [0, 0.5, 1, 1.5, 3, float("inf")])
+def test_other_p_by_chunks_of_rows(monkeypatch, p, dtype):
+    """p other than 2 goes by rows, each row's pairs in chunks (of _ROW_CHUNK elements):
+    chunks of one, two and all rows, with zero distances, shared components and ties for
+    the maximum, against PyTorch."""
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(13).standard_normal((9, 4))
+    x[3] = x[1]
+    x[5, :2] = x[0, :2]
+    x[7, :2] = x[2, :2] + 1.0
+    x = x.astype(dtype)
+    g = np.random.default_rng(14).standard_normal(36).astype(dtype)
+    t = torch.tensor(x, requires_grad=True)
+    ref = torch.nn.functional.pdist(t, p)
+    tgrad, = torch.autograd.grad(ref, t, torch.tensor(g))
+    tol = 1e-5 if dtype == "float32" else 1e-12
+    for chunk in (1, 8, 1 << 16):
+        monkeypatch.setattr(more, "_ROW_CHUNK", chunk)
+        a = ember.tensor(x, requires_grad=True)
+        out = EF.pdist(a, p)
+        grad, = ember.autograd.grad(out, a, ember.tensor(g))
+        np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), rtol=tol,
+                                   atol=tol)
+        np.testing.assert_allclose(grad.numpy(), tgrad.numpy(), rtol=tol, atol=tol)
