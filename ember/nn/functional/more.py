@@ -78,6 +78,9 @@ def _pdist(xp, input, p):
     if p == 2 and _gram_applies(xp, input):
         return _gram_pdist(xp, input)
     n = input.shape[0]
+    if _at_once(input):
+        i, j = _pair_rows(xp, n, xp.arange(n * (n - 1) // 2))
+        return _norm(xp, input[j] - input[i], p)
     out = xp.empty(n * (n - 1) // 2, input.dtype)
     for _, pairs, _, diff in _row_pairs(xp, input):
         out[pairs] = _norm(xp, diff, p)
@@ -85,6 +88,14 @@ def _pdist(xp, input, p):
 
 
 _ROW_CHUNK = 1 << 16  # elements of a chunk of differences: it and its temporaries stay in L2
+
+
+def _at_once(x):
+    """Whether every pair's difference fits one chunk: then they are taken at once, by two
+    gathers, a handful of NumPy calls instead of a handful per row (39 x 26, p = 1.5, forward
+    and backward: 1.28 -> 0.42 ms; p = 1: 0.54 -> 0.18 ms)."""
+    n, m = x.shape
+    return n * (n - 1) // 2 * m <= _ROW_CHUNK
 
 
 def _row_pairs(xp, x):
@@ -129,6 +140,12 @@ def _pdist_rule(xp, g, ans, input, p):
     grad = xp.zeros_like(input)
     if p == 0:
         return grad
+    if _at_once(input):
+        n = input.shape[0]
+        i, j = _pair_rows(xp, n, xp.arange(n * (n - 1) // 2))
+        by_pair = xp.zeros((n, n, input.shape[1]), input.dtype)  # (i, j): no repeats
+        by_pair[i, j] = _pdist_slope(xp, input[j] - input[i], ans, g, p)
+        return by_pair.sum(0) - by_pair.sum(1)  # (2 n² m: within 2 chunks)
     for i, pairs, js, diff in _row_pairs(xp, input):
         w = _pdist_slope(xp, diff, ans[pairs], g[pairs], p)  # d / d x[j]; -w: d / d x[i]
         grad[js] += w
@@ -201,7 +218,7 @@ def _gram_setup(xp, x):
     """The rows less their mean, in float64; their squared norms (nan where the sums of two
     could overflow: those pairs go direct); and τ (above)."""
     c = x.astype(xp.float64)
-    c -= c.mean(0)
+    c -= c.sum(0) / x.shape[0]  # (the mean, without ``mean``'s Python overhead)
     sq = xp.einsum("ij,ij->i", c, c)
     sq[sq > _HUGE] = xp.nan
     eps = float(_dtypes.np_finfo(x.dtype).eps)
@@ -280,13 +297,20 @@ def _gram_pdist_grad(xp, g, ans, x):
     k = xp.concatenate(near)
     if k.size:
         i, j = _pair_rows(xp, n, k)
-        rows = xp.concatenate([i, j])
         for at, diff in _differences(xp, x, i, j):
             diff *= w[k[at], None]
-            keys = (rows[xp.concatenate([at, at + len(k)])][:, None] * m + xp.arange(m))
-            grad += xp.bincount(keys.reshape(-1), xp.concatenate([diff, -diff]).reshape(-1),
-                                minlength=n * m).reshape(n, m)
+            grad = _add_rows(xp, grad, xp.concatenate([i[at], j[at]]),
+                             xp.concatenate([diff, -diff]))
     return grad.astype(x.dtype, copy=False)
+
+
+def _add_rows(xp, out, rows, values):
+    """``out`` with each row of ``values`` added to its row ``rows[k]`` (rows repeat: one
+    ``bincount`` over (row, column) keys, in float64), in ``out``'s dtype."""
+    n, m = out.shape
+    keys = (rows[:, None] * m + xp.arange(m)).reshape(-1)
+    sums = xp.bincount(keys, values.reshape(-1), minlength=n * m).reshape(n, m)
+    return (out + sums).astype(out.dtype, copy=False)
 
 
 def _pair_rows(xp, n, k):
