@@ -292,7 +292,9 @@ class Recorder:
 
     def _rules(self, node, g, grads_in):
         """The lines of ``OpNode.apply``'s fast path for ``node``: each needed edge's rule on
-        the raw arrays, its result fitted to the input (``node._fitted``)."""
+        the raw arrays, its result fitted to the input (``node._fitted``) where it must be.
+        (Whether it must is found by calling the rule again here: rules are functions of
+        their arguments, and a fit-less line saves a call per edge in every replay.)"""
         reads = set()
         head = [self.value(g, reads), self.value(node._ans, reads)]
         saved = [self.value(v, reads) for v in node._saved]
@@ -300,19 +302,48 @@ class Recorder:
             return
         rules = node._op.rules
         xp = self._const(_node._NUMPY)
-        edges = node.next_functions
+        n = len(node.next_functions)
         for k, gi in enumerate(grads_in):
             if gi is None:
                 continue
+            meta = node._meta[k]
             if node._arity > 0:
+                raw = rules[k](_node._NUMPY, g, node._ans, *node._saved)
                 call = f"{self._const(rules[k])}({xp}, {', '.join(head + saved)})"
             else:  # (variadic: the one rule, told which input)
-                n = len(edges)
-                inputs = "[" + ", ".join(saved[:n]) + "]"
-                call = (f"{self._const(rules)}({xp}, {', '.join(head)}, {k}, {inputs}"
-                        + "".join(f", {p}" for p in saved[n:]) + ")")
-            self._line(self._const(_node._fitted), [call, self._const(node._meta[k])],
-                       reads, gi)
+                inputs = node._saved[:n]
+                raw = rules(_node._NUMPY, g, node._ans, k, inputs, *node._saved[n:])
+                call = (f"{self._const(rules)}({xp}, {', '.join(head)}, {k}, "
+                        f"[{', '.join(saved[:n])}]" + "".join(f", {p}" for p in saved[n:]) + ")")
+            if type(raw) is np.ndarray and raw.shape == meta[0] and raw.dtype is meta[1]:
+                if raw is g and gi is g:  # (the rule hands the gradient on: no line)
+                    continue
+                target, written = self._targets(gi)
+                self._emit(f"{target} = {call}", reads, written)
+            else:
+                self._line(self._const(_node._fitted), [call, self._const(meta)], reads, gi)
+
+    def plus(self, engine_plus, a, b, own):
+        """The engine's sum of two gradients arriving at one slot (``engine._plus``): its
+        line is the NumPy operation ``_plus`` chose for these arrays (``a += b``, or ``a + b``
+        and a 0-d array for a NumPy scalar), not a call of it."""
+        out = engine_plus(a, b, own)
+        if self._paused or self.failed is not None:
+            return out
+        reads = set()
+        ra, rb = self.value(a, reads), self.value(b, reads)
+        if ra is None or rb is None:
+            return out
+        if out is a:  # (summed in place)
+            self._emit(f"{ra} += {rb}", reads)
+            target, written = self._targets(out)
+            self._emit(f"{target} = {ra}", {ra}, written)
+        elif type(a) is np.ndarray and type(b) is np.ndarray and a.ndim and b.ndim:
+            target, written = self._targets(out)
+            self._emit(f"{target} = {ra} + {rb}", reads, written)
+        else:
+            self._line(self._const(engine_plus), [ra, rb, repr(bool(own))], reads, out)
+        return out
 
     def seed_slot(self, array):
         """A gradient the recorded backward of a compiled forward is given (``aot.py``)."""

@@ -149,7 +149,7 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
                 elif rec is not None:
                     key = (child, nr)
                     own = type(old) is ndarray and old.size >= in_place_min and key in owned
-                    child_buf[nr] = rec.opaque(_plus, (old, g, own))
+                    child_buf[nr] = rec.plus(_plus, old, g, own)
                     if type(old) is ndarray and old.size >= in_place_min:
                         owned.add(key)
                 elif type(old) is ndarray and old.size >= in_place_min:
