@@ -31,7 +31,6 @@ import numpy as np
 from .. import _device, _dispatch, _dtypes, _recording
 from .._tensor import Tensor
 from ..autograd import node as _node
-from ..autograd.graph import Node, new_sequence_nr, raise_freed
 from ..autograd.node import OpNode
 from . import aot as _aot
 from .exc import Unsupported
@@ -493,20 +492,10 @@ def _plain(array):
     return Tensor._make(array, None, False)
 
 
-class CompiledFunctionBackward(Node):
-    """The ``grad_fn`` of a compiled call's result whose graph the call's own backward has
-    already used and freed: a second backward raises PyTorch's error, as it would eagerly."""
-
-    def __init__(self):
-        self.next_functions = ()
-        self._seq = new_sequence_nr()
-
-    def apply(self, grad_outputs, create_graph):
-        raise_freed()
-
-
 def _consumed(array):
-    return Tensor._make(array, CompiledFunctionBackward(), True)
+    """A result whose graph the call's own backward has used and freed: a second backward
+    raises PyTorch's error, as it would eagerly."""
+    return Tensor._make(array, _aot.CompiledFunctionBackward((), 1, None, None, ()), True)
 
 
 _EDGE = object()  # (stands for a node an edge leads to)
