@@ -150,13 +150,15 @@ class _Reach(tuple):
 
 
 def _reachable(fn):
-    """The modules and tensors ``fn`` reaches through its closure, the globals its code
-    names, and its bound object: their parameters, buffers and tensors outlive a call and are
-    read afresh by each replay (``externals``)."""
+    """The modules and tensors ``fn`` reaches: through its bound object, its closure and the
+    globals its code names, and so on through the functions (and methods) found there, the
+    lists, tuples and dicts among them, to a depth of ``_DEPTH`` functions. Their
+    parameters, buffers and tensors outlive a call and are read afresh by each replay
+    (``externals``); the scalar globals each function's code names are guarded."""
     modules, tensors, scalars = [], [], []
     seen = set()
 
-    def add(obj):
+    def add(obj, depth):
         if id(obj) in seen:
             return
         seen.add(id(obj))
@@ -166,33 +168,52 @@ def _reachable(fn):
                     seen.add(id(m))
                     modules.append(m)
             for t in (*obj.parameters(), *obj.buffers()):
-                add(t)
+                add(t, depth)
         elif isinstance(obj, Optimizer):
             for group in obj.param_groups:
                 for t in group["params"]:
-                    add(t)
+                    add(t, depth)
         elif isinstance(obj, Tensor):
             tensors.append(obj)
+        elif isinstance(obj, (list, tuple)) and len(obj) <= _ITEMS:
+            for x in obj:
+                add(x, depth)
+        elif isinstance(obj, dict) and len(obj) <= _ITEMS:
+            for x in obj.values():
+                add(x, depth)
+        elif depth < _DEPTH and callable(obj):
+            function(obj, depth + 1)
 
-    target = fn
-    if isinstance(fn, types.MethodType):
-        add(fn.__self__)
-        target = fn.__func__
-    code = getattr(target, "__code__", None)
-    if code is not None:
-        for cell in target.__closure__ or ():
+    def function(f, depth):
+        f = getattr(f, "_torchdynamo_orig_callable", f)  # (a compiled function's own)
+        if isinstance(f, types.MethodType):
+            add(f.__self__, depth)
+            f = f.__func__
+        code = getattr(f, "__code__", None)
+        if code is None or (getattr(f, "__module__", None) or "").startswith(_LIBRARIES):
+            return
+        for cell in f.__closure__ or ():
             try:
-                add(cell.cell_contents)
+                add(cell.cell_contents, depth)
             except ValueError:  # an empty cell
                 pass
-        globals_ = target.__globals__
+        globals_ = f.__globals__
         names = [n for n in code.co_names if n in globals_]
         for n in names:
-            add(globals_[n])
+            add(globals_[n], depth)
         scalars.append((globals_, tuple(n for n in names if type(globals_[n]) in _SCALARS)))
+
+    if isinstance(fn, Module):
+        add(fn, 0)
+    function(fn, 0)
     reach = _Reach((modules, tensors))
     reach.scalars = tuple(scalars)
     return reach
+
+
+_DEPTH = 4  # functions deep
+_ITEMS = 64  # the longest list, tuple or dict looked into
+_LIBRARIES = ("ember", "numpy", "torch")  # (their functions hold no user state)
 
 
 # --------------------------------------------------------------------------- code

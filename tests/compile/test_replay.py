@@ -535,3 +535,32 @@ def test_value_checks_in_ember_run_again_in_each_replay():
     with pytest.raises(IndexError, match="Target 9 is out of bounds"):
         g(x, ember.tensor([1, 9, 3, 4]))
     assert g._ember_runner.replays >= 3
+
+
+_HELPER_MODEL = None
+
+
+def _helper_loss(x, y):
+    return F.cross_entropy(_HELPER_MODEL(x), y)
+
+
+def test_modules_reached_through_helper_functions_and_compiled_callees_replay():
+    """A step that calls a helper function (itself reading a global model) and another
+    compiled function reaches their modules and tensors too, so it replays."""
+    global _HELPER_MODEL
+    ember.manual_seed(16)
+    _HELPER_MODEL = _mlp()
+    opt = ember.optim.SGD(_HELPER_MODEL.parameters(), lr=0.1)
+    inner = ember.compile(lambda x, y: _helper_loss(x, y))
+
+    def step(x, y):
+        loss = inner(x, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        return loss
+    compiled = ember.compile(step)
+    inputs = _batches((8, 6), 4)
+    for i in range(4):
+        compiled(*inputs(i))
+    _replayed(compiled._ember_runner)
