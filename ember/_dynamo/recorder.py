@@ -32,6 +32,7 @@ from .. import _device, _dispatch, _dtypes, _recording
 from .._tensor import Tensor
 from ..autograd import node as _node
 from ..autograd.node import OpNode
+from ..ops import _blocks
 from . import aot as _aot
 from .exc import Unsupported
 
@@ -229,7 +230,8 @@ class Recorder:
             if ref is None and p is not None:
                 return
             refs.append(ref)
-        self._line(self._const(op.forward), [self._const(xp), *refs], reads, raw)
+        forward = _blocks.direct(op.forward, arrays)  # (a small blockwise kernel: itself)
+        self._line(self._const(forward), [self._const(xp), *refs], reads, raw)
         if out is not raw:  # NumPy scalars made 0-d arrays, as the op call makes them
             if type(raw) is tuple:
                 names = [self._slot_of[id(o)] for o in raw]

@@ -26,16 +26,12 @@ def _blockwise(kernel):
     def run(xp, *arrays, **params):
         if len(arrays) == 1 and type(arrays[0]) is np.ndarray and arrays[0].size <= _BLOCK:
             return kernel(xp, *arrays, **params)  # (one small array, as below: 1 us sooner)
-        shaped = [a for a in arrays if type(a) is np.ndarray]
-        if len(shaped) < len(arrays) and not all(
-                type(a) is np.ndarray or isinstance(a, (np.generic, int, float))
-                for a in arrays):
+        whole = _whole(arrays)
+        if whole:
             return kernel(xp, *arrays, **params)
-        shape = shaped[0].shape if shaped else ()
-        if any(a.shape != shape for a in shaped):
+        if whole is None:
             return _by_rows(kernel, xp, arrays, params)
-        if math.prod(shape) <= _BLOCK:
-            return kernel(xp, *arrays, **params)
+        shape = next(a.shape for a in arrays if type(a) is np.ndarray)
         size = math.prod(shape)
         flats = [a.reshape(-1) if type(a) is np.ndarray else a for a in arrays]
         first = kernel(xp, *(_cut(f, 0, _BLOCK) for f in flats), **params)
@@ -56,6 +52,28 @@ def _blockwise(kernel):
     run.__name__ = kernel.__name__
     run.kernel = kernel  # (the block kernel itself, for kernels built of kernels)
     return run
+
+
+def _whole(arrays):
+    """Whether a blockwise kernel runs on ``arrays`` whole (True), by rows of arrays that
+    broadcast (None), or by flat blocks (False). It depends on the operands' types and
+    shapes only: compiled mode records the kernel itself where it runs whole
+    (``direct``)."""
+    shaped = [a for a in arrays if type(a) is np.ndarray]
+    if len(shaped) < len(arrays) and not all(
+            type(a) is np.ndarray or isinstance(a, (np.generic, int, float)) for a in arrays):
+        return True
+    shape = shaped[0].shape if shaped else ()
+    if any(a.shape != shape for a in shaped):
+        return None
+    return math.prod(shape) <= _BLOCK
+
+
+def direct(fn, arrays):
+    """The kernel ``fn`` (a ``_blockwise`` function, or any other) runs on ``arrays``: the
+    block kernel itself where ``fn`` would run it whole, else ``fn``."""
+    kernel = getattr(fn, "kernel", None)
+    return kernel if kernel is not None and _whole(arrays) else fn
 
 
 def _cut(a, start, stop):
