@@ -4,11 +4,14 @@ While a ``Recorder`` is active (``ember._recording.state.recorder``), the call r
 always, and every array-level computation it makes is reported here and written down as one
 line of Python over *slots* (local variables ``s0, s1, ...`` holding raw arrays):
 
-- each op's forward, ``s7 = c3(c0, s2, s5, c4)`` (``c0`` is NumPy, ``c3`` the op's forward,
-  ``c4`` a parameter), with the casts its type promotion made;
-- each node's backward (``_NodeRunner``: the node's own ``apply`` on the slots' arrays), and
-  the engine's sums and ``.grad`` accumulation, as calls of the engine's own functions;
-- calls kept whole (``opaque``): an optimizer's ``step`` and ``zero_grad``, replayed as calls.
+- each op's forward, ``s7 = c3(c0, s2, s5, c4)`` (``c0`` the array namespace the op ran on,
+  ``c3`` its forward, ``c4`` a parameter), with the casts its type promotion made;
+- each node's backward: its rules' calls where ``OpNode.apply``'s fast path served it
+  (``_rules``), else the node's own ``apply`` on the slots' arrays (``_NodeRunner``); the
+  engine's sums as the NumPy operation (``plus``), its ``.grad`` accumulation as a call;
+- checks on values ember's own code makes (``expect``), made again by each replay;
+- new arrays from Python values (``constant``, ``fixed``), random draws and calls kept whole
+  (``opaque``: an optimizer's ``step`` and ``zero_grad``), replayed as calls.
 
 Because the replay makes the same calls on the same arrays in the same order, its results are
 eager's bit for bit. An array enters a slot only by a recorded line or by a *load* of a tensor
@@ -17,7 +20,8 @@ the tensors of its closure: ``leaves`` and ``externals``): ``s2 = L[0]._data``. 
 stops the recording (``fail``) and the function runs eagerly from then on: a tensor made
 outside the recorded calls, a tensor's value read by Python (``.item()``), a hook, a
 reduced-precision op, a recorded graph (``create_graph``). The call being recorded runs on,
-eagerly and correctly, either way.
+eagerly and correctly, either way. A compiled forward whose results need their graph has its
+backward recorded after it (``aot.py``).
 """
 from __future__ import annotations
 
