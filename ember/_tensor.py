@@ -474,7 +474,8 @@ class Tensor(_BoundMethods):
 
     @data.setter
     def data(self, value: Tensor) -> None:
-        _recording.read("data")  # (a new storage: not recorded yet)
+        _recording.unsupported("`tensor.data = ...` gives a tensor another storage (not "
+                               "recorded yet)")
         self._data = value._data
 
     # ------------------------------------------------------------------ conversions
