@@ -244,6 +244,7 @@ class Recorder:
             else:
                 src = self._slot_of[id(raw)]
                 self._line(self._const(np.asarray), [src], {src}, out)
+        self._where = ""
 
     def node_apply(self, node, buf, grads_in):
         """The engine ran ``node``'s backward on ``buf`` and got ``grads_in``."""
@@ -256,14 +257,14 @@ class Recorder:
         self._where = f" (in {type(node).__name__})"
         if _plain_backward(node, buf):
             self._rules(node, buf[0], grads_in)
-            return
-        reads = set()
-        runner = _NodeRunner(node)
-        refs = [self.value(list(buf), reads), self.value(node._ans, reads),
-                self.value(list(node._saved), reads)]
-        if None in refs:
-            return
-        self._line(self._const(runner), refs, reads, list(grads_in))
+        else:
+            reads = set()
+            refs = [self.value(list(buf), reads), self.value(node._ans, reads),
+                    self.value(list(node._saved), reads)]
+            if None in refs:
+                return
+            self._line(self._const(_NodeRunner(node)), refs, reads, list(grads_in))
+        self._where = ""
 
     def expect(self, fn, args, value):
         """``fn(*args)`` gave ``value``, on which the caller decided: the replay checks it."""
