@@ -190,7 +190,7 @@ class Recorder:
     def _targets(self, out):
         """Slots for what a recorded line returns: an array, or a tuple or list of them
         (None where an item is None); returns ``(source, written)``."""
-        if out is None:
+        if out is None or type(out) in (tuple, list) and not out:
             return None, ()
         if type(out) in (tuple, list):
             names = ["_" if o is None else self._new_slot(o) for o in out]

@@ -24,14 +24,19 @@ from ..shape.views import unsqueeze
 # --------------------------------------------------------------------------- key helpers
 
 
-def _own(index):
-    """A private copy of an index array: nodes keep it, and the caller's tensor may be
-    modified in place before the backward runs. (A call compiled mode records.)"""
-    return _recording.opaque(_copy, index)
+def _own(index, flat=False):
+    """A private copy of an index array (``flat``: as a vector): nodes keep it, and the
+    caller's tensor may be modified in place before the backward runs. (A call compiled mode
+    records.)"""
+    return _recording.opaque(_flat_copy if flat else _copy, index)
 
 
 def _copy(array):
     return array.copy()
+
+
+def _flat_copy(array):
+    return array.reshape(-1).copy()
 
 
 def _zeroed(xp, g, key):
@@ -45,6 +50,11 @@ def _zeroed(xp, g, key):
 def _dim_key(ndim, dim, index):
     """The key selecting ``index`` along ``dim`` (``index_select``, ``index_add``...)."""
     return (slice(None),) * dim + (index,) if ndim else ()
+
+
+def _int64_gather_key(xp, index, dim, ndim):
+    """``_gather_key`` of an int64 copy of ``index``."""
+    return _gather_key(xp, index.astype("int64"), dim, ndim)
 
 
 def _gather_key(xp, index, dim, ndim):
@@ -101,7 +111,7 @@ def _scatter_args(name, input, dim, index, src=None):
         raise RuntimeError("Index tensor must have the same number of dimensions as "
                            f"{'input' if name == 'gather' else 'self'} tensor")
     xp = _xp.namespace_of(idx)
-    key = _gather_key(xp, idx.astype("int64"), d, input.ndim)  # a copy: see _own
+    key = _recording.opaque(_int64_gather_key, xp, idx, d, input.ndim)  # a copy: see _own
     if idx.size == 0:
         return key
     larger = [k for k in range(n) if k != d and _size(index, k) > _size(input, k)]

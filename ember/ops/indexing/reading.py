@@ -277,7 +277,7 @@ def index_select(input, dim, index):
         raise IndexError("index_select(): Index is supposed to be a vector")
     if index.dtype not in (_dtypes.int64, _dtypes.int32):
         raise RuntimeError("index_select(): Expected dtype int32 or int64 for index")
-    idx = _own(index._data.reshape(-1))
+    idx = _own(index._data, flat=True)
     size = _size(input, d)
     bad = _first_out_of_range(idx, 0, size)
     if bad is not None:

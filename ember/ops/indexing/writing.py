@@ -132,7 +132,7 @@ def index_add(input, dim, index, source, *, alpha=1):
                            f"{index.dtype._word}")
     _check_same_dtype(f"index_add_(): self ({input.dtype._word}) and source "
                       f"({source.dtype._word}) must have the same scalar type", input, source)
-    idx = _own(index._data.reshape(-1))
+    idx = _own(index._data, flat=True)
     _check_slices("index_add_", input, d, idx, source)
     bad = _first_out_of_range(idx, 0, _size(input, d))
     if bad is not None:
@@ -167,7 +167,7 @@ def index_copy(input, dim, index, source):
     _check_same_dtype("index_copy_(): self and source expected to have the same dtype, but got "
                       f"(self) {input.dtype._word} and (source) {source.dtype._word}",
                       input, source)
-    idx = _own(index._data.reshape(-1))
+    idx = _own(index._data, flat=True)
     _check_slices("index_copy_", input, d, idx, source)
     size = _size(input, d)
     bad = _first_out_of_range(idx, 0, size)
@@ -203,7 +203,7 @@ def index_fill(input, dim, index, value):
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError("index_fill_ only supports a 0-dimensional value tensor, but got "
                            f"tensor with {value.ndim} dimension(s).")
-    idx = _own(index._data.reshape(-1))
+    idx = _own(index._data, flat=True)
     size = _size(input, d)
     bad = _first_out_of_range(idx, -size, size)
     if bad is not None:
