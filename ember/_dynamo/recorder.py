@@ -35,6 +35,7 @@ import numpy as np
 from .. import _device, _dispatch, _dtypes, _recording
 from .._tensor import Tensor
 from ..autograd import node as _node
+from ..autograd import views as _views
 from ..autograd.node import OpNode
 from ..ops import _blocks
 from . import aot as _aot
@@ -250,6 +251,9 @@ class Recorder:
         """The engine ran ``node``'s backward on ``buf`` and got ``grads_in``."""
         if self._paused or self.failed is not None:
             return
+        if type(node) in (_views.CopySlices, _views.AsStridedBackward0):
+            self._view_node(node, buf, grads_in)
+            return
         if not isinstance(node, OpNode) or node._packed is not None:
             self.fail(f"the backward of {type(node).__name__} is not recorded (a custom "
                       "Function, or saved-tensor hooks)")
@@ -265,6 +269,25 @@ class Recorder:
                 return
             self._line(self._const(_NodeRunner(node)), refs, reads, list(grads_in))
         self._where = ""
+
+    def _view_node(self, node, buf, grads_in):
+        """A write through a view's nodes (``autograd/views.py``): ``CopySlices`` runs its
+        in-place op's node inside (whose saved arrays the replay hands it), ``AsStrided``
+        saves none. Their view functions must hold no array (a slice's bounds, not indices
+        read from a tensor)."""
+        inner = getattr(node, "_inner", None)
+        if not _holds_no_array(node._view_fn) or inner is not None and (
+                not isinstance(inner, OpNode) or inner._packed is not None):
+            self.fail(f"the backward of {type(node).__name__} is not recorded (its view or "
+                      "its in-place op)")
+            return
+        reads = set()
+        refs = [self.value(list(buf), reads)]
+        if inner is not None:
+            refs += [self.value(inner._ans, reads), self.value(list(inner._saved), reads)]
+        if None in refs:
+            return
+        self._line(self._const(_ViewNodeRunner(node)), refs, reads, list(grads_in))
 
     def expect(self, fn, args, value):
         """``fn(*args)`` gave ``value``, on which the caller decided: the replay checks it."""
@@ -508,6 +531,51 @@ def _consumed(array):
 _EDGE = object()  # (stands for a node an edge leads to)
 
 
+def _holds_no_array(fn, depth=0):
+    """Whether a view function's closure (and the functions it calls from there) holds no
+    array or tensor: then it cuts the same region from any replay's arrays."""
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            v = cell.cell_contents
+        except ValueError:
+            continue
+        items = v if isinstance(v, (tuple, list)) else (v,)
+        for x in items:
+            if isinstance(x, (np.ndarray, Tensor)) or callable(x) and (
+                    depth > 8 or not _holds_no_array(x, depth + 1)):
+                return False
+    return True
+
+
+def _edges_only(node):
+    """A copy of ``node`` whose edges say only which want a gradient (see ``_NodeRunner``)."""
+    clone = copy.copy(node)
+    clone.next_functions = tuple((None if fn is None else _EDGE, nr)
+                                 for fn, nr in node.next_functions)
+    return clone
+
+
+class _ViewNodeRunner:
+    """A ``CopySlices`` or ``AsStridedBackward0`` backward as a function of arrays: a copy of
+    the node (with, for ``CopySlices``, a copy of its in-place op's node given the replay's
+    saved arrays) runs its own ``apply``."""
+
+    __slots__ = ("node", "inner")
+
+    def __init__(self, node):
+        self.node = _edges_only(node)
+        inner = getattr(node, "_inner", None)
+        self.inner = None if inner is None else _NodeRunner(inner).node
+
+    def __call__(self, buf, ans=None, saved=None):
+        node = copy.copy(self.node)  # (a copy per call: replays may run in several threads)
+        if self.inner is not None:
+            inner = copy.copy(self.inner)
+            inner._saved, inner._ans = saved, ans
+            node._inner = inner
+        return node.apply(buf, False)
+
+
 class _NodeRunner:
     """A node's backward as a function of arrays: a copy of the node, given the replay's
     saved arrays and output gradients, runs the node's own ``apply`` (for the nodes its fast
@@ -516,13 +584,11 @@ class _NodeRunner:
     __slots__ = ("node",)
 
     def __init__(self, node):
-        clone = copy.copy(node)
-        clone._inputs = ()  # (the version checks ran when the call was recorded)
-        clone._saved = clone._ans = None
         # which edges want a gradient, without holding the recording's graph (and what its
         # nodes saved) for as long as the replay lives
-        clone.next_functions = tuple((None if fn is None else _EDGE, nr)
-                                     for fn, nr in node.next_functions)
+        clone = _edges_only(node)
+        clone._inputs = ()  # (the version checks ran when the call was recorded)
+        clone._saved = clone._ans = None
         self.node = clone
 
     def __call__(self, buf, ans, saved):

@@ -564,3 +564,30 @@ def test_modules_reached_through_helper_functions_and_compiled_callees_replay():
     for i in range(4):
         compiled(*inputs(i))
     _replayed(compiled._ember_runner)
+
+
+def test_writes_through_views_replay_with_their_gradients():
+    """``out[:, k] = f(x)`` in a loop (a buffer filled column by column) and an in-place op
+    on a view: the CopySlices and AsStrided nodes' backward is recorded too."""
+    ember.manual_seed(17)
+    w = nn.Parameter(ember.randn(3))
+
+    def fn(x):
+        out = ember.zeros(4, 3)
+        for k in range(3):
+            out[:, k] = x[:, k] * w[k]
+        view = out[1:]
+        view.mul_(2)
+        return (out.exp() * view.sum()).sum()
+    compiled = ember.compile(fn)
+    for step in range(3):
+        grads = []
+        for run in (fn, compiled):
+            w.grad = None
+            x = ember.randn(4, 3, generator=ember.Generator().manual_seed(step))
+            x.requires_grad_()
+            loss = run(x)
+            loss.backward()
+            grads.append([loss, x.grad, w.grad])
+        _same(*grads)
+    _replayed(compiled._ember_runner)
