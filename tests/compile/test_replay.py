@@ -379,6 +379,11 @@ def test_a_compiled_module_whose_backward_runs_outside_replays_it():
     assert {type(fn).__name__ for fn, _ in out.grad_fn.next_functions} == {"AccumulateGrad"}
 
 
+def _seeded_input(step):
+    """A (4, 3) input requiring grad, the same for the eager and the compiled run."""
+    return ember.randn(4, 3, generator=ember.Generator().manual_seed(step)).requires_grad_()
+
+
 def test_compiled_forward_backward_reaches_arguments_and_their_history():
     ember.manual_seed(14)
     w = nn.Parameter(ember.randn(3, 3))
@@ -391,8 +396,7 @@ def test_compiled_forward_backward_reaches_arguments_and_their_history():
         grads = []
         for run in (fn, compiled):
             w.grad = None
-            x = ember.randn(4, 3, generator=ember.Generator().manual_seed(step))
-            x.requires_grad_()
+            x = _seeded_input(step)
             base = ember.linspace(-1, 1, 3, requires_grad=True)
             h = base * 2  # (an argument with history)
             out, total = run(x, h)
@@ -584,8 +588,7 @@ def test_writes_through_views_replay_with_their_gradients():
         grads = []
         for run in (fn, compiled):
             w.grad = None
-            x = ember.randn(4, 3, generator=ember.Generator().manual_seed(step))
-            x.requires_grad_()
+            x = _seeded_input(step)
             loss = run(x)
             loss.backward()
             grads.append([loss, x.grad, w.grad])
