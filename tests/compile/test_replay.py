@@ -584,13 +584,13 @@ def test_writes_through_views_replay_with_their_gradients():
         view.mul_(2)
         return (out.exp() * view.sum()).sum()
     compiled = ember.compile(fn)
+
+    def step_of(run, step):
+        w.grad = None
+        x = _seeded_input(step)
+        loss = run(x)
+        loss.backward()
+        return [loss, x.grad, w.grad]
     for step in range(3):
-        grads = []
-        for run in (fn, compiled):
-            w.grad = None
-            x = _seeded_input(step)
-            loss = run(x)
-            loss.backward()
-            grads.append([loss, x.grad, w.grad])
-        _same(*grads)
+        _same(step_of(fn, step), step_of(compiled, step))
     _replayed(compiled._ember_runner)
