@@ -65,8 +65,10 @@ class Recorder:
         self._external = {id(t) for t in externals}
         # the arrays of those tensors, for a raw array read from one (``target._data``)
         self._owner = {id(t._data): t for t in (*leaves, *externals)}
-        # the ``.grad`` tensors of those tensors: id -> the source that reads it in a replay
+        # the ``.grad`` tensors of those tensors: id -> the source that reads it in a replay,
+        # and their arrays (id -> the grad tensor), for a raw array read from one
         self._grad_src = {}
+        self._grad_owner = {}
         for t in (*leaves, *externals):
             self._note_grad(t)
         self._held = (leaves, externals)
@@ -161,6 +163,8 @@ class Recorder:
                 reads.add(name)
                 return name
             owner = self._owner.get(id(v))
+            if owner is None:
+                owner = self._grad_owner.get(id(v))
             if owner is not None and owner._data is v:
                 return self.tensor_data(owner, reads)
             self.fail("an array made outside the recorded calls is used")
@@ -417,6 +421,7 @@ class Recorder:
             source = self._source(tensor)
             if source is not None:
                 self._grad_src[id(grad)] = f"{source}._grad"
+                self._grad_owner[id(grad._data)] = grad
                 self._keep.append(grad)
 
     def accumulate(self, engine_accumulate, var, g, create_graph, own):

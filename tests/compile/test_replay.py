@@ -594,3 +594,21 @@ def test_writes_through_views_replay_with_their_gradients():
     for step in range(3):
         _same(step_of(fn, step), step_of(compiled, step))
     _replayed(compiled._ember_runner)
+
+
+def test_gradient_clipping_in_the_step_replays():
+    """clip_grad_norm_'s fused norm and in-place scaling of every .grad are recorded calls."""
+    def build():
+        ember.manual_seed(18)
+        model = _mlp()
+        opt = ember.optim.AdamW(model.parameters(), lr=1e-2)
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y) * 50  # (large gradients: the clip bites)
+            loss.backward()
+            norm = nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            opt.zero_grad()
+            return loss, norm
+        return step, [model, opt]
+    _replayed(_run_twins(build, _batches((8, 6), 4), steps=6))

@@ -5,7 +5,7 @@ import sys
 
 import numpy as np
 
-from ... import _creation, linalg
+from ... import _creation, _recording, linalg
 from ..._autograd_state import note_write, writes_from
 from ..._tensor import Tensor
 from ...autograd.grad_mode import no_grad
@@ -39,6 +39,22 @@ def _plain_arrays(tensors):
     return arrays
 
 
+def _total_2_norm(arrays):
+    """The 2-norm of the arrays' 2-norms as a 0-d array (each a square root of a sum of
+    squares in the arrays' dtype, as the op calls compute them). (A call compiled mode
+    records.)"""
+    norms = np.sqrt(np.array([sum_of_squares(a) for a in arrays], arrays[0].dtype))
+    return np.asarray(np.sqrt(np.add.reduce(norms * norms)))
+
+
+def _scale_all(arrays, coef):
+    """Each array multiplied in place by the 0-d ``coef`` in the arrays' dtype. (A call
+    compiled mode records.)"""
+    coef = coef.astype(arrays[0].dtype)
+    for a in arrays:
+        np.multiply(a, coef, out=a)
+
+
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     if isinstance(tensors, Tensor):
         tensors = [tensors]
@@ -51,9 +67,7 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         # The 2-norms of the arrays and theirs, as the op calls below compute them (each a
         # square root of a sum of squares in the arrays' dtype), without an op call per
         # gradient (a GPT's 40: 3x PyTorch's time) and in one read of each array.
-        norms = np.sqrt(np.array([sum_of_squares(a) for a in arrays], arrays[0].dtype))
-        total_norm = Tensor._make(np.asarray(np.sqrt(np.add.reduce(norms * norms))), None,
-                                  False)
+        total_norm = Tensor._make(_recording.opaque(_total_2_norm, arrays), None, False)
     else:
         norms = [linalg.vector_norm(g, norm_type) for g in tensors]
         total_norm = linalg.vector_norm(stack(norms), norm_type)
@@ -76,10 +90,9 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
     if arrays is not None and all(a.flags.writeable for a in arrays):
         # ``g.mul_(coef)`` on each array, without an op call per gradient (``mul_`` under
         # no_grad records nothing: the write and the version are all it does)
-        coef = clip_coef_clamped._data.astype(arrays[0].dtype)
+        _recording.opaque(_scale_all, arrays, clip_coef_clamped._data)
         with writes_from(sys._getframe(1)):  # (one walk to the user's line for all writes)
-            for g, a in zip(grads, arrays):
-                np.multiply(a, coef, out=a)
+            for g in grads:
                 note_write(g, "mul_")
         return
     with no_grad():
