@@ -3,7 +3,9 @@
 A recording is valid for a later call only if everything it read in Python is as it was:
 the arguments' structure and Python values, each tensor's shape, dtype, strides and autograd
 flags (among the arguments, and every tensor the function reaches: parameters, buffers,
-captured tensors), each reached module's training flag and its lack of hooks, grad mode, the
+captured tensors), each reached module's training flag and its lack of hooks, that every name
+through which the function reached a model still holds it (a global, a closure cell, a
+module's parameters, buffers and submodules, an optimizer's parameters), grad mode, the
 default dtype, and the scalar globals the function's code names. ``make_guard`` walks one
 call and writes that down as a Python function of ``(args, kwargs)`` (``Guard.check``): a
 chain of comparisons against the recorded values, returning the call's tensor arguments (the
@@ -59,6 +61,14 @@ def make_guard(args, kwargs, reach):
         w.line(f"if {d}.get('training') is not {m.training} or {d}.get('_forward_hooks') or "
                f"{d}.get('_forward_pre_hooks') or {d}.get('_backward_hooks') or "
                f"{d}.get('_backward_pre_hooks'): return None")
+    for holder, key, obj in reach.bindings:  # (each name still holds what it held)
+        h, o = w.const(holder), w.const(obj)
+        if key is None:  # a closure cell
+            w.line(f"if {h}.cell_contents is not {o}: return None")
+        elif isinstance(holder, dict):
+            w.line(f"if {h}.get({key!r}, _missing) is not {o}: return None")
+        else:  # a list (an optimizer's parameters)
+            w.line(f"if len({h}) <= {key} or {h}[{key}] is not {o}: return None")
     for globals_, names in reach.scalars:
         space = w.const(globals_)
         for name in names:

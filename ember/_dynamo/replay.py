@@ -82,8 +82,7 @@ class _Compiled:
         if len(self.entries) >= config.recompile_limit:
             self._warn_limit()
             return fn(*args, **kwargs)
-        if self._reach is None:
-            self._reach = _reachable(fn)
+        self._reach = _reachable(fn)  # (anew: a name may hold another model since)
         guard = make_guard(args, kwargs, self._reach)
         if guard is None:  # (a tensor not on NumPy, a module with hooks: eagerly)
             return fn(*args, **kwargs)
@@ -144,9 +143,13 @@ class Recording(NamedTuple):
 
 
 class _Reach(tuple):
-    """``(modules, externals)`` a function reaches, and ``scalars``: (globals, names)."""
+    """``(modules, externals)`` a function reaches; ``scalars``: (globals, names) of the
+    scalar globals read; ``bindings``: (holder, key, object) for every name through which it
+    reached something (a global, a closure cell, a module's parameter, buffer or submodule,
+    an optimizer's parameter), each guarded to hold that object still."""
 
     scalars = ()
+    bindings = ()
 
 
 def _reachable(fn):
@@ -155,7 +158,7 @@ def _reachable(fn):
     lists, tuples and dicts among them, to a depth of ``_DEPTH`` functions. Their
     parameters, buffers and tensors outlive a call and are read afresh by each replay
     (``externals``); the scalar globals each function's code names are guarded."""
-    modules, tensors, scalars = [], [], []
+    modules, tensors, scalars, bindings = [], [], [], []
     seen = set()
 
     def add(obj, depth):
@@ -167,11 +170,16 @@ def _reachable(fn):
                 if id(m) not in seen or m is obj:
                     seen.add(id(m))
                     modules.append(m)
+                    for kind in ("_parameters", "_buffers", "_modules"):
+                        table = m.__dict__.get(kind, {})
+                        bindings.extend((table, k, v) for k, v in table.items())
             for t in (*obj.parameters(), *obj.buffers()):
                 add(t, depth)
         elif isinstance(obj, Optimizer):
             for group in obj.param_groups:
-                for t in group["params"]:
+                params = group["params"]
+                bindings.extend((params, k, t) for k, t in enumerate(params))
+                for t in params:
                     add(t, depth)
         elif isinstance(obj, Tensor):
             tensors.append(obj)
@@ -194,13 +202,18 @@ def _reachable(fn):
             return
         for cell in f.__closure__ or ():
             try:
-                add(cell.cell_contents, depth)
+                value = cell.cell_contents
             except ValueError:  # an empty cell
-                pass
+                continue
+            bindings.append((cell, None, value))
+            add(value, depth)
         globals_ = f.__globals__
         names = [n for n in code.co_names if n in globals_]
         for n in names:
-            add(globals_[n], depth)
+            value = globals_[n]
+            if type(value) not in _SCALARS and not isinstance(value, types.ModuleType):
+                bindings.append((globals_, n, value))
+            add(value, depth)
         scalars.append((globals_, tuple(n for n in names if type(globals_[n]) in _SCALARS)))
 
     if isinstance(fn, Module):
@@ -208,6 +221,7 @@ def _reachable(fn):
     function(fn, 0)
     reach = _Reach((modules, tensors))
     reach.scalars = tuple(scalars)
+    reach.bindings = tuple(bindings)
     return reach
 
 

@@ -612,3 +612,31 @@ def test_gradient_clipping_in_the_step_replays():
             return loss, norm
         return step, [model, opt]
     _replayed(_run_twins(build, _batches((8, 6), 4), steps=6))
+
+
+_REBOUND_MODEL = None
+
+
+def test_a_name_that_holds_another_model_since_is_guarded():
+    """A global rebound to a new model, a submodule replaced, a parameter replaced: the
+    recording made with the old objects is not replayed on them."""
+    global _REBOUND_MODEL
+    ember.manual_seed(19)
+    _REBOUND_MODEL = _mlp()
+
+    def fn(x):
+        return _REBOUND_MODEL(x).sum()
+    compiled = ember.compile(fn)
+    x = ember.randn(5, 6)
+    with ember.no_grad():
+        for change in (None, "global", "submodule", "parameter"):
+            if change == "global":
+                _REBOUND_MODEL = _mlp()
+            elif change == "submodule":
+                _REBOUND_MODEL[0] = nn.Linear(6, 16)
+            elif change == "parameter":
+                _REBOUND_MODEL[2].weight = nn.Parameter(ember.randn(16, 16))
+            for _ in range(2):
+                _same(fn(x), compiled(x))
+    runner = compiled._ember_runner
+    assert len(runner.entries) == 4 and runner.replays == 4
