@@ -91,12 +91,12 @@ def _edge_source(rec, node, nr):
     """How a replay finds the edge ``(node, nr)`` anew: the ``AccumulateGrad`` of a leaf the
     replay can name, or the history of a tensor among the arguments."""
     if type(node) is AccumulateGrad:
-        source = rec._source(node.variable)
+        source = rec.source(node.variable)
         if source is None:
             rec.fail("the result's graph reaches a leaf made inside the call")
             return None
         return ("leaf", source)
-    for i, t in enumerate(rec._held[0]):
+    for i, t in enumerate(rec.leaves):
         if t._grad_fn is node and t._output_nr == nr:
             return ("history", f"L[{i}]")
     rec.fail("the result's graph reaches the history of a tensor that is no argument")

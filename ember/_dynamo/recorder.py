@@ -71,7 +71,8 @@ class Recorder:
         self._grad_owner = {}
         for t in (*leaves, *externals):
             self._note_grad(t)
-        self._held = (leaves, externals)
+        self.leaves = leaves  # (held: their ids stay unique while recording)
+        self._externals = externals
         self.fullgraph = fullgraph
         self.failed = None
         self.failed_at = []
@@ -79,7 +80,7 @@ class Recorder:
         self.backward_ran = False
         self.split = None  # where the lines of a compiled forward's backward begin (aot.py)
         self.aot_outs = {}  # id(result tensor) -> its output number in that backward's node
-        self._seeds = []
+        self._n_seeds = 0
         self._paused = 0
 
     # ------------------------------------------------------------------ starting, stopping
@@ -146,7 +147,7 @@ class Recorder:
         return name
 
     def _tensor_object(self, t):
-        source = self._source(t)
+        source = self.source(t)
         if source is not None:
             return source
         self.fail("a tensor made inside the call is handed to the autograd engine's "
@@ -381,8 +382,8 @@ class Recorder:
     def seed_slot(self, array):
         """A gradient the recorded backward of a compiled forward is given (``aot.py``)."""
         name = self._new_slot(array)
-        self._emit(f"{name} = G[{len(self._seeds)}]", set(), (name,))
-        self._seeds.append(name)
+        self._emit(f"{name} = G[{self._n_seeds}]", set(), (name,))
+        self._n_seeds += 1
         return name
 
     def seed(self, array):
@@ -409,16 +410,20 @@ class Recorder:
                        out if type(out) in (np.ndarray, tuple, list) else None)
         return out
 
-    def _source(self, tensor):
+    def source(self, tensor):
         i = self._leaf_of.get(id(tensor))
         if i is not None:
             return f"L[{i}]"
         return self._const(tensor) if id(tensor) in self._external else None
 
+    def slot(self, array):
+        """The slot holding ``array``, or None."""
+        return self._slot_of.get(id(array))
+
     def _note_grad(self, tensor):
         grad = tensor._grad
         if grad is not None:
-            source = self._source(tensor)
+            source = self.source(tensor)
             if source is not None:
                 self._grad_src[id(grad)] = f"{source}._grad"
                 self._grad_owner[id(grad._data)] = grad
@@ -439,7 +444,7 @@ class Recorder:
         replay too when it outlives the call (an argument or an external)."""
         if self._paused or self.failed is not None:
             return
-        source = self._source(tensor)
+        source = self.source(tensor)
         if source is not None:
             self._emit(f"{source}._vc[0] += 1", set())
 
@@ -448,7 +453,7 @@ class Recorder:
         """Python source rebuilding the call's result in the replay."""
         self._where = ""
         if isinstance(value, Tensor):
-            source = self._source(value) or self._grad_src.get(id(value))
+            source = self.source(value) or self._grad_src.get(id(value))
             if source is not None:
                 return source
             name = self._slot_of.get(id(value._data))

@@ -249,7 +249,7 @@ def _generate(rec, result, reads, name, backward=None):
         written = {s for _, _, w in back for s in w}
         residuals = sorted({s for _, r, _ in back for s in r if s not in written},
                            key=lambda s: int(s[1:]))
-        grads = [None if g is None else rec._slot_of.get(id(g)) for g in backward.captured]
+        grads = [None if g is None else rec.slot(g) for g in backward.captured]
         if any(g is None and c is not None for g, c in zip(grads, backward.captured)):
             rec.fail("a captured gradient is an array the recording did not make")
             return None
