@@ -39,6 +39,7 @@ from ..autograd import views as _views
 from ..autograd.node import OpNode
 from ..ops import _blocks
 from . import aot as _aot
+from . import inline as _inline
 from .exc import Unsupported
 
 __all__ = ["Recorder"]
@@ -205,9 +206,21 @@ class Recorder:
         name = self._new_slot(out)
         return name, (name,)
 
-    def _line(self, fn_source, args, reads, out):
+    def _call(self, fn, args):
+        """Source of ``fn(*args)`` (``args``: sources): written out where ``fn`` is one
+        expression (``inline.py``), else a call of it as a constant."""
+        return (_inline.expression(fn, args, self._const, self._lookup)
+                or f"{self._const(fn)}({', '.join(args)})")
+
+    def _lookup(self, name):
+        """The object a constant's name (``c3``) stands for; None for another name."""
+        if name[:1] == "c" and name[1:].isdigit() and int(name[1:]) < len(self.consts):
+            return self.consts[int(name[1:])]
+        return None
+
+    def _line(self, fn, args, reads, out):
         target, written = self._targets(out)
-        call = f"{fn_source}({', '.join(args)})"
+        call = self._call(fn, args)
         self._emit(call if target is None else f"{target} = {call}", reads, written)
 
     # ------------------------------------------------------------------ what is reported
@@ -241,15 +254,15 @@ class Recorder:
                 return
             refs.append(ref)
         forward = _blocks.direct(op.forward, arrays)  # (a small blockwise kernel: itself)
-        self._line(self._const(forward), [self._const(xp), *refs], reads, raw)
+        self._line(forward, [self._const(xp), *refs], reads, raw)
         if out is not raw:  # NumPy scalars made 0-d arrays, as the op call makes them
             if type(raw) is tuple:
                 names = [self._slot_of[id(o)] for o in raw]
                 src = "(" + ", ".join(names) + ",)"
-                self._line(self._const(_as_arrays), [src], set(names), out)
+                self._line(_as_arrays, [src], set(names), out)
             else:
                 src = self._slot_of[id(raw)]
-                self._line(self._const(np.asarray), [src], {src}, out)
+                self._line(np.asarray, [src], {src}, out)
         self._where = ""
 
     def node_apply(self, node, buf, grads_in):
@@ -272,7 +285,7 @@ class Recorder:
                     self.value(list(node._saved), reads)]
             if None in refs:
                 return
-            self._line(self._const(_NodeRunner(node)), refs, reads, list(grads_in))
+            self._line(_NodeRunner(node), refs, reads, list(grads_in))
         self._where = ""
 
     def _view_node(self, node, buf, grads_in):
@@ -292,7 +305,7 @@ class Recorder:
             refs += [self.value(inner._ans, reads), self.value(list(inner._saved), reads)]
         if None in refs:
             return
-        self._line(self._const(_ViewNodeRunner(node)), refs, reads, list(grads_in))
+        self._line(_ViewNodeRunner(node), refs, reads, list(grads_in))
 
     def expect(self, fn, args, value):
         """``fn(*args)`` gave ``value``, on which the caller decided: the replay checks it."""
@@ -304,8 +317,7 @@ class Recorder:
         reads = set()
         refs = [self.value(a, reads) for a in args]
         if None not in refs:
-            self._line(self._const(_expected), [self._const(fn), repr(value), *refs], reads,
-                       None)
+            self._line(_expected, [self._const(fn), repr(value), *refs], reads, None)
 
     def constant(self, array):
         """A new array made from Python values only: each replay copies it as it is now."""
@@ -343,19 +355,19 @@ class Recorder:
             meta = node._meta[k]
             if node._arity > 0:
                 raw = rules[k](_node._NUMPY, g, node._ans, *node._saved)
-                call = f"{self._const(rules[k])}({xp}, {', '.join(head + saved)})"
+                call = self._call(rules[k], [xp, *head, *saved])
             else:  # (variadic: the one rule, told which input)
                 inputs = node._saved[:n]
                 raw = rules(_node._NUMPY, g, node._ans, k, inputs, *node._saved[n:])
-                call = (f"{self._const(rules)}({xp}, {', '.join(head)}, {k}, "
-                        f"[{', '.join(saved[:n])}]" + "".join(f", {p}" for p in saved[n:]) + ")")
+                call = self._call(rules, [xp, *head, str(k), f"[{', '.join(saved[:n])}]",
+                                          *saved[n:]])
             if type(raw) is np.ndarray and raw.shape == meta[0] and raw.dtype is meta[1]:
                 if raw is g and gi is g:  # (the rule hands the gradient on: no line)
                     continue
                 target, written = self._targets(gi)
                 self._emit(f"{target} = {call}", reads, written)
             else:
-                self._line(self._const(_node._fitted), [call, self._const(meta)], reads, gi)
+                self._line(_node._fitted, [call, self._const(meta)], reads, gi)
 
     def plus(self, engine_plus, a, b, own):
         """The engine's sum of two gradients arriving at one slot (``engine._plus``): its
@@ -376,7 +388,7 @@ class Recorder:
             target, written = self._targets(out)
             self._emit(f"{target} = {ra} + {rb}", reads, written)
         else:
-            self._line(self._const(engine_plus), [ra, rb, repr(bool(own))], reads, out)
+            self._line(engine_plus, [ra, rb, repr(bool(own))], reads, out)
         return out
 
     def seed_slot(self, array):
@@ -406,8 +418,7 @@ class Recorder:
         finally:
             self._paused -= 1
         if _recording.state.recorder is self and None not in refs:
-            self._line(self._const(fn), refs, reads,
-                       out if type(out) in (np.ndarray, tuple, list) else None)
+            self._line(fn, refs, reads, out if type(out) in (np.ndarray, tuple, list) else None)
         return out
 
     def source(self, tensor):

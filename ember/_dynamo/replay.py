@@ -51,7 +51,7 @@ def reset():
         runner.entries.clear()
         runner.reasons.clear()
         runner.recordings.clear()
-        runner._reach = None
+        runner._reach = runner._last = None
 
 
 class _Compiled:
@@ -66,17 +66,25 @@ class _Compiled:
         self.recordings = {}  # guard -> its Recording (for ``torch._dynamo.explain``)
         self._warned = False
         self._reach = None
+        self._last = None  # (guard, replay) of the last replayed call
         self.replays = 0
 
     def __call__(self, *args, **kwargs):
         fn = self.fn
         if _dispatch.state.active or _recording.state.recorder is not None or config.disable:
             return fn(*args, **kwargs)  # (inside vmap, autocast, another recording: eagerly)
+        last = self._last  # (the entry that served the last call is asked first)
+        if last is not None:
+            leaves = last[0].check(args, kwargs)
+            if leaves is not None:
+                self.replays += 1
+                return last[1](leaves)
         for guard, replay in self.entries.items():
             leaves = guard.check(args, kwargs)
             if leaves is not None:
                 if replay is None:
                     return fn(*args, **kwargs)
+                self._last = guard, replay
                 self.replays += 1
                 return replay(leaves)
         if len(self.entries) >= config.recompile_limit:
