@@ -29,6 +29,7 @@ import copy
 import math
 import os
 import traceback
+from typing import NamedTuple
 
 import numpy as np
 
@@ -40,6 +41,7 @@ from ..autograd.node import OpNode
 from ..ops import _blocks
 from . import aot as _aot
 from . import inline as _inline
+from . import inplace as _inplace
 from .exc import Unsupported
 
 __all__ = ["Recorder"]
@@ -51,13 +53,26 @@ _PLAIN_VALUES = (float, complex, np.generic, np.dtype, _dtypes.dtype, _device.de
                  range, type(Ellipsis))
 
 
+class Line(NamedTuple):
+    """One recorded line: its code, the slots it reads and writes, and the in-place form it
+    may take (``inplace.py``: ``(operand slot, code)``, or None)."""
+
+    code: str
+    reads: object
+    writes: tuple = ()
+    inplace: tuple | None = None
+
+
 class Recorder:
     """The lines of one recorded call; see the module docstring. ``leaves``: the tensors
     among the call's arguments (``L[i]`` in the replay); ``externals``: tensors it may read
     that outlive it (parameters, buffers, captured tensors), held as constants."""
 
     def __init__(self, leaves, externals, fullgraph=False):
-        self.lines = []  # (code, slots read, slots written)
+        self.lines = []  # Line
+        self.roots = {}  # slot -> id of the owner of its array's memory (``inplace.py``)
+        self.escaped = set()  # those owners that something outside the slots holds
+        self.fresh = set()  # the slots whose arrays only they hold
         self.consts = []
         self._const_at = {}
         self._slot_of = {}  # id(array) -> slot name
@@ -116,10 +131,29 @@ class Recorder:
         name = f"s{len(self._keep)}"
         self._keep.append(array)
         self._slot_of[id(array)] = name
+        self.roots[name] = id(_inplace.root(array))
         return name
 
-    def _emit(self, code, reads, writes=()):
-        self.lines.append((code, reads, writes))
+    def _emit(self, code, reads, writes=(), inplace=None):
+        self.lines.append(Line(code, reads, writes, inplace))
+
+    def _assign(self, call, reads, out):
+        """The line ``target = call`` for ``out``, with its in-place form if it may take one."""
+        target, written = self._targets(out)
+        if target is None:
+            self._emit(call, reads)
+            return
+        inplace = None
+        if len(written) == 1:
+            inplace = _inplace.candidate(call, out, self.fresh,
+                                         lambda slot: self._keep[int(slot[1:])], self._lookup)
+            if _inplace.is_fresh(call, out, self._lookup):
+                self.fresh.add(written[0])
+        self._emit(f"{target} = {call}", reads, written, inplace)
+
+    def _escape(self, slots):
+        """``slots``' arrays are held by something outside the slots from now on."""
+        self.escaped.update(self.roots[s] for s in slots if s in self.roots)
 
     # ------------------------------------------------------------------ references
     def tensor_data(self, t, reads):
@@ -144,6 +178,7 @@ class Recorder:
                 return None
             name = self._new_slot(data)
             self._emit(f"{name} = {source}._data", (), (name,))
+            self._escape((name,))  # (a tensor's storage)
         reads.add(name)
         return name
 
@@ -219,9 +254,7 @@ class Recorder:
         return None
 
     def _line(self, fn, args, reads, out):
-        target, written = self._targets(out)
-        call = self._call(fn, args)
-        self._emit(call if target is None else f"{target} = {call}", reads, written)
+        self._assign(self._call(fn, args), reads, out)
 
     # ------------------------------------------------------------------ what is reported
     def forward(self, op, xp, args, given, arrays, n_in, raw, out):
@@ -364,8 +397,7 @@ class Recorder:
             if type(raw) is np.ndarray and raw.shape == meta[0] and raw.dtype is meta[1]:
                 if raw is g and gi is g:  # (the rule hands the gradient on: no line)
                     continue
-                target, written = self._targets(gi)
-                self._emit(f"{target} = {call}", reads, written)
+                self._assign(call, reads, gi)
             else:
                 self._line(_node._fitted, [call, self._const(meta)], reads, gi)
 
@@ -385,8 +417,7 @@ class Recorder:
             target, written = self._targets(out)
             self._emit(f"{target} = {ra}", {ra}, written)
         elif type(a) is np.ndarray and type(b) is np.ndarray and a.ndim and b.ndim:
-            target, written = self._targets(out)
-            self._emit(f"{target} = {ra} + {rb}", reads, written)
+            self._assign(f"{ra} + {rb}", reads, out)
         else:
             self._line(engine_plus, [ra, rb, repr(bool(own))], reads, out)
         return out
@@ -395,6 +426,7 @@ class Recorder:
         """A gradient the recorded backward of a compiled forward is given (``aot.py``)."""
         name = self._new_slot(array)
         self._emit(f"{name} = G[{self._n_seeds}]", set(), (name,))
+        self._escape((name,))  # (the caller's)
         self._n_seeds += 1
         return name
 
@@ -418,6 +450,7 @@ class Recorder:
         finally:
             self._paused -= 1
         if _recording.state.recorder is self and None not in refs:
+            self._escape(reads)  # (it may keep what it is given: ``.grad`` does)
             self._line(fn, refs, reads, out if type(out) in (np.ndarray, tuple, list) else None)
         return out
 

@@ -30,7 +30,7 @@ from .._tensor import Tensor
 from ..autograd.graph import new_sequence_nr
 from ..nn.module import Module
 from ..optim.optimizer import Optimizer
-from . import aot, config
+from . import aot, config, inplace
 from .guards import _SCALARS, make_guard
 from .recorder import Recorder
 
@@ -254,8 +254,8 @@ def _generate(rec, result, reads, name, backward=None):
     keep = set(reads)
     if backward is not None:
         back = rec.lines[rec.split:]
-        written = {s for _, _, w in back for s in w}
-        residuals = sorted({s for _, r, _ in back for s in r if s not in written},
+        written = {s for line in back for s in line.writes}
+        residuals = sorted({s for line in back for s in line.reads if s not in written},
                            key=lambda s: int(s[1:]))
         grads = [None if g is None else rec.slot(g) for g in backward.captured]
         if any(g is None and c is not None for g, c in zip(grads, backward.captured)):
@@ -264,7 +264,7 @@ def _generate(rec, result, reads, name, backward=None):
         out_reads = {g for g in grads if g is not None}
         back_fn = _compile(f"def backward(R, G{params}):\n"
                            + (f"    {', '.join(residuals)}, = R\n" if residuals else "")
-                           + _body(back, out_reads)
+                           + _body(back, out_reads | set(residuals), rec)
                            + f"\n    return [{', '.join(g or 'None' for g in grads)}]\n",
                            namespace, f"<compiled {name} backward>", "backward")
         targets = ", ".join(f"({kind!r}, {src})" for kind, src in backward.targets)
@@ -273,22 +273,27 @@ def _generate(rec, result, reads, name, backward=None):
         tail.append(f"n = _make(({targets}{',' if backward.targets else ''}), _back, "
                     f"({', '.join(residuals)}{',' if residuals else ''}), _metas)")
         keep |= set(residuals)
-    source = (f"def replay(L{params}):\n" + _body(lines, keep)
+    source = (f"def replay(L{params}):\n" + _body(lines, keep, rec)
               + "".join(f"\n    {t}" for t in tail) + f"\n    return {result}\n")
     replay = _compile(source, namespace, f"<compiled {name}>", "replay")
     replay.source = source
     return replay
 
 
-def _body(lines, keep):
-    """``lines`` as a function body, each slot not in ``keep`` deleted after its last use."""
+def _body(lines, keep, rec):
+    """``lines`` as a function body, each slot not in ``keep`` deleted after its last use;
+    an operation whose operand dies on its line done in place (``inplace.py``)."""
     last = {}
-    for k, (_, read, _) in enumerate(lines):
+    for k, (_, read, _, _) in enumerate(lines):
         for s in read:
             last[s] = k
+    in_place = inplace.plan(lines, keep, last, rec.roots, rec.escaped)
     body = []
-    for k, (code, read, written) in enumerate(lines):
-        body.append(code)
+    for k, (code, read, written, _) in enumerate(lines):
+        if k in in_place:  # ``s9 = s4 + s8`` as ``s4 += s8; s9 = s4``
+            body += [in_place[k], f"{written[0]} = {lines[k].inplace[0]}"]
+        else:
+            body.append(code)
         dead = sorted({s for s in (*read, *written) if s not in keep and last.get(s, -1) <= k},
                       key=lambda s: int(s[1:]))
         if dead:
