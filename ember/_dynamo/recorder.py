@@ -48,6 +48,7 @@ __all__ = ["Recorder"]
 
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _LITERALS = (type(None), bool, int, str)
+_SMALL = 16384  # bytes: a slot this small is not deleted after its last use (see replay.py)
 # what a result may hold as it is: values that hold no tensor (a dtype, a device, a scalar)
 _PLAIN_VALUES = (float, complex, np.generic, np.dtype, _dtypes.dtype, _device.device, type, slice,
                  range, type(Ellipsis))
@@ -361,6 +362,8 @@ class Recorder:
             return
         name = self._new_slot(array)
         self._emit(f"{name} = {self._const(array.copy())}.copy()", set(), (name,))
+        if array.ndim:
+            self.fresh.add(name)  # (a new array each replay, held by the slot alone)
 
     def fixed(self, array):
         """An array made from Python values only that nothing writes: the replays read it."""
@@ -434,9 +437,7 @@ class Recorder:
         """The implicit ``1.0`` a backward starts from: made anew by each replay."""
         if self._paused or self.failed is not None:
             return
-        name = self._new_slot(array)
-        self._emit(f"{name} = {self._const(np.ones)}({array.shape!r}, "
-                   f"dtype={self._const(array.dtype)})", set(), (name,))
+        self.constant(array)
 
     def opaque(self, fn, args):
         """``fn(*args)`` run and recorded as one call (nothing inside it recorded)."""
@@ -463,6 +464,11 @@ class Recorder:
     def slot(self, array):
         """The slot holding ``array``, or None."""
         return self._slot_of.get(id(array))
+
+    def small(self, slot):
+        """Whether ``slot``'s array was small when recorded (not worth a ``del``)."""
+        array = self._keep[int(slot[1:])]
+        return type(array) is np.ndarray and array.nbytes <= _SMALL
 
     def _note_grad(self, tensor):
         grad = tensor._grad

@@ -17,8 +17,10 @@ Replays are eager's results bit for bit: the same calls on the same arrays in th
 """
 from __future__ import annotations
 
+import io
 import textwrap
 import time
+import tokenize
 import types
 import warnings
 import weakref
@@ -242,11 +244,11 @@ _LIBRARIES = ("ember", "numpy", "torch")  # (their functions hold no user state)
 
 
 def _generate(rec, result, reads, name, backward=None):
-    """The replay function of a recording: its lines, each slot deleted after its last use
-    (memory falls as in eager), then the result. With ``backward`` (a compiled forward whose
-    results need their graph, ``aot.py``) the lines from ``rec.split`` on are the backward's:
-    they become a function of their own, and the forward's replay gives its results a node
-    that holds the arrays they read (the residuals)."""
+    """The replay function of a recording: its lines (``_body``), then the result. With
+    ``backward`` (a compiled forward whose results need their graph, ``aot.py``) the lines
+    from ``rec.split`` on are the backward's: they become a function of their own, and the
+    forward's replay gives its results a node that holds the arrays they read (the
+    residuals)."""
     lines = rec.lines if backward is None else rec.lines[:rec.split]
     namespace = {f"c{k}": c for k, c in enumerate(rec.consts)}
     params = "".join(f", c{k}=c{k}" for k in range(len(rec.consts)))
@@ -281,24 +283,44 @@ def _generate(rec, result, reads, name, backward=None):
 
 
 def _body(lines, keep, rec):
-    """``lines`` as a function body, each slot not in ``keep`` deleted after its last use;
-    an operation whose operand dies on its line done in place (``inplace.py``)."""
+    """``lines`` as a function body, each slot not in ``keep`` deleted after its last use
+    (memory falls as in eager; a small array is left to the function's end: a ``del`` costs
+    more than it frees); an operation whose operand dies on its line done in place
+    (``inplace.py``), its result named as the operand from there on."""
     last = {}
-    for k, (_, read, _, _) in enumerate(lines):
-        for s in read:
+    for k, line in enumerate(lines):
+        for s in line.reads:
             last[s] = k
     in_place = inplace.plan(lines, keep, last, rec.roots, rec.escaped)
+    names = {}  # slot -> the name it is replayed under (an operand's, reused in place)
     body = []
     for k, (code, read, written, _) in enumerate(lines):
-        if k in in_place:  # ``s9 = s4 + s8`` as ``s4 += s8; s9 = s4``
-            body += [in_place[k], f"{written[0]} = {lines[k].inplace[0]}"]
+        dead = {s for s in (*read, *written) if s not in keep and last.get(s, -1) <= k
+                and not rec.small(s)}
+        if k in in_place:  # ``s9 = s4 + s8`` as ``s4 += s8``, s9 read as s4 from here on
+            operand, target = lines[k].inplace[0], written[0]
+            body.append(_renamed(in_place[k], names))
+            if target in keep:  # (a result or a residual: named in code made elsewhere)
+                body.append(f"{target} = {names.get(operand, operand)}")
+            else:
+                names[target] = names.get(operand, operand)
+                dead.discard(operand)  # (it lives on as the target)
         else:
-            body.append(code)
-        dead = sorted({s for s in (*read, *written) if s not in keep and last.get(s, -1) <= k},
-                      key=lambda s: int(s[1:]))
+            body.append(_renamed(code, names))
         if dead:
-            body.append(f"del {', '.join(dead)}")
+            body.append("del " + ", ".join(sorted({names.get(s, s) for s in dead},
+                                                  key=lambda s: int(s[1:]))))
     return textwrap.indent("\n".join(body) or "pass", "    ")
+
+
+def _renamed(code, names):
+    """``code`` with the slots in ``names`` renamed (Python name tokens only)."""
+    if not names:
+        return code
+    tokens = tokenize.generate_tokens(io.StringIO(code).readline)
+    return tokenize.untokenize(
+        (t.type, names.get(t.string, t.string) if t.type == tokenize.NAME else t.string,
+         t.start, t.end, t.line) for t in tokens).rstrip("\n")
 
 
 def _compile(source, namespace, filename, name):
