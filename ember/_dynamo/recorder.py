@@ -170,6 +170,8 @@ class Recorder:
                 source = self._const(t)
             elif id(t) in self._grad_src:
                 source = self._grad_src[id(t)]
+            elif self._owner.get(id(data)) is not None and self._owner[id(data)]._data is data:
+                return self.tensor_data(self._owner[id(data)], reads)  # (``x.detach()``)
             else:
                 self.fail("a tensor made outside the recorded calls is used (a creation "
                           "function or a conversion ember does not record yet)")

@@ -640,3 +640,25 @@ def test_a_name_that_holds_another_model_since_is_guarded():
                 _same(fn(x), compiled(x))
     runner = compiled._ember_runner
     assert len(runner.entries) == 4 and runner.replays == 4
+
+
+def test_a_detached_parameter_or_argument_is_read_as_its_tensor():
+    """``p.detach()`` of a parameter (an EMA update) or of an argument shares its array: the
+    replay reads that tensor's array, as it is at each call."""
+    def build():
+        ember.manual_seed(0)
+        model = nn.Linear(4, 3)
+        ema = nn.Linear(4, 3)
+
+        def step(x, y):
+            out = model(x.detach() * 2).sum()
+            out.backward()
+            with ember.no_grad():
+                for e, p in zip(ema.parameters(), model.parameters()):
+                    e.mul_(0.9).add_(p.detach(), alpha=0.1)
+                    p.sub_(p.grad, alpha=0.1)
+                    p.grad = None
+            return out
+        return step, [model, ema]
+
+    _replayed(_run_twins(build, _batches((5, 4), 3)))
