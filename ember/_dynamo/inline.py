@@ -46,7 +46,13 @@ _trees = {}  # file name -> its parsed module, or None
 def expression(fn, args, const, lookup):
     """Source of ``fn(*args)`` written out, or None where ``fn`` is not a one-expression
     function of resolvable names. ``args``: sources; ``const(obj)``: a constant's name;
-    ``lookup(name)``: the object a constant's name stands for (None for any other name)."""
+    ``lookup(name)``: the object a constant's or a slot's name stands for (None for any other
+    name)."""
+    resolved = _resolved(fn, [_parse(a) for a in args], lookup)
+    if resolved is not None:
+        fn, nodes = resolved
+        args = [ast.unparse(a) for a in nodes]
+        return expression(fn, args, const, lookup) or f"{const(fn)}({', '.join(args)})"
     code = getattr(fn, "__code__", None)
     if code is None or type(fn) is not types.FunctionType:
         return None
@@ -87,6 +93,36 @@ def expression(fn, args, const, lookup):
 
 class _CannotInline(Exception):
     pass
+
+
+def _parse(source):
+    try:
+        return ast.parse(source, mode="eval").body
+    except SyntaxError:
+        return None
+
+
+def _resolved(fn, nodes, lookup):
+    """``(function, argument nodes)`` that a call of ``fn`` on ``nodes`` is, where ``fn``
+    says so for the arguments' values (``fn.resolve(*values)``: a wrapper that, for these
+    dtypes and sizes, calls one function on some of its arguments: ``_opmath`` of arrays
+    not half, a blockwise kernel of arrays it runs whole); None otherwise."""
+    resolve = getattr(fn, "resolve", None)
+    if resolve is None or None in nodes:
+        return None
+    values = []
+    for node in nodes:
+        if isinstance(node, ast.Constant):
+            values.append(node.value)
+        elif isinstance(node, ast.Name) and lookup(node.id) is not None:
+            values.append(lookup(node.id))
+        else:
+            return None
+    found = resolve(*values)
+    if found is None:
+        return None
+    target, positions = found
+    return target, [nodes[i] for i in positions]
 
 
 def _body(fn, code):
@@ -191,6 +227,19 @@ class _Substitute(ast.NodeTransformer):
             if isinstance(module, types.ModuleType) or any(module is ns for ns in
                                                             _xp._namespaces):
                 return _name(self.const(self._static(getattr(module, node.attr))))
+        return node
+
+    def visit_Call(self, node):
+        node = self.generic_visit(node)
+        if isinstance(node.func, ast.Name) and not node.keywords:
+            fn = self.lookup(node.func.id)
+            resolved = _resolved(fn, node.args, self.lookup) if fn is not None else None
+            if resolved is not None:
+                target, args = resolved
+                source = expression(target, [ast.unparse(a) for a in args], self.const,
+                                    self.lookup)
+                return _parse(source) if source else ast.Call(
+                    _name(self.const(target)), args, [])
         return node
 
     def visit_IfExp(self, node):

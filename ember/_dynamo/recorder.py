@@ -251,9 +251,14 @@ class Recorder:
                 or f"{self._const(fn)}({', '.join(args)})")
 
     def _lookup(self, name):
-        """The object a constant's name (``c3``) stands for; None for another name."""
-        if name[:1] == "c" and name[1:].isdigit() and int(name[1:]) < len(self.consts):
-            return self.consts[int(name[1:])]
+        """The object a constant's name (``c3``) stands for, or the array a slot's (``s3``)
+        held when recorded; None for another name."""
+        if name[1:].isdigit():
+            k = int(name[1:])
+            if name[0] == "c" and k < len(self.consts):
+                return self.consts[k]
+            if name[0] == "s" and k < len(self._keep) and f"s{k}" in self.roots:
+                return self._keep[k]
         return None
 
     def _line(self, fn, args, reads, out):

@@ -51,6 +51,8 @@ def _blockwise(kernel):
         return out.reshape(shape)
     run.__name__ = kernel.__name__
     run.kernel = kernel  # (the block kernel itself, for kernels built of kernels)
+    run.resolve = lambda xp, *arrays: (  # (compiled mode: the kernel, where it runs whole)
+        (kernel, range(len(arrays) + 1)) if _whole(arrays) else None)
     return run
 
 

@@ -100,6 +100,10 @@ def _opmath(xp, fn, *args):
     return fn(xp, *wide).astype(xp.float16)
 
 
+# (compiled mode: a call on arrays none of which is half is ``fn(xp, *args)``)
+_opmath.resolve = lambda xp, fn, *args: None if any(
+    getattr(a, "dtype", None) == _HALF for a in args) else (fn, (0, *range(2, len(args) + 2)))
+
 _int_bounds = _dtypes.int_bounds
 
 

@@ -6,6 +6,7 @@ import pytest
 import ember as torch
 from ember import _xp
 from ember._dynamo.inline import expression
+from ember.ops.operands import _opmath
 
 LIST = [1, 2]
 SCALE = 3
@@ -136,3 +137,25 @@ def test_a_compiled_chain_replays_inlined_and_equals_eager(kind):
     assert runner.replays == 1
     source = [r.replay for r in runner.recordings.values() if r.replay][-1].source
     assert " * " in source  # (mul's forward and rules written out, not called)
+
+
+def test_a_wrapper_resolves_to_the_function_it_calls_for_these_arguments():
+    """``_opmath`` of arrays that are not half calls its function; a blockwise kernel of
+    arrays it runs whole is its block kernel: the replay calls those directly."""
+    from ember.ops import _blocks
+    from ember.ops.unary import _sigmoid_blocks, _sigmoid_raw
+
+    small, big = np.zeros(8, np.float32), np.zeros(_blocks._BLOCK + 1, np.float32)
+    for array, kernel in ((small, _sigmoid_raw), (big, _sigmoid_blocks),
+                          (small.astype(np.float16), None)):
+        consts = Consts()
+        slots = {"s0": array}
+        src = expression(lambda xp, input: _opmath(xp, _sigmoid_blocks, input),
+                         [consts(_xp.NUMPY), "s0"], consts,
+                         lambda name: slots.get(name, consts.lookup(name)))
+        called = consts.lookup(src.split("(")[0])
+        assert called is (kernel or _opmath), src
+        x = np.linspace(-3, 3, array.size).astype(array.dtype)
+        got = consts.run(src, s0=x)
+        assert got.tobytes() == _opmath(_xp.NUMPY, _sigmoid_blocks, x).tobytes()
+
