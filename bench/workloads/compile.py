@@ -1,10 +1,10 @@
 """``compile``: ember's ``torch.compile`` (record once, replay the array calls) against
 PyTorch eager and the hand-written NumPy floor.
 
-The ``overhead`` chains (per op), the ``mlp`` SGD step (batch 1, 64, 1024) and makemore's
-bigram, MLP and GRU AdamW steps (``makemore.py``), each written as one function that
-``ember.compile`` compiles: for a step, zero_grad, forward, cross-entropy, backward and the
-optimizer's step. PyTorch runs eagerly (its ``torch.compile`` takes 15-80 s
+The ``overhead`` chains (per op), the ``mlp`` SGD step (batch 1, 64, 1024), the ``cnn`` SGD
+step and makemore's bigram, MLP and GRU AdamW steps (``makemore.py``), each written as one
+function that ``ember.compile`` compiles: for a step, zero_grad, forward, cross-entropy,
+backward and the optimizer's step. PyTorch runs eagerly (its ``torch.compile`` takes 15-80 s
 to compile these on a CPU and runs them slower than eager: see BENCHMARKS.md). The ember
 contender is the compiled function; ``ember eager`` is timed beside it as a reference. The
 first call's time (the recording) is printed.
@@ -16,11 +16,12 @@ import time
 import numpy as np
 
 from bench.harness import Case, Contender, Target
-from bench.workloads import lm, makemore, mlp, overhead
+from bench.workloads import cnn, lm, makemore, mlp, overhead
 from bench.workloads.common import build_mlp, mlp_data, mlp_grad_names, training_contender
 
 OVERHEAD_TARGETS = {"mul/add": 0.15, "exp/tanh/sigmoid": 0.25}  # compiled / PyTorch eager
 MLP_TARGETS = (1.1, 1.0, 1.02)  # compiled / NumPy floor, per batch
+CNN_TARGET = cnn.TARGET  # (the issue sets none: eager's, against the NumPy floor)
 MAKEMORE = ("bigram", "mlp", "gru")  # the small real-program workloads: <= 0.5x PyTorch eager
 
 
@@ -104,6 +105,15 @@ def cases(libs, quick):
                                 mlp.autograd_contender(ember, params, x, y))}
         out.append(Case("compile", f"mlp batch {batch}", "ms/step", contenders,
                         Target("numpy", ratio), references=refs))
+    size = cnn.QUICK if quick else cnn.FULL
+    data = cnn.cnn_data(0, size["batch"], size["side"])
+    contenders = {"ember": lambda: timed_first_check(cnn.autograd_contender(ember, *data, True))}
+    if "torch" in libs:
+        contenders["torch"] = lambda: cnn.autograd_contender(libs["torch"], *data)
+    contenders["numpy"] = lambda: cnn.numpy_contender(*data)
+    out.append(Case("compile", f"cnn batch {size['batch']}", "ms/step", contenders,
+                    Target("numpy", CNN_TARGET),
+                    references={"ember eager": lambda: cnn.autograd_contender(ember, *data)}))
     size = makemore.QUICK if quick else makemore.FULL
     x, y = lm.token_data(0, size["batch"], size["block"], size["vocab"], padded=True)
     for seed, model in enumerate(makemore.MODELS, start=1):
