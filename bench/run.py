@@ -45,6 +45,9 @@ def parse_args(argv):
     parser.add_argument("--min-time", type=float, default=None,
                         help="seconds each timing sample lasts at least (default 0.05, --quick 0)")
     parser.add_argument("--no-torch", action="store_true", help="leave PyTorch out")
+    parser.add_argument("--torch-compile", action="store_true",
+                        help="the compile workload also times PyTorch's torch.compile (tens "
+                             "of seconds to compile each case)")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     parser.add_argument("--profile", action="store_true",
                         help="also print cProfile's top 15 functions (by own time) of ember's "
@@ -160,8 +163,10 @@ def run_case(case, args, harness):
     values = {lib: harness.median(s) * case.scale for lib, s in samples.items()}
     refs = {lib: values.pop(lib) for lib in case.references or {}}
     row = harness.make_row(case.workload, case.variant, case.unit, values, case.target, refs)
-    for value in refs.values():
-        row["target"] += f" ({value:.3g} {case.unit})"
+    if len(refs) == 1:
+        row["target"] += f" ({next(iter(refs.values())):.3g} {case.unit})"
+    elif refs:
+        row["target"] += " (" + "; ".join(f"{lib} {v:.3g}" for lib, v in refs.items()) + ")"
     row["samples_s"], row["calls_per_sample"] = samples, numbers
     rows = [row]
     if case.saved_bytes:
@@ -192,6 +197,8 @@ def main(argv=None):
         print(f"{label.ljust(width)} : {text}")
     print()
     libs = {"ember": ember, **({"torch": torch} if torch is not None else {})}
+    if args.torch_compile and torch is not None:
+        os.environ["BENCH_TORCH_COMPILE"] = "1"  # (read by bench/workloads/compile.py)
     rows, checks = [], []
     for name in WORKLOADS:
         if name not in args.only:

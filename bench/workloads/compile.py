@@ -5,12 +5,14 @@ The ``overhead`` chains (per op), the ``mlp`` SGD step (batch 1, 64, 1024), the 
 step and makemore's bigram, MLP and GRU AdamW steps (``makemore.py``), each written as one
 function that ``ember.compile`` compiles: for a step, zero_grad, forward, cross-entropy,
 backward and the optimizer's step. PyTorch runs eagerly (its ``torch.compile`` takes 15-80 s
-to compile these on a CPU and runs them slower than eager: see BENCHMARKS.md). The ember
-contender is the compiled function; ``ember eager`` is timed beside it as a reference. The
-first call's time (the recording) is printed.
+to compile these on a CPU: see BENCHMARKS.md; ``--torch-compile`` times its compiled steps
+too, and prints their first call's time). The ember contender is the compiled function;
+``ember eager`` is timed beside it as a reference. The first call's time (the recording) is
+printed.
 """
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -75,6 +77,14 @@ def mlp_contender(lib, params, x0, y0):
                                                 mlp_grad_names(len(params)), mlp.LR, True))
 
 
+def _torch_compiled(libs, build):
+    """``{"torch.compile": build}`` when ``bench/run.py --torch-compile`` asked for PyTorch's
+    compiled steps (each compiles for tens of seconds on a CPU), else nothing."""
+    if "torch" in libs and os.environ.get("BENCH_TORCH_COMPILE") == "1":
+        return {"torch.compile": build}
+    return {}
+
+
 def cases(libs, quick):
     ember = libs["ember"]
     out = []
@@ -88,7 +98,9 @@ def cases(libs, quick):
                                    overhead.autograd_contender(libs["torch"], kind, x0, w0))
         contenders["numpy"] = lambda kind=kind: overhead.numpy_contender(kind, x0, w0)
         refs = {"ember eager": lambda kind=kind: overhead.autograd_contender(ember, kind, x0,
-                                                                             w0)}
+                                                                             w0),
+                **_torch_compiled(libs, lambda kind=kind: overhead_contender(
+                    libs["torch"], kind, x0, w0))}
         out.append(Case("compile", f"overhead {kind}", "us/op", contenders,
                         Target("torch", OVERHEAD_TARGETS[kind]), per=overhead.N_OPS,
                         references=refs))
@@ -102,7 +114,9 @@ def cases(libs, quick):
                                    mlp.autograd_contender(libs["torch"], params, x, y))
         contenders["numpy"] = lambda params=params, x=x, y=y: mlp.numpy_contender(params, x, y)
         refs = {"ember eager": (lambda params=params, x=x, y=y:
-                                mlp.autograd_contender(ember, params, x, y))}
+                                mlp.autograd_contender(ember, params, x, y)),
+                **_torch_compiled(libs, lambda params=params, x=x, y=y:
+                                  mlp_contender(libs["torch"], params, x, y))}
         out.append(Case("compile", f"mlp batch {batch}", "ms/step", contenders,
                         Target("numpy", ratio), references=refs))
     size = cnn.QUICK if quick else cnn.FULL
@@ -113,7 +127,9 @@ def cases(libs, quick):
     contenders["numpy"] = lambda: cnn.numpy_contender(*data)
     out.append(Case("compile", f"cnn batch {size['batch']}", "ms/step", contenders,
                     Target("numpy", CNN_TARGET),
-                    references={"ember eager": lambda: cnn.autograd_contender(ember, *data)}))
+                    references={"ember eager": lambda: cnn.autograd_contender(ember, *data),
+                                **_torch_compiled(libs, lambda: timed_first_check(
+                                    cnn.autograd_contender(libs["torch"], *data, True)))}))
     size = makemore.QUICK if quick else makemore.FULL
     x, y = lm.token_data(0, size["batch"], size["block"], size["vocab"], padded=True)
     for seed, model in enumerate(makemore.MODELS, start=1):
@@ -129,5 +145,7 @@ def cases(libs, quick):
         if "torch" in libs:
             contenders["torch"] = contender(libs["torch"])
         out.append(Case("compile", f"makemore {model}", "ms/step", contenders,
-                        Target("torch", 0.5), references={"ember eager": contender(ember)}))
+                        Target("torch", 0.5),
+                        references={"ember eager": contender(ember),
+                                    **_torch_compiled(libs, contender(libs.get("torch"), True))}))
     return out
