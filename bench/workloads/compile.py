@@ -8,12 +8,13 @@ backward and the optimizer's step. PyTorch runs eagerly (its ``torch.compile`` t
 to compile these on a CPU: see BENCHMARKS.md; ``--torch-compile`` times its compiled steps
 too, and prints their first call's time). The ember contender is the compiled function;
 ``ember eager`` is timed beside it as a reference. The first call's time (the recording) is
-printed.
+printed, and the time of a check of the step's guard.
 """
 from __future__ import annotations
 
 import os
 import time
+import timeit
 
 import numpy as np
 
@@ -30,8 +31,23 @@ MAKEMORE = ("bigram", "mlp", "gru")  # the small real-program workloads: <= 0.5x
 def _first_call(fn, what):
     start = time.perf_counter()
     fn()
-    print(f"[{what}: recorded in {(time.perf_counter() - start) * 1e3:.1f} ms] ", end="",
-          flush=True)
+    print(f"[{what}: recorded in {(time.perf_counter() - start) * 1e3:.1f} ms"
+          f"{_guard_cost(fn)}] ", end="", flush=True)
+
+
+def _guard_cost(fn):
+    """``; guard N us``: the time ember's check of the guard of ``fn``'s (argument-less)
+    compiled step takes, after two more calls have recorded what the step's calls need (a
+    call with ``.grad`` set is recorded apart from the first); "" for PyTorch's."""
+    runner = getattr(fn, "_ember_runner", None)
+    if runner is None:
+        return ""
+    fn(), fn()
+    checks = [g for g, replay in runner.entries.items() if replay is not None]
+    if not checks:
+        return "; no replay"
+    cost = min(timeit.repeat(lambda: checks[-1].check((), {}), number=2000, repeat=5)) / 2000
+    return f"; guard {cost * 1e6:.1f} us"
 
 
 def overhead_contender(lib, kind, x0, w0):
@@ -65,7 +81,9 @@ def timed_first_check(contender):
         first[0] = False
         start = time.perf_counter()
         out = evaluate()
-        print(f"[recorded in {(time.perf_counter() - start) * 1e3:.1f} ms] ", end="",
+        recorded = time.perf_counter() - start
+        out = {k: np.array(v) for k, v in out.items()}  # (the steps below accumulate into .grad)
+        print(f"[recorded in {recorded * 1e3:.1f} ms{_guard_cost(contender.step)}] ", end="",
               flush=True)
         return out
     return Contender(contender.step, timed)
@@ -141,7 +159,8 @@ def cases(libs, quick):
         def contender(lib, compiled=False, make_model=make_model, arrays=arrays):
             return lambda: lm.training_contender(lib, make_model, arrays, x, y,
                                                  makemore.TRAIN, compiled)
-        contenders = {"ember": contender(ember, True)}
+        compiled = contender(ember, True)
+        contenders = {"ember": lambda build=compiled: timed_first_check(build())}
         if "torch" in libs:
             contenders["torch"] = contender(libs["torch"])
         out.append(Case("compile", f"makemore {model}", "ms/step", contenders,
