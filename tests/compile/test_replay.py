@@ -49,7 +49,7 @@ def _same_state(objects_a, objects_b, versions=True):
                 assert p._version == q._version or not versions
 
 
-def _run_twins(build, inputs, steps=12):
+def _run_twins(build, inputs, steps=20):
     """Step ``build()``'s step eagerly and compiled on ``inputs(i)``; returns the compiled
     function's runner (its entries and reasons)."""
     eager_step, eager_objects = build()
@@ -145,7 +145,7 @@ def test_gru_language_model_replays():
         idx = rng.integers(0, 11, (3, 5))
         return ember.tensor(idx), ember.tensor(rng.integers(0, 11, 15))
     build = _training(Model, lambda p: ember.optim.Adam(p, lr=1e-2))
-    _replayed(_run_twins(build, inputs, steps=6))
+    _replayed(_run_twins(build, inputs))
 
 
 def test_small_transformer_with_adamw_replays():
@@ -176,7 +176,7 @@ def test_small_transformer_with_adamw_replays():
     def inputs(i):
         return (ember.tensor(rng.integers(0, 13, (2, 6))), ember.tensor(rng.integers(0, 13, 12)))
     build = _training(Block, lambda p: ember.optim.AdamW(p, lr=1e-2))
-    _replayed(_run_twins(build, inputs, steps=6))
+    _replayed(_run_twins(build, inputs))
 
 
 def test_manual_sgd_with_in_place_updates_and_grad_none():
