@@ -57,7 +57,9 @@ def _run_twins(build, inputs, steps=20):
     compiled = ember.compile(plain_step)
     for i in range(steps):
         args = inputs(i)
+        ember.manual_seed(100 + i)  # (each twin draws its step's dropout masks alike)
         want = eager_step(*args)
+        ember.manual_seed(100 + i)
         got = compiled(*[a.clone() if isinstance(a, ember.Tensor) else a for a in args])
         _same(want, got)
         _same_state(eager_objects, objects)
@@ -119,10 +121,11 @@ def test_float64_and_mse_loss_replay():
     _replayed(_run_twins(build, inputs))
 
 
-def test_cnn_with_batchnorm_updates_running_stats_in_the_replay():
+def test_cnn_with_batchnorm_and_dropout_replays_running_stats_and_draws():
     def model():
         return nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
-                             nn.MaxPool2d(2), nn.Flatten(), nn.Linear(4 * 4 * 4, 3))
+                             nn.MaxPool2d(2), nn.Flatten(), nn.Dropout(0.3),
+                             nn.Linear(4 * 4 * 4, 3))
     build = _training(model, lambda p: ember.optim.SGD(p, lr=0.05, momentum=0.9))
     _replayed(_run_twins(build, _batches((5, 2, 8, 8), 3)))
 
