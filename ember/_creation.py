@@ -100,8 +100,9 @@ def tensor(data: Any, *, dtype: DTypeLike = None, device: DeviceLike = None,
             dtype = _dtypes.from_numpy_dtype(data.dtype)
         else:
             dtype = _infer_dtype(data)
-    if isinstance(data, np.ndarray):  # (read as it is now: not recorded)
-        _recording.unsupported("a tensor is made from a NumPy array (not recorded yet)")
+    if isinstance(data, np.ndarray):  # (compiled mode reads the array anew: see there)
+        return _finish(_recording.from_array(data, np.array(data, dtype=dtype.np)), dtype,
+                       device, requires_grad)
     arr = np.array(_to_host(data), dtype=dtype.np)
     return _finish(_recording.constant(arr), dtype, device, requires_grad)
 
@@ -135,7 +136,7 @@ def from_numpy(ndarray: np.ndarray) -> Tensor:
                         "only supported types are: float64, float32, float16, complex64, "
                         "complex128, int64, int32, int16, int8, uint8, and bool.")
     _dtypes.from_numpy_dtype(ndarray.dtype)
-    return Tensor._make(ndarray, None, False)
+    return Tensor._make(_recording.from_array(ndarray, ndarray), None, False)
 
 
 def _int_like(v):

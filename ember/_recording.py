@@ -24,7 +24,8 @@ It imports nothing of ember's, so that the core can import it.
 """
 from __future__ import annotations
 
-__all__ = ["state", "read", "unsupported", "opaque", "constant", "fixed", "expect"]
+__all__ = ["state", "read", "unsupported", "opaque", "constant", "fixed", "expect",
+           "from_array"]
 
 
 class _State:
@@ -55,6 +56,16 @@ def constant(array):
     rec = state.recorder
     if rec is not None:
         rec.constant(array)
+    return array
+
+
+def from_array(source, array):
+    """``array``, a tensor's new array made from the NumPy array ``source`` (``tensor(a)``:
+    a copy; ``from_numpy(a)``: ``source`` itself): each replay makes it again from the
+    array found where ``source`` was (an argument, a global), as it is then."""
+    rec = state.recorder
+    if rec is not None:
+        rec.from_array(source, array)
     return array
 
 

@@ -53,6 +53,8 @@ def make_guard(args, kwargs, reach):
     for t in externals:
         if not w.tensor(w.const(t), t):
             return None
+    for a in reach.arrays:  # (each held by a binding guarded below)
+        w.array(w.const(a), a)
     for m in modules:
         if m._forward_hooks or m._forward_pre_hooks or getattr(m, "_backward_hooks", None) \
                 or getattr(m, "_backward_pre_hooks", None):
@@ -124,8 +126,19 @@ class _Writer:
             self.line(f"if type({name}) is not dict or tuple({name}) != {tuple(v)!r}: "
                       "return None")
             return all(self.value(f"{name}[{k!r}]", x) for k, x in v.items())
-        # Anything else is the same object (held here, so no other can take its id).
+        # Anything else is the same object (held here, so no other can take its id); a NumPy
+        # array too (its values are not guarded: Python may have read them), its shape and
+        # dtype as well (a tensor may be made from it, anew by each replay)
         self.line(f"if {source} is not {self.const(v)}: return None")
+        if t is np.ndarray:
+            self.array(source, v)
+        return True
+
+    def array(self, name, a):
+        """Lines checking the NumPy array at ``name`` is shaped, typed and laid out as ``a``."""
+        self.line(f"if type({name}) is not _ndarray or {name}.shape != {a.shape!r} or "
+                  f"{name}.dtype != {self.const(a.dtype)} or {name}.strides != "
+                  f"{a.strides!r}: return None")
         return True
 
     def tensor(self, name, t):

@@ -69,7 +69,7 @@ class Recorder:
     among the call's arguments (``L[i]`` in the replay); ``externals``: tensors it may read
     that outlive it (parameters, buffers, captured tensors), held as constants."""
 
-    def __init__(self, leaves, externals, fullgraph=False):
+    def __init__(self, leaves, externals, fullgraph=False, arrays=()):
         self.lines = []  # Line
         self.roots = {}  # slot -> id of the owner of its array's memory (``inplace.py``)
         self.escaped = set()  # those owners that something outside the slots holds
@@ -82,6 +82,10 @@ class Recorder:
         self._external = {id(t) for t in externals}
         # the arrays of those tensors, for a raw array read from one (``target._data``)
         self._owner = {id(t._data): t for t in (*leaves, *externals)}
+        # NumPy arrays a tensor may be made from: among the arguments, or reached through a
+        # global or closure (held, and guarded to be the same; each replay reads them as they
+        # are then)
+        self._array_src = {id(a): self._const(a) for a in arrays}
         # the ``.grad`` tensors of those tensors: id -> the source that reads it in a replay,
         # and their arrays (id -> the grad tensor), for a raw array read from one
         self._grad_src = {}
@@ -371,6 +375,27 @@ class Recorder:
         self._emit(f"{name} = {self._const(array.copy())}.copy()", set(), (name,))
         if array.ndim:
             self.fresh.add(name)  # (a new array each replay, held by the slot alone)
+
+    def from_array(self, source, array):
+        """A tensor's array made from the NumPy array ``source``: a copy (``array`` another
+        array) or ``source`` itself; made again by each replay from where ``source`` was."""
+        if self._paused or self.failed is not None:
+            return
+        where = self._array_src.get(id(source))
+        if where is None:
+            self.fail("a tensor is made from a NumPy array that is neither an argument nor "
+                      "reached through a global or closure (its values may differ in another "
+                      "call)")
+            return
+        name = self._new_slot(array)
+        if array is source:  # (``from_numpy``: the caller's memory, which writes show in)
+            self._emit(f"{name} = {where}", set(), (name,))
+            self._escape((name,))
+        else:
+            self._emit(f"{name} = {self._const(np.array)}({where}, "
+                       f"dtype={self._const(array.dtype)})", set(), (name,))
+            if array.ndim:
+                self.fresh.add(name)
 
     def fixed(self, array):
         """An array made from Python values only that nothing writes: the replays read it."""

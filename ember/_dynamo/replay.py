@@ -27,6 +27,8 @@ import weakref
 from collections.abc import Callable
 from typing import NamedTuple
 
+import numpy as np
+
 from .. import _dispatch, _recording
 from .._tensor import Tensor
 from ..autograd.graph import new_sequence_nr
@@ -100,7 +102,8 @@ class _Compiled:
 
     def _record(self, guard, leaves, args, kwargs):
         modules, externals = self._reach
-        rec = Recorder(leaves, externals, self.fullgraph)
+        arrays = (*self._reach.arrays, *_arrays_in((args, kwargs)))
+        rec = Recorder(leaves, externals, self.fullgraph, arrays)
         start = time.perf_counter()
         first_seq = new_sequence_nr()
         backward = None
@@ -160,6 +163,7 @@ class _Reach(tuple):
 
     scalars = ()
     bindings = ()
+    arrays = ()  # the NumPy arrays it reaches (a tensor may be made from one)
 
 
 def _reachable(fn):
@@ -168,7 +172,7 @@ def _reachable(fn):
     lists, tuples and dicts among them, to a depth of ``_DEPTH`` functions. Their
     parameters, buffers and tensors outlive a call and are read afresh by each replay
     (``externals``); the scalar globals each function's code names are guarded."""
-    modules, tensors, scalars, bindings = [], [], [], []
+    modules, tensors, scalars, bindings, arrays = [], [], [], [], []
     seen = set()
 
     def add(obj, depth):
@@ -193,6 +197,8 @@ def _reachable(fn):
                     add(t, depth)
         elif isinstance(obj, Tensor):
             tensors.append(obj)
+        elif type(obj) is np.ndarray:
+            arrays.append(obj)
         elif isinstance(obj, (list, tuple)) and len(obj) <= _ITEMS:
             for x in obj:
                 add(x, depth)
@@ -232,7 +238,18 @@ def _reachable(fn):
     reach = _Reach((modules, tensors))
     reach.scalars = tuple(scalars)
     reach.bindings = tuple(bindings)
+    reach.arrays = tuple(arrays)
     return reach
+
+
+def _arrays_in(value, depth=0):
+    """The NumPy arrays among ``value`` (arguments: in tuples, lists and dicts)."""
+    if type(value) is np.ndarray:
+        return [value]
+    if depth > 3 or not isinstance(value, (tuple, list, dict)):
+        return []
+    items = value.values() if isinstance(value, dict) else value
+    return [a for x in items for a in _arrays_in(x, depth + 1)]
 
 
 _DEPTH = 4  # functions deep
