@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _array_api, _dtypes, _xp
+from .. import _array_api, _dtypes, _recording, _xp
 from .._broadcast import sum_to
 from .._tensor import Tensor as _Tensor
 from ..ops import reduced as _reduced
@@ -216,7 +216,7 @@ class OpNode(Node):
         """
         if not any(t is tensor and i == 0 for i, t, _ in self._inputs):
             return
-        old = _Tensor._make(tensor._data.copy(), tensor._grad_fn, tensor._rg)
+        old = _Tensor._make(_recording.opaque(_copy, tensor._data), tensor._grad_fn, tensor._rg)
         old._output_nr = tensor._output_nr
         saved = self._saved = list(self._saved)
         inputs = []
@@ -227,6 +227,11 @@ class OpNode(Node):
                 t, version = old, 0
             inputs.append((i, t, version))
         self._inputs = tuple(inputs)
+
+
+def _copy(array):
+    """A copy of ``array`` (a call compiled mode records)."""
+    return array.copy()
 
 
 def _fitted(gi, meta):

@@ -231,11 +231,12 @@ def _classify(k):
 
 
 def _list_index(k):
+    """A list key as an array (made from Python values only: compiled mode keeps it)."""
     arr = np.asarray([e.item() if isinstance(e, Tensor) else e for e in k]) if k else \
         np.zeros(0, dtype=np.int64)
     if arr.dtype.kind == "f" and arr.size == 0:
         arr = arr.astype(np.int64)
-    return arr
+    return _recording.fixed(arr)
 
 
 def _array_entry(arr):
@@ -271,7 +272,7 @@ def _apply_basic(x, key, force_slice):
             out, dim = unsqueeze(out, dim), dim + 1
         elif kind == "bool":
             out = unsqueeze(out, dim)
-            advanced.append((dim, "mask", np.array([v])))
+            advanced.append((dim, "mask", _recording.fixed(np.array([v]))))
             dim += 1
         elif kind == "int":
             out = _apply_select(out, dim, v, position)
