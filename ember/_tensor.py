@@ -324,7 +324,7 @@ class Tensor(_BoundMethods):
         # (a view made in no-grad mode of a tensor that requires grad goes on requiring it)
         rg = bool(requires_grad) or self._acc is NO_ACCUMULATOR
         if rg != self._rg and _recording.state.recorder is not None:
-            _recording.state.recorder.fail("requires_grad_() changes a tensor (not recorded)")
+            _recording.state.recorder.requires_grad_set(self)
         self._rg = rg
         return self
 

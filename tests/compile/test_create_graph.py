@@ -1,0 +1,420 @@
+"""Compiled mode records a backward that records its graph (``create_graph=True``,
+``ember/_dynamo/graph_backward.py``): a Hessian-vector product, a gradient penalty, a second
+backward through the gradients, all inside one compiled call, replay eager's results bit for
+bit. A graph that outlives the call is not replayed (the call runs eagerly, as correct).
+
+Each test builds the same step twice from one seed, runs one eagerly and one compiled on the
+same inputs for several calls, and compares every result and every ``.grad`` byte for byte
+after each call."""
+import numpy as np
+import pytest
+
+import ember
+import ember.nn.functional as F
+from ember import nn
+
+
+def _bytes(t):
+    a = np.asarray(t._data)
+    return a.dtype, a.shape, a.tobytes()
+
+
+def _same(a, b):
+    if isinstance(a, ember.Tensor):
+        assert isinstance(b, ember.Tensor) and _bytes(a) == _bytes(b)
+        assert a.requires_grad == b.requires_grad
+    elif isinstance(a, (tuple, list)):
+        assert type(a) is type(b) and len(a) == len(b)
+        for x, y in zip(a, b):
+            _same(x, y)
+    else:
+        assert a == b
+
+
+def _same_tensors(want, got):
+    """Parameters (or any tensors that outlive the call) and their ``.grad``, alike."""
+    for p, q in zip(want, got):
+        assert _bytes(p) == _bytes(q)
+        assert (p.grad is None) == (q.grad is None)
+        if p.grad is not None:
+            assert _bytes(p.grad) == _bytes(q.grad)
+            assert p.grad.requires_grad == q.grad.requires_grad
+
+
+def _run_twins(build, inputs, steps=5):
+    """``build()`` -> ``(step, tensors)``; step one eagerly and one compiled on
+    ``inputs(i)``, comparing results and ``tensors`` (with their ``.grad``) after each
+    call; returns the compiled function."""
+    eager_step, eager_tensors = build()
+    plain_step, tensors = build()
+    compiled = ember.compile(plain_step)
+    for i in range(steps):
+        args = inputs(i)
+        want = eager_step(*args)
+        got = compiled(*[a.clone() if isinstance(a, ember.Tensor) else a for a in args])
+        _same(want, got)
+        _same_tensors(eager_tensors, tensors)
+    return compiled
+
+
+def _replayed(compiled):
+    runner = compiled._ember_runner
+    assert runner.replays >= 1, runner.reasons
+    assert all(e is not None for e in runner.entries.values()), runner.reasons
+
+
+def _not_replayed(compiled, reason):
+    runner = compiled._ember_runner
+    assert runner.replays == 0
+    assert any(reason in r for r in runner.reasons.values()), runner.reasons
+
+
+def _normal(*shapes, seed=0, dtype=ember.float64):
+    rng = np.random.default_rng(seed)
+    return lambda i: tuple(ember.tensor(rng.standard_normal(s), dtype=dtype) for s in shapes)
+
+
+def _mlp(dtype=ember.float64):
+    return nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 8), nn.Softplus(),
+                         nn.Linear(8, 3)).to(dtype)
+
+
+# ---------------------------------------------------------------- Hessian-vector products
+def _hvp_build(seed=0, dtype=ember.float64):
+    """An HVP of an MLP's MSE loss: ``grad(loss, params, create_graph=True)``, then the
+    gradient of ``sum(g * v)``; ``v`` is given, one tensor per parameter."""
+    def build():
+        ember.manual_seed(seed)
+        model = _mlp(dtype)
+        params = list(model.parameters())
+
+        def step(x, y, *v):
+            loss = F.mse_loss(model(x), y)
+            grads = ember.autograd.grad(loss, params, create_graph=True)
+            dot = sum((g * u).sum() for g, u in zip(grads, v))
+            hv = ember.autograd.grad(dot, params)
+            return loss.detach(), [g.detach() for g in grads], list(hv)
+        return step, params
+    return build
+
+
+def _hvp_inputs(seed=1, dtype=ember.float64):
+    shapes = [(6, 4), (6, 3), (8, 4), (8,), (8, 8), (8,), (3, 8), (3,)]
+    return _normal(*shapes, seed=seed, dtype=dtype)
+
+
+@pytest.mark.parametrize("dtype", [ember.float64, ember.float32], ids=["float64", "float32"])
+def test_hvp_through_a_nonlinear_mlp_replays(dtype):
+    _replayed(_run_twins(_hvp_build(dtype=dtype), _hvp_inputs(dtype=dtype)))
+
+
+def test_hvp_with_grad_outputs_replays():
+    def build():
+        ember.manual_seed(2)
+        model = _mlp()
+        params = list(model.parameters())
+
+        def step(x, y, *v):
+            loss = F.mse_loss(model(x), y)
+            grads = ember.autograd.grad(loss, params, create_graph=True)
+            return ember.autograd.grad(grads, params, grad_outputs=v)
+        return step, params
+    _replayed(_run_twins(build, _hvp_inputs(seed=3)))
+
+
+def test_hvp_replay_matches_finite_differences():
+    """The values: a replayed HVP against central differences of the gradient."""
+    step, params = _hvp_build(seed=4)()
+    compiled = ember.compile(step)
+    x, y, *v = _hvp_inputs(seed=5)(0)
+    for _ in range(3):
+        _, _, hv = compiled(x, y, *v)
+    _replayed(compiled)
+    eps = 1e-6
+
+    def grads_at(sign):
+        with ember.no_grad():
+            for p, u in zip(params, v):
+                p += sign * eps * u
+        loss = F.mse_loss(_forward(params, x), y)
+        got = ember.autograd.grad(loss, params)
+        with ember.no_grad():
+            for p, u in zip(params, v):
+                p -= sign * eps * u
+        return got
+    plus, minus = grads_at(1.0), grads_at(-1.0)
+    for h, a, b in zip(hv, plus, minus):
+        np.testing.assert_allclose(h.numpy(), (a - b).numpy() / (2 * eps), rtol=1e-5,
+                                   atol=1e-7)
+
+
+def _forward(params, x):
+    w1, b1, w2, b2, w3, b3 = params
+    return F.linear(F.softplus(F.linear(ember.tanh(F.linear(x, w1, b1)), w2, b2)), w3, b3)
+
+
+def test_hvp_replay_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    step, params = _hvp_build(seed=6)()
+    compiled = ember.compile(step)
+    x, y, *v = _hvp_inputs(seed=7)(0)
+    for _ in range(3):
+        _, grads, hv = compiled(x, y, *v)
+    _replayed(compiled)
+    tp = [torch.tensor(p.detach().numpy(), requires_grad=True) for p in params]
+    tx, ty = torch.tensor(x.numpy()), torch.tensor(y.numpy())
+    tv = [torch.tensor(u.numpy()) for u in v]
+    w1, b1, w2, b2, w3, b3 = tp
+    h = torch.nn.functional.linear(torch.tanh(torch.nn.functional.linear(tx, w1, b1)), w2, b2)
+    out = torch.nn.functional.linear(torch.nn.functional.softplus(h), w3, b3)
+    tg = torch.autograd.grad(torch.nn.functional.mse_loss(out, ty), tp, create_graph=True)
+    thv = torch.autograd.grad(sum((g * u).sum() for g, u in zip(tg, tv)), tp)
+    for a, b in zip(grads, tg):
+        np.testing.assert_allclose(a.numpy(), b.detach().numpy(), rtol=1e-10, atol=1e-12)
+    for a, b in zip(hv, thv):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-10, atol=1e-12)
+
+
+# ---------------------------------------------------------------- backward(create_graph=True)
+def test_backward_create_graph_then_a_backward_through_the_grads_replays():
+    """``.grad`` holds the graph between the two backwards; the second accumulates
+    ``g + Hv`` into it (detached), as eager does."""
+    def build():
+        ember.manual_seed(8)
+        model = _mlp()
+        params = list(model.parameters())
+
+        def step(x, y, *v):
+            for p in params:
+                p.grad = None
+            loss = F.mse_loss(model(x), y)
+            loss.backward(create_graph=True)
+            sum((p.grad * u).sum() for p, u in zip(params, v)).backward()
+            return loss.detach()
+        return step, params
+    _replayed(_run_twins(build, _hvp_inputs(seed=9)))
+
+
+def test_gradients_accumulated_over_calls_under_create_graph_replay():
+    """``.grad`` is not cleared between calls: ``AccumulateGrad`` sums under create_graph
+    (``.grad + g``, an op), then the second backward sums again."""
+    def build():
+        ember.manual_seed(10)
+        model = _mlp()
+        params = list(model.parameters())
+
+        def step(x, y):
+            loss = F.mse_loss(model(x), y)
+            loss.backward(create_graph=True)
+            sum((p.grad ** 2).sum() for p in params).backward()
+            return loss.detach()
+        return step, params
+    _replayed(_run_twins(build, _normal((5, 4), (5, 3), seed=11)))
+
+
+def test_a_second_order_step_with_an_optimizer_uses_the_new_weights_each_call():
+    """The weights change between calls (the optimizer's step inside the call, and the
+    inputs differ): each replay reads the values of its time."""
+    def build():
+        ember.manual_seed(12)
+        model = _mlp()
+        opt = ember.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+        params = list(model.parameters())
+
+        def step(x, y):
+            opt.zero_grad()
+            loss = F.mse_loss(model(x), y)
+            grads = ember.autograd.grad(loss, params, create_graph=True)
+            penalty = sum((g ** 2).sum() for g in grads)
+            (loss + 0.1 * penalty).backward()
+            opt.step()
+            return loss.detach(), penalty.detach()
+        return step, params
+    _replayed(_run_twins(build, _normal((5, 4), (5, 3), seed=13), steps=6))
+
+
+def test_an_input_written_in_place_between_calls_is_read_anew():
+    def build():
+        ember.manual_seed(14)
+        w = ember.randn(3, 3, dtype=ember.float64, requires_grad=True)
+
+        def step(x):
+            y = (ember.sin(x @ w) ** 2).sum()
+            (g,) = ember.autograd.grad(y, w, create_graph=True)
+            (g * x.sum()).sum().backward()
+            return g.detach()
+        return step, [w]
+    eager_step, (w_eager,) = build()
+    step, (w,) = build()
+    compiled = ember.compile(step)
+    x = ember.randn(4, 3, dtype=ember.float64)
+    for _ in range(4):
+        with ember.no_grad():
+            x.mul_(1.5).add_(0.25)
+        _same(eager_step(x), compiled(x))
+        _same_tensors([w_eager], [w])
+    _replayed(compiled)
+
+
+def test_gradient_penalty_wgan_gp_style_replays():
+    """A critic's loss with a gradient penalty on interpolated inputs (WGAN-GP):
+    ``((grad.norm(2, dim=1) - 1) ** 2).mean()`` added to the loss and backpropagated."""
+    def build():
+        ember.manual_seed(15)
+        critic = nn.Sequential(nn.Linear(5, 16), nn.Tanh(), nn.Linear(16, 1)).double()
+        opt = ember.optim.Adam(critic.parameters(), lr=1e-3)
+
+        def step(real, fake, alpha):
+            opt.zero_grad()
+            mixed = (alpha * real + (1 - alpha) * fake).requires_grad_(True)
+            (grad,) = ember.autograd.grad(critic(mixed).sum(), mixed, create_graph=True)
+            penalty = ((grad.norm(2, dim=1) - 1) ** 2).mean()
+            loss = critic(fake).mean() - critic(real).mean() + 10 * penalty
+            loss.backward()
+            opt.step()
+            return loss.detach(), penalty.detach()
+        return step, list(critic.parameters())
+    _replayed(_run_twins(build, _normal((7, 5), (7, 5), (7, 1), seed=16), steps=6))
+
+
+def test_double_backward_to_an_argument_replays():
+    """The gradient of a gradient norm with respect to the input it was taken for."""
+    def build():
+        ember.manual_seed(17)
+        model = _mlp()
+
+        def step(x):
+            x = x.detach().requires_grad_(True)
+            out = model(x)
+            (gx,) = ember.autograd.grad(out.pow(2).sum(), x, create_graph=True)
+            gx.pow(2).sum().backward()
+            return x.grad, gx.detach()
+        return step, list(model.parameters())
+    _replayed(_run_twins(build, _normal((6, 4), seed=18)))
+
+
+def test_third_order_replays():
+    def build():
+        w = ember.tensor([0.3, -1.2, 0.7], dtype=ember.float64, requires_grad=True)
+
+        def step(x):
+            y = (ember.tanh(w * x) ** 3).sum()
+            (g1,) = ember.autograd.grad(y, w, create_graph=True)
+            (g2,) = ember.autograd.grad(g1.sum(), w, create_graph=True)
+            (g3,) = ember.autograd.grad(g2.sum(), w)
+            return g1.detach(), g2.detach(), g3
+        return step, [w]
+    _replayed(_run_twins(build, _normal((3,), seed=19)))
+
+
+# ---------------------------------------------------------------- graphs that outlive the call
+def test_a_gradient_with_its_graph_returned_is_not_replayed():
+    """The caller backpropagates through the returned gradient: a replay makes no graph,
+    so the call runs eagerly, and the caller's backward gives eager's gradients."""
+    def build():
+        ember.manual_seed(20)
+        model = _mlp()
+        params = list(model.parameters())
+
+        def step(x, y):
+            loss = F.mse_loss(model(x), y)
+            return ember.autograd.grad(loss, params, create_graph=True)
+        return step, params
+    eager_step, eager_params = build()
+    step, params = build()
+    compiled = ember.compile(step)
+    inputs = _normal((5, 4), (5, 3), seed=21)
+    for i in range(4):
+        x, y = inputs(i)
+        want, got = eager_step(x, y), compiled(x, y)
+        _same(want, got)
+        sum((g ** 2).sum() for g in want).backward()
+        sum((g ** 2).sum() for g in got).backward()
+        _same_tensors(eager_params, params)
+    _not_replayed(compiled, "create_graph")
+
+
+def test_a_grad_holding_its_graph_after_the_call_is_not_replayed():
+    def build():
+        ember.manual_seed(22)
+        model = _mlp()
+        params = list(model.parameters())
+
+        def step(x, y):
+            for p in params:
+                p.grad = None
+            loss = F.mse_loss(model(x), y)
+            loss.backward(create_graph=True)
+            return loss.detach()
+        return step, params
+    compiled = _run_twins(build, _normal((5, 4), (5, 3), seed=23), steps=4)
+    _not_replayed(compiled, "a .grad holds a graph")
+
+
+def test_a_result_whose_graph_create_graph_kept_raises_if_backpropagated():
+    """The loss is returned: its values replay, and a backward through it afterwards
+    raises a clear error instead of computing without the graph eager kept."""
+    def build():
+        ember.manual_seed(24)
+        model = _mlp()
+        params = list(model.parameters())
+
+        def step(x, y):
+            loss = F.mse_loss(model(x), y)
+            grads = ember.autograd.grad(loss, params, create_graph=True)
+            sum((g ** 2).sum() for g in grads).backward()
+            return loss
+        return step, params
+    compiled = _run_twins(build, _normal((5, 4), (5, 3), seed=25), steps=4)
+    _replayed(compiled)
+    runner = compiled._ember_runner
+    replays = runner.replays
+    x, y = _normal((5, 4), (5, 3), seed=26)(0)
+    loss = compiled(x, y)
+    assert runner.replays == replays + 1 and loss.requires_grad
+    with pytest.raises(RuntimeError, match="create_graph=True inside the compiled call"):
+        loss.backward()
+
+
+def test_a_custom_function_under_create_graph_is_not_replayed():
+    class Cube(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return 3 * x ** 2 * g
+
+    def build():
+        w = ember.tensor([0.5, -2.0], dtype=ember.float64, requires_grad=True)
+
+        def step(x):
+            (g,) = ember.autograd.grad(Cube.apply(w * x).sum(), w, create_graph=True)
+            g.sum().backward()
+            return g.detach()
+        return step, [w]
+    compiled = _run_twins(build, _normal((2,), seed=27), steps=4)
+    _not_replayed(compiled, "custom")
+
+
+@pytest.mark.parametrize("create_graph", [False, True], ids=["plain", "create_graph"])
+def test_backward_with_inputs_writes_grad_in_the_replay(create_graph):
+    """``backward(inputs=...)`` accumulates outside the engine's walk: the replay sets
+    ``.grad`` too (it once kept the recording's)."""
+    def build():
+        ember.manual_seed(28)
+        model = _mlp()
+        params = list(model.parameters())
+
+        def step(x, y):
+            for p in params:
+                p.grad = None
+            loss = F.mse_loss(model(x), y)
+            loss.backward(inputs=params[:2], create_graph=create_graph)
+            if create_graph:
+                sum((p.grad ** 2).sum() for p in params[:2]).backward(inputs=params)
+        return step, params
+    _replayed(_run_twins(build, _normal((5, 4), (5, 3), seed=29)))
