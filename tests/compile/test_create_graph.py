@@ -418,3 +418,31 @@ def test_backward_with_inputs_writes_grad_in_the_replay(create_graph):
                 sum((p.grad ** 2).sum() for p in params[:2]).backward(inputs=params)
         return step, params
     _replayed(_run_twins(build, _normal((5, 4), (5, 3), seed=29)))
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"ignore_index": 1}, {"reduction": "sum"},
+                                    {"label_smoothing": 0.1}],
+                         ids=["mean", "ignore_index", "sum", "smoothing"])
+def test_hvp_of_a_cross_entropy_replays(kwargs):
+    """The NLL rule's raw arrays made from the targets (which entries, their weights) are
+    one recorded call under create_graph."""
+    rng = np.random.default_rng(30)
+
+    def inputs(i):
+        return (ember.tensor(rng.standard_normal((9, 4))), ember.tensor(rng.integers(0, 3, 9)),
+                *(ember.tensor(rng.standard_normal(s)) for s in [(8, 4), (8,), (8, 8), (8,),
+                                                                  (3, 8), (3,)]))
+
+    def build():
+        ember.manual_seed(31)
+        model = _mlp()
+        params = list(model.parameters())
+        options = dict(kwargs)
+
+        def step(x, y, *v):
+            loss = F.cross_entropy(model(x), y, **options)
+            grads = ember.autograd.grad(loss, params, create_graph=True)
+            hv = ember.autograd.grad(sum((g * u).sum() for g, u in zip(grads, v)), params)
+            return loss.detach(), hv
+        return step, params
+    _replayed(_run_twins(build, inputs))
