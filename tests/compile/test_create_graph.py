@@ -446,3 +446,30 @@ def test_hvp_of_a_cross_entropy_replays(kwargs):
             return loss.detach(), hv
         return step, params
     _replayed(_run_twins(build, inputs))
+
+
+def test_nan_gradients_keep_their_sign_bits_in_the_replay():
+    """A fuzzed HVP through ``sqrt`` of a negative number: NaN everywhere, whose sign bits
+    the replay keeps too. (NumPy's ``a += b`` on one element gives ``b``'s NaN where
+    ``a + b`` gives ``a``'s: one-element sums are not replayed in place.)"""
+    def build():
+        def step(a):
+            t = ember.logcumsumexp(ember.sqrt(a).select(-2, 0), 0)
+            picked = t[ember.tensor([0, -1, -1, -1])]
+            (g,) = ember.autograd.grad(picked, a, ember.tensor([2.75, -2.75, -0.75, 0.5]),
+                                       create_graph=True)
+            (h,) = ember.autograd.grad(g, a, ember.tensor([[-1.0]]))
+            return g.detach(), h
+        return step, []
+
+    def inputs(i):
+        return (ember.tensor([[-2.25 + 0.125 * i]], requires_grad=True),)
+    _replayed(_run_twins(build, inputs))
+
+    def plain(x, y):
+        return x * 2 + y
+    compiled = ember.compile(plain)
+    x, y = ember.tensor([float("nan")]), -ember.tensor([float("nan")])
+    for _ in range(3):
+        _same(plain(x, y), compiled(x, y))
+    _replayed(compiled)
