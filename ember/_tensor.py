@@ -451,6 +451,8 @@ class Tensor(_BoundMethods):
         """A tensor sharing storage and version counter, cut from the graph."""
         t = Tensor._make(self._data, None, False)
         t._vc = self._vc
+        if _recording.state.recorder is not None:  # (compiled mode: a tensor the call made)
+            _recording.state.recorder.detached(t)
         return t
 
     def detach_(self) -> Tensor:

@@ -75,7 +75,7 @@ class GraphBackward:
         if grad is before:
             return  # (a leaf that stopped requiring grad: nothing accumulated)
         rec = self.rec
-        if rec.source(var) is None:
+        if rec.made_here(var):
             return  # (a leaf made inside the call: its ``.grad`` is the recorded ops')
         if rec.source(grad) is not None:  # (``g`` is an argument or external itself)
             rec.call(_set_grad_to, (var, grad))

@@ -97,6 +97,8 @@ class Recorder:
         self._where = ""  # (what was being recorded, for the reason of a failure)
         self.backward_ran = False
         self.graph_seq = None  # the first node number of a backward recording its graph
+        self._loads = set()  # the slots loaded from a tensor that outlives the call
+        self._detached = {}  # id -> a tensor the call made by ``detach()`` (held)
         self.graph_grads = []  # the tensors whose ``.grad`` such a backward set
         self.split = None  # where the lines of a compiled forward's backward begin (aot.py)
         self.aot_outs = {}  # id(result tensor) -> its output number in that backward's node
@@ -174,10 +176,8 @@ class Recorder:
             elif id(t) in self._grad_src:
                 source = self._grad_src[id(t)]
             else:
-                owner = self._owner.get(id(data))
-                if owner is None:
-                    owner = self._grad_owner.get(id(data))
-                if owner is not None and owner is not t and owner._data is data:
+                owner = self._detached_from(t)
+                if owner is not None:
                     return self.tensor_data(owner, reads)  # (``x.detach()``: x's array)
                 self.fail("a tensor made outside the recorded calls is used (a creation "
                           "function or a conversion ember does not record yet)")
@@ -188,8 +188,33 @@ class Recorder:
             name = self._new_slot(data)
             self._emit(f"{name} = {source}._data", (), (name,))
             self._escape((name,))  # (a tensor's storage)
+            self._loads.add(name)
         reads.add(name)
         return name
+
+    def detached(self, tensor):
+        """``tensor`` was made by ``detach()`` in the call (it shares its source's array)."""
+        self._detached[id(tensor)] = tensor
+
+    def _detached_from(self, t):
+        """The leaf or external (or its ``.grad``) whose array ``t``, a tensor the call made
+        by ``detach()``, shares; None for another tensor."""
+        if id(t) not in self._detached:
+            return None
+        owner = self._owner.get(id(t._data))
+        if owner is None:
+            owner = self._grad_owner.get(id(t._data))
+        return owner if owner is not None and owner._data is t._data else None
+
+    def made_here(self, tensor):
+        """Whether ``tensor`` was made in the call: its array made by a recorded line (not
+        loaded from a tensor that outlives the call), or it was ``detach()``-ed from one."""
+        name = self._slot_of.get(id(tensor._data))
+        if self.source(tensor) is not None or id(tensor) in self._grad_src:
+            return False
+        if name is not None and name not in self._loads and name[:1] == "s":
+            return True
+        return self._detached_from(tensor) is not None
 
     def _tensor_object(self, t):
         source = self.source(t)
@@ -501,7 +526,7 @@ class Recorder:
 
     def accumulate(self, engine_accumulate, var, g, create_graph, own):
         """The engine's ``AccumulateGrad`` into ``var.grad``, recorded as its call."""
-        if self.source(var) is None and not self._paused and self.failed is None:
+        if not self._paused and self.failed is None and self.made_here(var):
             self._inner_accumulate(engine_accumulate, var, g, create_graph, own)
             return
         self.opaque(engine_accumulate, (var, g, create_graph, own))
@@ -534,15 +559,11 @@ class Recorder:
     def requires_grad_set(self, tensor):
         """``tensor.requires_grad_()`` changed its flag. A replay makes no tensors, so this
         is recorded by what followed eagerly (the graph built on it) only for a tensor the
-        call made from recorded or loaded arrays (``x.detach().requires_grad_()``, a gradient
-        penalty's interpolated input); a tensor that outlives the call stops the recording."""
+        call made (``made_here``: ``x.detach().requires_grad_()``, a gradient penalty's
+        interpolated input); any other tensor (it may outlive the call) stops the recording."""
         if self._paused or self.failed is not None:
             return
-        data = id(tensor._data)
-        if (tensor._base is not None or self.source(tensor) is not None
-                or id(tensor) in self._grad_src
-                or data not in self._slot_of and data not in self._owner
-                and data not in self._grad_owner):
+        if tensor._base is not None or not self.made_here(tensor):
             self.fail("requires_grad_() changes a tensor that outlives the call (not recorded)")
 
     def wrote(self, tensor):

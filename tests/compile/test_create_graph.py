@@ -531,3 +531,42 @@ def _detached(value):
     if isinstance(value, (tuple, list)):
         return type(value)(_detached(v) for v in value)
     return value
+
+
+def test_a_leaf_from_outside_the_call_is_not_taken_for_one_made_inside():
+    """The graph of a leaf the replay cannot name (held by a plain object, made before the
+    call) is backpropagated inside the call: the recording stops, as ``.grad`` would not be
+    written by a replay; and an alias made before the call of an argument is not read as
+    the argument."""
+    class Holder:
+        pass
+    holder = Holder()
+    holder.w = ember.tensor([1.0, 2.0], requires_grad=True)
+    y = holder.w + 0  # (its node saves nothing)
+
+    def step(g, create_graph):
+        y.backward(g, retain_graph=True, create_graph=create_graph)
+        if create_graph:
+            holder.w.grad = None
+    for create_graph in (False, True):
+        compiled = ember.compile(step)
+        holder.w.grad = None
+        for i in range(3):
+            compiled(ember.tensor([1.0, 0.5 * i]), create_graph)
+        _not_replayed(compiled, "")
+        if not create_graph:
+            assert holder.w.grad.tolist() == [3.0, 1.5]
+
+    x0 = ember.tensor([1.0, 2.0])
+    alias = x0.detach()  # (before the call: not the argument of a later call)
+
+    def uses_alias(x):
+        a = alias.requires_grad_(True)
+        (g,) = ember.autograd.grad((a * x).sum(), a)
+        alias.requires_grad_(False)
+        return g
+    compiled = ember.compile(uses_alias)
+    for i in range(3):
+        x = x0 if i == 0 else ember.tensor([3.0, 4.0 + i])
+        assert compiled(x).tolist() == x.tolist()
+    _not_replayed(compiled, "requires_grad_()")
