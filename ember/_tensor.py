@@ -464,6 +464,8 @@ class Tensor(_BoundMethods):
                                "gradients. To fix this error, please refer to the "
                                "Optimizer.zero_grad() function in torch/optim/optimizer.py "
                                "as the solution.")
+        if _recording.state.recorder is not None and (self._grad_fn is not None or self._rg):
+            _recording.state.recorder.requires_grad_set(self)  # (a replay redoes no flags)
         self._grad_fn = None
         self._rg = False
         return self

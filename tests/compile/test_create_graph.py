@@ -570,3 +570,41 @@ def test_a_leaf_from_outside_the_call_is_not_taken_for_one_made_inside():
         x = x0 if i == 0 else ember.tensor([3.0, 4.0 + i])
         assert compiled(x).tolist() == x.tolist()
     _not_replayed(compiled, "requires_grad_()")
+
+
+@pytest.mark.parametrize("name", ["hvp", "vhp", "hessian", "jacobian_create_graph"])
+def test_autograd_functional_higher_derivatives_replay(name):
+    from ember.autograd import functional
+
+    def f(x):
+        return (ember.tanh(x) ** 3).sum() + (x[0] * x[1]).exp()
+    calls = {
+        "hvp": lambda x, v: functional.hvp(f, x, v)[1],
+        "vhp": lambda x, v: functional.vhp(f, x, v)[1],
+        "hessian": lambda x, v: functional.hessian(f, x),
+        "jacobian_create_graph": lambda x, v: functional.jacobian(
+            lambda t: ember.sin(t) * t.sum(), x, create_graph=True).detach(),
+    }
+
+    def build():
+        return calls[name], []
+    _replayed(_run_twins(build, _normal((3,), (3,), seed=32)))
+
+
+def test_a_grad_detached_in_place_between_the_backwards_is_not_replayed():
+    """``w.grad.detach_()`` after ``backward(create_graph=True)``: the next backward sums
+    into that array in place, which a replay (whose ``.grad`` has no flags to clear) would
+    not: the recording stops."""
+    def build():
+        w = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64, requires_grad=True)
+
+        def step(x):
+            w.grad = None
+            (ember.sin(w) * x).sum().backward(create_graph=True)
+            first = w.grad  # (eager's next backward sums into its array)
+            w.grad.detach_()
+            (ember.cos(w) * x).sum().backward()
+            return first.detach()
+        return step, [w]
+    compiled = _run_twins(build, _normal((3,), seed=34), steps=4)
+    _not_replayed(compiled, "requires_grad_()")
