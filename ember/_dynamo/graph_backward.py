@@ -17,6 +17,13 @@ what the engine reports to during such a backward (``Recorder.graph_backward``):
   (``_set_grad``), one that requires grad where eager's holds a graph, so that a later
   ordinary backward's accumulation takes the same branch (``.grad.detach() + g``).
 
+A rule's own Python runs again only as the ops it called. So a rule must not turn values
+into Python ones behind the recorder's back: a Tensor's values read (``bool``, ``item``) are
+a graph break, a check on values goes through ``_recording.expect`` (eig's), and raw arrays
+made from an op's non-differentiable arguments (targets, indices) reach the ops through one
+recorded call (``_recording.opaque``: the NLL rule's), else the recording stops (an array
+made outside the recorded calls is used).
+
 A replay makes no graph. A graph that outlives the call therefore stops the recording (the
 call runs eagerly, as correct as ever): a ``.grad`` that still holds one when the call
 returns (``check_grads``), a result made by or after such a backward that requires grad
