@@ -99,6 +99,7 @@ class Recorder:
         self.graph_seq = None  # the first node number of a backward recording its graph
         self._loads = set()  # the slots loaded from a tensor that outlives the call
         self._detached = {}  # id -> a tensor the call made by ``detach()`` (held)
+        self._holders = {}  # id -> a dict an op's forward fills (its constant holds it)
         self.graph_grads = []  # the tensors whose ``.grad`` such a backward set
         self.split = None  # where the lines of a compiled forward's backward begin (aot.py)
         self.aot_outs = {}  # id(result tensor) -> its output number in that backward's node
@@ -238,6 +239,10 @@ class Recorder:
                 owner = self._grad_owner.get(id(v))
             if owner is not None and owner._data is v:
                 return self.tensor_data(owner, reads)
+            name = self._holder_entry(v)
+            if name is not None:
+                reads.add(name)
+                return name
             self.fail("an array made outside the recorded calls is used")
             return None
         if t in _LITERALS or t is float and math.isfinite(v):
@@ -261,7 +266,22 @@ class Recorder:
         if isinstance(v, (tuple, list)) and _holds_arrays(v):
             self.fail(f"a {t.__name__} of arrays is handed on (not recorded yet)")
             return None
+        if t is dict:
+            self._holders[id(v)] = v
         return self._const(v)  # a dtype, a NumPy scalar, a function, a generator...
+
+    def _holder_entry(self, array):
+        """A slot for ``array`` read from the holder an op's recorded forward filled with it
+        (max pooling's indices, which a rule recording its graph hands to an op): the
+        replay's forward fills the same holder anew. None if no holder has it."""
+        for holder in self._holders.values():
+            for key, x in holder.items():
+                if x is array and type(key) is str:
+                    name = self._new_slot(array)
+                    self._emit(f"{name} = {self._const(holder)}[{key!r}]", set(), (name,))
+                    self._escape((name,))  # (the holder's)
+                    return name
+        return None
 
     def _targets(self, out):
         """Slots for what a recorded line returns: an array, or a tuple or list of them

@@ -44,13 +44,16 @@ def _same_tensors(want, got):
 def _run_twins(build, inputs, steps=5):
     """``build()`` -> ``(step, tensors)``; step one eagerly and one compiled on
     ``inputs(i)``, comparing results and ``tensors`` (with their ``.grad``) after each
-    call; returns the compiled function."""
+    call; returns the compiled function. (The random generator is seeded alike before
+    each call: a replay draws from it as eager does.)"""
     eager_step, eager_tensors = build()
     plain_step, tensors = build()
     compiled = ember.compile(plain_step)
     for i in range(steps):
         args = inputs(i)
+        ember.manual_seed(1000 + i)
         want = eager_step(*args)
+        ember.manual_seed(1000 + i)
         got = compiled(*[a.clone() if isinstance(a, ember.Tensor) else a for a in args])
         _same(want, got)
         _same_tensors(eager_tensors, tensors)
@@ -608,3 +611,63 @@ def test_a_grad_detached_in_place_between_the_backwards_is_not_replayed():
         return step, [w]
     compiled = _run_twins(build, _normal((3,), seed=34), steps=4)
     _not_replayed(compiled, "requires_grad_()")
+
+
+class _Attention(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = nn.MultiheadAttention(8, 2, batch_first=True)
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.head(self.attn(x, x, x)[0].mean(1))
+
+
+class _Embedding(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb, self.head = nn.Embedding(5, 4), nn.Linear(12, 3)
+
+    def forward(self, idx):
+        return self.head(ember.tanh(self.emb(idx)).reshape(idx.shape[0], -1))
+
+
+_MODELS = {
+    "conv_maxpool_batchnorm": (
+        lambda: nn.Sequential(nn.Conv2d(2, 3, 3, padding=1), nn.BatchNorm2d(3), nn.Tanh(),
+                              nn.MaxPool2d(2), nn.Flatten(), nn.Linear(3 * 9, 3)),
+        lambda rng: ember.tensor(rng.standard_normal((4, 2, 6, 6)), dtype=ember.float32)),
+    "layernorm_gelu_dropout": (
+        lambda: nn.Sequential(nn.Linear(6, 8), nn.LayerNorm(8), nn.GELU(), nn.Dropout(0.3),
+                              nn.Linear(8, 3)),
+        lambda rng: ember.tensor(rng.standard_normal((4, 6)), dtype=ember.float32)),
+    "embedding": (_Embedding, lambda rng: ember.tensor(rng.integers(0, 5, (4, 3)))),
+    "attention": (_Attention,
+                  lambda rng: ember.tensor(rng.standard_normal((4, 5, 8)), dtype=ember.float32)),
+}
+
+
+@pytest.mark.parametrize("name", list(_MODELS))
+def test_hvp_of_common_layers_replays(name):
+    """Convolution, max pooling (its indices, kept by the forward for the rule, read by the
+    rule's ops), batch norm, layer norm, GELU, dropout (its mask drawn anew by each replay),
+    embedding and attention, under a double backward."""
+    make, x_of = _MODELS[name]
+    rng = np.random.default_rng(35)
+
+    def inputs(i):
+        return x_of(rng), ember.tensor(rng.integers(0, 3, 4))
+
+    def build():
+        ember.manual_seed(36)
+        model = make()
+        params = list(model.parameters())
+        v = [ember.randn_like(p) for p in params]
+
+        def step(x, y):
+            loss = F.cross_entropy(model(x), y)
+            grads = ember.autograd.grad(loss, params, create_graph=True)
+            hv = ember.autograd.grad(sum((g * u).sum() for g, u in zip(grads, v)), params)
+            return loss.detach(), hv
+        return step, params
+    _replayed(_run_twins(build, inputs, steps=4))
