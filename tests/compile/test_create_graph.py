@@ -671,3 +671,18 @@ def test_hvp_of_common_layers_replays(name):
             return loss.detach(), hv
         return step, params
     _replayed(_run_twins(build, inputs, steps=4))
+
+
+def test_a_none_argument_is_guarded():
+    """(The guard's code once named ``NoneType``, which is no builtin: the call raised.)"""
+    w = ember.tensor([0.5, 2.0], dtype=ember.float64, requires_grad=True)
+
+    def step(x, scale):
+        (g,) = ember.autograd.grad((ember.exp(w) * x).sum(), w, create_graph=True)
+        out = g if scale is None else g * scale
+        return ember.autograd.grad(out.sum(), w)[0]
+    compiled = ember.compile(step)
+    x = ember.tensor([1.0, -1.0], dtype=ember.float64)
+    for scale in (None, None, 2.0, 2.0, None):
+        _same(step(x, scale), compiled(x, scale))
+    assert compiled._ember_runner.replays == 3
