@@ -324,7 +324,7 @@ class Tensor(_BoundMethods):
         # (a view made in no-grad mode of a tensor that requires grad goes on requiring it)
         rg = bool(requires_grad) or self._acc is NO_ACCUMULATOR
         if rg != self._rg and _recording.state.recorder is not None:
-            _recording.state.recorder.fail("requires_grad_() changes a tensor (not recorded)")
+            _recording.state.recorder.requires_grad_set(self)
         self._rg = rg
         return self
 
@@ -451,6 +451,8 @@ class Tensor(_BoundMethods):
         """A tensor sharing storage and version counter, cut from the graph."""
         t = Tensor._make(self._data, None, False)
         t._vc = self._vc
+        if _recording.state.recorder is not None:  # (compiled mode: a tensor the call made)
+            _recording.state.recorder.detached(t)
         return t
 
     def detach_(self) -> Tensor:
@@ -462,6 +464,8 @@ class Tensor(_BoundMethods):
                                "gradients. To fix this error, please refer to the "
                                "Optimizer.zero_grad() function in torch/optim/optimizer.py "
                                "as the solution.")
+        if _recording.state.recorder is not None and (self._grad_fn is not None or self._rg):
+            _recording.state.recorder.requires_grad_set(self)  # (a replay redoes no flags)
         self._grad_fn = None
         self._rg = False
         return self

@@ -103,15 +103,15 @@ def test_quick_run_of_the_program_workloads(no_torch):
 
 @pytest.mark.slow
 def test_quick_run_of_the_compile_workload():
-    """The compiled steps (overhead chains, MLP, CNN, makemore's bigram, MLP and GRU) run,
-    record and agree with PyTorch and ember eager."""
+    """The compiled steps (overhead chains, MLP, CNN, makemore's bigram, MLP and GRU, an HVP)
+    run, record and agree with PyTorch and ember eager."""
     out = _run("--only", "compile")
     agreed = re.findall(r"^- compile (.+?): .*?agree on \d+ values with ember eager", out, re.M)
     assert agreed == ["overhead mul/add", "overhead exp/tanh/sigmoid", "mlp batch 1",
                       "mlp batch 8", "mlp batch 32", "cnn batch 4", "makemore bigram",
-                      "makemore mlp", "makemore gru"], out
-    assert out.count("recorded in") == 9 and out.count("us] ") == 9, out  # (and the guard)
-    assert "correctness: all 9 cases agree" in out
+                      "makemore mlp", "makemore gru", "hvp batch 8"], out
+    assert out.count("recorded in") == 10 and out.count("us] ") == 10, out  # (and the guard)
+    assert "correctness: all 10 cases agree" in out
 
 
 def _case():

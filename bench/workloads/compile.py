@@ -2,13 +2,16 @@
 PyTorch eager and the hand-written NumPy floor.
 
 The ``overhead`` chains (per op), the ``mlp`` SGD step (batch 1, 64, 1024), the ``cnn`` SGD
-step and makemore's bigram, MLP and GRU AdamW steps (``makemore.py``), each written as one
-function that ``ember.compile`` compiles: for a step, zero_grad, forward, cross-entropy,
-backward and the optimizer's step. PyTorch runs eagerly (its ``torch.compile`` takes 15-80 s
-to compile these on a CPU: see BENCHMARKS.md; ``--torch-compile`` times its compiled steps
-too, and prints their first call's time). The ember contender is the compiled function;
-``ember eager`` is timed beside it as a reference. The first call's time (the recording) is
-printed, and the time of a check of the step's guard.
+step, makemore's bigram, MLP and GRU AdamW steps (``makemore.py``) and a Hessian-vector
+product (``hvp``: a 64-128-10 tanh MLP's cross-entropy, batch 32, by double backward), each
+written as one function that ``ember.compile`` compiles: for a step, zero_grad, forward,
+cross-entropy, backward and the optimizer's step; for the HVP, ``grad(loss, params,
+create_graph=True)`` then ``grad(sum(g * v), params)``. PyTorch runs eagerly (its
+``torch.compile`` takes 15-80 s to compile these on a CPU: see BENCHMARKS.md;
+``--torch-compile`` times its compiled steps too, and prints their first call's time). The
+ember contender is the compiled function; ``ember eager`` is timed beside it as a reference.
+The first call's time (the recording) is printed, and the time of a check of the step's
+guard.
 """
 from __future__ import annotations
 
@@ -20,12 +23,20 @@ import numpy as np
 
 from bench.harness import Case, Contender, Target
 from bench.workloads import cnn, lm, makemore, mlp, overhead
-from bench.workloads.common import build_mlp, mlp_data, mlp_grad_names, training_contender
+from bench.workloads.common import (
+    build_mlp,
+    layer_init,
+    load_params,
+    mlp_data,
+    mlp_grad_names,
+    training_contender,
+)
 
 OVERHEAD_TARGETS = {"mul/add": 0.15, "exp/tanh/sigmoid": 0.25}  # compiled / PyTorch eager
 MLP_TARGETS = (1.1, 1.0, 1.02)  # compiled / NumPy floor, per batch
 CNN_TARGET = cnn.TARGET  # (the issue sets none: eager's, against the NumPy floor)
 MAKEMORE = ("bigram", "mlp", "gru")  # the small real-program workloads: <= 0.5x PyTorch eager
+HVP_SIZES, HVP_BATCH, HVP_QUICK_BATCH = (64, 128, 10), 32, 8
 
 
 def _first_call(fn, what):
@@ -103,6 +114,56 @@ def _torch_compiled(libs, build):
     return {}
 
 
+def hvp_contender(lib, arrays, x0, y0, v0, compiled=False):
+    """A Hessian-vector product of a tanh MLP's loss by double backward, in ember or
+    PyTorch; ``compiled``: through ``lib.compile``. Returns the loss, the gradients and
+    ``H v`` (detached: a replay keeps no graph)."""
+    n_in, n_hidden, n_out = HVP_SIZES
+    model = lib.nn.Sequential(lib.nn.Linear(n_in, n_hidden), lib.nn.Tanh(),
+                              lib.nn.Linear(n_hidden, n_out))
+    load_params(lib, model, arrays)
+    weights = list(model.parameters())
+    x, y = lib.tensor(x0), lib.tensor(y0)
+    v = [lib.tensor(a) for a in v0]
+    cross_entropy_ = lib.nn.functional.cross_entropy
+
+    def step():
+        loss = cross_entropy_(model(x), y)
+        grads = lib.autograd.grad(loss, weights, create_graph=True)
+        hv = lib.autograd.grad(sum((g * vi).sum() for g, vi in zip(grads, v)), weights)
+        return loss.detach(), [g.detach() for g in grads], hv
+
+    if compiled:
+        step = lib.compile(step)
+
+    def evaluate():
+        loss, grads, hv = step()
+        names = mlp_grad_names(2)
+        return {"loss": loss.item(), **{n: g.numpy() for n, g in zip(names, grads)},
+                **{"Hv." + n: h.numpy() for n, h in zip(names, hv)}}
+
+    contender = Contender(step, evaluate)
+    return timed_first_check(contender) if compiled else contender
+
+
+def hvp_case(libs, quick):
+    ember = libs["ember"]
+    rng = np.random.default_rng(3)
+    batch = HVP_QUICK_BATCH if quick else HVP_BATCH
+    pairs = [layer_init(rng, (n_out, n_in)) for n_in, n_out in zip(HVP_SIZES, HVP_SIZES[1:])]
+    arrays = [a for pair in pairs for a in pair]
+    x = rng.standard_normal((batch, HVP_SIZES[0]), dtype=np.float32)
+    y = rng.integers(0, HVP_SIZES[-1], batch)
+    v = [rng.standard_normal(a.shape, dtype=np.float32) for a in arrays]
+    contenders = {"ember": lambda: hvp_contender(ember, arrays, x, y, v, True)}
+    if "torch" in libs:
+        contenders["torch"] = lambda: hvp_contender(libs["torch"], arrays, x, y, v)
+    return Case("compile", f"hvp batch {batch}", "ms/step", contenders, Target("torch", 0.5),
+                references={"ember eager": lambda: hvp_contender(ember, arrays, x, y, v),
+                            **_torch_compiled(libs, lambda: hvp_contender(
+                                libs["torch"], arrays, x, y, v, True))})
+
+
 def cases(libs, quick):
     ember = libs["ember"]
     out = []
@@ -167,4 +228,5 @@ def cases(libs, quick):
                         Target("torch", 0.5),
                         references={"ember eager": contender(ember),
                                     **_torch_compiled(libs, contender(libs.get("torch"), True))}))
+    out.append(hvp_case(libs, quick))
     return out

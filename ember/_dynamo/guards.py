@@ -75,7 +75,9 @@ def make_guard(args, kwargs, reach):
         space = w.const(globals_)
         for name in names:
             v = globals_.get(name, _MISSING)
-            if type(v) in _SCALARS:
+            if v is None:  # (``NoneType`` is no builtin name)
+                w.line(f"if {space}.get({name!r}, _missing) is not None: return None")
+            elif type(v) in _SCALARS:
                 got = f"{space}.get({name!r}, _missing)"
                 w.line(f"if type({got}) is not {type(v).__name__} or {got} != {v!r}: "
                        "return None")
@@ -111,6 +113,9 @@ class _Writer:
             name = self.local(source)
             self.leaves.append(name)
             return self.tensor(name, v)
+        if v is None:  # (``NoneType`` is no builtin name)
+            self.line(f"if {source} is not None: return None")
+            return True
         if t in _SCALARS:
             if t is float and v != v:
                 return False  # (NaN equals nothing: no replay could ever match)

@@ -7,8 +7,9 @@ operand instead of a new array: no allocation, and on a large array one memory s
 being ``a``'s), so replays stay eager's results bit for bit.
 
 The recorder marks, as it writes each line, the lines that could (``candidate``): ``+ - * /``
-of arrays whose left operand is a *fresh* slot (made by such an operation, so an array no one
-else holds: not a tensor's storage, not a cached constant) of the result's shape and dtype.
+of arrays (of two elements or more) whose left operand is a *fresh* slot (made by such an
+operation, so an array no one else holds: not a tensor's storage, not a cached constant) of
+the result's shape and dtype.
 ``plan`` decides at code generation, when every slot's last read is known: the operand must
 die on that line, not be kept (a result, a residual), and no other slot may share its memory
 (a view of it) past the line; nor may anything outside the slots hold it (``escaped``: an
@@ -74,7 +75,9 @@ def candidate(call, out, fresh, array_of, lookup):
         return None
     array = array_of(left.id)
     if (type(out) is not np.ndarray or out is array or out.shape != array.shape
-            or out.dtype != array.dtype):
+            or out.dtype != array.dtype or out.size < 2):
+        # (one element: NumPy's ``a += b`` there gives ``b``'s NaN where both are NaN, ``a + b``
+        # gives ``a``'s, a sign bit apart; and nothing is saved)
         return None
     return left.id, code.format(left.id)
 

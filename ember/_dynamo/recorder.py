@@ -37,9 +37,11 @@ from .. import _device, _dispatch, _dtypes, _recording
 from .._tensor import Tensor
 from ..autograd import node as _node
 from ..autograd import views as _views
+from ..autograd.graph import new_sequence_nr
 from ..autograd.node import OpNode
 from ..ops import _blocks
 from . import aot as _aot
+from . import graph_backward as _graph
 from . import inline as _inline
 from . import inplace as _inplace
 from .exc import Unsupported
@@ -91,7 +93,7 @@ class Recorder:
         self._grad_src = {}
         self._grad_owner = {}
         for t in (*leaves, *externals):
-            self._note_grad(t)
+            self.note_grad(t)
         self.leaves = leaves  # (held: their ids stay unique while recording)
         self._externals = externals
         self.fullgraph = fullgraph
@@ -99,6 +101,11 @@ class Recorder:
         self.failed_at = []
         self._where = ""  # (what was being recorded, for the reason of a failure)
         self.backward_ran = False
+        self.graph_seq = None  # the first node number of a backward recording its graph
+        self._loads = set()  # the slots loaded from a tensor that outlives the call
+        self._detached = {}  # id -> a tensor the call made by ``detach()`` (held)
+        self._holders = {}  # id -> a dict an op's forward fills (its constant holds it)
+        self.graph_grads = []  # the tensors whose ``.grad`` such a backward set
         self.split = None  # where the lines of a compiled forward's backward begin (aot.py)
         self.aot_outs = {}  # id(result tensor) -> its output number in that backward's node
         self._n_seeds = 0
@@ -177,6 +184,9 @@ class Recorder:
             elif self._owner.get(id(data)) is not None and self._owner[id(data)]._data is data:
                 return self.tensor_data(self._owner[id(data)], reads)  # (``x.detach()``)
             else:
+                owner = self._detached_from(t)
+                if owner is not None:
+                    return self.tensor_data(owner, reads)  # (``x.detach()``: x's array)
                 self.fail("a tensor made outside the recorded calls is used (a creation "
                           "function or a conversion ember does not record yet)")
                 return None
@@ -186,8 +196,33 @@ class Recorder:
             name = self._new_slot(data)
             self._emit(f"{name} = {source}._data", (), (name,))
             self._escape((name,))  # (a tensor's storage)
+            self._loads.add(name)
         reads.add(name)
         return name
+
+    def detached(self, tensor):
+        """``tensor`` was made by ``detach()`` in the call (it shares its source's array)."""
+        self._detached[id(tensor)] = tensor
+
+    def _detached_from(self, t):
+        """The leaf or external (or its ``.grad``) whose array ``t``, a tensor the call made
+        by ``detach()``, shares; None for another tensor."""
+        if id(t) not in self._detached:
+            return None
+        owner = self._owner.get(id(t._data))
+        if owner is None:
+            owner = self._grad_owner.get(id(t._data))
+        return owner if owner is not None and owner._data is t._data else None
+
+    def made_here(self, tensor):
+        """Whether ``tensor`` was made in the call: its array made by a recorded line (not
+        loaded from a tensor that outlives the call), or it was ``detach()``-ed from one."""
+        name = self._slot_of.get(id(tensor._data))
+        if self.source(tensor) is not None or id(tensor) in self._grad_src:
+            return False
+        if name is not None and name not in self._loads and name[:1] == "s":
+            return True
+        return self._detached_from(tensor) is not None
 
     def _tensor_object(self, t):
         source = self.source(t)
@@ -211,6 +246,10 @@ class Recorder:
                 owner = self._grad_owner.get(id(v))
             if owner is not None and owner._data is v:
                 return self.tensor_data(owner, reads)
+            name = self._holder_entry(v)
+            if name is not None:
+                reads.add(name)
+                return name
             self.fail("an array made outside the recorded calls is used")
             return None
         if t in _LITERALS or t is float and math.isfinite(v):
@@ -234,7 +273,22 @@ class Recorder:
         if isinstance(v, (tuple, list)) and _holds_arrays(v):
             self.fail(f"a {t.__name__} of arrays is handed on (not recorded yet)")
             return None
+        if t is dict:
+            self._holders[id(v)] = v
         return self._const(v)  # a dtype, a NumPy scalar, a function, a generator...
+
+    def _holder_entry(self, array):
+        """A slot for ``array`` read from the holder an op's recorded forward filled with it
+        (max pooling's indices, which a rule recording its graph hands to an op): the
+        replay's forward fills the same holder anew. None if no holder has it."""
+        for holder in self._holders.values():
+            for key, x in holder.items():
+                if x is array and type(key) is str:
+                    name = self._new_slot(array)
+                    self._emit(f"{name} = {self._const(holder)}[{key!r}]", set(), (name,))
+                    self._escape((name,))  # (the holder's)
+                    return name
+        return None
 
     def _targets(self, out):
         """Slots for what a recorded line returns: an array, or a tuple or list of them
@@ -457,6 +511,13 @@ class Recorder:
             self._line(engine_plus, [ra, rb, repr(bool(own))], reads, out)
         return out
 
+    def graph_backward(self):
+        """What a backward that records its graph (``create_graph=True``) reports to: its
+        nodes' computations are recorded as ops (``graph_backward.py``)."""
+        if self.graph_seq is None:
+            self.graph_seq = new_sequence_nr()
+        return _graph.GraphBackward(self)
+
     def seed_slot(self, array):
         """A gradient the recorded backward of a compiled forward is given (``aot.py``)."""
         name = self._new_slot(array)
@@ -487,6 +548,16 @@ class Recorder:
             self._line(fn, refs, reads, out if type(out) in (np.ndarray, tuple, list) else None)
         return out
 
+    def call(self, fn, args):
+        """``fn(*args)``, which ran eagerly and returns nothing, made by the replay too."""
+        if self._paused or self.failed is not None:
+            return
+        reads = set()
+        refs = [self.value(a, reads) for a in args]
+        if None not in refs:
+            self._escape(reads)  # (it may keep what it is given: ``.grad`` does)
+            self._line(fn, refs, reads, None)
+
     def source(self, tensor):
         i = self._leaf_of.get(id(tensor))
         if i is not None:
@@ -502,7 +573,7 @@ class Recorder:
         array = self._keep[int(slot[1:])]
         return type(array) is np.ndarray and array.nbytes <= _SMALL
 
-    def _note_grad(self, tensor):
+    def note_grad(self, tensor):
         grad = tensor._grad
         if grad is not None:
             source = self.source(tensor)
@@ -513,13 +584,45 @@ class Recorder:
 
     def accumulate(self, engine_accumulate, var, g, create_graph, own):
         """The engine's ``AccumulateGrad`` into ``var.grad``, recorded as its call."""
+        if not self._paused and self.failed is None and self.made_here(var):
+            self._inner_accumulate(engine_accumulate, var, g, create_graph, own)
+            return
         self.opaque(engine_accumulate, (var, g, create_graph, own))
-        self._note_grad(var)
+        self.note_grad(var)
+
+    def _inner_accumulate(self, engine_accumulate, var, g, create_graph, own):
+        """``AccumulateGrad`` into a leaf made inside the call (``x.detach().requires_grad_()``),
+        which no replay has: only its arrays are recorded. Its ``.grad`` becomes ``g``'s
+        array, a copy of it (a recorded line) or a sum with a ``.grad`` holding a graph (an
+        op, recorded as it runs); a sum into ``.grad``'s array in place would change a slot
+        behind the recorded lines' back, so it stops the recording."""
+        grad = var._grad
+        if var._rg and grad is not None and grad._grad_fn is None and not grad._rg:
+            self.fail("a gradient is accumulated in place into the .grad of a tensor made "
+                      "inside the call (not recorded)")
+            return
+        engine_accumulate(var, g, create_graph, own)
+        new = var._grad
+        if grad is None and new is not None and new._data is not g and type(g) is np.ndarray:
+            reads = set()
+            ref = self.value(g, reads)
+            if ref is not None:
+                self._assign(f"{ref}.copy()", reads, new._data)
 
     def set_grad(self, tensor, value, setter):
         """``tensor.grad = value``, recorded as the setter's call."""
         self.opaque(setter, (tensor, value))
-        self._note_grad(tensor)
+        self.note_grad(tensor)
+
+    def requires_grad_set(self, tensor):
+        """``tensor.requires_grad_()`` changed its flag. A replay makes no tensors, so this
+        is recorded by what followed eagerly (the graph built on it) only for a tensor the
+        call made (``made_here``: ``x.detach().requires_grad_()``, a gradient penalty's
+        interpolated input); any other tensor (it may outlive the call) stops the recording."""
+        if self._paused or self.failed is not None:
+            return
+        if tensor._base is not None or not self.made_here(tensor):
+            self.fail("requires_grad_() changes a tensor that outlives the call (not recorded)")
 
     def wrote(self, tensor):
         """``tensor`` was written in place (``Tensor._assign``): its version goes up in the
@@ -545,6 +648,16 @@ class Recorder:
             if id(value) in self.aot_outs:
                 reads.add(name)
                 return f"{self._const(_aot.result_tensor)}({name}, n, {self.aot_outs[id(value)]})"
+            if value.requires_grad and value._grad_fn is None and value._base is None:
+                self.fail("the result is a leaf made inside the call that requires grad "
+                          "(not rebuilt)")
+                return None
+            if value.requires_grad and self.graph_seq is not None:
+                rebuild = _graph.graph_result(self, value)
+                if rebuild is None:
+                    return None
+                reads.add(name)
+                return f"{self._const(rebuild)}({name})"
             if value.requires_grad:
                 if not self.backward_ran:
                     self.fail("the result needs its graph after the call (a compiled "

@@ -34,7 +34,7 @@ from .._tensor import Tensor
 from ..autograd.graph import new_sequence_nr
 from ..nn.module import Module
 from ..optim.optimizer import Optimizer
-from . import aot, config, inplace
+from . import aot, config, graph_backward, inplace
 from .guards import _SCALARS, make_guard
 from .recorder import Recorder
 
@@ -115,6 +115,8 @@ class _Compiled:
         finally:
             rec.stop()
         replay = None
+        if rec.failed is None:
+            graph_backward.check_grads(rec)
         if rec.failed is None:
             if backward is not None:
                 rec.aot_outs = {id(t): k for k, t in enumerate(backward.outs)}

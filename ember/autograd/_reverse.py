@@ -14,7 +14,7 @@ from .. import _device, _dispatch, _errors, _recording, _xp
 from .._creation import zeros_like
 from .._tensor import Tensor
 from .._upcalls import install
-from .engine import _accumulate, run_backward
+from .engine import accumulate, run_backward
 from .graph import gradient_edge
 
 
@@ -101,8 +101,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
         if g is None:
             continue
         if t.is_leaf:
-            _accumulate(t, g, create_graph)
+            accumulate(t, g, create_graph)
         else:
+            _recording.unsupported("backward(inputs=...) writes the .grad of a tensor that is "
+                                   "not a leaf (not recorded yet)")
             g = g if isinstance(g, Tensor) else Tensor._make(g.copy(), None, False)
             t._grad = g if t._grad is None else t._grad + g
 

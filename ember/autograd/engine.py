@@ -170,15 +170,14 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
 
 
 def _recorded_backward(rec, create_graph):
-    """The recorder a backward reports to, or None when it cannot be recorded."""
-    if create_graph:
-        rec.fail("a backward records a graph (create_graph=True is not recorded yet)")
-        return None
+    """What a backward reports to while compiled mode records, or None when it cannot be
+    recorded. Under ``create_graph`` the nodes' rules run as ops, which report themselves:
+    the recorder's ``graph_backward`` is told of the rest without writing those twice."""
     if anomaly.enabled:
         rec.fail("anomaly detection is on")
         return None
     rec.backward_ran = True
-    return rec
+    return rec.graph_backward() if create_graph else rec
 
 
 def _apply_pruned(fn, buf, create_graph, runs, targets, rec=None):
@@ -232,7 +231,9 @@ def _add(buffers, owned, fn, nr, g):
     if old is None:
         buf[nr] = g  # (a root's gradient: the caller's, never owned)
     else:
-        buf[nr] = _recording.opaque(_plus, old, g, (fn, nr) in owned)
+        own = (fn, nr) in owned  # (Tensors under create_graph: their sum is an op, recorded)
+        buf[nr] = _plus(old, g, own) if isinstance(g, Tensor) else _recording.opaque(
+            _plus, old, g, own)
         if type(buf[nr]) is np.ndarray and buf[nr].size >= _IN_PLACE_MIN:
             owned.add((fn, nr))
 
@@ -359,6 +360,18 @@ def _run_post_hooks(fn, grads_in, buf, create_graph):
 def _unwrap(grads, create_graph):
     """Gradients a hook returned, as the engine carries them (raw arrays unless recording)."""
     return [g if create_graph or not isinstance(g, Tensor) else g._data for g in grads]
+
+
+def accumulate(var, g, create_graph):
+    """``AccumulateGrad`` outside the walk (``backward(inputs=...)``), reported to compiled
+    mode's recorder as the walk's own are."""
+    rec = _recording.state.recorder
+    if rec is None:
+        _accumulate(var, g, create_graph)
+        return
+    if create_graph:
+        rec = rec.graph_backward()
+    rec.accumulate(_accumulate, var, g, create_graph, False)
 
 
 def _accumulate(var, g, create_graph, own=False):

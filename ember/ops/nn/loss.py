@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ... import _xp
+from ... import _recording, _xp
 from ..._tensor import Tensor
 from ...autograd import grad_mode
 from .. import batching
@@ -330,9 +330,10 @@ def _nll_rule(xp, g, ans, input, target, weight, reduction, ignore_index):
     if xp is raw and weight is None and reduction != "none" and input.ndim == 2:
         return _nll_rows_grad(xp, g, input, target, reduction, ignore_index)
     c = input.shape[_class_axis(input)]
-    classes, w = _nll_weights(raw, target, weight, ignore_index, c, getattr(g.dtype, "np", g.dtype))
-    total = None if reduction != "mean" else target.size if w is None else w.sum()
     if xp is raw:  # (not recording) a scatter into zeros by the flat index
+        classes, w = _nll_weights(raw, target, weight, ignore_index, c,
+                                  getattr(g.dtype, "np", g.dtype))
+        total = None if reduction != "mean" else target.size if w is None else w.sum()
         grad = xp.zeros(input.shape, g.dtype)
         values = -(g if total is None else g / total)
         if w is not None:
@@ -342,16 +343,28 @@ def _nll_rule(xp, g, ans, input, target, weight, reduction, ignore_index):
         xp.reshape(grad, (-1,))[_flat_entries(xp, input.shape, classes)] = values
         return grad
     axis = _class_axis(input)
+    index, w = _recording.opaque(_nll_scatter_weights, raw, target, weight, ignore_index, c,
+                                 getattr(g.dtype, "np", g.dtype), reduction, axis)
     if w is None:
-        picks = -g * (1 / total) if total is not None else -g
+        picks = -g * (1 / target.size) if reduction == "mean" else -g
     else:
-        if total is not None:
-            w = w / total
-        if ignore_index is not None:  # (0 / 0 where every target is ignored)
-            w = raw.where(target != ignore_index, w, 0)
         picks = -g * w
     return xp.scatter_along_axis(xp.expand_dims(xp.broadcast_to(picks, target.shape), axis=axis),
-                                 raw.expand_dims(classes, axis), axis, tuple(input.shape))
+                                 index, axis, tuple(input.shape))
+
+
+def _nll_scatter_weights(raw, target, weight, ignore_index, c, dtype, reduction, axis):
+    """For ``_nll_rule`` recording its graph: where each target's entry lies along ``axis``
+    and the weight its gradient is scaled by (None: 1), divided by the total for the mean,
+    0 where the target is ignored (0 / 0 where every one is). Raw arrays made from the
+    targets, in one call, which compiled mode records whole (``_recording.opaque``)."""
+    classes, w = _nll_weights(raw, target, weight, ignore_index, c, dtype)
+    if w is not None:
+        if reduction == "mean":
+            w = w / w.sum()
+        if ignore_index is not None:
+            w = raw.where(target != ignore_index, w, 0)
+    return raw.expand_dims(classes, axis), w
 
 
 def _class_axis(input):
