@@ -686,3 +686,18 @@ def test_a_none_argument_is_guarded():
     for scale in (None, None, 2.0, 2.0, None):
         _same(step(x, scale), compiled(x, scale))
     assert compiled._ember_runner.replays == 3
+
+
+@pytest.mark.parametrize("reduce", ["max", "min", "median"])
+def test_hvp_through_a_reduction_that_picks_along_a_dim_replays(reduce):
+    """The picked indices, reshaped for the scatter by a recorded call."""
+    def build():
+        w = ember.tensor([[0.5, -1.0, 2.0], [1.5, 0.3, -0.2]], dtype=ember.float64,
+                         requires_grad=True)
+
+        def step(x):
+            picked = getattr(ember.sin(w * x), reduce)(dim=1).values
+            (g,) = ember.autograd.grad((picked ** 2).sum(), w, create_graph=True)
+            return ember.autograd.grad((g * x).sum(), w)[0], g.detach()
+        return step, [w]
+    _replayed(_run_twins(build, _normal((2, 3), seed=37)))

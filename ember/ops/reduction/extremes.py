@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _xp
+from ... import _array_api, _recording, _xp
 from ..._tensor import Tensor, _wrap_dim
 from .. import batching, pointwise
 from ..registry import array_api, defop, public
@@ -69,8 +69,15 @@ def _unselect(xp, g, index, dim, keepdim, shape):
     index = _raw(index)
     if not keepdim:
         kept = index.shape[:dim] + (1,) + index.shape[dim:]
-        index, g = index.reshape(kept), xp.reshape(g, kept)
+        # (recording its graph, the raw index is reshaped by a call compiled mode records)
+        index = (_recording.opaque(_reshaped, index, kept) if _array_api.is_tensor_namespace(xp)
+                 else index.reshape(kept))
+        g = xp.reshape(g, kept)
     return xp.scatter_along_axis(g, index, dim, shape)
+
+
+def _reshaped(array, shape):
+    return array.reshape(shape)
 
 
 def picked(xp, input, index, dim, keepdim):
