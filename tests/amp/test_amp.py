@@ -87,14 +87,25 @@ def test_ops_under_cpu_autocast_match_pytorch(torch, kw):
             np.testing.assert_allclose(e.detach().float().numpy(), r.detach().float().numpy(),
                                        rtol=2e-3, err_msg=name)
         elif name in FLOAT32_RESULTS:  # float32 arithmetic: ember's and PyTorch's log, exp, sums
-            np.testing.assert_allclose(e.detach().numpy(), r.detach().numpy(), rtol=1e-6,
-                                       err_msg=name)
+            want = r.detach().numpy()  # (addmm_: MKL adds the input inside its GEMM)
+            np.testing.assert_allclose(e.detach().numpy(), want, rtol=1e-6,
+                                       atol=1e-6 * float(np.abs(want).max()), err_msg=name)
+        elif name in ISA_DEPENDENT:  # within one unit in the last place of the result's dtype
+            want = r.detach().float().numpy()
+            ulp = float(np.finfo(np.float16).eps if e.dtype is ember.float16 else 2.0 ** -7)
+            np.testing.assert_allclose(e.detach().float().numpy(), want, rtol=ulp,
+                                       atol=ulp * float(np.abs(want).max()), err_msg=name)
         else:
             np.testing.assert_array_equal(e.detach().float().numpy(),
                                           r.detach().float().numpy(), err_msg=name)
 
 
-FLOAT32_RESULTS = ("cross_entropy", "nll_loss", "mse_loss", "l1_loss", "addmm_in_place")
+FLOAT32_RESULTS = ("cross_entropy", "nll_loss", "mse_loss", "l1_loss", "addmm_in_place",
+                   "disabled_inside", "after", "float64_stays")  # (and GEMMs: MKL's, OpenBLAS's)
+# PyTorch's half-precision transposed convolution (oneDNN) accumulates as the CPU's
+# instructions allow: exact on one machine, a unit in the last place apart on another (AVX-512
+# with bfloat16 instructions)
+ISA_DEPENDENT = ("conv_transpose2d",)
 
 
 def test_weight_cast_is_cached_within_a_region(torch):
