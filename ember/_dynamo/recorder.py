@@ -7,7 +7,7 @@ line of Python over *slots* (local variables ``s0, s1, ...`` holding raw arrays)
 - each op's forward, ``s7 = c3(c0, s2, s5, c4)`` (``c0`` the array namespace the op ran on,
   ``c3`` its forward, ``c4`` a parameter), with the casts its type promotion made;
 - each node's backward: its rules' calls where ``OpNode.apply``'s fast path served it
-  (``_rules``), else the node's own ``apply`` on the slots' arrays (``_NodeRunner``); the
+  (``_rules``), else the node's own ``apply`` on the slots' arrays (``runners.py``); the
   engine's sums as the NumPy operation (``plus``), its ``.grad`` accumulation as a call;
 - checks on values ember's own code makes (``expect``), made again by each replay;
 - new arrays from Python values (``constant``, ``fixed``), random draws and calls kept whole
@@ -25,7 +25,6 @@ backward recorded after it (``aot.py``).
 """
 from __future__ import annotations
 
-import copy
 import math
 import os
 import traceback
@@ -44,6 +43,7 @@ from . import aot as _aot
 from . import graph_backward as _graph
 from . import inline as _inline
 from . import inplace as _inplace
+from . import runners as _runners
 from .exc import Unsupported
 
 __all__ = ["Recorder"]
@@ -384,7 +384,7 @@ class Recorder:
                     self.value(list(node._saved), reads)]
             if None in refs:
                 return
-            self._line(_NodeRunner(node), refs, reads, list(grads_in))
+            self._line(_runners.NodeRunner(node), refs, reads, list(grads_in))
         self._where = ""
 
     def _view_node(self, node, buf, grads_in):
@@ -393,7 +393,7 @@ class Recorder:
         saves none. Their view functions must hold no array (a slice's bounds, not indices
         read from a tensor)."""
         inner = getattr(node, "_inner", None)
-        if not _holds_no_array(node._view_fn) or inner is not None and (
+        if not _runners.holds_no_array(node._view_fn) or inner is not None and (
                 not isinstance(inner, OpNode) or inner._packed is not None):
             self.fail(f"the backward of {type(node).__name__} is not recorded (its view or "
                       "its in-place op)")
@@ -404,7 +404,7 @@ class Recorder:
             refs += [self.value(inner._ans, reads), self.value(list(inner._saved), reads)]
         if None in refs:
             return
-        self._line(_ViewNodeRunner(node), refs, reads, list(grads_in))
+        self._line(_runners.ViewNodeRunner(node), refs, reads, list(grads_in))
 
     def expect(self, fn, args, value):
         """``fn(*args)`` gave ``value``, on which the caller decided: the replay checks it."""
@@ -731,78 +731,6 @@ def _consumed(array):
     """A result whose graph the call's own backward has used and freed: a second backward
     raises PyTorch's error, as it would eagerly."""
     return Tensor._make(array, _aot.CompiledFunctionBackward((), 1, None, None, ()), True)
-
-
-_EDGE = object()  # (stands for a node an edge leads to)
-
-
-def _holds_no_array(fn, depth=0):
-    """Whether a view function's closure (and the functions it calls from there) holds no
-    array or tensor: then it cuts the same region from any replay's arrays."""
-    for cell in getattr(fn, "__closure__", None) or ():
-        try:
-            v = cell.cell_contents
-        except ValueError:
-            continue
-        items = v if isinstance(v, (tuple, list)) else (v,)
-        for x in items:
-            if isinstance(x, (np.ndarray, Tensor)) or callable(x) and (
-                    depth > 8 or not _holds_no_array(x, depth + 1)):
-                return False
-    return True
-
-
-def _edges_only(node):
-    """A copy of ``node`` whose edges say only which want a gradient (see ``_NodeRunner``)."""
-    clone = copy.copy(node)
-    clone.next_functions = tuple((None if fn is None else _EDGE, nr)
-                                 for fn, nr in node.next_functions)
-    return clone
-
-
-class _ViewNodeRunner:
-    """A ``CopySlices`` or ``AsStridedBackward0`` backward as a function of arrays: a copy of
-    the node (with, for ``CopySlices``, a copy of its in-place op's node given the replay's
-    saved arrays) runs its own ``apply``."""
-
-    __slots__ = ("node", "inner")
-
-    def __init__(self, node):
-        self.node = _edges_only(node)
-        inner = getattr(node, "_inner", None)
-        self.inner = None if inner is None else _NodeRunner(inner).node
-
-    def __call__(self, buf, ans=None, saved=None):
-        node = copy.copy(self.node)  # (a copy per call: replays may run in several threads)
-        if self.inner is not None:
-            inner = copy.copy(self.inner)
-            inner._saved, inner._ans = saved, ans
-            node._inner = inner
-        return node.apply(buf, False)
-
-
-class _NodeRunner:
-    """A node's backward as a function of arrays: a copy of the node, given the replay's
-    saved arrays and output gradients, runs the node's own ``apply`` (for the nodes its fast
-    path does not serve: several outputs, complex or reduced-precision gradients)."""
-
-    __slots__ = ("node",)
-
-    def __init__(self, node):
-        # which edges want a gradient, without holding the recording's graph (and what its
-        # nodes saved) for as long as the replay lives
-        clone = _edges_only(node)
-        clone._inputs = ()  # (the version checks ran when the call was recorded)
-        clone._saved = clone._ans = None
-        self.node = clone
-
-    def __call__(self, buf, ans, saved):
-        node = copy.copy(self.node)  # (a copy per call: replays may run in several threads)
-        node._saved, node._ans = saved, ans
-        return node.apply(buf, False)
-
-    def __repr__(self):
-        return f"<backward of {type(self.node).__name__}>"
 
 
 # While a recorder is active, every op call takes the general path (``Op._call``), which
