@@ -79,7 +79,9 @@ def test_single_precision_gradients_match_pytorch(torch, name):
             for o in outs).backward()
         assert x.grad.dtype == lib.float32
         grads.append(to_np(x.grad))
-    np.testing.assert_allclose(grads[0], grads[1], atol=3e-5 * np.abs(grads[1]).max(), rtol=0)
+    # (float32 LAPACK: OpenBLAS's and MKL's round apart, by up to ~3e-5 of the largest entry
+    # on one machine and ~5e-5 on another, AVX-512's)
+    np.testing.assert_allclose(grads[0], grads[1], atol=6e-5 * np.abs(grads[1]).max(), rtol=0)
 
 
 def test_the_single_precision_loops_are_the_ones_called():

@@ -25,7 +25,8 @@ SPECS = [
     Spec("rfft_n", lambda L, a: _ri(L, L.fft.rfft(a, n=9, dim=0, norm="ortho")), [((6, 2),)]),
     Spec("irfft", lambda L, a, b: L.fft.irfft(_c(L, a, b)), [((5,), (5,)), ((2, 4), (2, 4))]),
     Spec("irfft_odd", lambda L, a, b: L.fft.irfft(_c(L, a, b), n=7, norm="forward"),
-         [((4,), (4,)), ((2, 5), (2, 5))]),
+         [((4,), (4,)), ((2, 5), (2, 5))], tol=5),  # (unscaled sums: outputs of ~4, where
+    # pocketfft and MKL round float32 a unit apart: 1.2e-7 off an entry of 8e-4)
     Spec("irfft_real", lambda L, a: L.fft.irfft(a, n=5, dim=0, norm="ortho"), [((3, 2),)]),
     Spec("hfft", lambda L, a, b: L.fft.hfft(_c(L, a, b), n=6), [((4,), (4,)), ((3,), (3,))]),
     Spec("ihfft", lambda L, a: _ri(L, L.fft.ihfft(a, norm="ortho")), [((5,),), ((2, 6),)]),

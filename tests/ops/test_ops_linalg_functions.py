@@ -172,7 +172,16 @@ def test_cond_at_singular_matches_torch():
     for a in cases:
         for p in ("fro", "nuc", 1, -1, INF, -INF):
             e, t = _pair(lambda L, dt: L.linalg.cond(L.tensor(a), p))
-            _same(e, t)
+            noise = np.isfinite(to_np(t)) & (to_np(t) > 1e15)
+            if not noise.any():
+                _same(e, t)
+                continue
+            # the smallest singular value is rounding noise: the condition number is ~1/eps
+            # times a factor each LAPACK rounds its own way (MKL's, OpenBLAS's): both large
+            assert tuple(e.shape) == tuple(t.shape) and str(e.dtype) == str(t.dtype)
+            assert np.all(to_np(e)[noise] > 1e15), (p, to_np(e))
+            np.testing.assert_allclose(to_np(e)[~noise], to_np(t)[~noise], rtol=1e-10,
+                                       atol=1e-12)
 
 
 @needs_torch
