@@ -5,7 +5,7 @@ Most of ember's forwards and backward rules are one expression over their argume
 for a NumPy operation that, on a small array, costs about as much; written out, the replay
 runs that expression's NumPy calls alone. ``expression(fn, args, const)`` gives the source of
 ``fn`` applied to ``args`` (their sources: slots, literals, constants) when ``fn`` is such a
-function, found in its module's source:
+function, found in its file's source:
 
 - a ``lambda``, or a ``def`` whose body is one ``return`` (after a docstring);
 - every name it reads is a parameter, or a global, closure or builtin name holding a module,
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import dis
 import functools
 import linecache
 import types
@@ -39,8 +40,7 @@ _STATIC = (types.FunctionType, types.BuiltinFunctionType, types.ModuleType, type
            type(np.sum), functools.partial, int, float, bool, str, type(None), np.dtype)
 _SCOPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
            ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await)
-_bodies = {}  # code object -> (parameter names, defaults, expression) or None
-_trees = {}  # file name -> its parsed module, or None
+_bodies = {}  # code object -> (parameter names, expression) or None
 
 
 def expression(fn, args, const, lookup):
@@ -126,15 +126,21 @@ def _resolved(fn, nodes, lookup):
 
 
 def _body(fn, code):
-    """``(parameter names, expression)`` of ``fn``'s one expression, or None."""
+    """``(parameter names, expression)`` of ``fn``'s one expression, or None. Found in the
+    top-level statement of its file around its first line (not the whole module: parsing
+    every file a recording touches costs more than the recording), the lambda or def there
+    whose parameters are the code's and whose body holds the code's first instruction."""
     if code.co_flags & (0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200):  # (*args, **kw, generator,
         return None  # coroutine, async): not one plain expression
     params = code.co_varnames[:code.co_argcount]
     if code.co_kwonlyargcount or fn.__kwdefaults__:
         return None
-    tree = _tree(code.co_filename)
+    tree, offset = _statement(code.co_filename, code.co_firstlineno)
     if tree is None:
         return None
+    at = next(((p[0] - offset, p[2]) for ins, p in zip(dis.get_instructions(code),
+                                                       code.co_positions())
+               if ins.opname != "RESUME" and p[0] is not None and p[2] is not None), None)
     found = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Lambda):
@@ -143,13 +149,18 @@ def _body(fn, code):
             first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         else:
             continue
-        if first != code.co_firstlineno or isinstance(node, ast.FunctionDef) \
+        if first + offset != code.co_firstlineno or isinstance(node, ast.FunctionDef) \
                 and node.name != code.co_name:
             continue
-        if [a.arg for a in node.args.args] == list(params) and not node.args.posonlyargs:
-            found.append(node)
+        if [a.arg for a in node.args.args] != list(params) or node.args.posonlyargs:
+            continue
+        if isinstance(node, ast.Lambda) and at is not None and not (
+                (node.body.lineno, node.body.col_offset) <= at
+                <= (node.body.end_lineno, node.body.end_col_offset)):
+            continue  # (another lambda of these parameters on the line)
+        found.append(node)
     if len(found) != 1:
-        return None  # (not found, or two alike on one line: which is this one?)
+        return None  # (not found, or two alike: which is this one?)
     node = found[0]
     if isinstance(node, ast.Lambda):
         body = node.body
@@ -165,14 +176,32 @@ def _body(fn, code):
     return params, body
 
 
-def _tree(filename):
-    if filename not in _trees:
-        source = "".join(linecache.getlines(filename))
-        try:
-            _trees[filename] = ast.parse(source) if source else None
-        except SyntaxError:
-            _trees[filename] = None
-    return _trees[filename]
+def _statement(filename, line):
+    """``(tree, offset)``: the parsed top-level statement of ``filename`` holding ``line``
+    (the tree's line k is the file's line k + offset); ``(None, 0)`` if not found."""
+    key = (filename, line)
+    if key not in _statements:
+        _statements[key] = _find_statement(linecache.getlines(filename), line)
+    return _statements[key]
+
+
+def _find_statement(lines, line):
+    starts = [k for k in range(min(line, len(lines)) - 1, -1, -1)
+              if lines[k][:1] not in _NOT_A_START][:_TRIES]
+    for start in starts:  # (a line at column 0 may be inside a string: try further up)
+        for stop in range(line, min(len(lines), line + _LONGEST) + 1):
+            if stop < len(lines) and lines[stop][:1] in _NOT_A_START:
+                continue  # (the statement goes on)
+            try:
+                return ast.parse("".join(lines[start:stop])), start
+            except SyntaxError:
+                continue
+    return None, 0
+
+
+_statements = {}  # (file, line) -> (tree, offset)
+_NOT_A_START = (" ", "\t", "\n", "#", ")", "]", "}", "")
+_TRIES, _LONGEST = 4, 400  # column-0 lines tried; lines a statement may run on
 
 
 def _copy(node):
