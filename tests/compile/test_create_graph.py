@@ -12,32 +12,16 @@ import pytest
 import ember
 import ember.nn.functional as F
 from ember import nn
-
-
-def _bytes(t):
-    a = np.asarray(t._data)
-    return a.dtype, a.shape, a.tobytes()
-
-
-def _same(a, b):
-    if isinstance(a, ember.Tensor):
-        assert isinstance(b, ember.Tensor) and _bytes(a) == _bytes(b)
-        assert a.requires_grad == b.requires_grad
-    elif isinstance(a, (tuple, list)):
-        assert type(a) is type(b) and len(a) == len(b)
-        for x, y in zip(a, b):
-            _same(x, y)
-    else:
-        assert a == b
+from tests.compile.common import array_bytes, same
 
 
 def _same_tensors(want, got):
     """Parameters (or any tensors that outlive the call) and their ``.grad``, alike."""
     for p, q in zip(want, got):
-        assert _bytes(p) == _bytes(q)
+        assert array_bytes(p) == array_bytes(q)
         assert (p.grad is None) == (q.grad is None)
         if p.grad is not None:
-            assert _bytes(p.grad) == _bytes(q.grad)
+            assert array_bytes(p.grad) == array_bytes(q.grad)
             assert p.grad.requires_grad == q.grad.requires_grad
 
 
@@ -55,7 +39,7 @@ def _run_twins(build, inputs, steps=5):
         want = eager_step(*args)
         ember.manual_seed(1000 + i)
         got = compiled(*[a.clone() if isinstance(a, ember.Tensor) else a for a in args])
-        _same(want, got)
+        same(want, got)
         _same_tensors(eager_tensors, tensors)
     return compiled
 
@@ -254,7 +238,7 @@ def test_an_input_written_in_place_between_calls_is_read_anew():
     for _ in range(4):
         with ember.no_grad():
             x.mul_(1.5).add_(0.25)
-        _same(eager_step(x), compiled(x))
+        same(eager_step(x), compiled(x))
         _same_tensors([w_eager], [w])
     _replayed(compiled)
 
@@ -330,7 +314,7 @@ def test_a_gradient_with_its_graph_returned_is_not_replayed():
     for i in range(4):
         x, y = inputs(i)
         want, got = eager_step(x, y), compiled(x, y)
-        _same(want, got)
+        same(want, got)
         sum((g ** 2).sum() for g in want).backward()
         sum((g ** 2).sum() for g in got).backward()
         _same_tensors(eager_params, params)
@@ -474,7 +458,7 @@ def test_nan_gradients_keep_their_sign_bits_in_the_replay():
     compiled = ember.compile(plain)
     x, y = ember.tensor([float("nan")]), -ember.tensor([float("nan")])
     for _ in range(3):
-        _same(plain(x, y), compiled(x, y))
+        same(plain(x, y), compiled(x, y))
     _replayed(compiled)
 
 
@@ -486,7 +470,7 @@ def test_fuzzed_programs_with_a_double_backward_replay_detached():
     about half replay (the others break for reasons of their own: ``.item()``, hooks, ...)."""
     pytest.importorskip("torch")
     from tests.fuzz.generator import generate
-    from tests.fuzz.test_fuzz_compile import _fresh
+    from tests.fuzz.test_fuzz_compile import _fresh, _function
     from tests.fuzz.test_fuzz_compile import _same as _same_nan
 
     seen = replayed = 0
@@ -495,7 +479,7 @@ def test_fuzzed_programs_with_a_double_backward_replay_detached():
         if not any("create_graph=True" in s.code for s in program.stmts):
             continue
         seen += 1
-        fn, leaves = _detached_function(program)
+        fn, leaves = _function(program, _detached)
         compiled = ember.compile(fn)
         for k in range(3):
             eager_leaves, compiled_leaves = _fresh(leaves, k), _fresh(leaves, k)
@@ -509,23 +493,6 @@ def test_fuzzed_programs_with_a_double_backward_replay_detached():
             _same_nan([t.grad for t in eager_leaves], [t.grad for t in compiled_leaves])
         replayed += compiled._ember_runner.replays > 0
     assert seen >= 45 and replayed >= 20, (seen, replayed)
-
-
-def _detached_function(program):
-    leaves = [s.defines for s in program.stmts if s.stage == "leaf"]
-    body = [s.code for s in program.stmts if s.stage != "leaf"]
-    names = list(dict.fromkeys(s.defines for s in program.stmts
-                               if s.stage != "leaf" and s.defines))
-    source = (f"def fn({', '.join(leaves)}):\n"
-              + "".join(f"    {line}\n" for line in body or ["pass"])
-              + f"    return _detached([{', '.join(names)}])\n")
-    namespace = {"torch": ember, "np": np, "_detached": _detached}
-    exec(compile(source, "<fuzz program>", "exec"), namespace)  # noqa: S102 (our program)
-    leaf_ns = {"torch": ember, "np": np}
-    for s in program.stmts:
-        if s.stage == "leaf":
-            exec(s.code, leaf_ns)  # noqa: S102
-    return namespace["fn"], [leaf_ns[n] for n in leaves]
 
 
 def _detached(value):
@@ -684,7 +651,7 @@ def test_a_none_argument_is_guarded():
     compiled = ember.compile(step)
     x = ember.tensor([1.0, -1.0], dtype=ember.float64)
     for scale in (None, None, 2.0, 2.0, None):
-        _same(step(x, scale), compiled(x, scale))
+        same(step(x, scale), compiled(x, scale))
     assert compiled._ember_runner.replays == 3
 
 

@@ -14,38 +14,17 @@ import ember
 import ember.nn.functional as F
 from ember import nn
 from ember._dynamo.exc import Unsupported
-
-
-def _bytes(t):
-    a = np.asarray(t._data)
-    return a.dtype, a.shape, a.tobytes()
-
-
-def _same(a, b):
-    """``a`` and ``b`` (results of one step) equal byte for byte, structure alike."""
-    if isinstance(a, ember.Tensor):
-        assert isinstance(b, ember.Tensor) and _bytes(a) == _bytes(b)
-        assert a.requires_grad == b.requires_grad
-    elif isinstance(a, (tuple, list)):
-        assert type(a) is type(b) and len(a) == len(b)
-        for x, y in zip(a, b):
-            _same(x, y)
-    elif isinstance(a, dict):
-        assert a.keys() == b.keys()
-        for k in a:
-            _same(a[k], b[k])
-    else:
-        assert a == b
+from tests.compile.common import array_bytes, same
 
 
 def _same_state(objects_a, objects_b, versions=True):
     for a, b in zip(objects_a, objects_b):
-        _same(a.state_dict(), b.state_dict())
+        same(a.state_dict(), b.state_dict())
         if isinstance(a, nn.Module):
             for p, q in zip(a.parameters(), b.parameters()):
                 assert (p.grad is None) == (q.grad is None)
                 if p.grad is not None:
-                    assert _bytes(p.grad) == _bytes(q.grad)
+                    assert array_bytes(p.grad) == array_bytes(q.grad)
                 assert p._version == q._version or not versions
 
 
@@ -61,7 +40,7 @@ def _run_twins(build, inputs, steps=20):
         want = eager_step(*args)
         ember.manual_seed(100 + i)
         got = compiled(*[a.clone() if isinstance(a, ember.Tensor) else a for a in args])
-        _same(want, got)
+        same(want, got)
         _same_state(eager_objects, objects)
     return compiled._ember_runner
 
@@ -217,7 +196,7 @@ def test_inference_under_no_grad_replays():
     compiled = ember.compile(predict)
     x = ember.randn(7, 6)
     for _ in range(3):
-        _same(predict(x), compiled(x))
+        same(predict(x), compiled(x))
     _replayed(compiled._ember_runner)
 
 
@@ -254,7 +233,7 @@ def test_training_flag_and_grad_mode_are_guarded():
         for m in (model, twin):
             getattr(m, mode)()
         with ember.no_grad():
-            _same(model(x) * 2, compiled())
+            same(model(x) * 2, compiled())
         _same_state([model], [twin], versions=False)
     assert len(compiled._ember_runner.entries) == 2
     _replayed(compiled._ember_runner)
@@ -272,11 +251,11 @@ def test_a_global_scalar_the_function_reads_is_guarded():
         return x * w * _FACTOR
     compiled = ember.compile(fn)
     x = ember.randn(3)
-    _same(fn(x), compiled(x))
-    _same(fn(x), compiled(x))
+    same(fn(x), compiled(x))
+    same(fn(x), compiled(x))
     globals()["_FACTOR"] = 5.0
-    _same(fn(x), compiled(x))
-    _same(fn(x), compiled(x))
+    same(fn(x), compiled(x))
+    same(fn(x), compiled(x))
     assert len(compiled._ember_runner.entries) == 2
 
 
@@ -287,7 +266,7 @@ def test_recompile_limit_warns_once_and_runs_eagerly(monkeypatch):
         warnings.simplefilter("always")
         for n in range(1, 6):
             x = ember.randn(n)
-            _same(x.exp() + 1, compiled(x))
+            same(x.exp() + 1, compiled(x))
     assert len([w for w in seen if "recompile_limit" in str(w.message)]) == 1
     assert len(compiled._ember_runner.entries) == 2
 
@@ -304,7 +283,7 @@ def test_item_is_a_graph_break_and_the_call_runs_eagerly():
     compiled = ember.compile(fn)
     for scale in [1.0, 0.01, 1.0]:
         x = ember.ones(4) * scale
-        _same(fn(x), compiled(x))
+        same(fn(x), compiled(x))
     runner = compiled._ember_runner
     assert list(runner.entries.values()) == [None]
     assert "item()" in list(runner.reasons.values())[0]
@@ -352,7 +331,7 @@ def test_random_draws_replay_from_the_generator_of_the_time():
         got += [run(*xy) for xy in inputs[3:]]
         if run is eager_step:
             want = got
-    _same(want, got)
+    same(want, got)
     _same_state(eager_objects, objects)
     _replayed(compiled._ember_runner)
 
@@ -368,7 +347,7 @@ def test_a_compiled_module_whose_backward_runs_outside_replays_it():
     for i in range(5):
         x, y = inputs(i)
         a, b = F.cross_entropy(model(x), y), F.cross_entropy(compiled(x), y)
-        _same(a, b)
+        same(a, b)
         a.backward()
         b.backward()
         _same_state([model], [twin], versions=False)
@@ -406,7 +385,7 @@ def test_compiled_forward_backward_reaches_arguments_and_their_history():
             (out.sum() + total).backward(retain_graph=True)
             out.sum().backward()  # (a second backward through the retained graph)
             grads.append([x.grad, base.grad, w.grad, out, total])
-        _same(*grads)
+        same(*grads)
     _replayed(compiled._ember_runner)
     x = ember.randn(4, 3, requires_grad=True)
     compiled(x, ember.ones(3))  # (a new guard: recorded)
@@ -456,13 +435,13 @@ def test_guards_follow_parameters_gradients_and_argument_objects():
     tag = object()
     with ember.no_grad():
         for _ in range(2):
-            _same(fn(x, 2.0, tag), compiled(x, 2.0, tag))
-        _same(fn(x, 3.0, tag), compiled(x, 3.0, tag))  # a new Python value: recorded anew
-        _same(fn(x, 3.0, object()), compiled(x, 3.0, object()))  # another object: anew
+            same(fn(x, 2.0, tag), compiled(x, 2.0, tag))
+        same(fn(x, 3.0, tag), compiled(x, 3.0, tag))  # a new Python value: recorded anew
+        same(fn(x, 3.0, object()), compiled(x, 3.0, object()))  # another object: anew
         model.weight.requires_grad_(False)  # a parameter's flag: anew
-        _same(fn(x, 3.0, tag), compiled(x, 3.0, tag))
+        same(fn(x, 3.0, tag), compiled(x, 3.0, tag))
         model.weight.data = ember.randn(2, 3).double().float()  # new values, same layout
-        _same(fn(x, 3.0, tag), compiled(x, 3.0, tag))
+        same(fn(x, 3.0, tag), compiled(x, 3.0, tag))
     runner = compiled._ember_runner
     assert len(runner.entries) == 4 and runner.replays == 2
     assert all(e is not None for e in runner.entries.values())
@@ -507,7 +486,7 @@ def test_graph_break_disable_is_compiling_and_reset():
     compiled = ember.compile(fn)
     x = ember.ones(2)
     for which in ["plain", "plain", "break", "break", "disabled", "disabled"]:
-        _same(fn(x, which), compiled(x, which))
+        same(fn(x, which), compiled(x, which))
     runner = compiled._ember_runner
     assert list(runner.entries.values())[0] is not None
     assert [r for r in runner.reasons.values()] == [
@@ -518,7 +497,7 @@ def test_graph_break_disable_is_compiling_and_reset():
     assert seen == [False, True, False, False, True, False, False, False, True, False, False]
     ember._dynamo.reset()
     assert not runner.entries
-    _same(fn(x, "plain"), compiled(x, "plain"))
+    same(fn(x, "plain"), compiled(x, "plain"))
     assert len(runner.entries) == 1
 
 
@@ -530,7 +509,7 @@ def test_value_checks_in_ember_run_again_in_each_replay():
     emb = nn.Embedding(5, 3)
     f = ember.compile(lambda i: emb(i) * 2)
     for good in ([1, 2], [3, 4]):
-        _same(emb(ember.tensor(good)) * 2, f(ember.tensor(good)))
+        same(emb(ember.tensor(good)) * 2, f(ember.tensor(good)))
     for bad in ([1, 7], [1, -1]):
         with pytest.raises(IndexError, match="index out of range in self"):
             f(ember.tensor(bad))
@@ -538,7 +517,7 @@ def test_value_checks_in_ember_run_again_in_each_replay():
     x = ember.randn(4, 5, requires_grad=True)
     g = ember.compile(lambda x, t: F.cross_entropy(x, t, ignore_index=-1))
     for t in ([1, 2, 3, 4], [1, -1, 3, 4], [-1, -1, -1, -1], [0, 1, 2, -1]):
-        _same(F.cross_entropy(x, ember.tensor(t), ignore_index=-1), g(x, ember.tensor(t)))
+        same(F.cross_entropy(x, ember.tensor(t), ignore_index=-1), g(x, ember.tensor(t)))
     with pytest.raises(IndexError, match="Target 9 is out of bounds"):
         g(x, ember.tensor([1, 9, 3, 4]))
     assert g._ember_runner.replays >= 3
@@ -595,7 +574,7 @@ def test_writes_through_views_replay_with_their_gradients():
         loss.backward()
         return [loss, x.grad, w.grad]
     for step in range(3):
-        _same(step_of(fn, step), step_of(compiled, step))
+        same(step_of(fn, step), step_of(compiled, step))
     _replayed(compiled._ember_runner)
 
 
@@ -640,7 +619,7 @@ def test_a_name_that_holds_another_model_since_is_guarded():
             elif change == "parameter":
                 _REBOUND_MODEL[2].weight = nn.Parameter(ember.randn(16, 16))
             for _ in range(2):
-                _same(fn(x), compiled(x))
+                same(fn(x), compiled(x))
     runner = compiled._ember_runner
     assert len(runner.entries) == 4 and runner.replays == 4
 

@@ -18,16 +18,18 @@ REPLAYED_AT_LEAST = 145  # programs of SEEDS that replay (152 do at the last rai
 _replayed = []
 
 
-def _function(program):
-    """``fn(a0, a1, ...)`` running the program's non-leaf lines, returning every name."""
+def _function(program, wrap=None):
+    """``fn(a0, a1, ...)`` running the program's non-leaf lines, returning every name (as
+    ``wrap`` returns their list, where given)."""
     leaves = [s.defines for s in program.stmts if s.stage == "leaf"]
     body = [s.code for s in program.stmts if s.stage != "leaf"]
     names = list(dict.fromkeys(s.defines for s in program.stmts
                                if s.stage != "leaf" and s.defines))
+    result = f"[{', '.join(names)}]"
     source = (f"def fn({', '.join(leaves)}):\n"
               + textwrap.indent("\n".join(body) or "pass", "    ")
-              + f"\n    return [{', '.join(names)}]\n")
-    namespace = {"torch": ember, "np": np}
+              + f"\n    return {'_wrap(' + result + ')' if wrap else result}\n")
+    namespace = {"torch": ember, "np": np, "_wrap": wrap}
     exec(compile(source, "<fuzz program>", "exec"), namespace)  # noqa: S102 (our program)
     leaf_ns = {"torch": ember, "np": np}
     for s in program.stmts:
