@@ -26,6 +26,7 @@ import builtins
 import dis
 import functools
 import linecache
+import re
 import types
 
 import numpy as np
@@ -43,16 +44,45 @@ _SCOPED = (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp
 _bodies = {}  # code object -> (parameter names, expression) or None
 
 
-def expression(fn, args, const, lookup):
+def expression(fn, args, const, lookup, memo=None):
     """Source of ``fn(*args)`` written out, or None where ``fn`` is not a one-expression
     function of resolvable names. ``args``: sources; ``const(obj)``: a constant's name;
     ``lookup(name)``: the object a constant's or a slot's name stands for (None for any other
-    name)."""
-    resolved = _resolved(fn, [_parse(a) for a in args], lookup)
+    name). ``memo``: a dict kept by the caller (one recording, whose constants' names stay)
+    for calls alike but for their slots (a layer's rules in each step of an unrolled RNN):
+    written out once with placeholders, the slots' names put in after."""
+    if memo is None:
+        return _expression(fn, args, const, lookup)
+    slots, key = {}, [fn]
+    for a in args:
+        if _SLOT.fullmatch(a):
+            array = lookup(a)
+            key.append((getattr(array, "dtype", None), getattr(array, "shape", None)))
+            slots[f"__p{len(slots)}__"] = a
+            continue
+        key.append(a)
+    key = tuple(key)
+    if key not in memo:
+        holders = iter(slots)
+        memo[key] = _expression(
+            fn, [next(holders) if _SLOT.fullmatch(a) else a for a in args], const,
+            lambda name: lookup(slots.get(name, name)))
+    template = memo[key]
+    return template and _HOLDER.sub(lambda m: slots[m.group(0)], template)
+
+
+_SLOT = re.compile(r"s\d+")
+_HOLDER = re.compile(r"__p\d+__")
+
+
+def _expression(fn, args, const, lookup):
+    """``expression`` without the memo."""
+    resolved = (_resolved(fn, [_parse(a) for a in args], lookup)
+                if hasattr(fn, "resolve") else None)
     if resolved is not None:
         fn, nodes = resolved
         args = [ast.unparse(a) for a in nodes]
-        return expression(fn, args, const, lookup) or f"{const(fn)}({', '.join(args)})"
+        return _expression(fn, args, const, lookup) or f"{const(fn)}({', '.join(args)})"
     code = getattr(fn, "__code__", None)
     if code is None or type(fn) is not types.FunctionType:
         return None
@@ -265,8 +295,8 @@ class _Substitute(ast.NodeTransformer):
             resolved = _resolved(fn, node.args, self.lookup) if fn is not None else None
             if resolved is not None:
                 target, args = resolved
-                source = expression(target, [ast.unparse(a) for a in args], self.const,
-                                    self.lookup)
+                source = _expression(target, [ast.unparse(a) for a in args], self.const,
+                                     self.lookup)
                 return _parse(source) if source else ast.Call(
                     _name(self.const(target)), args, [])
         return node

@@ -18,6 +18,7 @@ array handed to a call kept whole, such as the ``.grad`` accumulation that store
 from __future__ import annotations
 
 import ast
+import functools
 
 import numpy as np
 
@@ -34,6 +35,7 @@ def root(array):
     return array
 
 
+@functools.lru_cache(maxsize=1024)  # (a line's call is asked about twice: fresh, candidate)
 def _expression(call):
     try:
         return ast.parse(call, mode="eval").body

@@ -110,6 +110,7 @@ class Recorder:
         self.aot_outs = {}  # id(result tensor) -> its output number in that backward's node
         self._n_seeds = 0
         self._paused = 0
+        self._inline_memo = {}  # (inline.py: calls alike but for their slots)
 
     # ------------------------------------------------------------------ starting, stopping
     def start(self):
@@ -305,7 +306,7 @@ class Recorder:
     def _call(self, fn, args):
         """Source of ``fn(*args)`` (``args``: sources): written out where ``fn`` is one
         expression (``inline.py``), else a call of it as a constant."""
-        return (_inline.expression(fn, args, self._const, self._lookup)
+        return (_inline.expression(fn, args, self._const, self._lookup, self._inline_memo)
                 or f"{self._const(fn)}({', '.join(args)})")
 
     def _lookup(self, name):

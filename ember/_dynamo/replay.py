@@ -318,14 +318,15 @@ def _body(lines, keep, rec):
                 and not rec.small(s)}
         if k in in_place:  # ``s9 = s4 + s8`` as ``s4 += s8``, s9 read as s4 from here on
             operand, target = lines[k].inplace[0], written[0]
-            body.append(_renamed(in_place[k], names))
+            body.append(_renamed(in_place[k], names) if names.keys() & set(read) else
+                        in_place[k])
             if target in keep:  # (a result or a residual: named in code made elsewhere)
                 body.append(f"{target} = {names.get(operand, operand)}")
             else:
                 names[target] = names.get(operand, operand)
                 dead.discard(operand)  # (it lives on as the target)
         else:
-            body.append(_renamed(code, names))
+            body.append(_renamed(code, names) if names.keys() & set(read) else code)
         if dead:
             body.append("del " + ", ".join(sorted({names.get(s, s) for s in dead},
                                                   key=lambda s: int(s[1:]))))
