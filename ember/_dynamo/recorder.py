@@ -198,7 +198,8 @@ class Recorder:
             self._emit(f"{name} = {source}._data", (), (name,))
             self._escape((name,))  # (a tensor's storage)
             self._loads.add(name)
-        reads.add(name)
+        if name[0] == "s":  # (not a ``fixed`` array, a constant)
+            reads.add(name)
         return name
 
     def detached(self, tensor):
@@ -240,7 +241,8 @@ class Recorder:
         if t is np.ndarray:
             name = self._slot_of.get(id(v))
             if name is not None:
-                reads.add(name)
+                if name[0] == "s":  # (not a ``fixed`` array, a constant)
+                    reads.add(name)
                 return name
             owner = self._owner.get(id(v))
             if owner is None:

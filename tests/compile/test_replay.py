@@ -644,3 +644,17 @@ def test_a_detached_parameter_or_argument_is_read_as_its_tensor():
         return step, [model, ema]
 
     _replayed(_run_twins(build, _batches((5, 4), 3)))
+
+
+def test_an_ops_fixed_parameter_array_is_read_as_a_constant():
+    """``split``'s bounds are an array made from Python values (``_recording.fixed``): the
+    replay reads it as a constant, never as a slot it could delete or reuse (found by the
+    fuzzer: a one-piece split's result)."""
+    def f(x):
+        return x.rsqrt().asinh().log10().split(1, -1)
+
+    compiled = ember.compile(f)
+    for k in range(3):
+        x = ember.tensor([5.0 + k])
+        same(f(x), compiled(x))
+    _replayed(compiled._ember_runner)
