@@ -22,7 +22,7 @@ import inspect
 import sys
 import warnings
 
-from . import _dtypes, _errors
+from . import _dtypes, _errors, _recording
 from ._out_rules import RULES, Rule
 from ._tensor import Tensor
 from .autograd import anomaly_mode, grad_mode
@@ -68,6 +68,7 @@ def _resize_first(rule, out, result):
     if not rule.resize_first or tuple(out.shape) == tuple(result.shape):
         return False
     _warn_resize(rule, out, result, 1)
+    _recording.unsupported("an out= tensor is resized (its new storage is not recorded yet)")
     out._data = result._data.astype(out._data.dtype)  # resized (whatever the check says next)
     return True
 
@@ -88,17 +89,26 @@ def _write(rule, out, result, records=False, resized=False):
         times = 2 if rule.double_warning and result.dtype != out.dtype else 1
         _warn_resize(rule, out, result, times)
         resized = True
+    if resized:  # (new storage, as resizing gives)
+        _recording.unsupported("an out= tensor is resized (its new storage is not recorded "
+                               "yet)")
     if records:  # a composite's out: the copy is recorded, as PyTorch's copy_ is
         if resized:
             out._data = data.astype(target.dtype)
         out.copy_(result)
         return out
     if resized:
-        out._data = data.astype(target.dtype)  # new storage, as resizing gives
+        out._data = data.astype(target.dtype)
     else:
-        target[...] = data
+        _recording.opaque(_copy_into, target, data)  # (compiled mode records the write)
     anomaly_mode.note_write(out, rule.aten + "(out=...)")
+    if _recording.state.recorder is not None:
+        _recording.state.recorder.wrote(out)
     return out
+
+
+def _copy_into(target, data):
+    target[...] = data
 
 
 def _warn_resize(rule, out, result, times):

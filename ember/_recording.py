@@ -25,7 +25,7 @@ It imports nothing of ember's, so that the core can import it.
 from __future__ import annotations
 
 __all__ = ["state", "read", "unsupported", "opaque", "constant", "fixed", "expect",
-           "from_array"]
+           "from_array", "reshaped"]
 
 
 class _State:
@@ -41,6 +41,16 @@ def read(what):
     rec = state.recorder
     if rec is not None:
         rec.fail(f"Tensor.{what}() reads a tensor's values into Python (a graph break)")
+
+
+def reshaped(tensor):
+    """``tensor`` takes a new shape in place (``squeeze_``, ``t_``): where the replay loads
+    it (an argument, a parameter), it would keep its old one, so an active recording stops
+    (a tensor made inside the call is read by its new array's slot: recorded)."""
+    rec = state.recorder
+    if rec is not None and rec.source(tensor) is not None:
+        rec.fail("a tensor the call was given or reaches takes a new shape in place "
+                 "(squeeze_, t_, transpose_...: not recorded yet)")
 
 
 def unsupported(reason):

@@ -55,7 +55,12 @@ def record_backward(rec, result, first_seq):
     for t in _tensors(result):
         if t._grad_fn is not None and t._rg and all(t is not o for o in outs):
             outs.append(t)
-    roots = [gradient_edge(t) for t in outs]
+    try:
+        roots = [gradient_edge(t) for t in outs]
+    except RuntimeError as exc:  # (a view whose base was written in place, which refuses
+        # its graph: eager raises only if a backward reaches it)
+        rec.fail(f"a result's graph cannot be taken: {exc}")
+        return None
     if any(fn._seq < first_seq for fn, _ in roots):
         rec.fail("a result is a tensor the call was given (not recorded yet)")
         return None

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from ... import _broadcast, _errors
+from ... import _broadcast, _errors, _recording
 from ..._tensor import _wrap_dim
 from ...autograd import forward_ad
 from ...autograd.views import as_view
@@ -518,6 +518,7 @@ def _reshape_in_place(self, op, params, view):
     the op's node as its history; ``view(xp, a)`` cuts the same view out of an array."""
     self._check_inplace()
     out = op(self, *params)
+    _recording.reshaped(self)
     self._data = out._data
     if self._base is not None:
         outer = self._view_fn
