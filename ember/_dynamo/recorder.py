@@ -182,12 +182,10 @@ class Recorder:
                 source = self._const(t)
             elif id(t) in self._grad_src:
                 source = self._grad_src[id(t)]
-            elif self._owner.get(id(data)) is not None and self._owner[id(data)]._data is data:
-                return self.tensor_data(self._owner[id(data)], reads)  # (``x.detach()``)
             else:
-                owner = self._detached_from(t)
-                if owner is not None:
-                    return self.tensor_data(owner, reads)  # (``x.detach()``: x's array)
+                owner = self._array_owner(data)
+                if owner is not None:  # (``x.detach()``: x's array)
+                    return self.tensor_data(owner, reads)
                 self.fail("a tensor made outside the recorded calls is used (a creation "
                           "function or a conversion ember does not record yet)")
                 return None
@@ -209,12 +207,14 @@ class Recorder:
     def _detached_from(self, t):
         """The leaf or external (or its ``.grad``) whose array ``t``, a tensor the call made
         by ``detach()``, shares; None for another tensor."""
-        if id(t) not in self._detached:
-            return None
-        owner = self._owner.get(id(t._data))
+        return self._array_owner(t._data) if id(t) in self._detached else None
+
+    def _array_owner(self, array):
+        """The leaf or external (or its ``.grad``) whose array ``array`` is; None if none."""
+        owner = self._owner.get(id(array))
         if owner is None:
-            owner = self._grad_owner.get(id(t._data))
-        return owner if owner is not None and owner._data is t._data else None
+            owner = self._grad_owner.get(id(array))
+        return owner if owner is not None and owner._data is array else None
 
     def made_here(self, tensor):
         """Whether ``tensor`` was made in the call: its array made by a recorded line (not
@@ -244,10 +244,8 @@ class Recorder:
                 if name[0] == "s":  # (not a ``fixed`` array, a constant)
                     reads.add(name)
                 return name
-            owner = self._owner.get(id(v))
-            if owner is None:
-                owner = self._grad_owner.get(id(v))
-            if owner is not None and owner._data is v:
+            owner = self._array_owner(v)
+            if owner is not None:
                 return self.tensor_data(owner, reads)
             name = self._holder_entry(v)
             if name is not None:
