@@ -16,6 +16,9 @@ forward. The rest report here, each with one test when no recorder is active
 - the autograd engine's own arithmetic and ``.grad`` accumulation;
 - calls kept whole (an optimizer's ``step`` and ``zero_grad``, a random draw): replayed as
   calls;
+- functions whose answer depends only on their arguments' types, shapes and dtypes and on
+  Python values (``on_metadata``: "are these two NumPy arrays of one shape?"): a replay's
+  written-out code is decided by their answer when recorded;
 - new arrays that depend on Python values only: copied from the recording's (``constant``:
   ``zeros``, ``arange``), or used as they are when nothing writes them (``fixed``: an op's
   parameter).
@@ -25,7 +28,7 @@ It imports nothing of ember's, so that the core can import it.
 from __future__ import annotations
 
 __all__ = ["state", "read", "unsupported", "opaque", "constant", "fixed", "expect",
-           "from_array", "reshaped"]
+           "from_array", "reshaped", "on_metadata"]
 
 
 class _State:
@@ -106,3 +109,12 @@ def opaque(fn, *args):
     if rec is None:
         return fn(*args)
     return rec.opaque(fn, args)
+
+
+def on_metadata(fn):
+    """Mark ``fn`` as answering from its arguments' types, shapes and dtypes and from Python
+    values alone, with an immutable answer (a bool, a dtype, a read-only cached array): every
+    replay's arrays have the recording's types, shapes and dtypes, so a test on its answer in
+    a function the replay writes out is decided when recorded (``_dynamo/inline.py``)."""
+    fn.on_metadata = True
+    return fn

@@ -16,7 +16,7 @@ import types
 
 import numpy as np
 
-from . import _device
+from . import _device, _recording
 
 EXTRAS = {}
 _namespaces = []
@@ -144,6 +144,7 @@ def _broadcast_to(a, shape):
 _CONSTANTS = {}
 
 
+@_recording.on_metadata
 def constant(value, dtype):
     """``value`` as a read-only 0-d NumPy array of ``dtype`` (one per pair, cached)."""
     try:

@@ -25,7 +25,7 @@ import numpy as np
 __all__ = ["candidate", "is_fresh", "plan", "root"]
 
 _SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
-_UFUNCS = (np.add, np.subtract, np.multiply, np.true_divide)  # (their calls, likewise)
+_UFUNCS = {np.add: "+", np.subtract: "-", np.multiply: "*", np.true_divide: "/"}  # (calls)
 
 
 def root(array):
@@ -69,15 +69,17 @@ def candidate(call, out, fresh, array_of, lookup):
         left, rest = tree.left, ast.unparse(tree.right)
         code = f"{{}} {_SYMBOLS[type(tree.op)]}= {rest}"
     elif _ufunc_call(tree, lookup) in _UFUNCS and len(tree.args) == 2:
+        # (``a += b`` is ``add(a, b, out=a)`` for an ndarray ``a``, as a fresh slot is, without
+        # the call's keyword parsing)
         left, rest = tree.args[0], ast.unparse(tree.args[1])
-        code = f"{tree.func.id}({{0}}, {rest}, out={{0}})"
+        code = f"{{}} {_UFUNCS[_ufunc_call(tree, lookup)]}= {rest}"
     else:
         return None
     if not (isinstance(left, ast.Name) and left.id in fresh):
         return None
     array = array_of(left.id)
     if (type(out) is not np.ndarray or out is array or out.shape != array.shape
-            or out.dtype != array.dtype or out.size < 2):
+            or out.dtype != array.dtype or out.strides != array.strides or out.size < 2):
         # (one element: NumPy's ``a += b`` there gives ``b``'s NaN where both are NaN, ``a + b``
         # gives ``a``'s, a sign bit apart; and nothing is saved)
         return None

@@ -154,7 +154,7 @@ class Recorder:
         """The line ``target = call`` for ``out``, with its in-place form if it may take one."""
         target, written = self._targets(out)
         if target is None:
-            self._emit(call, reads)
+            self._emit(_inline.statement(None, call), reads)
             return
         inplace = None
         if len(written) == 1:
@@ -162,7 +162,7 @@ class Recorder:
                                          lambda slot: self._keep[int(slot[1:])], self._lookup)
             if _inplace.is_fresh(call, out, self._lookup):
                 self.fresh.add(written[0])
-        self._emit(f"{target} = {call}", reads, written, inplace)
+        self._emit(_inline.statement(target, call), reads, written, inplace)
 
     def _escape(self, slots):
         """``slots``' arrays are held by something outside the slots from now on."""
@@ -303,10 +303,13 @@ class Recorder:
         name = self._new_slot(out)
         return name, (name,)
 
-    def _call(self, fn, args):
+    def _call(self, fn, args, block=False):
         """Source of ``fn(*args)`` (``args``: sources): written out where ``fn`` is one
-        expression (``inline.py``), else a call of it as a constant."""
-        return (_inline.expression(fn, args, self._const, self._lookup, self._inline_memo)
+        expression (``inline.py``), else a call of it as a constant. ``block``: the source
+        will be a line's whole value (``_assign``): a function of several statements may be
+        written out too, its statements going first."""
+        return (_inline.expression(fn, args, self._const, self._lookup, self._inline_memo,
+                                   block)
                 or f"{self._const(fn)}({', '.join(args)})")
 
     def _lookup(self, name):
@@ -321,7 +324,7 @@ class Recorder:
         return None
 
     def _line(self, fn, args, reads, out):
-        self._assign(self._call(fn, args), reads, out)
+        self._assign(self._call(fn, args, True), reads, out)
 
     # ------------------------------------------------------------------ what is reported
     def forward(self, op, xp, args, given, arrays, n_in, raw, out):
@@ -478,18 +481,17 @@ class Recorder:
             meta = node._meta[k]
             if node._arity > 0:
                 raw = rules[k](_node._NUMPY, g, node._ans, *node._saved)
-                call = self._call(rules[k], [xp, *head, *saved])
+                rule, args = rules[k], [xp, *head, *saved]
             else:  # (variadic: the one rule, told which input)
                 inputs = node._saved[:n]
                 raw = rules(_node._NUMPY, g, node._ans, k, inputs, *node._saved[n:])
-                call = self._call(rules, [xp, *head, str(k), f"[{', '.join(saved[:n])}]",
-                                          *saved[n:]])
+                rule, args = rules, [xp, *head, str(k), f"[{', '.join(saved[:n])}]", *saved[n:]]
             if type(raw) is np.ndarray and raw.shape == meta[0] and raw.dtype is meta[1]:
                 if raw is g and gi is g:  # (the rule hands the gradient on: no line)
                     continue
-                self._assign(call, reads, gi)
+                self._line(rule, args, reads, gi)
             else:
-                self._line(_node._fitted, [call, self._const(meta)], reads, gi)
+                self._line(_node._fitted, [self._call(rule, args), self._const(meta)], reads, gi)
 
     def plus(self, engine_plus, a, b, own):
         """The engine's sum of two gradients arriving at one slot (``engine._plus``): its

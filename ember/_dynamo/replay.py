@@ -17,10 +17,8 @@ Replays are eager's results bit for bit: the same calls on the same arrays in th
 """
 from __future__ import annotations
 
-import io
 import textwrap
 import time
-import tokenize
 import types
 import warnings
 import weakref
@@ -34,7 +32,7 @@ from .._tensor import Tensor
 from ..autograd.graph import new_sequence_nr
 from ..nn.module import Module
 from ..optim.optimizer import Optimizer
-from . import aot, config, graph_backward, inplace
+from . import aot, config, graph_backward, inline, inplace
 from .guards import _SCALARS, make_guard
 from .recorder import Recorder
 
@@ -318,7 +316,7 @@ def _body(lines, keep, rec):
                 and not rec.small(s)}
         if k in in_place:  # ``s9 = s4 + s8`` as ``s4 += s8``, s9 read as s4 from here on
             operand, target = lines[k].inplace[0], written[0]
-            body.append(_renamed(in_place[k], names) if names.keys() & set(read) else
+            body.append(inline.renamed(in_place[k], names) if names.keys() & set(read) else
                         in_place[k])
             if target in keep:  # (a result or a residual: named in code made elsewhere)
                 body.append(f"{target} = {names.get(operand, operand)}")
@@ -326,21 +324,11 @@ def _body(lines, keep, rec):
                 names[target] = names.get(operand, operand)
                 dead.discard(operand)  # (it lives on as the target)
         else:
-            body.append(_renamed(code, names) if names.keys() & set(read) else code)
+            body.append(inline.renamed(code, names) if names.keys() & set(read) else code)
         if dead:
             body.append("del " + ", ".join(sorted({names.get(s, s) for s in dead},
                                                   key=lambda s: int(s[1:]))))
     return textwrap.indent("\n".join(body) or "pass", "    ")
-
-
-def _renamed(code, names):
-    """``code`` with the slots in ``names`` renamed (Python name tokens only)."""
-    if not names:
-        return code
-    tokens = tokenize.generate_tokens(io.StringIO(code).readline)
-    return tokenize.untokenize(
-        (t.type, names.get(t.string, t.string) if t.type == tokenize.NAME else t.string,
-         t.start, t.end, t.line) for t in tokens).rstrip("\n")
 
 
 def _compile(source, namespace, filename, name):

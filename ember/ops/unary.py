@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from .. import _dtypes, _xp
+from .. import _dtypes, _recording, _xp
 from .._tensor import Tensor
 from . import pointwise as _pw
 from ._blocks import _BLOCK, _blockwise  # noqa: F401 - (_BLOCK: the tests size by it)
@@ -361,6 +361,7 @@ def _zero(xp, g, ans, input):
     return xp.zeros_like(g)
 
 
+@_recording.on_metadata
 def _numpy_pair(g, ans):
     """Whether a rule got NumPy arrays ``g`` and ``ans`` of one shape (not 0-d: NumPy makes
     scalars of those) and dtype, as in an ordinary backward, so that it may build its result
@@ -438,7 +439,7 @@ def _tanh_rule(xp, g, ans, input):
     if not _numpy_pair(g, ans):
         return g * (1 - ans * ans)
     out = xp.multiply(ans, ans)
-    xp.subtract(_xp.constant(1, out.dtype), out, out=out)
+    xp.subtract(_xp.constant(1, ans.dtype), out, out=out)
     out *= g
     return out
 
@@ -462,7 +463,7 @@ def _sigmoid_raw(xp, x):
     # (an array of its own to work in: NumPy makes a 0-d result a scalar)
     e = xp.negative(x) if x.ndim else xp.negative(x, out=xp.empty_like(x))
     xp.exp(e, out=e)
-    e += _xp.constant(1, e.dtype) if type(e) is np.ndarray else 1
+    e += _xp.constant(1, x.dtype) if type(x) is np.ndarray else 1  # (e: x's type and dtype)
     return xp.reciprocal(e, out=e)
 
 

@@ -5,8 +5,9 @@ import pytest
 
 import ember as torch
 from ember import _xp
-from ember._dynamo.inline import expression
+from ember._dynamo.inline import expression, statement
 from ember.ops.operands import _opmath
+from ember.ops.unary import _numpy_pair  # (marked ``on_metadata``)
 from tests.compile.common import chain_twins
 
 LIST = [1, 2]
@@ -139,3 +140,117 @@ def test_a_wrapper_resolves_to_the_function_it_calls_for_these_arguments():
         got = consts.run(src, s0=x)
         assert got.tobytes() == _opmath(_xp.NUMPY, _sigmoid_blocks, x).tobytes()
 
+
+
+# --------------------------------------------------------------------------- whole functions
+
+
+def block(fn, args, **slots):
+    """``fn(*args)`` written out as a line's whole value (statements allowed), the slots
+    standing for ``slots``' arrays; returns (constants, source)."""
+    consts = Consts()
+    args = [consts(a) if not isinstance(a, str) else a for a in args]
+    src = expression(fn, args, consts, lambda name: slots.get(name, consts.lookup(name)),
+                     block=True)
+    return consts, src
+
+
+def run_block(consts, src, target="s9", **slots):
+    """Run ``target = src`` (``statement``) in a namespace of the constants and slots."""
+    namespace = {f"c{k}": x for k, x in enumerate(consts.items)} | slots
+    exec(statement(target, src), namespace)  # (our generated code)
+    return namespace
+
+
+def _buffered(xp, g, ans):
+    """Several statements: a result built in one buffer (as the rules of tanh, sigmoid)."""
+    out = xp.subtract(_xp.constant(1, ans.dtype), ans)
+    out *= g
+    out *= ans
+    return out
+
+
+def test_a_function_of_several_statements_is_written_out_as_a_lines_whole_value():
+    g, ans = np.float32([0.5, -2, 3]), np.float32([0.25, 0.5, 0.75])
+    assert written(_buffered, "c0", "s0", "s1")[1] is None  # (not inside an expression)
+    consts, src = block(_buffered, [_xp.NUMPY, "s0", "s1"], s0=g, s1=ans)
+    code = statement("s9", src)
+    # its local is the line's slot; the cached constant 1 is decided when recorded
+    first, *rest = code.splitlines()
+    assert rest == ["s9 *= s0", "s9 *= s1"] and first.endswith(" - s1"), code
+    assert consts.lookup(first.split()[2]) is _xp.constant(1, ans.dtype)
+    got = run_block(consts, src, s0=g, s1=ans)["s9"]
+    assert got.tobytes() == _buffered(_xp.NUMPY, g, ans).tobytes()
+
+
+def _branches(xp, g, ans):
+    if g.ndim == 0 or type(g) is not np.ndarray:
+        return g * ans
+    if _numpy_pair(g, ans):
+        return _buffered(xp, g, ans)
+    return g * (1 - ans)
+
+
+def test_tests_on_the_arguments_types_shapes_and_dtypes_are_decided_when_recorded():
+    g, ans = np.float32([0.5, -2, 3]), np.float32([0.25, 0.5, 0.75])
+    consts, src = block(_branches, [_xp.NUMPY, "s0", "s1"], s0=g, s1=ans)
+    assert len(statement("s9", src).splitlines()) == 3  # (the pair's branch: _buffered's)
+    assert run_block(consts, src, s0=g, s1=ans)["s9"].tobytes() == \
+        _buffered(_xp.NUMPY, g, ans).tobytes()
+    wide = ans.astype(np.float64)  # (not a pair: the last branch)
+    consts, src = block(_branches, [_xp.NUMPY, "s0", "s1"], s0=g, s1=wide)
+    assert statement("s9", src) == "s9 = s0 * (1 - s1)"
+
+
+def _reads_values(xp, g):
+    if g[0] > 0:  # (a test on the array's values: not the recording's to decide)
+        return g
+    return -g
+
+
+def _writes_an_item(xp, g):
+    out = g.copy()
+    out[0] = 1
+    return out
+
+
+def _recursive(xp, g):
+    out = _recursive(xp, g)  # (recording stops writing it out: the call stays)
+    return out
+
+
+def test_a_function_whose_statements_cannot_be_decided_or_written_is_left_a_call():
+    g = np.float32([1, 2])
+    assert block(_reads_values, [_xp.NUMPY, "s0"], s0=g)[1] is None
+    assert block(_writes_an_item, [_xp.NUMPY, "s0"], s0=g)[1] is None
+    consts, src = block(_recursive, [_xp.NUMPY, "s0"], s0=g)  # (a few deep, then a call)
+    assert src.count("\n") <= 6 and consts.lookup(src.split("(")[0].split()[-1]) is _recursive
+    # the slot's facts are not known (no array recorded for it): the test stays undecided
+    assert block(_branches, [_xp.NUMPY, "s0", "s1"])[1] is None
+
+
+def _scaled_product(xp, a, b, alpha):
+    product = xp.matmul(a, b)
+    product = _scaled(xp, product, alpha)
+    return product
+
+
+def test_argument_expressions_are_computed_first_in_order_and_once():
+    a, b = np.float32([[1, 2], [3, 4]]), np.float32([[0.5, 1], [2, 4]])
+    consts, src = block(_scaled_product, [_xp.NUMPY, "s0.T", "s1", "1"], s0=a, s1=b)
+    lines = statement("s9", src).splitlines()
+    assert lines[0] == "_l0 = s0.T" and lines[-1].startswith("del ")
+    assert "@" in src  # (matmul on an array argument: its operator)
+    got = run_block(consts, src, s0=a, s1=b)
+    assert got["s9"].tobytes() == (a.T @ b).tobytes() and "_l0" not in got
+    consts, src = block(_scaled_product, [_xp.NUMPY, "s0", "s1", "2.5"], s0=a, s1=b)
+    assert run_block(consts, src, s0=a, s1=b)["s9"].tobytes() == ((a @ b) * 2.5).tobytes()
+
+
+def test_a_ufunc_call_is_its_operator_only_on_an_ndarray():
+    slots = {"s0": np.float32([1, 2]), "s1": np.float32(3)}  # (a NumPy scalar: left a call)
+    for left, want in (("s0", "s0 * s2"), ("s1", None)):
+        consts = Consts()
+        src = expression(lambda xp, a, b: xp.multiply(a, b), [consts(_xp.NUMPY), left, "s2"],
+                         consts, lambda name: slots.get(name, consts.lookup(name)))
+        assert src == (want or f"c1({left}, s2)")
