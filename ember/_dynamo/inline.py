@@ -142,6 +142,8 @@ def _expression(fn, args, const, lookup, block=False, names=None, depth=0):
         if not isinstance(value, _STATIC):
             return None
         given[name] = _name(const(value))
+    if code.co_flags & 0x08:  # (``**kwargs``: none, as recorded calls pass)
+        given[code.co_varnames[code.co_argcount]] = ast.Dict(keys=[], values=[])
     if block:  # (a one-expression function too: a call that is its value may be a block)
         try:
             return _Block(fn, given, const, lookup, itertools.count() if names is None
@@ -237,8 +239,8 @@ def _body(fn, code):
     top-level statement of its file around its first line (not the whole module: parsing
     every file a recording touches costs more than the recording), the lambda or def there
     whose parameters are the code's and whose body holds the code's first instruction."""
-    if code.co_flags & (0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200):  # (*args, **kw, generator,
-        return None  # coroutine, async): not one plain expression
+    if code.co_flags & (0x04 | 0x20 | 0x80 | 0x100 | 0x200):  # (*args, generator, coroutine,
+        return None  # async): not one plain expression; ``**kwargs`` are given none
     params = code.co_varnames[:code.co_argcount]
     if code.co_kwonlyargcount or fn.__kwdefaults__:
         return None
@@ -321,8 +323,12 @@ def _copy(node):
 
 
 def _atomic(node):
+    """Whether ``node`` may be read twice: a name, a literal (``-1`` too), tuples of them."""
     return isinstance(node, (ast.Name, ast.Constant)) or isinstance(
-        node, (ast.Tuple, ast.List)) and all(_atomic(e) for e in node.elts)
+        node, ast.Dict) and not node.keys or isinstance(
+        node, (ast.Tuple, ast.List)) and all(_atomic(e) for e in node.elts) or isinstance(
+        node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(
+        node.operand, ast.Constant)
 
 
 def _name(source):
@@ -420,7 +426,9 @@ class _Block(_Substitute):
     lines, then the result."""
 
     def __init__(self, fn, given, const, lookup, names, depth):
-        self.facts = {}  # local -> the array (as recorded) it is a view of: its facts
+        # local -> what the recording knows it holds: a decided Python value (``n =
+        # x.ndim``), or the array (as recorded) it is a view of, for its facts (``a = g.T``)
+        self.facts = {}
         super().__init__(fn, given, const,
                          lambda name: self.facts.get(name) if name in self.facts
                          else lookup(name), depth)
@@ -469,9 +477,15 @@ class _Block(_Substitute):
                 return True
             elif isinstance(st, ast.Assign):
                 target, value = self.locals[st.targets[0].id], self._value(st.value)
+                self.facts.pop(target, None)
                 if value != target:
                     self.lines.append(f"{target} = {value}")
+                    known = _parse(value)
+                    array, decided = _array(known, self.lookup), _known(known, self.lookup)
+                    if array is not None or decided is not _UNKNOWN and _immutable(decided):
+                        self.facts[target] = decided if array is None else array
             elif isinstance(st, ast.AugAssign):
+                self.facts.pop(self.locals[st.target.id], None)
                 self.lines.append(ast.unparse(ast.AugAssign(
                     ast.Name(id=self.locals[st.target.id], ctx=ast.Store()), st.op,
                     self.visit(st.value))))
@@ -535,7 +549,7 @@ def _array(node, lookup):
     named by ``_VIEWS``, for its facts; None otherwise."""
     try:
         value = _evaluate(node, lookup)
-    except _CannotInline:
+    except Exception:  # (_CannotInline, or a test that would raise: left to the replay)
         return None
     return value.array if isinstance(value, _Array) else None
 
@@ -548,7 +562,7 @@ def _known(node, lookup):
     boolean operators; ``_UNKNOWN`` otherwise."""
     try:
         value = _evaluate(node, lookup)
-    except _CannotInline:
+    except Exception:  # (_CannotInline, or a test that would raise: left to the replay)
         return _UNKNOWN
     return _UNKNOWN if isinstance(value, _Array) else value
 
@@ -562,6 +576,8 @@ def _evaluate(node, lookup):
             raise _CannotInline
         if type(obj) is np.ndarray:
             return _Array(obj)
+        if type(obj) is tuple and _immutable(obj):  # (an input's (shape, dtype))
+            return obj
         if (isinstance(obj, _PLAIN) or any(obj is t for t in (*_TESTS, *_xp._namespaces))
                 or getattr(obj, "on_metadata", False)):
             return obj
@@ -574,6 +590,8 @@ def _evaluate(node, lookup):
         raise _CannotInline
     if isinstance(node, ast.Tuple):
         return tuple(_plain(_evaluate(e, lookup)) for e in node.elts)
+    if isinstance(node, ast.Dict) and not node.keys:
+        return {}  # (no ``**kwargs``)
     if isinstance(node, ast.Subscript):
         return _plain(_evaluate(node.value, lookup))[_plain(_evaluate(node.slice, lookup))]
     if isinstance(node, ast.Call) and not node.keywords:
@@ -584,21 +602,40 @@ def _evaluate(node, lookup):
         if getattr(fn, "on_metadata", False):
             return _plain(fn(*[a.array if isinstance(a, _Array) else a for a in args]))
         raise _CannotInline
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        left, right = _plain(_evaluate(node.left, lookup)), _plain(_evaluate(node.right, lookup))
+        if not all(type(v) in (int, bool, tuple) for v in (left, right)):
+            raise _CannotInline  # (sizes and shapes: no rounding to reproduce)
+        return _ARITHMETIC[type(node.op)](left, right)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
         value = _plain(_evaluate(node.operand, lookup))
         return not value if isinstance(node.op, ast.Not) else -value
-    if isinstance(node, ast.BoolOp):
-        values = [_plain(_evaluate(v, lookup)) for v in node.values]
-        return all(values) if isinstance(node.op, ast.And) else any(values)
+    if isinstance(node, ast.BoolOp):  # (Python's: the operand that decided, in order)
+        for v in node.values:
+            value = _plain(_evaluate(v, lookup))
+            if bool(value) is not isinstance(node.op, ast.And):
+                return value
+        return value
     if isinstance(node, ast.Compare) and len(node.ops) == 1:
         left = _evaluate(node.left, lookup)
         right = _evaluate(node.comparators[0], lookup)
         op = node.ops[0]
-        if isinstance(op, (ast.Is, ast.IsNot)) and (left is None or right is None):
+        if isinstance(op, (ast.Is, ast.IsNot)):
+            # (identity with None, or of objects the recording holds: types, dtypes,
+            # namespaces; not of numbers, strings or tuples, which a parse may make anew)
+            if not (left is None or right is None or all(
+                    isinstance(v, (type, np.dtype, bool)) or any(v is ns for ns in
+                                                                 _xp._namespaces)
+                    for v in (left, right))):
+                raise _CannotInline
             same = left is right  # (an array is never None)
             return same if isinstance(op, ast.Is) else not same
         return _COMPARE[type(op)](_plain(left), _plain(right))
     raise _CannotInline
+
+
+def _immutable(value):
+    return isinstance(value, _PLAIN) or type(value) is tuple and all(map(_immutable, value))
 
 
 def _plain(value):
@@ -612,6 +649,10 @@ _COMPARE = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b,
             ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b,
             ast.Is: lambda a, b: a is b, ast.IsNot: lambda a, b: a is not b,
             ast.In: lambda a, b: a in b, ast.NotIn: lambda a, b: a not in b}
+
+
+_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+               ast.Mult: lambda a, b: a * b, ast.FloorDiv: lambda a, b: a // b}
 
 
 def _literal(value, const):

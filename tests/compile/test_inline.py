@@ -1,5 +1,7 @@
 """Inlining recorded calls (``ember/_dynamo/inline.py``): which functions are written out, and
 that the written-out expression is the call's."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -254,3 +256,54 @@ def test_a_ufunc_call_is_its_operator_only_on_an_ndarray():
         src = expression(lambda xp, a, b: xp.multiply(a, b), [consts(_xp.NUMPY), left, "s2"],
                          consts, lambda name: slots.get(name, consts.lookup(name)))
         assert src == (want or f"c1({left}, s2)")
+
+
+def _random_test(rng, depth=0):
+    """A random Python expression over literals and two arrays' facts (``s0``, ``s1``)."""
+    leaves = ["None", "0", "1", "2", "()", "(1, 2)", "True", "False", "s0.ndim", "s1.shape",
+              "s0.shape[0]", "s1.dtype", "s0.T.strides", "type(s0)", "len(s1.shape)",
+              "c0", "s0.size"]
+    if depth > 2 or rng.random() < 0.3:
+        return str(rng.choice(leaves))
+    a, b = _random_test(rng, depth + 1), _random_test(rng, depth + 1)
+    form = rng.integers(7)
+    if form == 0:
+        return f"({a} {rng.choice(['and', 'or'])} {b})"
+    if form == 1:
+        return f"({a} {rng.choice(['==', '!=', '<', '>=', 'is', 'is not', 'in'])} {b})"
+    if form == 2:
+        return f"(not {a})"
+    if form == 3:
+        return f"({a} {rng.choice(['+', '-', '*', '//'])} {b})"
+    if form == 4:
+        return f"({a} if {_random_test(rng, depth + 1)} else {b})"
+    if form == 5:
+        return f"_numpy_pair(s0, {rng.choice(['s0', 's1'])})"
+    return f"({a}, {b})"
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_a_decided_test_is_what_python_computes(seed):
+    """``_known`` against Python on random expressions: where it decides, Python's value
+    (``and``/``or`` give an operand, not a bool); where Python raises, it does not decide."""
+    import ast
+
+    from ember._dynamo.inline import _UNKNOWN, _known
+    rng = np.random.default_rng(seed)
+    slots = {"s0": np.zeros((3, 2), np.float32), "s1": np.ones(4, np.float64),
+             "c0": np.dtype(np.float32)}
+    decided = 0
+    for _ in range(300):
+        src = _random_test(rng)
+        got = _known(ast.parse(src, mode="eval").body, slots.get)
+        try:
+            with warnings.catch_warnings():  # ("is" with a literal)
+                warnings.simplefilter("ignore", SyntaxWarning)
+                want = eval(src, {"_numpy_pair": _numpy_pair}, dict(slots))  # (ours)
+        except Exception:
+            assert got is _UNKNOWN, src
+            continue
+        if got is not _UNKNOWN:
+            decided += 1
+            assert type(got) is type(want) and got == want, src
+    assert decided > 50
