@@ -279,11 +279,10 @@ def _body(fn, code):
             stmts = stmts[1:]  # (the docstring)
         if len(stmts) == 1 and isinstance(stmts[0], ast.Return) and stmts[0].value is not None:
             body = stmts[0].value
-        elif stmts and all(isinstance(n, _STATEMENTS) for st in stmts for n in ast.walk(st)
-                           if isinstance(n, ast.stmt)):
-            body = stmts  # (several statements: ``_Block``)
         else:
-            return None
+            body = _Statements.of(stmts)  # (several statements: ``_Block``)
+            if body is None:
+                return None
     if any(isinstance(n, _SCOPED) for n in ast.walk(ast.Module(body, []) if isinstance(
             body, list) else body)):
         return None
@@ -318,8 +317,19 @@ _NOT_A_START = (" ", "\t", "\n", "#", ")", "]", "}", "")
 _TRIES, _LONGEST = 4, 400  # column-0 lines tried; lines a statement may run on
 
 
-def _copy(node):
-    return ast.parse(ast.unparse(node), mode="eval").body
+def _clone(node):
+    """A copy of the tree ``node`` (the transformers below write into what they visit)."""
+    if isinstance(node, list):
+        return [_clone(n) for n in node]
+    if not isinstance(node, ast.AST):
+        return node
+    new = node.__class__()
+    for field, value in ast.iter_fields(node):
+        setattr(new, field, _clone(value))
+    return new
+
+
+_copy = _clone
 
 
 def _atomic(node):
@@ -417,6 +427,28 @@ class _Substitute(ast.NodeTransformer):
         return node.body if test else node.orelse
 
 
+class _Statements(list):
+    """A function's statements that ``_Block`` may write out, with the names they assign."""
+
+    assigned = frozenset()
+
+    @classmethod
+    def of(cls, stmts):
+        """``stmts`` as one, or None where one is not of ``_STATEMENTS`` or assigns to
+        anything but a plain name (unpacking, an attribute, an item)."""
+        nodes = [n for st in stmts for n in ast.walk(st)]
+        if not stmts or any(isinstance(n, ast.stmt) and not isinstance(n, _STATEMENTS) or
+                            isinstance(n, ast.Assign) and (len(n.targets) != 1 or
+                                                           type(n.targets[0]) is not ast.Name)
+                            or isinstance(n, ast.AugAssign) and type(n.target) is not ast.Name
+                            for n in nodes):
+            return None
+        out = cls(stmts)
+        out.assigned = frozenset(n.targets[0].id if isinstance(n, ast.Assign) else n.target.id
+                                 for n in nodes if isinstance(n, (ast.Assign, ast.AugAssign)))
+        return out
+
+
 class _Block(_Substitute):
     """A function of several statements written out: its statements, its locals named
     ``_l0``, ``_l1``... (``names``: fresh within the line written), the ``if`` statements
@@ -437,15 +469,9 @@ class _Block(_Substitute):
         self.result = "None"
 
     def write(self, stmts):
-        stmts = [ast.parse(ast.unparse(st)).body[0] for st in stmts]  # (copies)
-        assigned = {t.id for st in stmts for n in ast.walk(st)
-                    for t in (n.targets if isinstance(n, ast.Assign) else
-                              [n.target] if isinstance(n, ast.AugAssign) else [])
-                    if isinstance(t, ast.Name)}
-        if any(isinstance(n, ast.Assign) and (len(n.targets) != 1 or not isinstance(
-                n.targets[0], ast.Name)) or isinstance(n, ast.AugAssign) and not isinstance(
-                n.target, ast.Name) for st in stmts for n in ast.walk(st)):
-            raise _CannotInline  # (unpacking, attributes, items: not a plain local)
+        """``stmts``: a ``_Statements`` (the function's own, never written to: each node is
+        cloned as it is visited), or a list of one ``return``."""
+        assigned = getattr(stmts, "assigned", ())
         for name, node in list(self.given.items()):  # (arguments, in order: computed once)
             if name in assigned or not _atomic(node):
                 array = None if name in assigned else _array(node, self.lookup)
@@ -467,7 +493,7 @@ class _Block(_Substitute):
         """Write ``stmts`` out; whether they returned."""
         for st in stmts:
             if isinstance(st, ast.If):
-                test = _known(self.visit(st.test), self.lookup)
+                test = _known(self.visit(_clone(st.test)), self.lookup)
                 if test is _UNKNOWN:
                     raise _CannotInline
                 if self._statements(st.body if test else st.orelse):
@@ -488,7 +514,7 @@ class _Block(_Substitute):
                 self.facts.pop(self.locals[st.target.id], None)
                 self.lines.append(ast.unparse(ast.AugAssign(
                     ast.Name(id=self.locals[st.target.id], ctx=ast.Store()), st.op,
-                    self.visit(st.value))))
+                    self.visit(_clone(st.value)))))
             elif isinstance(st, ast.Expr):
                 value = self._value(st.value)
                 if not _atomic(_parse(value)):
@@ -499,7 +525,7 @@ class _Block(_Substitute):
 
     def _value(self, node):
         """The source of ``node``'s value (``_expand``)."""
-        return self._expand(self.visit(node))
+        return self._expand(self.visit(_clone(node)))
 
     def _expand(self, node):
         """The source of ``node`` (written out already); a call of a function that can be
