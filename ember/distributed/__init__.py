@@ -1,81 +1,72 @@
-"""``torch.distributed``, as far as ember has it: not at all yet.
+"""``torch.distributed``: process groups and collectives, on MPI.
 
-``is_available()`` is False, as in a PyTorch built without distributed support, and
-``is_initialized()`` is False (no process group can exist), so the usual guards
-(``if dist.is_available() and dist.is_initialized(): ...``) take the single-process branch.
-Scripts that import the process-group API at the top (nanoGPT's ``from torch.distributed import
-init_process_group, destroy_process_group``) import: ``init_process_group`` raises a clear
-NotImplementedError, and the functions that need a default group raise what PyTorch raises
-when there is none. Any other name raises an AttributeError that says ember lacks it.
+Start the ranks with ``python -m ember.distributed.run --nproc-per-node N script.py`` or
+``mpiexec -n N python script.py``; each calls ``init_process_group()`` (any backend name
+PyTorch users pass on a CPU: ``gloo``, ``mpi``) and then the collectives: ``all_reduce``
+(every ``ReduceOp``), ``reduce``, ``broadcast``, ``all_gather``, ``all_gather_into_tensor``,
+``reduce_scatter_tensor``, ``gather``, ``scatter``, ``barrier``, ``send``/``recv``/``isend``/
+``irecv``, blocking or with ``async_op=True``; ``new_group`` makes a group of some ranks.
+MPI (mpi4py and MPICH, ``pip install 'ember[distributed]'``) carries the messages
+(``_mpi.py``); it is started by ``init_process_group``, not by ``import ember``.
+
+``is_available()`` says whether mpi4py is installed. Without a process group, the usual
+guards (``if dist.is_available() and dist.is_initialized(): ...``) take the single-process
+branch, and what needs the default group raises PyTorch's error.
 """
 from __future__ import annotations
 
-__all__ = ["is_available", "is_initialized", "init_process_group", "destroy_process_group",
-           "get_rank", "get_world_size", "barrier", "all_reduce", "broadcast", "all_gather",
-           "reduce"]
+from . import _mpi
+from .collectives import (
+    ReduceOp,
+    Work,
+    all_gather,
+    all_gather_into_tensor,
+    all_reduce,
+    barrier,
+    broadcast,
+    gather,
+    irecv,
+    isend,
+    recv,
+    reduce,
+    reduce_scatter_tensor,
+    scatter,
+    send,
+)
+from .process_group import (
+    Backend,
+    GroupMember,
+    ProcessGroup,
+    destroy_process_group,
+    get_backend,
+    get_global_rank,
+    get_group_rank,
+    get_process_group_ranks,
+    get_rank,
+    get_world_size,
+    group,
+    init_process_group,
+    is_gloo_available,
+    is_initialized,
+    is_mpi_available,
+    is_nccl_available,
+    new_group,
+)
 
-# What PyTorch raises when something needs the default process group and there is none.
-_NO_DEFAULT_GROUP = ("Default process group has not been initialized, please make sure to call "
-                     "init_process_group.")
+__all__ = ["is_available", "init_process_group", "destroy_process_group", "is_initialized",
+           "get_rank", "get_world_size", "get_backend", "new_group", "group", "GroupMember",
+           "ProcessGroup", "Backend", "ReduceOp", "Work", "all_reduce", "reduce", "broadcast",
+           "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor", "gather",
+           "scatter", "barrier", "send", "recv", "isend", "irecv", "is_mpi_available",
+           "is_gloo_available", "is_nccl_available", "get_process_group_ranks",
+           "get_global_rank", "get_group_rank"]
 
 
 def is_available():
-    """Whether the distributed package is usable: never, in ember (yet)."""
-    return False
-
-
-def is_initialized():
-    """Whether the default process group exists: never, in ember (there is no
-    ``init_process_group``)."""
-    return False
-
-
-def _require_default_group():
-    """Raise PyTorch's error for code that needs the default process group (ember never has
-    one)."""
-    raise ValueError(_NO_DEFAULT_GROUP)
-
-
-def init_process_group(*args, **kwargs):
-    """Not in ember yet: multi-process training needs torch.distributed's backends."""
-    raise NotImplementedError("ember does not implement torch.distributed yet: "
-                              "init_process_group cannot start a process group")
-
-
-def destroy_process_group(group=None):
-    """PyTorch's error when there is no process group to destroy (ember never has one)."""
-    raise AssertionError("Process group cannot be None")
-
-
-def get_rank(group=None):
-    _require_default_group()
-
-
-def get_world_size(group=None):
-    _require_default_group()
-
-
-def barrier(group=None, async_op=False, device_ids=None):
-    _require_default_group()
-
-
-def all_reduce(tensor, op=None, group=None, async_op=False):
-    _require_default_group()
-
-
-def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
-    _require_default_group()
-
-
-def all_gather(tensor_list, tensor, group=None, async_op=False):
-    _require_default_group()
-
-
-def reduce(tensor, dst=None, op=None, group=None, async_op=False, group_dst=None):
-    _require_default_group()
+    """Whether ember's distributed package can run: MPI's Python binding is installed."""
+    return _mpi.available()
 
 
 def __getattr__(name):
-    raise AttributeError(f"module 'torch.distributed' has no attribute {name!r}: ember does not "
-                         "implement torch.distributed yet (torch.distributed.is_available() is "
-                         "False)")
+    raise AttributeError(f"module 'torch.distributed' has no attribute {name!r}: ember's "
+                         "torch.distributed does not have it yet")

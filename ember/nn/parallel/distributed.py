@@ -1,9 +1,9 @@
 """``DistributedDataParallel``: data parallelism over processes.
 
-It needs the default process group (``torch.distributed.init_process_group``), which ember does
-not have yet (see ``ember/distributed``): constructing one raises PyTorch's error for a missing
-process group, so scripts guarded by ``dist.is_initialized()`` run single-process and
-unguarded ones stop with the message PyTorch gives.
+Not in ember yet (its process groups and collectives are: ``ember/distributed``):
+constructing one without a process group raises PyTorch's error for a missing one, so scripts
+guarded by ``dist.is_initialized()`` run single-process; with a group it raises
+NotImplementedError.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ class DistributedDataParallel(Module):
                  find_unused_parameters=False, check_reduction=False,
                  gradient_as_bucket_view=False, static_graph=False, **kwargs):
         super().__init__()
-        if process_group is None and not dist.is_initialized():
-            dist._require_default_group()
-        raise NotImplementedError("DistributedDataParallel is not implemented in ember")
+        if process_group is None:
+            dist.get_world_size()  # (PyTorch's error without a process group)
+        raise NotImplementedError("DistributedDataParallel is not implemented in ember yet "
+                                  "(torch.distributed's process groups and collectives are)")

@@ -22,10 +22,9 @@ class DistributedSampler(Sampler):
     each epoch to get a different shuffle.
 
     ``num_replicas`` and ``rank`` default to the world size and rank of the default process
-    group; ember has no process groups yet, so they must be given (otherwise PyTorch's
-    ValueError for a missing process group). Where ember differs: ember's random numbers are
-    not PyTorch's, so a shuffled order differs from PyTorch's for the same seed (the padding
-    and the split of a given permutation are PyTorch's).
+    group (PyTorch's ValueError where there is none). Where ember differs: ember's random
+    numbers are not PyTorch's, so a shuffled order differs from PyTorch's for the same seed
+    (the padding and the split of a given permutation are PyTorch's).
 
     Example:
         >>> list(DistributedSampler(range(5), num_replicas=2, rank=1, shuffle=False))
@@ -34,8 +33,10 @@ class DistributedSampler(Sampler):
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
                  drop_last=False):
-        if num_replicas is None or rank is None:
-            dist._require_default_group()
+        if num_replicas is None:
+            num_replicas = dist.get_world_size()  # (PyTorch's error without a process group)
+        if rank is None:
+            rank = dist.get_rank()
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
                              f"[0, {num_replicas - 1}]")

@@ -1,0 +1,82 @@
+"""The transport under ``ember.distributed``: MPI, through mpi4py.
+
+ember does not invent a transport: MPI is the engine multi-process numerical code already
+runs on, from a laptop (``mpiexec -n 2``) to a supercomputer, and ``pip install
+'ember[distributed]'`` brings mpi4py and MPICH's wheel. mpi4py initialises MPI when it is
+imported, so it is imported here on first use (``init_process_group``), never by ``import
+ember``.
+
+This module knows MPI; ``process_group.py`` and ``collectives.py`` know PyTorch. What it
+provides: the communicator of the whole job, contiguous NumPy buffers for tensors of every
+dtype (half precision and bfloat16 reduced in float32, bool with MPI's logical operators),
+and the MPI reduction for each ``ReduceOp``.
+"""
+from __future__ import annotations
+
+import importlib.util
+import time
+
+import numpy as np
+
+__all__ = ["available", "mpi", "reduction", "wait_all", "wire"]
+
+_MPI = None
+
+
+def available():
+    """Whether mpi4py can be imported (without importing it: that starts MPI)."""
+    return _MPI is not None or importlib.util.find_spec("mpi4py") is not None
+
+
+def mpi():
+    """The ``mpi4py.MPI`` module, imported (and MPI started) on first use."""
+    global _MPI
+    if _MPI is None:
+        try:
+            from mpi4py import MPI
+        except ImportError as exc:
+            raise RuntimeError("ember.distributed runs on MPI: install it with "
+                               "pip install 'ember[distributed]' (mpi4py and MPICH)") from exc
+        _MPI = MPI
+    return _MPI
+
+
+# The reduction of each op (names of MPI's operators); on bool tensors the logical ones, as
+# PyTorch's sums of bools saturate (True + True is True).
+_OPS = {"SUM": "SUM", "AVG": "SUM", "PRODUCT": "PROD", "MIN": "MIN", "MAX": "MAX",
+        "BAND": "BAND", "BOR": "BOR", "BXOR": "BXOR"}
+_BOOL_OPS = {"SUM": "LOR", "AVG": "LOR", "PRODUCT": "LAND", "MIN": "LAND", "MAX": "LOR",
+             "BAND": "LAND", "BOR": "LOR", "BXOR": "LXOR"}
+
+
+def reduction(op_name, dtype):
+    """The MPI operator that reduces arrays of ``dtype`` as ``ReduceOp.<op_name>`` does."""
+    table = _BOOL_OPS if dtype == np.bool_ else _OPS
+    return getattr(mpi(), table[op_name])
+
+
+def wire(array):
+    """``array`` as MPI carries it: float16 and bfloat16 (no MPI type of their own in MPICH)
+    as float32, everything else as it is. Returns a C-contiguous array (a copy where the
+    dtype changes or ``array`` is not contiguous)."""
+    if array.dtype.kind == "V" or array.dtype.name in ("float16", "bfloat16"):
+        return np.ascontiguousarray(array, dtype=np.float32)
+    return np.ascontiguousarray(array)
+
+
+def wait_all(requests, timeout, what, statuses=None):
+    """Wait for MPI ``requests`` (filling in ``statuses``); past ``timeout`` seconds (None:
+    forever) raise PyTorch's kind of error for a collective that never completed, naming
+    ``what``."""
+    MPI = mpi()
+    if timeout is None:
+        MPI.Request.Waitall(requests, statuses)
+        return
+    deadline = time.monotonic() + timeout
+    pause = 0.0
+    while not MPI.Request.Testall(requests, statuses):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what} timed out after {timeout:g} seconds: a rank did not take "
+                               "part (it may have stopped, or called another collective)")
+        time.sleep(pause)
+        pause = min(pause * 2 or 1e-5, 1e-3)  # (polls at once, then backs off to 1 ms)

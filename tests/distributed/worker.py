@@ -1,0 +1,225 @@
+"""One rank of a distributed test: ``mpiexec -n N python -m tests.distributed.worker CASE``.
+
+Each case checks what every rank got against a NumPy reference computed from every rank's
+inputs (which each rank can make: they are functions of the rank), and raises on the first
+difference; ``tests/distributed/test_collectives.py`` starts the ranks and reads their exit
+codes and output.
+"""
+import datetime
+import os
+import sys
+import time
+
+import numpy as np
+
+import ember as torch
+import ember.distributed as dist
+
+DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int8", "uint8",
+          "bool", "complex64"]
+FLOATS = ("float32", "float64", "float16", "bfloat16", "complex64")
+
+
+def values(rank, dtype, shape=(2, 3)):
+    """Rank ``rank``'s input: small numbers, exact in every dtype (products too)."""
+    rng = np.random.default_rng(100 + rank)
+    if dtype == "bool":
+        return rng.random(shape) < 0.5
+    if dtype == "uint8":
+        return rng.integers(0, 4, shape).astype(np.uint8)
+    a = rng.integers(-3, 4, shape).astype(np.float64)
+    if dtype == "complex64":
+        a = a + 1j * rng.integers(-2, 3, shape)
+    return a.astype(np.complex64) if dtype == "complex64" else a
+
+
+def tensor(rank, dtype, shape=(2, 3)):
+    return torch.tensor(values(rank, dtype, shape).tolist(), dtype=getattr(torch, dtype))
+
+
+def reference(op, arrays, dtype):
+    """``op`` of ``arrays`` (every rank's input, as exact float64/complex/int/bool arrays)."""
+    stack = np.stack(arrays)
+    if dtype == "bool":
+        fn = {"SUM": np.any, "MAX": np.any, "BOR": np.any, "PRODUCT": np.all, "MIN": np.all,
+              "BAND": np.all, "BXOR": lambda s, axis: np.logical_xor.reduce(s, axis)}[op]
+        return fn(stack, axis=0)
+    if op == "BAND":
+        return np.bitwise_and.reduce(stack.astype(np.int64), axis=0)
+    if op == "BOR":
+        return np.bitwise_or.reduce(stack.astype(np.int64), axis=0)
+    if op == "BXOR":
+        return np.bitwise_xor.reduce(stack.astype(np.int64), axis=0)
+    return {"SUM": np.sum, "AVG": np.mean, "PRODUCT": np.prod, "MIN": np.min,
+            "MAX": np.max}[op](stack, axis=0)
+
+
+def same(got, want, what):
+    got = np.asarray(got.to(torch.float64) if got.dtype is torch.bfloat16 else got)
+    if got.dtype == np.bool_:
+        ok = np.array_equal(got, np.asarray(want, bool))
+    else:
+        ok = np.allclose(got.astype(np.complex128), np.asarray(want).astype(np.complex128),
+                         rtol=1e-2 if got.dtype == np.float16 else 1e-6)
+    if not ok:
+        raise AssertionError(f"rank {dist.get_rank()}: {what}: got {got}, want {want}")
+
+
+def ops_for(dtype):
+    ops = ["SUM", "PRODUCT", "MIN", "MAX"]
+    if dtype in FLOATS:
+        ops.append("AVG")
+    if dtype not in FLOATS:
+        ops += ["BAND", "BOR", "BXOR"]
+    if dtype == "complex64":
+        ops.remove("MIN"), ops.remove("MAX")
+    return ops
+
+
+def case_collectives():
+    rank, n = dist.get_rank(), dist.get_world_size()
+    for dtype in DTYPES:
+        everyone = [values(r, dtype) for r in range(n)]
+        for op in ops_for(dtype):
+            t = tensor(rank, dtype)
+            version = t._version
+            dist.all_reduce(t, op=getattr(dist.ReduceOp, op))
+            same(t, reference(op, everyone, dtype), f"all_reduce {op} {dtype}")
+            assert t._version == version + 1
+            t = tensor(rank, dtype)
+            dist.reduce(t, dst=n - 1, op=getattr(dist.ReduceOp, op))
+            same(t, reference(op, everyone, dtype) if rank == n - 1 else everyone[rank],
+                 f"reduce {op} {dtype}")
+        t = tensor(rank, dtype)
+        dist.broadcast(t, src=1)
+        same(t, everyone[1], f"broadcast {dtype}")
+        outs = [torch.zeros(2, 3, dtype=getattr(torch, dtype)) for _ in range(n)]
+        dist.all_gather(outs, tensor(rank, dtype))
+        for r in range(n):
+            same(outs[r], everyone[r], f"all_gather {dtype}")
+        flat = torch.zeros(2 * n, 3, dtype=getattr(torch, dtype))
+        dist.all_gather_into_tensor(flat, tensor(rank, dtype))
+        same(flat, np.concatenate(everyone), f"all_gather_into_tensor {dtype}")
+        stacked = torch.zeros(n, 2, 3, dtype=getattr(torch, dtype))
+        dist.all_gather_into_tensor(stacked, tensor(rank, dtype))
+        same(stacked, np.stack(everyone), f"all_gather_into_tensor stacked {dtype}")
+        if dtype != "bool":
+            whole = [values(r, dtype, (n * 2, 3)) for r in range(n)]
+            out = torch.zeros(2, 3, dtype=getattr(torch, dtype))
+            dist.reduce_scatter_tensor(out, tensor(rank, dtype, (n * 2, 3)))
+            same(out, reference("SUM", whole, dtype)[2 * rank:2 * rank + 2],
+                 f"reduce_scatter_tensor {dtype}")
+        got = [torch.zeros(2, 3, dtype=getattr(torch, dtype)) for _ in range(n)]
+        dist.gather(tensor(rank, dtype), got if rank == 0 else None, dst=0)
+        if rank == 0:
+            for r in range(n):
+                same(got[r], everyone[r], f"gather {dtype}")
+        out = torch.zeros(2, 3, dtype=getattr(torch, dtype))
+        parts = [tensor(10 + r, dtype) for r in range(n)]
+        dist.scatter(out, parts if rank == n - 1 else None, src=n - 1)
+        same(out, values(10 + rank, dtype), f"scatter {dtype}")
+    print(f"rank {rank}: collectives ok", flush=True)
+
+
+def case_point_to_point():
+    rank, n = dist.get_rank(), dist.get_world_size()
+    nxt, prev = (rank + 1) % n, (rank - 1) % n
+    if rank % 2 == 0:  # a ring, blocking: even ranks send first
+        dist.send(tensor(rank, "float32"), dst=nxt)
+        t = torch.zeros(2, 3)
+        assert dist.recv(t, src=prev) == prev
+    else:
+        t = torch.zeros(2, 3)
+        assert dist.recv(t) == prev  # (any source)
+        dist.send(tensor(rank, "float32"), dst=nxt)
+    same(t, values(prev, "float32"), "recv")
+    out = torch.zeros(2, 3, dtype=torch.int64)
+    works = [dist.isend(tensor(rank, "int64"), dst=nxt, tag=7),
+             dist.irecv(out, src=prev, tag=7)]
+    for w in works:
+        assert w.wait() is True and w.is_completed()
+    same(out, values(prev, "int64"), "irecv")
+    t = tensor(rank, "float64")
+    work = dist.all_reduce(t, async_op=True)
+    assert isinstance(work, dist.Work)
+    work.wait()
+    same(t, reference("SUM", [values(r, "float64") for r in range(n)], "float64"), "async")
+    dist.barrier()
+    print(f"rank {rank}: point to point ok", flush=True)
+
+
+def case_groups():
+    rank, n = dist.get_rank(), dist.get_world_size()
+    members = list(range(1, n))  # every rank but 0
+    pg = dist.new_group(members)
+    if rank == 0:
+        assert pg == dist.GroupMember.NON_GROUP_MEMBER
+        assert dist.get_rank(pg) == -1
+    else:
+        assert dist.get_world_size(pg) == n - 1 and dist.get_rank(pg) == rank - 1
+        assert dist.get_process_group_ranks(pg) == members
+        t = tensor(rank, "float32")
+        dist.all_reduce(t, group=pg)
+        same(t, reference("SUM", [values(r, "float32") for r in members], "float32"), "group")
+        t = tensor(rank, "float32")
+        dist.broadcast(t, src=n - 1, group=pg)  # (a global rank)
+        same(t, values(n - 1, "float32"), "group broadcast")
+        t = tensor(rank, "float32")
+        dist.broadcast(t, group=pg, group_src=0)  # (global rank 1)
+        same(t, values(1, "float32"), "group broadcast by group rank")
+    dist.barrier()
+    print(f"rank {rank}: groups ok", flush=True)
+
+
+def expect(error, fragment, fn):
+    try:
+        fn()
+    except error as exc:
+        assert fragment in str(exc), str(exc)
+        return
+    raise AssertionError(f"no {error.__name__} ({fragment!r})")
+
+
+def case_errors():
+    """Bad calls raise PyTorch's errors on the rank that made them and change no tensor."""
+    rank, n = dist.get_rank(), dist.get_world_size()
+    expect(ValueError, "twice", lambda: dist.init_process_group("gloo"))
+    t = tensor(rank, "float32")
+    before = t.numpy().copy()
+    expect(RuntimeError, "non-integral", lambda: dist.all_reduce(t, op=dist.ReduceOp.BAND))
+    expect(ValueError, "complex", lambda: dist.all_reduce(tensor(rank, "complex64"),
+                                                         op=dist.ReduceOp.MAX))
+    expect(TypeError, "torch.Tensor", lambda: dist.all_reduce([1.0, 2.0]))
+    expect(RuntimeError, "invalid root rank", lambda: dist.broadcast(t, src=n))
+    expect(RuntimeError, "expected length", lambda: dist.all_gather([t], t))
+    expect(RuntimeError, "invalid tensor size",
+           lambda: dist.all_gather([torch.zeros(3) for _ in range(n)], t))
+    expect(RuntimeError, "world_size", lambda: dist.all_gather_into_tensor(torch.zeros(5), t))
+    expect(ValueError, "gather_list", lambda: dist.gather(t, [t] * n if rank else None, dst=0))
+    expect(ValueError, "should not be the same", lambda: dist.send(t, dst=rank))
+    assert np.array_equal(t.numpy(), before) and t._version == 0
+    dist.barrier()  # (the ranks are still in step: nothing was sent)
+    print(f"rank {rank}: errors ok", flush=True)
+
+
+def case_timeout():
+    """Rank 0 waits for an all_reduce the others never join (they are busy past the
+    group's timeout): a clear error in time, not a hang."""
+    rank = dist.get_rank()
+    if rank == 0:
+        start = time.monotonic()
+        expect(RuntimeError, "timed out", lambda: dist.all_reduce(torch.ones(3)))
+        took = time.monotonic() - start
+        assert 1 <= took < 10, took
+        print(f"rank 0: timeout ok after {took:.1f} s", flush=True)
+    else:
+        time.sleep(4)
+    os._exit(0)  # (MPI cannot finalise around the collective left pending)
+
+
+if __name__ == "__main__":
+    case = sys.argv[1]
+    timeout = datetime.timedelta(seconds=float(sys.argv[2])) if len(sys.argv) > 2 else None
+    dist.init_process_group("gloo", timeout=timeout)
+    globals()[f"case_{case}"]()
+    dist.destroy_process_group()
