@@ -163,6 +163,11 @@ def run_backward(roots, grads, retain_graph, create_graph, capture=None, accumul
             if not retain_graph:
                 fn.release()
             buf = grads_in = g = old = s = None  # hold no gradient past its node
+        callbacks = _current.task.callbacks
+        if callbacks and rec is not None:
+            rec.fail("a final callback runs (queue_callback)")
+        while callbacks:  # (one may queue another)
+            callbacks.pop(0)()
     finally:
         grad_mode._state.grad = prev
         _current.task = outer_task

@@ -227,11 +227,12 @@ class GraphTask:
     reachable from the roots does (found on first question).
     """
 
-    __slots__ = ("roots", "runs", "targets", "_reachable", "__weakref__")
+    __slots__ = ("roots", "runs", "targets", "_reachable", "callbacks", "__weakref__")
 
     def __init__(self, roots, runs, targets):
         self.roots, self.runs, self.targets = roots, runs, targets
         self._reachable = None
+        self.callbacks = []  # run when every node has (``queue_callback``)
 
     def will_execute(self, node):
         if node is None:
@@ -330,3 +331,18 @@ from .saved_hooks import (  # noqa: E402  (torch.autograd.graph's names)
     save_on_cpu,
     saved_tensors_hooks,
 )
+
+
+class _ExecutionEngine:
+    """``Variable._execution_engine``: ``queue_callback(fn)`` runs ``fn()`` when the running
+    backward has executed every node (DistributedDataParallel waits for its gradient
+    all-reduces there)."""
+
+    def queue_callback(self, callback):
+        task = getattr(_current, "task", None)
+        if task is None:
+            raise RuntimeError("Final callbacks can only be installed during backward pass.")
+        task.callbacks.append(callback)
+
+
+execution_engine = _ExecutionEngine()

@@ -6,6 +6,7 @@ import warnings
 from .. import _errors
 from .._creation import _type_name
 from .._tensor import Tensor
+from .graph import execution_engine
 
 __all__ = ["VariableMeta", "Variable"]
 
@@ -28,6 +29,8 @@ class Variable(metaclass=VariableMeta):
         >>> v.requires_grad, t.requires_grad
         (True, False)
     """
+
+    _execution_engine = execution_engine  # (``queue_callback``: autograd/graph.py)
 
     def __new__(cls, data, requires_grad=False, volatile=False):
         if not isinstance(data, Tensor):

@@ -1,6 +1,7 @@
 """``ember.distributed`` on MPI: 2 and 4 ranks on this machine run ``worker.py``'s cases
 (every collective against NumPy for every dtype and op, point to point, groups, PyTorch's
-errors, a collective that never completes); single-process behaviour without a group.
+errors, a collective that never completes, DistributedDataParallel against one process on
+the whole batch); single-process behaviour without a group.
 
 Skips cleanly where MPI is not installed (``pip install 'ember[distributed]'``).
 """
@@ -43,6 +44,22 @@ def test_every_rank_gets_what_numpy_computes(case, n):
     # (the ranks' lines share one pipe: a line's text and its newline may be apart)
     assert sorted(re.findall(r"rank \d+: [a-z ]+ ok", out)) == \
         [f"rank {r}: {name} ok" for r in range(n)], out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("kind", ["mlp", "cnn"])
+def test_ddp_training_ends_where_one_process_on_the_whole_batch_ends(kind, n):
+    out = ranks(n, "ddp", "-", kind, 50)
+    assert sorted(re.findall(r"rank \d+: ddp [a-z]+ ok", out)) == \
+        [f"rank {r}: ddp {kind} ok" for r in range(n)], out
+
+
+@pytest.mark.slow
+def test_ddp_no_sync_unused_parameters_and_errors():
+    out = ranks(2, "ddp_features")
+    assert sorted(re.findall(r"rank \d+: ddp features ok", out)) == \
+        [f"rank {r}: ddp features ok" for r in range(2)], out
 
 
 @pytest.mark.slow

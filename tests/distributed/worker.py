@@ -217,9 +217,106 @@ def case_timeout():
     os._exit(0)  # (MPI cannot finalise around the collective left pending)
 
 
+def _models(kind):
+    torch.manual_seed(0)
+    if kind == "mlp":
+        return torch.nn.Sequential(torch.nn.Linear(6, 16), torch.nn.Tanh(), torch.nn.Linear(16, 16),
+                                   torch.nn.ReLU(), torch.nn.Linear(16, 3))
+    return torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3, padding=1), torch.nn.ReLU(),
+                               torch.nn.MaxPool2d(2), torch.nn.Conv2d(4, 4, 3), torch.nn.Tanh(),
+                               torch.nn.Flatten(), torch.nn.Linear(16, 3))
+
+
+def _batches(kind, steps, size):
+    rng = np.random.default_rng(7)
+    shape = (size, 6) if kind == "mlp" else (size, 1, 8, 8)
+    return [(torch.tensor(rng.standard_normal(shape).astype(np.float32)),
+             torch.tensor(rng.integers(0, 3, size))) for _ in range(steps)]
+
+
+def case_ddp(kind="mlp", steps=50):
+    """DDP over the ranks, each on its share of every batch, ends where one process training
+    on the whole batches ends (within float32's summation order)."""
+    steps = int(steps)
+    rank, n = dist.get_rank(), dist.get_world_size()
+    per = 4
+    batches = _batches(kind, steps, per * n)
+    alone = _models(kind)
+    torch.manual_seed(100 + rank)  # (DDP must take rank 0's initial values: differ here)
+    replica = _models(kind) if rank == 0 else _models(kind).apply(
+        lambda m: [p.data.add_(1.0) for p in m.parameters(recurse=False)])
+    ddp = torch.nn.parallel.DistributedDataParallel(replica, bucket_cap_mb=0.0002)
+    assert len(ddp._buckets) > 1
+    assert list(ddp.state_dict()) == [f"module.{k}" for k in alone.state_dict()]
+    opts = [torch.optim.SGD(alone.parameters(), lr=0.1, momentum=0.9),
+            torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)]
+    loss_fn = torch.nn.functional.cross_entropy
+    for x, y in batches:
+        for opt in opts:
+            opt.zero_grad()
+        loss_fn(alone(x), y).backward()
+        mine = slice(rank * per, (rank + 1) * per)
+        loss_fn(ddp(x[mine]), y[mine]).backward()
+        for opt in opts:
+            opt.step()
+    for (name, a), b in zip(alone.named_parameters(), ddp.module.parameters()):
+        if not np.allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-4, atol=1e-5):
+            raise AssertionError(f"rank {rank}: {kind} {name} differs after {steps} steps: "
+                                 f"{np.abs(a.detach().numpy() - b.detach().numpy()).max()}")
+    first = next(ddp.parameters()).detach().reshape(-1)
+    gathered = [torch.zeros_like(first) for _ in range(n)]
+    dist.all_gather(gathered, first)
+    assert all(np.array_equal(g.numpy(), first.numpy()) for g in gathered)  # (replicas equal)
+    print(f"rank {rank}: ddp {kind} ok", flush=True)
+
+
+def case_ddp_features():
+    """no_sync, unused parameters, and PyTorch's errors."""
+    rank, n = dist.get_rank(), dist.get_world_size()
+
+    class Branchy(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b, self.c = (torch.nn.Linear(3, 3), torch.nn.Linear(3, 3),
+                                      torch.nn.Linear(3, 3))
+
+        def forward(self, x, use_b):
+            return self.c(self.b(self.a(x)) if use_b else self.a(x))
+
+    torch.manual_seed(0)
+    x = torch.ones(2, 3) * (rank + 1)
+    # no_sync: two local backwards, then one synchronised: the sum's average
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(3, 1))
+    with model.no_sync():
+        model(x).sum().backward()
+    local = model.module.weight.grad.numpy().copy()
+    assert np.allclose(local, 2 * (rank + 1))  # (not averaged)
+    model(x).sum().backward()
+    want = np.mean([2 * (r + 1) * 2 for r in range(n)])
+    assert np.allclose(model.module.weight.grad.numpy(), want), model.module.weight.grad
+    # a parameter rank 0 leaves out: its gradient is the others' average (zero from rank 0)
+    model = torch.nn.parallel.DistributedDataParallel(Branchy(), find_unused_parameters=True)
+    model(x, use_b=rank > 0).sum().backward()
+    grads = [torch.zeros(3, 3) for _ in range(n)]
+    dist.all_gather(grads, model.module.b.weight.grad)
+    assert all(np.array_equal(g.numpy(), grads[0].numpy()) for g in grads)
+    model.zero_grad()
+    model(x, use_b=False).sum().backward()  # (no rank uses b: its .grad stays None)
+    assert model.module.b.weight.grad is None and model.module.a.weight.grad is not None
+    # without find_unused_parameters, the next forward says what happened
+    model = torch.nn.parallel.DistributedDataParallel(Branchy())
+    model(x, use_b=False).sum().backward()
+    expect(RuntimeError, "find_unused_parameters=True", lambda: model(x, use_b=True))
+    expect(ValueError, "device_ids", lambda: torch.nn.parallel.DistributedDataParallel(
+        torch.nn.Linear(2, 2), device_ids=[0]))
+    print(f"rank {rank}: ddp features ok", flush=True)
+
+
 if __name__ == "__main__":
     case = sys.argv[1]
-    timeout = datetime.timedelta(seconds=float(sys.argv[2])) if len(sys.argv) > 2 else None
+    # (argv: the case, the group's timeout in seconds or "-", the case's arguments)
+    timeout = (datetime.timedelta(seconds=float(sys.argv[2]))
+               if len(sys.argv) > 2 and sys.argv[2] != "-" else None)
     dist.init_process_group("gloo", timeout=timeout)
-    globals()[f"case_{case}"]()
+    globals()[f"case_{case}"](*sys.argv[3:])
     dist.destroy_process_group()
