@@ -2,6 +2,7 @@
 ``import torch`` as ember; torchrun's entry point under ``python -m ember run``; a failing
 rank ends the job with an error, never a hang."""
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -47,7 +48,9 @@ def launch(tmp_path, command, script=SCRIPT, timeout=120):
 
 
 def lines(out):
-    return sorted(line for line in out.splitlines() if line.startswith("rank "))
+    """The ranks' reports (their lines share one pipe: a line's text and its newline may be
+    apart)."""
+    return sorted(re.findall(r"rank \d+ of \d+: [^\n]*?replicas equal (?:True|False)", out))
 
 
 @pytest.mark.slow
