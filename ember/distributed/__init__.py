@@ -29,6 +29,7 @@ from .collectives import (
     isend,
     recv,
     reduce,
+    reduce_scatter,
     reduce_scatter_tensor,
     scatter,
     send,
@@ -39,6 +40,7 @@ from .process_group import (
     ProcessGroup,
     destroy_process_group,
     get_backend,
+    get_default_backend_for_device,
     get_global_rank,
     get_group_rank,
     get_process_group_ranks,
@@ -59,7 +61,8 @@ __all__ = ["is_available", "init_process_group", "destroy_process_group", "is_in
            "all_gather", "all_gather_into_tensor", "reduce_scatter_tensor", "gather",
            "scatter", "barrier", "send", "recv", "isend", "irecv", "is_mpi_available",
            "is_gloo_available", "is_nccl_available", "get_process_group_ranks",
-           "get_global_rank", "get_group_rank"]
+           "get_global_rank", "get_group_rank", "reduce_scatter",
+           "get_default_backend_for_device"]
 
 
 def is_available():

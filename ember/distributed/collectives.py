@@ -20,8 +20,8 @@ from . import _mpi
 from .process_group import get_group_rank, group_or_default, timeout_of
 
 __all__ = ["ReduceOp", "RedOpType", "Work", "all_reduce", "broadcast", "reduce", "all_gather",
-           "all_gather_into_tensor", "reduce_scatter_tensor", "gather", "scatter", "barrier",
-           "send", "recv", "isend", "irecv"]
+           "all_gather_into_tensor", "reduce_scatter", "reduce_scatter_tensor", "gather",
+           "scatter", "barrier", "send", "recv", "isend", "irecv"]
 
 
 class RedOpType(enum.IntEnum):
@@ -264,6 +264,26 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
             np.divide(recv, pg.size(), out=recv)
         _write(output, recv, "reduce_scatter_tensor")
     return _run(pg, [request], finish, async_op, "reduce_scatter_tensor")
+
+
+def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
+    """``input_list[k]`` reduced over the ranks by ``op`` into rank k's ``output``."""
+    _tensor(output, "output")
+    pg = group_or_default(group)
+    if len(input_list) != pg.size():
+        raise RuntimeError(f"reduce_scatter: invalid input tensor list (expected length "
+                           f"{pg.size()}, got {len(input_list)})")
+    _same(input_list, output, "reduce_scatter")
+    name = _op_name(op, output._data.dtype, "reduce_scatter")
+    send = np.stack([_mpi.wire(t._data) for t in input_list])
+    recv = np.empty(send.shape[1:], send.dtype)
+    request = pg._comm.Ireduce_scatter_block(send, recv, op=_mpi.reduction(name, send.dtype))
+
+    def finish():
+        if name == "AVG":
+            np.divide(recv, pg.size(), out=recv)
+        _write(output, recv, "reduce_scatter")
+    return _run(pg, [request], finish, async_op, "reduce_scatter")
 
 
 def _sized(whole, part, n, what):

@@ -18,7 +18,7 @@ __all__ = ["Backend", "GroupMember", "ProcessGroup", "group", "init_process_grou
            "destroy_process_group", "is_initialized", "is_mpi_available", "is_gloo_available",
            "is_nccl_available", "get_rank", "get_world_size", "get_backend", "new_group",
            "default_group", "group_or_default", "timeout_of", "get_process_group_ranks",
-           "get_global_rank", "get_group_rank"]
+           "get_global_rank", "get_group_rank", "get_default_backend_for_device"]
 
 _NO_DEFAULT_GROUP = ("Default process group has not been initialized, please make sure to call "
                      "init_process_group.")
@@ -93,6 +93,16 @@ def is_gloo_available():
 
 def is_nccl_available():
     return False
+
+
+def get_default_backend_for_device(device):
+    """The backend PyTorch picks for ``device``'s type: ``gloo`` for the CPU (MPI here)."""
+    kind = device if isinstance(device, str) else getattr(device, "type", str(device))
+    kind = kind.split(":")[0]
+    backends = {"cpu": "gloo", "cuda": "nccl"}
+    if kind not in backends:
+        raise ValueError(f"Default backend not registered for device : {kind}")
+    return backends[kind]
 
 
 def is_initialized():

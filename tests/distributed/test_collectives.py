@@ -114,3 +114,14 @@ def test_one_process_is_a_group_of_one_and_a_size_mpi_did_not_start_is_refused()
     assert out.splitlines() == [
         "ember's process groups run on MPI, which started 1 process(es) (this one rank 0), "
         "but world_size=2, rank=0 were asked for", "0 1 gloo True", "[1.0, 2.0]", "False"]
+
+
+def test_the_default_backend_for_a_device_is_pytorchs(torch):
+    import ember.distributed as dist
+    for device in ("cpu", "cuda", "cuda:1"):
+        assert dist.get_default_backend_for_device(device) == \
+            torch.distributed.get_default_backend_for_device(device)
+    with pytest.raises(ValueError, match="Default backend not registered for device : meta"):
+        dist.get_default_backend_for_device("meta")
+    with pytest.raises(ValueError, match="Default backend not registered for device : meta"):
+        torch.distributed.get_default_backend_for_device("meta")

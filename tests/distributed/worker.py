@@ -109,6 +109,12 @@ def case_collectives():
             dist.reduce_scatter_tensor(out, tensor(rank, dtype, (n * 2, 3)))
             same(out, reference("SUM", whole, dtype)[2 * rank:2 * rank + 2],
                  f"reduce_scatter_tensor {dtype}")
+            out = torch.zeros(2, 3, dtype=getattr(torch, dtype))
+            op = "SUM" if dtype == "complex64" else "MAX"
+            dist.reduce_scatter(out, [tensor(n * rank + k, dtype) for k in range(n)],
+                                op=getattr(dist.ReduceOp, op))
+            same(out, reference(op, [values(n * r + rank, dtype) for r in range(n)], dtype),
+                 f"reduce_scatter {op} {dtype}")
         got = [torch.zeros(2, 3, dtype=getattr(torch, dtype)) for _ in range(n)]
         dist.gather(tensor(rank, dtype), got if rank == 0 else None, dst=0)
         if rank == 0:
