@@ -175,11 +175,8 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     buf = _in_place_buffer(tensor)
     request = pg._comm.Iallreduce(MPI.IN_PLACE, buf, op=_mpi.reduction(name, buf.dtype))
 
-    def finish():
-        if name == "AVG":
-            np.divide(buf, pg.size(), out=buf)
-        _write(tensor, buf, "all_reduce")
-    return _run(pg, [request], finish, async_op, "all_reduce")
+    return _run(pg, [request], lambda: _averaged_into(tensor, buf, name, pg, "all_reduce"),
+                async_op, "all_reduce")
 
 
 def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -195,11 +192,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     request = pg._comm.Ireduce(MPI.IN_PLACE if mine else buf, buf if mine else None,
                                op=_mpi.reduction(name, buf.dtype), root=root)
 
-    def finish():
-        if mine:
-            if name == "AVG":
-                np.divide(buf, pg.size(), out=buf)
-            _write(tensor, buf, "reduce")
+    finish = (lambda: _averaged_into(tensor, buf, name, pg, "reduce")) if mine else None
     return _run(pg, [request], finish, async_op, "reduce")
 
 
@@ -255,15 +248,8 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     pg = group_or_default(group)
     _sized(input, output, pg.size(), "reduce_scatter_tensor")
     name = _op_name(op, input._data.dtype, "reduce_scatter_tensor")
-    send = _mpi.wire(input._data)
-    recv = np.empty((output._data.size,), send.dtype)
-    request = pg._comm.Ireduce_scatter_block(send, recv, op=_mpi.reduction(name, send.dtype))
-
-    def finish():
-        if name == "AVG":
-            np.divide(recv, pg.size(), out=recv)
-        _write(output, recv, "reduce_scatter_tensor")
-    return _run(pg, [request], finish, async_op, "reduce_scatter_tensor")
+    return _scatter_reduced(pg, output, _mpi.wire(input._data), name, async_op,
+                            "reduce_scatter_tensor")
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -276,14 +262,22 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     _same(input_list, output, "reduce_scatter")
     name = _op_name(op, output._data.dtype, "reduce_scatter")
     send = np.stack([_mpi.wire(t._data) for t in input_list])
-    recv = np.empty(send.shape[1:], send.dtype)
-    request = pg._comm.Ireduce_scatter_block(send, recv, op=_mpi.reduction(name, send.dtype))
+    return _scatter_reduced(pg, output, send, name, async_op, "reduce_scatter")
 
-    def finish():
-        if name == "AVG":
-            np.divide(recv, pg.size(), out=recv)
-        _write(output, recv, "reduce_scatter")
-    return _run(pg, [request], finish, async_op, "reduce_scatter")
+
+def _scatter_reduced(pg, output, send, name, async_op, what):
+    """The ranks' ``send`` buffers reduced, rank k's ``output`` the k-th of equal parts."""
+    recv = np.empty(output._data.size, send.dtype)
+    request = pg._comm.Ireduce_scatter_block(send, recv, op=_mpi.reduction(name, send.dtype))
+    return _run(pg, [request], lambda: _averaged_into(output, recv, name, pg, what), async_op,
+                what)
+
+
+def _averaged_into(tensor, buf, name, pg, what):
+    """``buf``, a reduction's result, into ``tensor``: divided by the group's size for AVG."""
+    if name == "AVG":
+        np.divide(buf, pg.size(), out=buf)
+    _write(tensor, buf, what)
 
 
 def _sized(whole, part, n, what):
@@ -296,23 +290,31 @@ def _sized(whole, part, n, what):
                            f"other's elements, got shapes {_sizes(whole)} and {_sizes(part)}")
 
 
+def _root_and_list(pg, rank, group_rank, tensors, like, what):
+    """``(root's group rank, whether this rank is it)`` for ``gather`` and ``scatter``, after
+    PyTorch's checks of the list that only the root gives."""
+    kind, side, noun = (("dst", "destination", "output") if what == "gather" else
+                        ("src", "source", "input"))
+    root = _root(pg, rank if rank is not None or group_rank is not None else 0, group_rank,
+                 what, kind)
+    mine = pg.rank() == root
+    if mine and not tensors:
+        raise ValueError(f"Argument ``{what}_list`` must be specified on {side} rank.")
+    if not mine and tensors:
+        raise ValueError(f"Argument ``{what}_list`` must NOT be specified on non-{side} ranks.")
+    if mine:
+        if len(tensors) != pg.size():
+            raise RuntimeError(f"{what}: invalid {noun} tensor list (expected length "
+                               f"{pg.size()}, got {len(tensors)})")
+        _same(tensors, like, what)
+    return root, mine
+
+
 def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group_dst=None):
     """Every rank's ``tensor`` into rank ``dst``'s ``gather_list``."""
     _tensor(tensor)
     pg = group_or_default(group)
-    root = _root(pg, dst if dst is not None or group_dst is not None else 0, group_dst,
-                 "gather", "dst")
-    mine = pg.rank() == root
-    if mine and not gather_list:
-        raise ValueError("Argument ``gather_list`` must be specified on destination rank.")
-    if not mine and gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
-    if mine:
-        if len(gather_list) != pg.size():
-            raise RuntimeError(f"gather: invalid output tensor list (expected length "
-                               f"{pg.size()}, got {len(gather_list)})")
-        _same(gather_list, tensor, "gather")
+    root, mine = _root_and_list(pg, dst, group_dst, gather_list, tensor, "gather")
     send = _mpi.wire(tensor._data)
     recv = np.empty((pg.size(), *send.shape), send.dtype) if mine else None
     request = pg._comm.Igather(send, recv, root=root)
@@ -328,19 +330,7 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     """Rank ``src``'s ``scatter_list[k]`` into rank k's ``tensor``."""
     _tensor(tensor)
     pg = group_or_default(group)
-    root = _root(pg, src if src is not None or group_src is not None else 0, group_src,
-                 "scatter", "src")
-    mine = pg.rank() == root
-    if mine and not scatter_list:
-        raise ValueError("Argument ``scatter_list`` must be specified on source rank.")
-    if not mine and scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source "
-                         "ranks.")
-    if mine:
-        if len(scatter_list) != pg.size():
-            raise RuntimeError(f"scatter: invalid input tensor list (expected length "
-                               f"{pg.size()}, got {len(scatter_list)})")
-        _same(scatter_list, tensor, "scatter")
+    root, mine = _root_and_list(pg, src, group_src, scatter_list, tensor, "scatter")
     recv = _mpi.wire(tensor._data).copy()
     send = np.stack([_mpi.wire(t._data) for t in scatter_list]) if mine else None
     request = pg._comm.Iscatter(send, recv, root=root)
