@@ -13,6 +13,9 @@ import os
 import runpy
 import sys
 
+from ember.__main__ import install_torch_alias
+from ember.__main__ import main as ember_main
+
 _RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
 
 
@@ -30,8 +33,6 @@ def main(argv):
     os.environ.update(RANK=rank, LOCAL_RANK=rank)
     if mode == "exec":
         os.execvp(target, [target, *args])
-    from ember.__main__ import install_torch_alias
-    from ember.__main__ import main as ember_main
     if mode == "script":
         ember_main(["run", target, *args])
         return
