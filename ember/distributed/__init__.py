@@ -5,7 +5,8 @@ Start the ranks with ``python -m ember.distributed.run --nproc-per-node N script
 PyTorch users pass on a CPU: ``gloo``, ``mpi``) and then the collectives: ``all_reduce``
 (every ``ReduceOp``), ``reduce``, ``broadcast``, ``all_gather``, ``all_gather_into_tensor``,
 ``reduce_scatter_tensor``, ``gather``, ``scatter``, ``barrier``, ``send``/``recv``/``isend``/
-``irecv``, blocking or with ``async_op=True``; ``new_group`` makes a group of some ranks.
+``irecv``, blocking or with ``async_op=True``, and their Python-object forms
+(``all_gather_object``...); ``new_group`` makes a group of some ranks.
 MPI (mpi4py and MPICH, ``pip install 'ember[distributed]'``) carries the messages
 (``_mpi.py``); it is started by ``init_process_group``, not by ``import ember``.
 
@@ -33,6 +34,12 @@ from .collectives import (
     reduce_scatter_tensor,
     scatter,
     send,
+)
+from .objects import (
+    all_gather_object,
+    broadcast_object_list,
+    gather_object,
+    scatter_object_list,
 )
 from .process_group import (
     Backend,
@@ -62,7 +69,8 @@ __all__ = ["is_available", "init_process_group", "destroy_process_group", "is_in
            "scatter", "barrier", "send", "recv", "isend", "irecv", "is_mpi_available",
            "is_gloo_available", "is_nccl_available", "get_process_group_ranks",
            "get_global_rank", "get_group_rank", "reduce_scatter",
-           "get_default_backend_for_device"]
+           "get_default_backend_for_device", "all_gather_object", "broadcast_object_list",
+           "gather_object", "scatter_object_list"]
 
 
 def is_available():

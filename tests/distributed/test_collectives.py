@@ -37,7 +37,8 @@ def ranks(n, *args, timeout=120):
 
 @pytest.mark.slow
 @pytest.mark.parametrize("n", [2, 4])
-@pytest.mark.parametrize("case", ["collectives", "point_to_point", "groups", "errors"])
+@pytest.mark.parametrize("case", ["collectives", "point_to_point", "groups", "errors",
+                                  "objects"])
 def test_every_rank_gets_what_numpy_computes(case, n):
     out = ranks(n, case)
     name = case.replace("_", " ")

@@ -154,6 +154,26 @@ def case_point_to_point():
     print(f"rank {rank}: point to point ok", flush=True)
 
 
+def case_objects():
+    rank, n = dist.get_rank(), dist.get_world_size()
+    mine = {"rank": rank, "name": "x" * (rank * 50), "values": list(range(rank))}
+    everyone = [{"rank": r, "name": "x" * (r * 50), "values": list(range(r))} for r in range(n)]
+    got = [None] * n
+    dist.all_gather_object(got, mine)
+    assert got == everyone, got
+    objects = [("from", n - 1), {"a": [1, 2]}, None] if rank == n - 1 else [0, 0, 0]
+    dist.broadcast_object_list(objects, src=n - 1)
+    assert objects == [("from", n - 1), {"a": [1, 2]}, None], objects
+    gathered = [None] * n if rank == 0 else None
+    dist.gather_object(mine, gathered, dst=0)
+    assert gathered == (everyone if rank == 0 else None)
+    out = [None]
+    dist.scatter_object_list(out, [f"for {r}" * (r + 1) for r in range(n)] if rank == 1 else None,
+                             src=1)
+    assert out == [f"for {rank}" * (rank + 1)], out
+    print(f"rank {rank}: objects ok", flush=True)
+
+
 def case_groups():
     rank, n = dist.get_rank(), dist.get_world_size()
     members = list(range(1, n))  # every rank but 0
