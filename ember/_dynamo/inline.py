@@ -195,7 +195,7 @@ def renamed(code, names):
          t.start, t.end, t.line) for t in tokens).rstrip("\n")
 
 
-_LOCAL = re.compile(r"_l\d+")
+_LOCAL = re.compile(r"(?<![\w.])_l\d+\b")  # (a whole name: not in another)
 _LITERAL = re.compile(r"[(\[]")  # (a tuple or list, maybe subscripted: worth deciding)
 _DEEPEST = 4  # functions written out within one another
 

@@ -157,10 +157,10 @@ def _write(tensor, values, what):
     note_write(tensor, what)
 
 
-def _in_place_buffer(tensor):
-    """A contiguous buffer MPI may write that stands for ``tensor``'s values: its own array
-    where that is contiguous and of a type MPI carries, else a copy (written back after)."""
-    return _mpi.wire(tensor._data)
+def tensor_of(array):
+    """A tensor (no history) holding ``array``: the buffers that DDP and the object
+    collectives send."""
+    return Tensor._make(array, None, False)
 
 
 # --------------------------------------------------------------------------- collectives
@@ -172,7 +172,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     pg = group_or_default(group)
     name = _op_name(op, tensor._data.dtype, "all_reduce")
     MPI = _mpi.mpi()
-    buf = _in_place_buffer(tensor)
+    buf = _mpi.wire(tensor._data)  # (its own array where MPI can write it)
     request = pg._comm.Iallreduce(MPI.IN_PLACE, buf, op=_mpi.reduction(name, buf.dtype))
 
     return _run(pg, [request], lambda: _averaged_into(tensor, buf, name, pg, "all_reduce"),
@@ -187,7 +187,7 @@ def reduce(tensor, dst=None, op=ReduceOp.SUM, group=None, async_op=False, group_
     root = _root(pg, dst, group_dst, "reduce", "dst")
     name = _op_name(op, tensor._data.dtype, "reduce")
     MPI = _mpi.mpi()
-    buf = _in_place_buffer(tensor)
+    buf = _mpi.wire(tensor._data)  # (its own array where MPI can write it)
     mine = pg.rank() == root
     request = pg._comm.Ireduce(MPI.IN_PLACE if mine else buf, buf if mine else None,
                                op=_mpi.reduction(name, buf.dtype), root=root)
@@ -201,7 +201,7 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
     _tensor(tensor)
     pg = group_or_default(group)
     root = _root(pg, src, group_src, "broadcast", "src")
-    buf = _in_place_buffer(tensor)
+    buf = _mpi.wire(tensor._data)  # (its own array where MPI can write it)
     request = pg._comm.Ibcast(buf, root=root)
 
     def finish():

@@ -12,8 +12,15 @@ import pickle
 
 import numpy as np
 
-from .._tensor import Tensor
-from .collectives import _root, all_gather, all_gather_into_tensor, broadcast, gather, scatter
+from .collectives import (
+    _root,
+    all_gather,
+    all_gather_into_tensor,
+    broadcast,
+    gather,
+    scatter,
+    tensor_of,
+)
 from .process_group import group_or_default
 
 __all__ = ["all_gather_object", "broadcast_object_list", "gather_object",
@@ -21,7 +28,7 @@ __all__ = ["all_gather_object", "broadcast_object_list", "gather_object",
 
 
 def _tensor(array):
-    return Tensor._make(np.ascontiguousarray(array), None, False)
+    return tensor_of(np.ascontiguousarray(array))
 
 
 def _pickled(obj):

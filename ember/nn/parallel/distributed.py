@@ -27,8 +27,8 @@ import contextlib
 import numpy as np
 
 from ... import distributed as dist
-from ..._tensor import Tensor
 from ...autograd.graph import execution_engine
+from ...distributed.collectives import tensor_of
 from ...distributed.process_group import group_or_default
 from ..module import Module
 
@@ -107,7 +107,7 @@ class DistributedDataParallel(Module):
         for t in tensors:
             by_dtype.setdefault(t._data.dtype, []).append(t)
         for group in by_dtype.values():
-            flat = _wrap(np.concatenate([t._data.reshape(-1) for t in group]))
+            flat = tensor_of(np.concatenate([t._data.reshape(-1) for t in group]))
             dist.broadcast(flat, src=self.process_group._ranks[0], group=self.process_group)
             start = 0
             for t in group:
@@ -129,10 +129,6 @@ class DistributedDataParallel(Module):
         round_, self._round = self._round, None
         if round_ is not None:
             self._unfinished = round_.finish()
-
-
-def _wrap(array):
-    return Tensor._make(array, None, False)
 
 
 def _buckets(params, cap):
@@ -176,7 +172,7 @@ class _Round:
         bucket = self.ddp._buckets[k]
         flat = np.concatenate([p.grad._data.reshape(-1) if p.grad is not None else
                                np.zeros(p._data.size, p._data.dtype) for p in bucket])
-        flat = _wrap(flat)
+        flat = tensor_of(flat)
         work = dist.all_reduce(flat, group=self.ddp.process_group, async_op=True)
         self.started.append((bucket, flat, work))
 
@@ -193,7 +189,7 @@ class _Round:
         if ddp.find_unused_parameters:
             for k in range(len(self.started), len(ddp._buckets)):
                 self._start(k)
-            counts = _wrap(np.array([id(p) in self.used for p in ddp._params],
+            counts = tensor_of(np.array([id(p) in self.used for p in ddp._params],
                                                      np.int32))
             dist.all_reduce(counts, group=ddp.process_group)
             used_anywhere = {id(p) for p, n in zip(ddp._params, counts._data) if n}
@@ -208,7 +204,7 @@ class _Round:
                 if used_anywhere is not None and id(p) not in used_anywhere:
                     continue
                 if p.grad is None:
-                    p.grad = _wrap(part.astype(p._data.dtype))
+                    p.grad = tensor_of(part.astype(p._data.dtype))
                 else:
                     p.grad._data[...] = part
         return False
