@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime
 import os
+import sys
 
 from . import _mpi
 
@@ -152,6 +153,26 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
             "or `mpiexec -n N python script.py`")
     pg = ProcessGroup(comm.Dup(), range(size), name, timeout or _DEFAULT_TIMEOUT)
     GroupMember.WORLD = pg
+    if size > 1:
+        _stop_the_job_on_an_unhandled_exception(comm)
+
+
+def _stop_the_job_on_an_unhandled_exception(comm):
+    """A rank whose script ends in an exception stops the whole job once its traceback is
+    printed (``MPI_Abort``; ``mpiexec`` ends the others), as torchrun stops its workers when
+    one fails. Left to exit, it would wait in MPI's finalisation for the other ranks, which
+    wait for it in their next collective until their timeout (30 minutes by default)."""
+    previous = sys.excepthook
+
+    def stop(kind, value, traceback):
+        previous(kind, value, traceback)
+        sys.stderr.write(f"[rank {comm.Get_rank()}] {kind.__name__}: the job stops "
+                         "(MPI_Abort)\n")
+        sys.stdout.flush()
+        sys.stderr.flush()
+        comm.Abort(1)
+
+    sys.excepthook = stop
 
 
 def _backend_name(backend):

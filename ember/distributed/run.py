@@ -6,8 +6,8 @@ Starts N ranks of ``script.py`` on this machine with ``mpiexec`` (MPICH's, from 
 torch`` resolving to ember, as under ``python -m ember run``. torchrun's common flags are
 taken in either spelling (``--nproc-per-node``/``--nproc_per_node``); ``torchrun`` itself,
 run under ``python -m ember run``, is this (its entry point imports ``torch.distributed.run``).
-A rank that fails stops the others (``mpiexec`` ends the job) and the launcher exits with its
-code. Several machines are MPI's business: start ``mpiexec`` with a host file directly.
+A rank that fails (an exception: ``MPI_Abort`` after its traceback; a signal) stops the job:
+``mpiexec`` ends the other ranks, and the launcher exits with the job's code. Several machines are MPI's business: start ``mpiexec`` with a host file directly.
 """
 from __future__ import annotations
 

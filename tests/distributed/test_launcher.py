@@ -1,11 +1,12 @@
 """``python -m ember.distributed.run`` (torchrun on MPI): ranks with torchrun's environment and
 ``import torch`` as ember; torchrun's entry point under ``python -m ember run``; a failing
-rank ends the job with an error, never a hang."""
+rank stops the job at once with its error, never a hang."""
 import os
 import re
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -73,21 +74,37 @@ def test_torchruns_entry_point_under_ember_run_is_the_launcher(tmp_path):
                                  for r in range(2)]
 
 
+FAULT = """
+    import datetime, os, signal
+    import torch, torch.distributed as dist
+    dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=60))
+    if dist.get_rank() == 1:
+        {fault}
+    dist.all_reduce(torch.ones(2))
+    print("rank 0 went on")
+"""
+
+
 @pytest.mark.slow
-def test_a_failing_rank_ends_the_job_and_the_others_raise_within_the_timeout(tmp_path):
+def test_a_rank_that_raises_stops_the_job_with_its_traceback_long_before_the_timeout(tmp_path):
+    start = time.monotonic()
     run = launch(tmp_path, ["-m", "ember.distributed.run", "--nproc-per-node", "2", "train.py"],
-                 script="""
-        import datetime
-        import torch, torch.distributed as dist
-        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=2))
-        if dist.get_rank() == 1:
-            raise ValueError("rank 1 stops here")
-        dist.all_reduce(torch.ones(2))
-        print("rank 0 went on")
-    """)
-    assert run.returncode != 0
-    assert "ValueError: rank 1 stops here" in run.stderr
-    assert "RuntimeError: all_reduce timed out after 2 seconds" in run.stderr
+                 script=FAULT.format(fault='raise ValueError("rank 1 stops here")'))
+    assert time.monotonic() - start < 40  # (the group's timeout: 60 s)
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "ValueError: rank 1 stops here\n[rank 1] ValueError: the job stops (MPI_Abort)\n" \
+        in run.stderr
+    assert "went on" not in run.stdout
+
+
+@pytest.mark.slow
+def test_a_killed_rank_stops_the_job_with_mpiexecs_report_long_before_the_timeout(tmp_path):
+    start = time.monotonic()
+    run = launch(tmp_path, ["-m", "ember.distributed.run", "--nproc-per-node", "2", "train.py"],
+                 script=FAULT.format(fault="os.kill(os.getpid(), signal.SIGKILL)"))
+    assert time.monotonic() - start < 40
+    assert run.returncode == 9, run.stdout + run.stderr
+    assert "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: Killed (signal 9)" in run.stdout
     assert "went on" not in run.stdout
 
 
