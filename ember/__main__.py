@@ -1,7 +1,9 @@
 """``python -m ember run SCRIPT [ARGS...]``: run a PyTorch script on ember.
 
 Inside the script, ``import torch`` (and ``torch.nn.functional``, ``from torch.autograd import
-Variable``, ...) resolve to ember's modules of the same names.
+Variable``, ...) resolve to ember's modules of the same names. ``--cuda-on-cpu`` runs a script
+written for a GPU on the CPU as it is (every ``cuda`` device is the CPU: see
+``ember._device.CUDA_ON_CPU``).
 """
 from __future__ import annotations
 
@@ -12,6 +14,8 @@ import importlib.util
 import os
 import runpy
 import sys
+
+from . import _device
 
 # The top-level packages served from ember, and the ember module behind each.
 _ALIASES = {"torch": "ember", "functorch": "ember._functorch"}
@@ -48,13 +52,24 @@ def install_torch_alias():
         sys.meta_path.insert(0, _TorchAlias())
 
 
+def cuda_on_cpu():
+    """Make ``cuda`` the CPU in this process (ember is imported already) and in the processes
+    it starts (a launcher's ranks, DataLoader workers)."""
+    os.environ["EMBER_CUDA_ON_CPU"] = "1"
+    _device.CUDA_ON_CPU = True
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="ember", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a PyTorch script with `torch` resolving to ember")
+    run.add_argument("--cuda-on-cpu", action="store_true",
+                     help="run a script written for a GPU on the CPU: 'cuda' devices are the CPU")
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
+    if ns.cuda_on_cpu:
+        cuda_on_cpu()
     install_torch_alias()
     sys.argv = [ns.script, *ns.args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(ns.script)))

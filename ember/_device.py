@@ -5,10 +5,20 @@ present). The namespace is always read off the array itself, never from a global
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 __all__ = ["device", "namespace_of", "to_numpy", "cuda_available", "set_default_device",
            "get_default_device"]
+
+
+CUDA_ON_CPU = os.environ.get("EMBER_CUDA_ON_CPU", "") not in ("", "0")
+"""``python -m ember run --cuda-on-cpu`` (and the launcher's flag): a script written for a GPU
+runs on the CPU as it is. Every ``cuda`` device is made the CPU (``torch.device('cuda:1')``
+reads ``device(type='cpu')``, so the move is visible), ``torch.cuda.set_device`` and
+``synchronize`` do nothing, ``pin_memory`` copies, and DistributedDataParallel takes
+``device_ids``. ``torch.cuda.is_available()`` stays False: there is no GPU."""
 
 
 class device:
@@ -32,7 +42,9 @@ class device:
             if not idx.isdigit():
                 raise RuntimeError(f"Invalid device string: '{type}:{idx}'")
             index = int(idx)
-        if type not in ("cpu", "cuda"):
+        if type == "cuda" and CUDA_ON_CPU:
+            type, index = "cpu", None
+        elif type not in ("cpu", "cuda"):
             raise RuntimeError(
                 "Expected one of cpu, cuda, ipu, xpu, mkldnn, opengl, opencl, ideep, hip, ve, "
                 "fpga, maia, xla, lazy, vulkan, mps, meta, hpu, mtia, privateuseone device type "
@@ -159,6 +171,22 @@ def device_of(array):
 def to_numpy(array):
     """A host (NumPy) copy of an array; the array itself when it already lives on the CPU."""
     return array if isinstance(array, np.ndarray) else array.get()
+
+
+def pinned_empty(shape, dtype):
+    """A NumPy array in page-locked host memory (CuPy's allocator)."""
+    import cupyx  # (present whenever CuPy is)
+    return cupyx.empty_pinned(shape, dtype)
+
+
+def is_pinned(array):
+    """Whether a NumPy array lives in page-locked memory from CuPy's pinned allocator (as
+    ``pinned_empty`` makes)."""
+    if not isinstance(array, np.ndarray) or not cuda_available():
+        return False
+    while isinstance(array, np.ndarray):
+        array = array.base
+    return isinstance(array, _cupy.cuda.PinnedMemoryPointer)
 
 
 def move(array, dev):

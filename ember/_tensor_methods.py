@@ -320,6 +320,30 @@ Tensor.cuda = lambda self, device=None, non_blocking=False, memory_format=None: 
     if isinstance(device, int) else device, memory_format=memory_format)
 
 
+def _pin_memory(self, device=None):
+    """A copy of this CPU tensor in page-locked memory, which the GPU copies from without
+    staging (``to('cuda', non_blocking=True)`` overlaps with work). Needs a GPU, as in
+    PyTorch; with ``--cuda-on-cpu`` (no GPU, ``cuda`` is the CPU) it is a plain copy."""
+    if self.is_cuda:
+        raise RuntimeError(f"cannot pin '{self.type()}' only dense CPU tensors can be pinned")
+    copy = _to(self, "cpu", copy=True)
+    if _device.cuda_available():
+        pinned = _device.pinned_empty(copy._data.shape, copy._data.dtype)
+        pinned[...] = copy._data
+        copy._data = pinned  # (a copy nobody else has seen)
+    elif not _device.CUDA_ON_CPU:
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    return copy
+
+
+def _is_pinned(self, device=None):
+    return not self.is_cuda and _device.is_pinned(self._data)
+
+
+Tensor.pin_memory = _pin_memory
+Tensor.is_pinned = _is_pinned
+
+
 def _caster(dtype):
     def cast(self, memory_format=None):
         return _to(shape.to_dtype(self, dtype), memory_format=memory_format)

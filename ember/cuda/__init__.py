@@ -86,6 +86,8 @@ def current_device():
 def set_device(device):
     """Make ``device`` the current GPU (``'cuda'`` tensors then go there). A negative index
     does nothing, as in PyTorch."""
+    if _device.CUDA_ON_CPU:
+        return
     index = device_index(device, optional=False)
     if index < 0:
         return
@@ -128,6 +130,8 @@ class device_of(device):
 
 def synchronize(device=None):
     """Wait until every kernel queued on ``device`` has finished."""
+    if _device.CUDA_ON_CPU:
+        return
     cp = require()
     with cp.cuda.Device(device_index(device)):
         cp.cuda.runtime.deviceSynchronize()

@@ -3,11 +3,13 @@
 Starts N ranks of ``script.py`` on this machine with ``mpiexec`` (MPICH's, from ``pip install
 'ember[distributed]'``), each with torchrun's environment (``RANK``, ``LOCAL_RANK``,
 ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``...) and with ``import
-torch`` resolving to ember, as under ``python -m ember run``. torchrun's common flags are
-taken in either spelling (``--nproc-per-node``/``--nproc_per_node``); ``torchrun`` itself,
+torch`` resolving to ember, as under ``python -m ember run`` (``--cuda-on-cpu``, ember's own:
+a script written for GPUs runs on CPU ranks, each ``cuda`` device the CPU). torchrun's common
+flags are taken in either spelling (``--nproc-per-node``/``--nproc_per_node``); ``torchrun`` itself,
 run under ``python -m ember run``, is this (its entry point imports ``torch.distributed.run``).
 A rank that fails (an exception: ``MPI_Abort`` after its traceback; a signal) stops the job:
-``mpiexec`` ends the other ranks, and the launcher exits with the job's code. Several machines are MPI's business: start ``mpiexec`` with a host file directly.
+``mpiexec`` ends the other ranks, and the launcher exits with the job's code. Several
+machines are MPI's business: start ``mpiexec`` with a host file directly.
 """
 from __future__ import annotations
 
@@ -42,6 +44,8 @@ def parse_args(args=None):
     flag("log-dir", default=None)
     flag("run-path", default=None)
     parser.add_argument("--standalone", action="store_true")
+    flag("cuda-on-cpu", action="store_true",
+         help="(ember's own) run a script written for GPUs on the CPU: 'cuda' is the CPU")
     parser.add_argument("-m", "--module", action="store_true",
                         help="run the script as a module (python -m)")
     flag("no-python", action="store_true", help="run the script as an executable")
@@ -85,6 +89,8 @@ def main(args=None):
            "ROLE_RANK": "0", "ROLE_NAME": "default", "TORCHELASTIC_RUN_ID": opts.rdzv_id,
            "TORCHELASTIC_RESTART_COUNT": "0", "TORCHELASTIC_MAX_RESTARTS": "0",
            "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")}
+    if opts.cuda_on_cpu:
+        env["EMBER_CUDA_ON_CPU"] = "1"
     mode = "exec" if opts.no_python else "module" if opts.module else "script"
     command = [_mpiexec(), "-n", str(n), sys.executable, "-m", "ember.distributed._rank", mode,
                opts.script, *opts.script_args]

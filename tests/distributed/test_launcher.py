@@ -74,6 +74,21 @@ def test_torchruns_entry_point_under_ember_run_is_the_launcher(tmp_path):
                                  for r in range(2)]
 
 
+@pytest.mark.slow
+def test_a_script_written_for_gpus_runs_on_cpu_ranks_with_cuda_on_cpu(tmp_path):
+    """nanoGPT's DDP branch: ``cuda:{LOCAL_RANK}``, ``set_device``, ``device_ids``."""
+    script = SCRIPT.replace(
+        "model = DDP(torch.nn.Linear(4, 2))",
+        "device = f'cuda:{os.environ[\"LOCAL_RANK\"]}'\n"
+        "torch.cuda.set_device(device)\n"
+        "model = DDP(torch.nn.Linear(4, 2).to(device), device_ids=[rank])")
+    run = launch(tmp_path, ["-m", "ember.distributed.run", "--cuda-on-cpu", "--nproc-per-node",
+                            "2", "train.py"], script=script)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert lines(run.stdout) == [f"rank {r} of 2: ember, args [], replicas equal True"
+                                 for r in range(2)]
+
+
 FAULT = """
     import datetime, os, signal
     import torch, torch.distributed as dist

@@ -26,6 +26,7 @@ import contextlib
 
 import numpy as np
 
+from ... import _device
 from ... import distributed as dist
 from ...autograd.graph import execution_engine
 from ...distributed.collectives import tensor_of
@@ -54,7 +55,7 @@ class DistributedDataParallel(Module):
                  gradient_as_bucket_view=False, static_graph=False, **kwargs):
         super().__init__()
         pg = group_or_default(process_group)  # (PyTorch's error without a process group)
-        if device_ids is not None or output_device is not None:
+        if (device_ids is not None or output_device is not None) and not _device.CUDA_ON_CPU:
             devices = {p.device for p in module.parameters()}
             raise ValueError(
                 "DistributedDataParallel device_ids and output_device arguments only work with "
