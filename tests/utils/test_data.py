@@ -576,3 +576,30 @@ def test_persistent_workers_restart_after_a_partial_epoch(mode):
     assert plain(next(iter(loader))) == fresh[0]
     for _ in range(2):
         assert [plain(b) for b in loader] == fresh
+
+
+@pytest.mark.skipif(ember.cuda.is_available(), reason="a GPU is present")
+@pytest.mark.parametrize("num_workers", [0, 2])
+def test_pin_memory_without_an_accelerator_warns_and_gives_the_batches(torch, num_workers):
+    """PyTorch's warning, once per iterator, and the batches unpinned."""
+    got = {}
+    for lib in (ember, torch):
+        data = lib.utils.data.TensorDataset(lib.arange(6.0).reshape(3, 2), lib.arange(3))
+        loader = lib.utils.data.DataLoader(data, batch_size=2, pin_memory=True,
+                                           num_workers=num_workers)
+        with pytest.warns(UserWarning) as caught:
+            batches = list(loader)
+        got[lib] = ([str(w.message) for w in caught],
+                    [[t.tolist() for t in b] for b in batches], batches[0][0].is_pinned())
+    assert got[ember] == got[torch]
+    assert got[ember][0] == ["'pin_memory' argument is set as true but no accelerator is "
+                             "found, then device pinned memory won't be used."]
+
+
+@pytest.mark.skipif(not ember.cuda.is_available(), reason="no CuPy GPU backend")
+def test_pin_memory_pins_every_tensor_of_a_batch():
+    Pair = collections.namedtuple("Pair", "x y")
+    data = [Pair(ember.ones(2), {"y": [ember.zeros(1), "label"]}) for _ in range(4)]
+    batch = next(iter(edata.DataLoader(data, batch_size=2, pin_memory=True)))
+    assert isinstance(batch, Pair) and batch.x.is_pinned() and batch.y["y"][0].is_pinned()
+    assert batch.y["y"][1] == ["label", "label"]

@@ -17,6 +17,7 @@ import weakref
 
 from ... import _random
 from ._utils.collate import default_collate, default_convert
+from ._utils.pin_memory import pinner
 from ._utils.worker import (
     _EXHAUSTED,
     _NEW_PASS,
@@ -50,12 +51,14 @@ class _SingleProcessIter:
         _base_seed(loader)
         self._index_iter = iter(loader._index_sampler)
         self._fetch = _Fetcher(loader).start()
+        self._pin = pinner(loader)
 
     def __iter__(self):
         return self
 
     def __next__(self):
-        return self._fetch(next(self._index_iter))
+        data = self._fetch(next(self._index_iter))
+        return data if self._pin is None else self._pin(data)
 
 
 class _WorkerThreadsIter:
@@ -70,6 +73,7 @@ class _WorkerThreadsIter:
                                  "MultiProcessingDataLoaderIter")
         n = self._num_workers = loader.num_workers
         self._timeout = loader.timeout
+        self._pin = pinner(loader)
         self._max_tasks = n * loader.prefetch_factor
         self._persistent = loader.persistent_workers
         # one task and one result queue per worker: each answers its tasks in order
@@ -143,7 +147,7 @@ class _WorkerThreadsIter:
                 continue
             if isinstance(data, _WorkerError):
                 data.reraise()
-            return data
+            return data if self._pin is None else self._pin(data)
         if not self._persistent:
             self._shutdown()
         raise StopIteration

@@ -1,4 +1,4 @@
 """``torch.utils.data._utils``: the loader's helpers, at PyTorch's paths."""
-from . import collate, worker
+from . import collate, pin_memory, worker
 
-__all__ = ["collate", "worker"]
+__all__ = ["collate", "pin_memory", "worker"]
