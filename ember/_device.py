@@ -189,6 +189,15 @@ def is_pinned(array):
     return isinstance(array, _cupy.cuda.PinnedMemoryPointer)
 
 
+def write_from_host(array, values):
+    """NumPy ``values`` into ``array`` in place, wherever it lives (copied to the GPU for a
+    CuPy array)."""
+    if isinstance(array, np.ndarray):
+        array[...] = values
+    else:
+        array[...] = _load_cupy().asarray(values)
+
+
 def move(array, dev):
     """``array`` placed on ``dev`` (a no-op when it is already there)."""
     if dev.type == "cpu":

@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+from .._device import to_numpy
+
 __all__ = ["available", "mpi", "reduction", "wait_all", "wire"]
 
 _MPI = None
@@ -56,9 +58,11 @@ def reduction(op_name, dtype):
 
 
 def wire(array):
-    """``array`` as MPI carries it: float16 and bfloat16 (no MPI type of their own in MPICH)
-    as float32, everything else as it is. Returns a C-contiguous array (a copy where the
-    dtype changes or ``array`` is not contiguous)."""
+    """``array`` as MPI carries it: on the host (a GPU's array copied there: MPI reads and
+    writes host memory), float16 and bfloat16 (no MPI type of their own in MPICH) as float32,
+    everything else as it is. Returns a C-contiguous NumPy array (a copy where the array is on
+    a GPU, the dtype changes or ``array`` is not contiguous)."""
+    array = to_numpy(array)
     if array.dtype.kind == "V" or array.dtype.name in ("float16", "bfloat16"):
         return np.ascontiguousarray(array, dtype=np.float32)
     return np.ascontiguousarray(array)

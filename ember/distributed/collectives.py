@@ -15,6 +15,7 @@ import enum
 import numpy as np
 
 from .._autograd_state import note_write
+from .._device import write_from_host
 from .._tensor import Tensor
 from . import _mpi
 from .process_group import get_group_rank, group_or_default, timeout_of
@@ -150,10 +151,11 @@ def _sizes(t):
 
 
 def _write(tensor, values, what):
-    """``values`` into ``tensor``'s storage (cast to its dtype), its version raised."""
+    """``values`` (NumPy) into ``tensor``'s storage (cast to its dtype; copied to its GPU for a
+    CUDA tensor), its version raised."""
     data = tensor._data
     if values is not data:
-        data[...] = values.astype(data.dtype, copy=False).reshape(data.shape)
+        write_from_host(data, values.astype(data.dtype, copy=False).reshape(data.shape))
     note_write(tensor, what)
 
 

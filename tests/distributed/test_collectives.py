@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+import ember
+
 pytest.importorskip("mpi4py")
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,10 +26,10 @@ if MPIEXEC is None:
     pytest.skip("mpi4py is installed but no mpiexec is on the PATH", allow_module_level=True)
 
 
-def ranks(n, *args, timeout=120):
-    """Run ``worker.py`` on ``n`` ranks; returns its output, after asserting every rank
-    exited 0."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+def ranks(n, *args, timeout=120, device="cpu"):
+    """Run ``worker.py`` on ``n`` ranks (their tensors on ``device``); returns its output,
+    after asserting every rank exited 0."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "WORKER_DEVICE": device}
     run = subprocess.run([MPIEXEC, "-n", str(n), sys.executable, "-m",
                           "tests.distributed.worker", *map(str, args)],
                          capture_output=True, text=True, timeout=timeout, cwd=ROOT, env=env)
@@ -67,6 +69,14 @@ def test_ddp_no_sync_unused_parameters_and_errors():
 def test_a_collective_a_rank_never_joins_raises_within_the_timeout():
     out = ranks(2, "timeout", 1.5)
     assert out.startswith("rank 0: timeout ok after 1."), out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not ember.cuda.is_available(), reason="no CuPy GPU backend")
+@pytest.mark.parametrize("case", [("collectives",), ("ddp", "-", "mlp", 10)])
+def test_cuda_tensors_travel_through_the_host_to_the_same_results(case):
+    out = ranks(2, *case, device="cuda")
+    assert len(re.findall(r"rank \d+: [a-z ]+ ok", out)) == 2, out
 
 
 def single(code):

@@ -17,6 +17,7 @@ import ember.distributed as dist
 
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "int8", "uint8",
           "bool", "complex64"]
+DEVICE = os.environ.get("WORKER_DEVICE", "cpu")  # ("cuda": CuPy tensors, through the host)
 FLOATS = ("float32", "float64", "float16", "bfloat16", "complex64")
 
 
@@ -34,7 +35,8 @@ def values(rank, dtype, shape=(2, 3)):
 
 
 def tensor(rank, dtype, shape=(2, 3)):
-    return torch.tensor(values(rank, dtype, shape).tolist(), dtype=getattr(torch, dtype))
+    return torch.tensor(values(rank, dtype, shape).tolist(), dtype=getattr(torch, dtype),
+                        device=DEVICE)
 
 
 def reference(op, arrays, dtype):
@@ -55,6 +57,8 @@ def reference(op, arrays, dtype):
 
 
 def same(got, want, what):
+    assert got.device.type == DEVICE, (what, got.device)
+    got = got.cpu()
     got = np.asarray(got.to(torch.float64) if got.dtype is torch.bfloat16 else got)
     if got.dtype == np.bool_:
         ok = np.array_equal(got, np.asarray(want, bool))
@@ -93,34 +97,34 @@ def case_collectives():
         t = tensor(rank, dtype)
         dist.broadcast(t, src=1)
         same(t, everyone[1], f"broadcast {dtype}")
-        outs = [torch.zeros(2, 3, dtype=getattr(torch, dtype)) for _ in range(n)]
+        outs = [torch.zeros(2, 3, dtype=getattr(torch, dtype), device=DEVICE) for _ in range(n)]
         dist.all_gather(outs, tensor(rank, dtype))
         for r in range(n):
             same(outs[r], everyone[r], f"all_gather {dtype}")
-        flat = torch.zeros(2 * n, 3, dtype=getattr(torch, dtype))
+        flat = torch.zeros(2 * n, 3, dtype=getattr(torch, dtype), device=DEVICE)
         dist.all_gather_into_tensor(flat, tensor(rank, dtype))
         same(flat, np.concatenate(everyone), f"all_gather_into_tensor {dtype}")
-        stacked = torch.zeros(n, 2, 3, dtype=getattr(torch, dtype))
+        stacked = torch.zeros(n, 2, 3, dtype=getattr(torch, dtype), device=DEVICE)
         dist.all_gather_into_tensor(stacked, tensor(rank, dtype))
         same(stacked, np.stack(everyone), f"all_gather_into_tensor stacked {dtype}")
         if dtype != "bool":
             whole = [values(r, dtype, (n * 2, 3)) for r in range(n)]
-            out = torch.zeros(2, 3, dtype=getattr(torch, dtype))
+            out = torch.zeros(2, 3, dtype=getattr(torch, dtype), device=DEVICE)
             dist.reduce_scatter_tensor(out, tensor(rank, dtype, (n * 2, 3)))
             same(out, reference("SUM", whole, dtype)[2 * rank:2 * rank + 2],
                  f"reduce_scatter_tensor {dtype}")
-            out = torch.zeros(2, 3, dtype=getattr(torch, dtype))
+            out = torch.zeros(2, 3, dtype=getattr(torch, dtype), device=DEVICE)
             op = "SUM" if dtype == "complex64" else "MAX"
             dist.reduce_scatter(out, [tensor(n * rank + k, dtype) for k in range(n)],
                                 op=getattr(dist.ReduceOp, op))
             same(out, reference(op, [values(n * r + rank, dtype) for r in range(n)], dtype),
                  f"reduce_scatter {op} {dtype}")
-        got = [torch.zeros(2, 3, dtype=getattr(torch, dtype)) for _ in range(n)]
+        got = [torch.zeros(2, 3, dtype=getattr(torch, dtype), device=DEVICE) for _ in range(n)]
         dist.gather(tensor(rank, dtype), got if rank == 0 else None, dst=0)
         if rank == 0:
             for r in range(n):
                 same(got[r], everyone[r], f"gather {dtype}")
-        out = torch.zeros(2, 3, dtype=getattr(torch, dtype))
+        out = torch.zeros(2, 3, dtype=getattr(torch, dtype), device=DEVICE)
         parts = [tensor(10 + r, dtype) for r in range(n)]
         dist.scatter(out, parts if rank == n - 1 else None, src=n - 1)
         same(out, values(10 + rank, dtype), f"scatter {dtype}")
@@ -267,17 +271,20 @@ def case_ddp(kind="mlp", steps=50):
     rank, n = dist.get_rank(), dist.get_world_size()
     per = 4
     batches = _batches(kind, steps, per * n)
-    alone = _models(kind)
+    alone = _models(kind).to(DEVICE)
     torch.manual_seed(100 + rank)  # (DDP must take rank 0's initial values: differ here)
     replica = _models(kind) if rank == 0 else _models(kind).apply(
         lambda m: [p.data.add_(1.0) for p in m.parameters(recurse=False)])
-    ddp = torch.nn.parallel.DistributedDataParallel(replica, bucket_cap_mb=0.0002)
+    ddp = torch.nn.parallel.DistributedDataParallel(
+        replica.to(DEVICE), bucket_cap_mb=0.0002,
+        device_ids=None if DEVICE == "cpu" else [torch.cuda.current_device()])
     assert len(ddp._buckets) > 1
     assert list(ddp.state_dict()) == [f"module.{k}" for k in alone.state_dict()]
     opts = [torch.optim.SGD(alone.parameters(), lr=0.1, momentum=0.9),
             torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)]
     loss_fn = torch.nn.functional.cross_entropy
     for x, y in batches:
+        x, y = x.to(DEVICE), y.to(DEVICE)
         for opt in opts:
             opt.zero_grad()
         loss_fn(alone(x), y).backward()
@@ -286,13 +293,15 @@ def case_ddp(kind="mlp", steps=50):
         for opt in opts:
             opt.step()
     for (name, a), b in zip(alone.named_parameters(), ddp.module.parameters()):
+        assert a.device.type == b.device.type == b.grad.device.type == DEVICE
+        a, b = a.cpu(), b.cpu()
         if not np.allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-4, atol=1e-5):
             raise AssertionError(f"rank {rank}: {kind} {name} differs after {steps} steps: "
                                  f"{np.abs(a.detach().numpy() - b.detach().numpy()).max()}")
     first = next(ddp.parameters()).detach().reshape(-1)
     gathered = [torch.zeros_like(first) for _ in range(n)]
     dist.all_gather(gathered, first)
-    assert all(np.array_equal(g.numpy(), first.numpy()) for g in gathered)  # (replicas equal)
+    assert all(torch.equal(g, first) for g in gathered)  # (replicas equal)
     print(f"rank {rank}: ddp {kind} ok", flush=True)
 
 

@@ -19,6 +19,8 @@ their part of a bucket counts as zero, and a parameter no rank used keeps ``.gra
 without it, a parameter left out stops the next forward with PyTorch's error.
 ``broadcast_buffers`` (the default) copies rank 0's buffers (BatchNorm's running statistics)
 before each forward. ``.module`` is the model; ``state_dict`` keys start with ``module.``.
+A model on a GPU (``device_ids=[i]``) has its buckets copied to the host for MPI and the
+averages copied back (MPI here reads host memory, as Gloo does).
 """
 from __future__ import annotations
 
@@ -28,6 +30,7 @@ import numpy as np
 
 from ... import _device
 from ... import distributed as dist
+from ..._device import move, to_numpy, write_from_host
 from ...autograd.graph import execution_engine
 from ...distributed.collectives import tensor_of
 from ...distributed.process_group import group_or_default
@@ -55,8 +58,12 @@ class DistributedDataParallel(Module):
                  gradient_as_bucket_view=False, static_graph=False, **kwargs):
         super().__init__()
         pg = group_or_default(process_group)  # (PyTorch's error without a process group)
-        if (device_ids is not None or output_device is not None) and not _device.CUDA_ON_CPU:
-            devices = {p.device for p in module.parameters()}
+        devices = {p.device for p in module.parameters()}
+        on_one_gpu = len(devices) == 1 and next(iter(devices)).type == "cuda"
+        if device_ids is not None and len(device_ids) > 1:
+            raise ValueError("device_ids can only be None or contain a single element.")
+        if (device_ids is not None or output_device is not None) and not (
+                on_one_gpu or _device.CUDA_ON_CPU):
             raise ValueError(
                 "DistributedDataParallel device_ids and output_device arguments only work with "
                 "single-device/multiple-device GPU modules or CPU modules, but got device_ids "
@@ -108,11 +115,12 @@ class DistributedDataParallel(Module):
         for t in tensors:
             by_dtype.setdefault(t._data.dtype, []).append(t)
         for group in by_dtype.values():
-            flat = tensor_of(np.concatenate([t._data.reshape(-1) for t in group]))
+            flat = tensor_of(np.concatenate([to_numpy(t._data).reshape(-1) for t in group]))
             dist.broadcast(flat, src=self.process_group._ranks[0], group=self.process_group)
             start = 0
             for t in group:
-                t._data[...] = flat._data[start:start + t._data.size].reshape(t._data.shape)
+                write_from_host(t._data, flat._data[start:start + t._data.size].reshape(
+                    t._data.shape))
                 start += t._data.size
 
     # ------------------------------------------------------------------ backward
@@ -171,7 +179,7 @@ class _Round:
 
     def _start(self, k):
         bucket = self.ddp._buckets[k]
-        flat = np.concatenate([p.grad._data.reshape(-1) if p.grad is not None else
+        flat = np.concatenate([to_numpy(p.grad._data).reshape(-1) if p.grad is not None else
                                np.zeros(p._data.size, p._data.dtype) for p in bucket])
         flat = tensor_of(flat)
         work = dist.all_reduce(flat, group=self.ddp.process_group, async_op=True)
@@ -205,7 +213,7 @@ class _Round:
                 if used_anywhere is not None and id(p) not in used_anywhere:
                     continue
                 if p.grad is None:
-                    p.grad = tensor_of(part.astype(p._data.dtype))
+                    p.grad = tensor_of(move(part.astype(p._data.dtype), p.device))
                 else:
-                    p.grad._data[...] = part
+                    write_from_host(p.grad._data, part)
         return False
