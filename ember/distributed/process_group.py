@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import datetime
 import os
-import sys
 
-from . import _mpi
+from . import _job, _mpi
 
 __all__ = ["Backend", "GroupMember", "ProcessGroup", "group", "init_process_group",
            "destroy_process_group", "is_initialized", "is_mpi_available", "is_gloo_available",
@@ -154,25 +153,7 @@ def init_process_group(backend=None, init_method=None, timeout=None, world_size=
     pg = ProcessGroup(comm.Dup(), range(size), name, timeout or _DEFAULT_TIMEOUT)
     GroupMember.WORLD = pg
     if size > 1:
-        _stop_the_job_on_an_unhandled_exception(comm)
-
-
-def _stop_the_job_on_an_unhandled_exception(comm):
-    """A rank whose script ends in an exception stops the whole job once its traceback is
-    printed (``MPI_Abort``; ``mpiexec`` ends the others), as torchrun stops its workers when
-    one fails. Left to exit, it would wait in MPI's finalisation for the other ranks, which
-    wait for it in their next collective until their timeout (30 minutes by default)."""
-    previous = sys.excepthook
-
-    def stop(kind, value, traceback):
-        previous(kind, value, traceback)
-        sys.stderr.write(f"[rank {comm.Get_rank()}] {kind.__name__}: the job stops "
-                         "(MPI_Abort)\n")
-        sys.stdout.flush()
-        sys.stderr.flush()
-        comm.Abort(1)
-
-    sys.excepthook = stop
+        _job.watch(comm)
 
 
 def _backend_name(backend):

@@ -7,8 +7,8 @@ torch`` resolving to ember, as under ``python -m ember run`` (``--cuda-on-cpu``,
 a script written for GPUs runs on CPU ranks, each ``cuda`` device the CPU). torchrun's common
 flags are taken in either spelling (``--nproc-per-node``/``--nproc_per_node``); ``torchrun`` itself,
 run under ``python -m ember run``, is this (its entry point imports ``torch.distributed.run``).
-A rank that fails (an exception: ``MPI_Abort`` after its traceback; a signal) stops the job:
-``mpiexec`` ends the other ranks, and the launcher exits with the job's code. Several
+A rank that fails (an exception, a signal) stops the job: the others raise an error naming it
+(``ember.distributed._job``) and the launcher exits 1. Several
 machines are MPI's business: start ``mpiexec`` with a host file directly.
 """
 from __future__ import annotations
@@ -69,9 +69,11 @@ def _nproc(value):
 
 
 def _mpiexec():
-    """``mpiexec`` beside this Python (a virtual environment's MPICH), else on the PATH."""
-    found = shutil.which("mpiexec", path=os.pathsep.join(
-        [os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+    """MPICH's process manager for one machine (``mpiexec.gforker``: it forks the ranks, and
+    interrupts the others when one dies, so that they can say which) beside this Python (a
+    virtual environment's MPICH) or on the PATH; else ``mpiexec``."""
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+    found = shutil.which("mpiexec.gforker", path=path) or shutil.which("mpiexec", path=path)
     if found is None:
         raise RuntimeError("no mpiexec found: install MPI with pip install 'ember[distributed]'")
     return found
