@@ -336,7 +336,7 @@ def _pin_memory(self, device=None):
     return copy
 
 
-def _is_pinned(self, device=None):
+def _is_pinned(self, device=None) -> bool:
     return not self.is_cuda and _device.is_pinned(self._data)
 
 

@@ -17,6 +17,7 @@ branch, and what needs the default group raises PyTorch's error.
 from __future__ import annotations
 
 from . import _mpi
+from ._errors import DistBackendError, DistError, DistNetworkError, DistStoreError
 from .collectives import (
     ReduceOp,
     Work,
@@ -70,7 +71,8 @@ __all__ = ["is_available", "init_process_group", "destroy_process_group", "is_in
            "is_gloo_available", "is_nccl_available", "get_process_group_ranks",
            "get_global_rank", "get_group_rank", "reduce_scatter",
            "get_default_backend_for_device", "all_gather_object", "broadcast_object_list",
-           "gather_object", "scatter_object_list"]
+           "gather_object", "scatter_object_list", "DistError", "DistBackendError",
+           "DistNetworkError", "DistStoreError"]
 
 
 def is_available():

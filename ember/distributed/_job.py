@@ -7,8 +7,9 @@
 - The ranks of one machine exchange their process ids when the default group is made. When a
   rank dies (its script raised, or a signal killed it), MPICH's single-machine process manager,
   which the launcher uses, interrupts the others (``SIGINT``). In a rank whose Ctrl-C handling
-  is Python's own, the interrupt raises ``RuntimeError: rank N (process P) has exited`` where a
-  peer has exited, and ``KeyboardInterrupt`` as usual where none has (the user's Ctrl-C).
+  is Python's own, the interrupt raises ``DistBackendError: rank N (process P) has exited`` (a
+  ``RuntimeError``) where a peer has exited, and ``KeyboardInterrupt`` as usual where none
+  has (the user's Ctrl-C).
   (``mpiexec``, MPICH's other process manager, kills the others instead, with its report.)
 """
 from __future__ import annotations
@@ -19,7 +20,13 @@ import socket
 import sys
 import threading
 
-__all__ = ["watch"]
+from ._errors import DistBackendError
+
+__all__ = ["exited", "interrupted", "watch"]
+
+interrupted = False
+"""Whether the launcher interrupted this rank because another had exited (the error raised
+then, ``DistBackendError``, is that one)."""
 
 
 def watch(comm):
@@ -43,15 +50,17 @@ def watch(comm):
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
         return
 
-    def interrupted(signum, frame):
+    def on_interrupt(signum, frame):
+        global interrupted
         gone = [f"rank {rank} (process {pid})" for rank, pid in sorted(peers.items())
-                if _exited(pid)]
+                if exited(pid)]
         if not gone:
             raise KeyboardInterrupt
-        raise RuntimeError(f"{', '.join(gone)} {'has' if len(gone) == 1 else 'have'} exited: "
+        interrupted = True
+        raise DistBackendError(f"{', '.join(gone)} {'has' if len(gone) == 1 else 'have'} exited: "
                            f"the job stops (rank {me} was interrupted by the launcher)")
 
-    signal.signal(signal.SIGINT, interrupted)
+    signal.signal(signal.SIGINT, on_interrupt)
 
 
 def _boot_id():
@@ -63,7 +72,7 @@ def _boot_id():
         return None
 
 
-def _exited(pid):
+def exited(pid):
     """Whether the process ``pid`` of this machine has exited (or is a zombie: killed, not
     yet collected by its parent)."""
     try:

@@ -14,13 +14,17 @@ and the MPI reduction for each ``ReduceOp``.
 from __future__ import annotations
 
 import importlib.util
+import os
+import shutil
+import sys
 import time
 
 import numpy as np
 
 from .._device import to_numpy
 
-__all__ = ["available", "mpi", "reduction", "wait_all", "wire"]
+__all__ = ["available", "find_mpiexec", "mpi", "rank_from_environment", "reduction", "wait_all",
+           "wire"]
 
 _MPI = None
 
@@ -41,6 +45,28 @@ def mpi():
                                "pip install 'ember[distributed]' (mpi4py and MPICH)") from exc
         _MPI = MPI
     return _MPI
+
+
+def find_mpiexec():
+    """MPICH's process manager for one machine (``mpiexec.gforker``: it forks the ranks, and
+    interrupts the others when one dies, so that they can say which) beside this Python (a
+    virtual environment's MPICH) or on the PATH; else ``mpiexec``."""
+    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
+    found = shutil.which("mpiexec.gforker", path=path) or shutil.which("mpiexec", path=path)
+    if found is None:
+        raise RuntimeError("no mpiexec found: install MPI with pip install 'ember[distributed]'")
+    return found
+
+
+_RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
+
+
+def rank_from_environment():
+    for name in _RANK_VARIABLES:
+        if name in os.environ:
+            return os.environ[name]
+    raise RuntimeError("this process runs under mpiexec (no rank in the "
+                       f"environment: {', '.join(_RANK_VARIABLES)})")
 
 
 # The reduction of each op (names of MPI's operators); on bool tensors the logical ones, as

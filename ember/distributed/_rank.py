@@ -15,21 +15,12 @@ import sys
 
 from ember.__main__ import install_torch_alias
 from ember.__main__ import main as ember_main
-
-_RANK_VARIABLES = ("PMI_RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK")
-
-
-def _rank():
-    for name in _RANK_VARIABLES:
-        if name in os.environ:
-            return os.environ[name]
-    raise RuntimeError("ember.distributed._rank runs under mpiexec (no rank in the "
-                       f"environment: {', '.join(_RANK_VARIABLES)})")
+from ember.distributed._mpi import rank_from_environment
 
 
 def main(argv):
     mode, target, *args = argv
-    rank = _rank()
+    rank = rank_from_environment()
     os.environ.update(RANK=rank, LOCAL_RANK=rank)
     if mode == "exec":
         os.execvp(target, [target, *args])

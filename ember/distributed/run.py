@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import subprocess
 import sys
+
+from ._mpi import find_mpiexec
 
 __all__ = ["main", "parse_args"]
 
@@ -68,17 +69,6 @@ def _nproc(value):
     return n
 
 
-def _mpiexec():
-    """MPICH's process manager for one machine (``mpiexec.gforker``: it forks the ranks, and
-    interrupts the others when one dies, so that they can say which) beside this Python (a
-    virtual environment's MPICH) or on the PATH; else ``mpiexec``."""
-    path = os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")])
-    found = shutil.which("mpiexec.gforker", path=path) or shutil.which("mpiexec", path=path)
-    if found is None:
-        raise RuntimeError("no mpiexec found: install MPI with pip install 'ember[distributed]'")
-    return found
-
-
 def main(args=None):
     opts = parse_args(args)
     if opts.nnodes not in ("1", "1:1"):
@@ -94,7 +84,7 @@ def main(args=None):
     if opts.cuda_on_cpu:
         env["EMBER_CUDA_ON_CPU"] = "1"
     mode = "exec" if opts.no_python else "module" if opts.module else "script"
-    command = [_mpiexec(), "-n", str(n), sys.executable, "-m", "ember.distributed._rank", mode,
+    command = [find_mpiexec(), "-n", str(n), sys.executable, "-m", "ember.distributed._rank", mode,
                opts.script, *opts.script_args]
     return subprocess.call(command, env=env)
 

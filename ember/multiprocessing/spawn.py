@@ -9,6 +9,9 @@ import signal
 import sys
 import traceback
 
+from ..distributed import _mpi
+from . import _mpi_spawn
+
 __all__ = ["spawn", "start_processes", "ProcessContext", "ProcessException",
            "ProcessRaisedException", "ProcessExitedException"]
 
@@ -102,7 +105,12 @@ class ProcessContext:
 
 
 def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
-    """Start ``nprocs`` processes running ``fn(i, *args)`` with the given start method."""
+    """Start ``nprocs`` processes running ``fn(i, *args)`` with the given start method. With
+    ``spawn`` and MPI installed (``ember[distributed]``), the processes are started by MPI, as
+    one job: in them ``init_process_group(rank=i, world_size=nprocs)`` makes the group (see
+    ``_mpi_spawn``)."""
+    if start_method == "spawn" and _mpi.available():
+        return _mpi_spawn.start(fn, args, nprocs, join, sys.modules[__name__])
     ctx = multiprocessing.get_context(start_method)
     processes, queues = [], []
     for i in range(nprocs):

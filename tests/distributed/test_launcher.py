@@ -104,9 +104,10 @@ def survivors_say(stderr, dead, n):
     """Whether every other rank raised the error naming rank ``dead`` (with any other rank
     that had exited by then), then ended."""
     return all(re.search(
-        rf"RuntimeError: (rank \d+ \(process \d+\), )*rank {dead} \(process \d+\)"
+        rf"ember.distributed.DistBackendError: (rank \d+ \(process \d+\), )*rank {dead} "
+        rf"\(process \d+\)"
         rf"(, rank \d+ \(process \d+\))* ha(s|ve) exited: the job stops \(rank {r} was "
-        rf"interrupted by the launcher\)\n\[rank {r}\] RuntimeError: this rank stops, and "
+        rf"interrupted by the launcher\)\n\[rank {r}\] DistBackendError: this rank stops, and "
         "the job with it\n", stderr) for r in range(n) if r != dead)
 
 
