@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime
 import os
 
+from .. import _device
 from . import _job, _mpi
 
 __all__ = ["Backend", "GroupMember", "ProcessGroup", "group", "init_process_group",
@@ -160,6 +161,8 @@ def _backend_name(backend):
     if backend is None:
         return Backend.MPI
     name = Backend(backend)
+    if (name == "nccl" or "cuda:nccl" in name) and _device.CUDA_ON_CPU:
+        return "nccl"  # (--cuda-on-cpu: the script's GPUs are the CPU, NCCL is MPI)
     if name == "nccl" or "cuda:nccl" in name:
         raise RuntimeError("ProcessGroupNCCL is only supported with GPUs, no GPUs found!")
     if name not in _CPU_BACKENDS and not name.startswith("cpu:"):

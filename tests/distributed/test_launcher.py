@@ -76,8 +76,9 @@ def test_torchruns_entry_point_under_ember_run_is_the_launcher(tmp_path):
 
 @pytest.mark.slow
 def test_a_script_written_for_gpus_runs_on_cpu_ranks_with_cuda_on_cpu(tmp_path):
-    """nanoGPT's DDP branch: ``cuda:{LOCAL_RANK}``, ``set_device``, ``device_ids``."""
-    script = SCRIPT.replace(
+    """nanoGPT's DDP branch: ``cuda:{LOCAL_RANK}``, ``set_device``, ``device_ids``; and
+    pytorch/examples' ``backend="nccl"``."""
+    script = SCRIPT.replace('backend="gloo"', 'backend="nccl"').replace(
         "model = DDP(torch.nn.Linear(4, 2))",
         "device = f'cuda:{os.environ[\"LOCAL_RANK\"]}'\n"
         "torch.cuda.set_device(device)\n"
