@@ -28,11 +28,26 @@ interrupted = False
 """Whether the launcher interrupted this rank because another had exited (the error raised
 then, ``DistBackendError``, is that one)."""
 
+_peers = {}  # {rank: process id} of the job's other ranks on this machine
+_installed = []  # (once per process: a group made again after destroy_process_group)
+
 
 def watch(comm):
     """For a job of several ranks (every rank calls it, on ``comm``): end this rank at once
     on an unhandled exception, and take ``SIGINT`` where Python's default handler has it."""
     me = comm.Get_rank()
+    here = (socket.gethostname(), _boot_id())
+    _peers.clear()
+    _peers.update({r: pid for r, (host, pid) in enumerate(comm.allgather((here, os.getpid())))
+                   if host == here and r != me})
+    if not _installed:
+        _installed.append(True)
+        _install(me)
+
+
+def _install(me):
+    """The exception hook that ends this rank, and the ``SIGINT`` handler that names the
+    rank that exited."""
     previous = sys.excepthook
 
     def end(kind, value, traceback):
@@ -43,22 +58,20 @@ def watch(comm):
         os._exit(1)
 
     sys.excepthook = end
-    here = (socket.gethostname(), _boot_id())
-    peers = {r: pid for r, (host, pid) in enumerate(comm.allgather((here, os.getpid())))
-             if host == here and r != me}
     if (os.name != "posix" or threading.current_thread() is not threading.main_thread()
             or signal.getsignal(signal.SIGINT) is not signal.default_int_handler):
         return
 
     def on_interrupt(signum, frame):
         global interrupted
-        gone = [f"rank {rank} (process {pid})" for rank, pid in sorted(peers.items())
+        gone = [f"rank {rank} (process {pid})" for rank, pid in sorted(_peers.items())
                 if exited(pid)]
         if not gone:
             raise KeyboardInterrupt
         interrupted = True
-        raise DistBackendError(f"{', '.join(gone)} {'has' if len(gone) == 1 else 'have'} exited: "
-                           f"the job stops (rank {me} was interrupted by the launcher)")
+        verb = "has" if len(gone) == 1 else "have"
+        raise DistBackendError(f"{', '.join(gone)} {verb} exited: the job stops (rank {me} was "
+                               "interrupted by the launcher)")
 
     signal.signal(signal.SIGINT, on_interrupt)
 

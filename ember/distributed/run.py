@@ -3,13 +3,13 @@
 Starts N ranks of ``script.py`` on this machine with ``mpiexec`` (MPICH's, from ``pip install
 'ember[distributed]'``), each with torchrun's environment (``RANK``, ``LOCAL_RANK``,
 ``WORLD_SIZE``, ``LOCAL_WORLD_SIZE``, ``MASTER_ADDR``, ``MASTER_PORT``...) and with ``import
-torch`` resolving to ember, as under ``python -m ember run`` (``--cuda-on-cpu``, ember's own:
-a script written for GPUs runs on CPU ranks, each ``cuda`` device the CPU). torchrun's common
-flags are taken in either spelling (``--nproc-per-node``/``--nproc_per_node``); ``torchrun`` itself,
+torch`` resolving to ember, as under ``python -m ember run``. torchrun's common flags are
+taken in either spelling (``--nproc-per-node``/``--nproc_per_node``); ``torchrun`` itself,
 run under ``python -m ember run``, is this (its entry point imports ``torch.distributed.run``).
-A rank that fails (an exception, a signal) stops the job: the others raise an error naming it
-(``ember.distributed._job``) and the launcher exits 1. Several
-machines are MPI's business: start ``mpiexec`` with a host file directly.
+``--cuda-on-cpu`` (ember's own) runs a script written for GPUs on CPU ranks, each ``cuda``
+device the CPU. A rank that fails (an exception, a signal) stops the job: the others raise an
+error naming it (``ember.distributed._job``), and the launcher exits 1. Several machines are
+MPI's business: start ``mpiexec`` with a host file directly.
 """
 from __future__ import annotations
 
