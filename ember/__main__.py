@@ -8,48 +8,14 @@ written for a GPU on the CPU as it is (every ``cuda`` device is the CPU: see
 from __future__ import annotations
 
 import argparse
-import importlib
-import importlib.abc
-import importlib.util
 import os
 import runpy
 import sys
 
 from . import _device
+from ._torch_alias import install as install_torch_alias
 
-# The top-level packages served from ember, and the ember module behind each.
-_ALIASES = {"torch": "ember", "functorch": "ember._functorch"}
-
-
-def _target(fullname):
-    """The ember module name behind ``fullname`` (``torch.nn`` -> ``ember.nn``), or None."""
-    top = fullname.partition(".")[0]
-    if top in _ALIASES:
-        return _ALIASES[top] + fullname[len(top):]
-    return None
-
-
-class _TorchAlias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Serves ``torch`` and ``torch.X`` as ``ember`` and ``ember.X`` (and ``functorch`` as
-    ember's functorch module)."""
-
-    def find_spec(self, fullname, path=None, target=None):
-        target_name = _target(fullname)
-        if target_name is None or importlib.util.find_spec(target_name) is None:
-            return None
-        return importlib.util.spec_from_loader(fullname, self, is_package=True)
-
-    def create_module(self, spec):
-        return importlib.import_module(_target(spec.name))
-
-    def exec_module(self, module):
-        pass
-
-
-def install_torch_alias():
-    """Make ``import torch`` import ember for the rest of this process."""
-    if not any(isinstance(f, _TorchAlias) for f in sys.meta_path):
-        sys.meta_path.insert(0, _TorchAlias())
+__all__ = ["cuda_on_cpu", "install_torch_alias", "main"]
 
 
 def cuda_on_cpu():

@@ -294,6 +294,7 @@ def test_paths_through_the_torch_alias(torch, tmp_path):
                          capture_output=True, text=True)
     assert got.returncode == 0, got.stderr
     assert got.stdout == want
+    assert got.stderr == ""  # (no runpy warning: ``import ember`` leaves ember.__main__ alone)
 
 
 # --- torch.nn.modules.utils -----------------------------------------------------------------

@@ -13,8 +13,8 @@ import os
 import runpy
 import sys
 
-from ember.__main__ import install_torch_alias
 from ember.__main__ import main as ember_main
+from ember._torch_alias import install as install_torch_alias
 from ember.distributed._mpi import rank_from_environment
 
 

@@ -28,7 +28,7 @@ import time
 import traceback
 from multiprocessing.spawn import import_main_path
 
-from ..__main__ import install_torch_alias
+from .. import _torch_alias
 from ..distributed import _job
 from ..distributed._mpi import find_mpiexec, rank_from_environment
 
@@ -56,8 +56,8 @@ def start(fn, args, nprocs, join, exceptions):
         server.close()
         shutil.rmtree(folder, ignore_errors=True)
     main = sys.modules.get("__main__")
-    setup = (getattr(main, "__file__", None), sys.path, sys.argv, os.getcwd(), _torch_alias(),
-             payload)
+    setup = (getattr(main, "__file__", None), sys.path, sys.argv, os.getcwd(),
+             _torch_alias.installed(), payload)
     for sock, _ in children:
         _send(sock, setup)
     context = MPIProcessContext(process, children, exceptions)
@@ -84,12 +84,6 @@ def _accept(server, process, n):
         rank, pid = _receive(sock)
         children[rank] = (sock, pid)
     return children
-
-
-def _torch_alias():
-    """Whether ``import torch`` is ember's here (``python -m ember run``, whose module runs as
-    ``__main__``, so its finder's class is known by name): then in the children too."""
-    return any(type(f).__name__ == "_TorchAlias" for f in sys.meta_path)
 
 
 class MPIProcessContext:
@@ -186,7 +180,7 @@ def child():
     sys.path[:], sys.argv[:] = path, argv
     os.chdir(cwd)
     if alias:
-        install_torch_alias()
+        _torch_alias.install()
     code = 0
     try:
         if main_path is not None:
