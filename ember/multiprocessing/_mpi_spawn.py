@@ -159,15 +159,9 @@ class MPIProcessContext:
         causes = [k for k in self._order if self._ended[k][0] != "interrupted"]
         k = (causes or self._order)[0]
         kind, detail = self._ended[k]
-        pid = self._pids[k]
         if kind in ("raised", "interrupted"):
-            raise self._exc.ProcessRaisedException(
-                f"\n\n-- Process {k} terminated with the following error:\n{detail}", k, pid)
-        if kind == "exited":
-            raise self._exc.ProcessExitedException(
-                f"process {k} terminated with exit code {detail}", k, pid, detail)
-        raise self._exc.ProcessExitedException(
-            f"process {k} terminated without a word (killed by a signal?)", k, pid, None)
+            raise self._exc.ProcessRaisedException.of(k, self._pids[k], detail)
+        raise self._exc.ProcessExitedException.of(k, self._pids[k], detail)  # (silent: None)
 
 
 def child():

@@ -33,6 +33,12 @@ class ProcessRaisedException(ProcessException):
     def __init__(self, msg, error_index, error_pid):
         super().__init__(msg, error_index, error_pid)
 
+    @classmethod
+    def of(cls, error_index, pid, trace):
+        """PyTorch's exception for process ``error_index`` that raised with ``trace``."""
+        return cls(f"\n\n-- Process {error_index} terminated with the following error:\n{trace}",
+                   error_index, pid)
+
 
 class ProcessExitedException(ProcessException):
     """A spawned process exited with a non-zero code (or was killed by a signal)."""
@@ -41,6 +47,20 @@ class ProcessExitedException(ProcessException):
         super().__init__(msg, error_index, error_pid)
         self.exit_code = exit_code
         self.signal_name = signal_name
+
+    @classmethod
+    def of(cls, error_index, pid, exit_code):
+        """PyTorch's exception for process ``error_index`` that ended with ``exit_code``
+        (negative: killed by that signal; None: unknown, the process went silent)."""
+        if exit_code is None:
+            return cls(f"process {error_index} terminated without a word (killed by a "
+                       "signal?)", error_index, pid, None)
+        if exit_code < 0:
+            name = signal.Signals(-exit_code).name
+            return cls(f"process {error_index} terminated with signal {name}", error_index, pid,
+                       exit_code, name)
+        return cls(f"process {error_index} terminated with exit code {exit_code}", error_index,
+                   pid, exit_code)
 
     def __reduce__(self):
         return type(self), (self.msg, self.error_index, self.pid, self.exit_code,
@@ -91,17 +111,8 @@ class ProcessContext:
         process = self.processes[failed]
         queue = self.error_queues[failed]
         if queue.empty():
-            code = process.exitcode
-            if code < 0:
-                name = signal.Signals(-code).name
-                raise ProcessExitedException(
-                    f"process {failed} terminated with signal {name}", failed, process.pid,
-                    code, name)
-            raise ProcessExitedException(f"process {failed} terminated with exit code {code}",
-                                         failed, process.pid, code)
-        original = queue.get()
-        message = f"\n\n-- Process {failed} terminated with the following error:\n{original}"
-        raise ProcessRaisedException(message, failed, process.pid)
+            raise ProcessExitedException.of(failed, process.pid, process.exitcode)
+        raise ProcessRaisedException.of(failed, process.pid, queue.get())
 
 
 def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
